@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# dev.sh — set up and run cyclebench on a fresh machine.
+#   bash dev.sh run [cyclebench run options]   # built-in suite, results into the SQLite DB
+#   bash dev.sh test [pytest options]          # lint + the test suite
+#   bash dev.sh setup                          # only (re)create the venv
+# Installs missing system packages with apt when root (says what is missing otherwise),
+# creates/refreshes .venv and installs the package with its test extras into it.
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=${VENV:-.venv}
+PY=${PYTHON:-python3}
+
+# command-to-check → Debian package
+SYSDEPS=("cc:gcc" "git:git")
+
+sysdeps() {
+    local missing=()
+    for pair in "${SYSDEPS[@]}"; do
+        command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+    done
+    if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "dev.sh: installing ${missing[*]} with apt-get" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "dev.sh: missing system packages: ${missing[*]} (not root: install them with apt-get install ${missing[*]})" >&2
+        return 1
+    fi
+}
+
+setup() {
+    sysdeps
+    local stamp="$VENV/.installed"
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PY" -m venv "$VENV"
+    fi
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+        "$VENV/bin/python" -m pip install -q -e '.[test]'
+        touch "$stamp"
+    fi
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+    setup) setup ;;
+    run) setup; exec "$VENV/bin/cyclebench" run "$@" ;;
+    test)
+        setup
+        "$VENV/bin/ruff" check src tests
+        exec "$VENV/bin/python" -m pytest "$@"
+        ;;
+    *) echo "usage: bash dev.sh run|test|setup [args]" >&2; exit 2 ;;
+esac

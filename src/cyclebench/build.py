@@ -1,0 +1,192 @@
+"""Compile the C engine with benchmark sources into a runner binary, cached.
+
+The engine (``engine/runner.c``, ``engine/registry.c``) is always built with ``-O2`` and
+``-Wall -Wextra -Werror``; the user's flags (``--cflags``, ``-I``, ``-D``) apply only to the
+benchmark sources, so a flag variant changes the code being measured and never the
+measuring code. The cache key covers every byte that can change the binary: engine and
+benchmark sources and the headers they include (from ``cc -MM``), ``cc --version``, flags
+and target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import platformdirs
+
+from cyclebench import __version__
+
+ENGINE_SOURCES = ("runner.c", "registry.c")
+ENGINE_FLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread")
+BENCH_BASE_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-pthread")
+DEFAULT_CFLAGS = ("-O2",)
+COMPILE_TIMEOUT_S = 300
+
+
+class BuildError(Exception):
+    """A benchmark source or the engine did not compile or link.
+
+    ``file`` is the source at fault (None for a link error), ``output`` the compiler's own
+    messages, to be shown to the user as they are.
+    """
+
+    def __init__(self, summary: str, output: str = "", file: str | None = None) -> None:
+        super().__init__(summary)
+        self.file = file
+        self.output = output
+
+
+class ToolMissing(BuildError):
+    """The compiler (or another build tool) is not installed."""
+
+
+def engine_dir() -> Path:
+    """Directory holding ``cyclebench.h`` and the engine sources (package data)."""
+    return Path(str(resources.files("cyclebench") / "engine"))
+
+
+def suite_sources() -> list[Path]:
+    """The built-in suite: one C file per benchmark group, sorted by name."""
+    return sorted(Path(str(resources.files("cyclebench") / "suite")).glob("*.c"))
+
+
+def cache_root() -> Path:
+    """``$CYCLEBENCH_CACHE`` or the user's cache dir (``~/.cache/cyclebench``)."""
+    env = os.environ.get("CYCLEBENCH_CACHE")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("cyclebench"))
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """What to build. ``cflags`` are split argv items (use ``shlex.split`` on user text)."""
+
+    sources: tuple[Path, ...]
+    cc: str = "cc"
+    cflags: tuple[str, ...] = DEFAULT_CFLAGS
+    include_dirs: tuple[Path, ...] = ()
+    defines: tuple[str, ...] = ()
+    ldflags: tuple[str, ...] = ()
+    werror: bool = False  # the built-in suite is held to -Werror; users' files are not
+    target: str | None = None  # None: native; cross targets come with the variants mode
+    extra_key: tuple[str, ...] = field(default=())
+
+    def bench_flags(self) -> list[str]:
+        flags = [*BENCH_BASE_FLAGS, "-I", str(engine_dir())]
+        if self.werror:
+            flags.append("-Werror")
+        flags += [f"-I{d}" for d in self.include_dirs]
+        flags += [f"-D{d}" for d in self.defines]
+        return flags + list(self.cflags)
+
+
+@dataclass(frozen=True)
+class Binary:
+    """A built runner: its path and what it was built from (stored with each run)."""
+
+    path: Path
+    key: str
+    cc: str
+    cc_version: str
+    cflags: tuple[str, ...]
+    sources: tuple[str, ...]
+
+
+def _run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(argv), capture_output=True, text=True, cwd=cwd, timeout=COMPILE_TIMEOUT_S, check=False
+    )
+
+
+def compiler_version(cc: str) -> str:
+    """First line of ``cc --version``. Raises ToolMissing when ``cc`` is not installed."""
+    if shutil.which(cc) is None:
+        raise ToolMissing(f"compiler '{cc}' not found: install it (e.g. apt-get install gcc) or pass --cc")
+    proc = _run([cc, "--version"])
+    if proc.returncode != 0:
+        raise ToolMissing(f"compiler '{cc}' does not run: {proc.stderr.strip()[:200]}")
+    return proc.stdout.splitlines()[0] if proc.stdout else cc
+
+
+def _dependencies(spec: BuildSpec, src: Path) -> list[Path]:
+    """Headers a source includes outside the system dirs (``cc -MM``); [] when it fails
+    (the compile that follows will then report the real error)."""
+    proc = _run([spec.cc, "-MM", *spec.bench_flags(), str(src)])
+    if proc.returncode != 0:
+        return []
+    text = proc.stdout.replace("\\\n", " ")
+    deps = text.split(":", 1)[1].split() if ":" in text else []
+    return [Path(d) for d in deps]
+
+
+def _cache_key(spec: BuildSpec, cc_version: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0".encode())
+    h.update("\0".join(spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)).encode())
+    files = [engine_dir() / n for n in (*ENGINE_SOURCES, "cyclebench.h", "timer.h", "registry.h", "json.h")]
+    for src in spec.sources:
+        files.append(src)
+        files += _dependencies(spec, src)
+    for f in files:
+        h.update(b"\0file\0" + str(f.name).encode() + b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def build(spec: BuildSpec) -> Binary:
+    """Build (or reuse from the cache) the runner for ``spec``.
+
+    Returns a Binary whose ``path`` is executable. Raises FileNotFoundError for a missing
+    source, ToolMissing for a missing compiler, BuildError with the compiler's messages for
+    a source that does not compile or a failed link.
+    """
+    for src in spec.sources:
+        if not src.is_file():
+            raise FileNotFoundError(f"benchmark source not found: {src}")
+    cc_version = compiler_version(spec.cc)
+    key = _cache_key(spec, cc_version)
+    out_dir = cache_root() / "build" / key
+    binary = out_dir / "runner"
+    info = Binary(binary, key, spec.cc, cc_version, spec.cflags, tuple(str(s) for s in spec.sources))
+    if binary.is_file() and os.access(binary, os.X_OK):
+        return info
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".tmp-"))
+    try:
+        jobs: list[tuple[Path, list[str]]] = []
+        for name in ENGINE_SOURCES:
+            jobs.append((engine_dir() / name, [spec.cc, *ENGINE_FLAGS, "-c"]))
+        for src in spec.sources:
+            jobs.append((src, [spec.cc, *spec.bench_flags(), "-c"]))
+        objs = [tmp / f"{i:03d}-{src.stem}.o" for i, (src, _) in enumerate(jobs)]
+
+        def compile_one(i: int) -> tuple[Path, subprocess.CompletedProcess[str]]:
+            src, argv = jobs[i]
+            return src, _run([*argv, str(src), "-o", str(objs[i])])
+
+        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+            for src, proc in pool.map(compile_one, range(len(jobs))):
+                if proc.returncode != 0:
+                    raise BuildError(f"{src}: does not compile", proc.stderr.strip(), file=str(src))
+        link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm"])
+        if link.returncode != 0:
+            raise BuildError("link failed", link.stderr.strip())
+        for obj in objs:
+            obj.unlink()
+        try:
+            tmp.rename(out_dir)  # atomic publish
+        except OSError:
+            if not binary.is_file():  # not a concurrent builder that won: a real failure
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return info

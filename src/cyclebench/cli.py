@@ -1,0 +1,262 @@
+"""Command line (click). Thin: parses arguments, calls the modules, prints.
+
+Every error a user can cause ends in one line saying what to do (exit 2 for usage and
+input errors), never a traceback; results already measured stay in the database.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from cyclebench import __version__
+from cyclebench.build import DEFAULT_CFLAGS, BuildError, BuildSpec, ToolMissing, suite_sources
+from cyclebench.measure import Item, MeasureOptions, SelectionError
+from cyclebench.report import console as console_report
+from cyclebench.report import json as json_report
+from cyclebench.runner import RunnerError
+from cyclebench.session import RunConfig, execute, prepare
+from cyclebench.store import Store, StoreError
+
+FAILED_STATUSES = ("invalid", "failed", "crashed", "timeout", "error")
+
+
+def _width(stream: Any) -> int | None:
+    """Terminal width on a terminal; wide when piped, so notes are not folded away."""
+    if "COLUMNS" in os.environ or stream.isatty():
+        return None
+    return 200
+
+
+out = Console(width=_width(sys.stdout))
+err = Console(stderr=True, width=_width(sys.stderr))
+
+
+class UserError(click.ClickException):
+    """One line on stderr, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        err.print(f"[bold red]cyclebench: error:[/] {self.message}", highlight=False, soft_wrap=True)
+
+
+def _params(values: tuple[str, ...]) -> list[int]:
+    out_: list[int] = []
+    for v in values:
+        for part in v.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                out_.append(int(part, 0))
+            except ValueError:
+                raise click.BadParameter(f"'{part}' is not an integer", param_hint="-p/--param") from None
+    return out_
+
+
+def _open_store(db: str | None) -> Store:
+    try:
+        return Store(db)
+    except StoreError as e:
+        raise UserError(str(e)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cyclebench")
+def main() -> None:
+    """Measure low-level code in cycles per operation."""
+
+
+@main.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-b", "--bench", "globs", multiple=True, metavar="GLOB",
+              help="Benchmarks to run: group/name glob or group (repeatable). Default: all.")
+@click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
+              help="Only these parameters (sizes, counts); with an exact -b name, any value.")
+@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0).")
+@click.option("--repeat", type=click.IntRange(1, 100000), default=MeasureOptions.repeat, show_default=True,
+              help="Rounds over the batch-size ladder (samples per batch size).")
+@click.option("--min-time", type=click.FloatRange(min=0), default=MeasureOptions.min_time, show_default=True,
+              help="Seconds of timed samples per benchmark (sizes the batches).")
+@click.option("--max-time", type=click.FloatRange(min=0.001), default=MeasureOptions.max_time,
+              show_default=True, help="Cap in seconds for slow operations (fewer rounds, at least 3).")
+@click.option("--warmup", type=click.FloatRange(min=0), default=MeasureOptions.warmup, show_default=True,
+              help="Seconds of untimed warm-up batches.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
+              help="Seconds before a benchmark is declared hung and killed (default from --max-time).")
+@click.option("--seed", type=int, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
+@click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the run as lossless JSON to this file.")
+@click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
+@click.option("--cc", default="cc", show_default=True, help="C compiler.")
+@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True,
+              help="Flags for the benchmark sources (split like a shell would, passed as argv).")
+@click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Include directory for the benchmark sources.")
+@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Preprocessor definition.")
+@click.option("--ldflags", default="", help="Extra link flags/libraries (e.g. '-ljemalloc').")
+def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...], cpu: int | None, repeat: int,
+        min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
+        json_path: Path | None, db: str | None, quiet: bool, cc: str, cflags: str,
+        include_dirs: tuple[Path, ...], defines: tuple[str, ...], ldflags: str) -> None:
+    """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
+    try:
+        split_cflags, split_ldflags = tuple(shlex.split(cflags)), tuple(shlex.split(ldflags))
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--cflags/--ldflags") from None
+    sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
+    spec = BuildSpec(sources=sources, cc=cc, cflags=split_cflags, include_dirs=tuple(d.resolve() for d in include_dirs),
+                     defines=defines, ldflags=split_ldflags, werror=not files)
+    opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
+    cfg = RunConfig(spec=spec, globs=globs, params=_params(params), cpu=cpu, options=opts, timeout=timeout,
+                    command=["cyclebench", *sys.argv[1:]])
+    try:
+        with err.status("building", spinner="dots") if not quiet else _null():
+            prepared = prepare(cfg)
+    except BuildError as e:
+        if e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e) if isinstance(e, ToolMissing) else f"{e} (compiler output above)") from None
+    except (FileNotFoundError, RunnerError, SelectionError) as e:
+        raise UserError(str(e)) from None
+
+    if list_only:
+        _print_list(prepared.runner.list())
+        return
+
+    store = _open_store(db)
+    rows: list[dict[str, Any]] = []
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
+    run_id: int | None = None
+    try:
+        with progress:
+            task = progress.add_task("measuring", total=len(prepared.items))
+
+            def on_start(item: Item) -> None:
+                progress.update(task, description=f"{item.label:<32.32}")
+
+            def on_done(_item: Item, row: dict[str, Any]) -> None:
+                rows.append(row)
+                progress.advance(task)
+
+            run_id, _ = execute(cfg, prepared, store, on_start, on_done)
+    except KeyboardInterrupt:
+        if not quiet and rows:
+            console_report.print_results(rows, out)
+        last = store.last_run_id()
+        err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept in run #{last} ({store.url})")
+        sys.exit(130)
+    except RunnerError as e:
+        raise UserError(str(e)) from None
+
+    if not quiet:
+        title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
+        console_report.print_results(rows, out, title=title)
+    if json_path is not None:
+        json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+    bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
+    if not quiet:
+        err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
+    if bad:
+        err.print(f"cyclebench: {len(bad)} benchmark(s) did not produce a valid result (see notes)", style="red")
+        sys.exit(1)
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: object) -> None:
+        return None
+
+
+def _print_list(benches: list[Any]) -> None:
+    table = Table(header_style="bold")
+    for col in ("benchmark", "params", "requires", "verify", "source"):
+        table.add_column(col)
+    for b in benches:
+        table.add_row(b.name, ",".join(map(str, b.params)) if b.params else "", b.require or "",
+                      "yes" if b.has_verify else "", f"{Path(b.file).name}:{b.line}")
+    out.print(table)
+
+
+@main.command("export")
+@click.argument("run_id", type=int, required=False)
+@click.option("--json", "json_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file.")
+@click.option("--db", metavar="URL", help="Database URL.")
+def export_cmd(run_id: int | None, json_path: Path, db: str | None) -> None:
+    """Write a stored run (default: the last) as lossless JSON."""
+    store = _open_store(db)
+    rid = run_id if run_id is not None else store.last_run_id()
+    if rid is None:
+        raise UserError(f"no runs in {store.url}")
+    try:
+        json_report.dump(json_report.run_to_dict(store, rid), json_path)
+    except json_report.ExportError as e:
+        raise UserError(str(e)) from None
+    err.print(f"run #{rid} written to {json_path}")
+
+
+@main.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--db", metavar="URL", help="Database URL.")
+def import_cmd(path: Path, db: str | None) -> None:
+    """Load a run exported with --json into the database."""
+    store = _open_store(db)
+    try:
+        rid = json_report.import_run(store, json_report.load(path))
+    except json_report.ExportError as e:
+        raise UserError(str(e)) from None
+    err.print(f"imported as run #{rid}")
+
+
+@main.command("show")
+@click.argument("run_id", type=int, required=False)
+@click.option("--db", metavar="URL", help="Database URL.")
+def show_cmd(run_id: int | None, db: str | None) -> None:
+    """Print the table of a stored run (default: the last)."""
+    store = _open_store(db)
+    rid = run_id if run_id is not None else store.last_run_id()
+    run = store.get_run(rid) if rid is not None else None
+    if run is None:
+        raise UserError(f"no run {'#' + str(rid) if rid is not None else ''} in {store.url}".replace("  ", " "))
+    console_report.print_results(store.results(rid), out, title=f"run #{rid} · {run['status']} · {run['started_at']}")
+
+
+@main.command("runs")
+@click.option("--db", metavar="URL", help="Database URL.")
+@click.option("-n", "limit", type=int, default=20, show_default=True)
+def runs_cmd(db: str | None, limit: int) -> None:
+    """List stored runs, newest first."""
+    store = _open_store(db)
+    table = Table(header_style="bold")
+    for col in ("run", "started", "status", "host", "cpu model", "CPU", "command"):
+        table.add_column(col)
+    for r in store.list_runs(limit):
+        table.add_row(str(r["id"]), r["started_at"], r["status"], r["host"] or "", r["cpu_model"] or "",
+                      str(r["cpu"]), " ".join(r["command"] or []))
+    out.print(table)
+
+
+if __name__ == "__main__":
+    main()

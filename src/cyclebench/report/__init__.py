@@ -1,0 +1,1 @@
+"""Reporters: each turns stored results into one output format (console, JSON, ...)."""

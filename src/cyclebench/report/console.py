@@ -1,0 +1,79 @@
+"""Console table of results (rich).
+
+Columns: benchmark, param, per-op cost (Theil–Sen slope) ± half-width of its 95% CI,
+min (lowest per-sample cost, net of the fixed batch cost), CV of per-sample costs, the
+unit, ns/op, and notes. A row that has no number says why (skipped, crashed, ...).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+STATUS_STYLE = {"ok": "", "invalid": "red", "skipped": "yellow", "failed": "red", "crashed": "red",
+                "timeout": "red", "error": "red"}
+WIDE_CI = 0.05  # CI half-width above 5% of the value: flagged
+
+
+def fmt(x: float | None) -> str:
+    """Three or four significant digits, never scientific for the range we meet."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.0f}"
+    if a >= 100:
+        return f"{x:.1f}"
+    if a >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def notes(row: dict[str, Any]) -> str:
+    if row.get("status") != "ok":
+        reason = row.get("reason") or ""
+        return f"{row.get('status')}: {reason}" if reason else str(row.get("status"))
+    out = []
+    per_op, low, high = row.get("per_op"), row.get("ci_low"), row.get("ci_high")
+    if per_op and low is not None and high is not None and per_op > 0 and (high - low) / 2 / per_op > WIDE_CI:
+        out.append("wide CI")
+    n, k = row.get("n_samples") or 0, row.get("outliers") or 0
+    if n and k / n > 0.05:
+        out.append(f"{k}/{n} outliers")
+    return ", ".join(out)
+
+
+def results_table(rows: Iterable[dict[str, Any]], title: str | None = None) -> Table:
+    table = Table(title=title, header_style="bold", show_lines=False)
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("param", justify="right", no_wrap=True)
+    table.add_column("per op", justify="right", no_wrap=True)
+    table.add_column("±CI95", justify="right", no_wrap=True)
+    table.add_column("min", justify="right", no_wrap=True)
+    table.add_column("CV", justify="right", no_wrap=True)
+    table.add_column("unit", no_wrap=True)
+    table.add_column("ns/op", justify="right", no_wrap=True)
+    table.add_column("notes", overflow="fold", min_width=12)
+    for r in rows:
+        style = STATUS_STYLE.get(str(r.get("status")), "")
+        name = r["bench"] + (f" [{r['variant']}]" if r.get("variant") else "")
+        param = "" if r.get("param") is None else str(r["param"])
+        if r.get("per_op") is not None and r.get("status") in ("ok", "invalid"):
+            half = (r["ci_high"] - r["ci_low"]) / 2 if r.get("ci_high") is not None else None
+            cv = r.get("cv")
+            cells = [fmt(r["per_op"]), fmt(half), fmt(r.get("min")),
+                     "-" if cv is None else f"{100 * cv:.1f}%", r.get("unit") or "", fmt(r.get("ns_per_op"))]
+            if r.get("status") == "invalid":
+                cells = [f"[strike]{c}[/strike]" if c not in ("", "-") else c for c in cells]
+        else:
+            cells = ["-", "-", "-", "-", r.get("unit") or "", "-"]
+        table.add_row(name, param, *cells, notes(r), style=style)
+    return table
+
+
+def print_results(rows: Iterable[dict[str, Any]], console: Console | None = None, title: str | None = None) -> None:
+    (console or Console()).print(results_table(rows, title))

@@ -1,0 +1,204 @@
+"""Spawn the runner binary: pinning, timeout, crash isolation and JSON-lines parsing.
+
+Each (benchmark, parameter) runs in its own process, so a benchmark that crashes or
+hangs costs one result row with the signal or the timeout, never the run. The child is
+started in its own session: Ctrl-C reaches only cyclebench, which kills the child and
+keeps what was already stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cyclebench.measure import MeasureOptions
+
+# Outcome statuses, in the order a reader cares about them.
+OK, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
+    "ok", "invalid", "skipped", "failed", "crashed", "timeout", "error",
+)
+
+
+class RunnerError(Exception):
+    """The runner could not be used at all (not a per-benchmark failure)."""
+
+
+@dataclass(frozen=True)
+class BenchInfo:
+    """One registered benchmark, from ``runner --list``."""
+
+    name: str
+    group: str
+    params: tuple[int, ...] | None
+    require: str | None
+    file: str
+    line: int
+    has_verify: bool
+
+
+@dataclass
+class Outcome:
+    """What one runner invocation produced.
+
+    ``status`` is one of ok, invalid (verify failed), skipped (feature gate or setup),
+    failed (setup or runner-reported failure), crashed (signal), timeout, error.
+    ``result`` is the runner's result line (samples in ``n``/``ticks``) when there is one.
+    """
+
+    bench: str
+    param: int | None
+    status: str
+    reason: str | None = None
+    result: dict[str, Any] | None = None
+    stderr: str = ""
+    wall_s: float = 0.0
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _parse_lines(text: str) -> list[dict[str, Any]]:
+    lines = []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError:
+            continue  # a torn last line from a crash; the status says why
+        if isinstance(obj, dict):
+            lines.append(obj)
+    return lines
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _last_stderr_line(stderr: str) -> str:
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+class Runner:
+    """A built runner binary, pinned to ``cpu`` (None: not pinned)."""
+
+    def __init__(self, binary: Path, cpu: int | None = None) -> None:
+        self.binary = binary
+        self.cpu = cpu
+
+    def _argv(self, *args: str) -> list[str]:
+        argv = [str(self.binary), *args]
+        if self.cpu is not None:
+            argv += ["--cpu", str(self.cpu)]
+        return argv
+
+    def _simple(self, *args: str, timeout: float = 30) -> list[dict[str, Any]]:
+        try:
+            proc = subprocess.run(self._argv(*args), capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as e:
+            raise RunnerError(f"runner {' '.join(args)} timed out after {timeout:g} s") from e
+        lines = _parse_lines(proc.stdout)
+        errors = [ln for ln in lines if ln.get("type") == "error"]
+        if errors:
+            raise RunnerError(str(errors[0].get("reason")))
+        if proc.returncode != 0:
+            why = _signal_name(-proc.returncode) if proc.returncode < 0 else f"exit {proc.returncode}"
+            raise RunnerError(f"runner {' '.join(args)} failed ({why}): {_last_stderr_line(proc.stderr)}")
+        return lines
+
+    def list(self) -> list[BenchInfo]:
+        """Every registered benchmark. Raises RunnerError (e.g. a hook naming no benchmark)."""
+        out = []
+        for ln in self._simple("--list"):
+            if ln.get("type") != "bench":
+                continue
+            params = ln.get("params")
+            out.append(
+                BenchInfo(
+                    name=ln["name"], group=ln["group"], params=tuple(params) if params else None,
+                    require=ln.get("require"), file=ln.get("file", ""), line=int(ln.get("line", 0)),
+                    has_verify=bool(ln.get("has_verify")),
+                )
+            )
+        return out
+
+    def calibrate(self) -> dict[str, Any]:
+        """The runner's calibration line: timer name and unit, its cost in ticks, the TSC
+        rate from cpuid and as measured against CLOCK_MONOTONIC_RAW."""
+        for ln in self._simple("--calibrate"):
+            if ln.get("type") == "calibration":
+                return ln
+        raise RunnerError("runner --calibrate printed no calibration")
+
+    def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float) -> Outcome:
+        """Measure one benchmark at one parameter in a fresh process.
+
+        Never raises for the benchmark's own faults (crash, hang, failed verify): those
+        come back as an Outcome. KeyboardInterrupt kills the child and propagates.
+        """
+        args = ["--run", bench, *opts.argv()]
+        if param is not None:
+            args += ["--param", str(param)]
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            self._argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill(proc)
+            stdout, stderr = proc.communicate()
+        except BaseException:
+            _kill(proc)
+            proc.communicate()
+            raise
+        wall = time.monotonic() - t0
+        lines = _parse_lines(stdout)
+        outcome = Outcome(bench, param, ERROR, stderr=stderr[-4000:], wall_s=wall, lines=lines)
+        final = next((ln for ln in reversed(lines) if ln.get("type") in ("result", "skip", "fail", "error")), None)
+        if timed_out:
+            outcome.status, outcome.reason = TIMEOUT, f"timed out after {timeout:g} s (killed)"
+        elif proc.returncode < 0:
+            outcome.status = CRASHED
+            outcome.reason = f"crashed: {_signal_name(-proc.returncode)}"
+            tail = _last_stderr_line(stderr)
+            if tail:
+                outcome.reason += f" ({tail})"
+        elif final is None:
+            outcome.reason = f"runner exited {proc.returncode} without a result: {_last_stderr_line(stderr)}"
+        elif final["type"] == "result":
+            outcome.result = final
+            if final.get("verified") is False or final.get("reason"):
+                outcome.status = INVALID
+                outcome.reason = f"verification failed: {final.get('reason') or 'verify hook returned false'}"
+            else:
+                outcome.status = OK
+        elif final["type"] == "skip":
+            outcome.status, outcome.reason = SKIPPED, final.get("reason")
+        elif final["type"] == "fail":
+            outcome.status, outcome.reason = FAILED, final.get("reason")
+        else:
+            outcome.status, outcome.reason = ERROR, final.get("reason")
+        if proc.returncode not in (0, None) and proc.returncode > 0 and outcome.status == OK:
+            outcome.status, outcome.reason = ERROR, f"runner exited {proc.returncode} after its result"
+        return outcome
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """Kill the child's whole session (it may have forked or spawned threads)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

@@ -1,0 +1,211 @@
+"""The results database (SQLAlchemy Core; SQLite by default, PostgreSQL by URL).
+
+Tables: ``runs`` (one per command: environment, calibration, status), ``results`` (one
+per benchmark × parameter × variant: estimators, status, reason) and ``samples`` (the raw
+batch timings, so any result can be re-analysed). Each result is committed as soon as it
+exists: an interrupted or crashed session keeps everything it finished.
+
+Default location: ``$CYCLEBENCH_DB`` or ``~/.local/share/cyclebench/results.db`` (WAL
+journal, so a reader never blocks the run writing it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Engine,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import SQLAlchemyError
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+runs = Table(
+    "runs", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("started_at", String(40), nullable=False),
+    Column("finished_at", String(40)),
+    Column("status", String(20), nullable=False),  # running | complete | interrupted | failed
+    Column("command", JSON),  # argv of the cyclebench invocation
+    Column("host", String(255)),
+    Column("cpu_model", String(255)),
+    Column("cpu", Integer),  # the CPU the runner was pinned to
+    Column("tool_version", String(40)),
+    Column("code_rev", String(80)),  # git revision of the measured sources, when in a repository
+    Column("build", JSON),  # compiler, flags, sources, cache key
+    Column("calibration", JSON),  # timer, its rate and the rate's source, its cost
+    Column("env", JSON),  # sysinfo.capture()
+)
+
+results = Table(
+    "results", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("bench", String(255), nullable=False, index=True),
+    Column("param", BigInteger),
+    Column("variant", String(255), nullable=False, default=""),
+    Column("status", String(20), nullable=False),  # see runner.Outcome
+    Column("reason", Text),
+    Column("unit", String(20)),  # unit of the per-op figures: ref-cycles | ticks | ns
+    Column("per_op", Float),
+    Column("ci_low", Float),
+    Column("ci_high", Float),
+    Column("intercept", Float),
+    Column("median", Float),
+    Column("median_ci_low", Float),
+    Column("median_ci_high", Float),
+    Column("min", Float),
+    Column("mad", Float),
+    Column("mean", Float),
+    Column("cv", Float),
+    Column("confidence", Float),
+    Column("ns_per_op", Float),
+    Column("n_samples", Integer),
+    Column("outliers", Integer),
+    Column("timer_overhead", Float),  # median ticks of a back-to-back start/stop pair
+    Column("wall_s", Float),
+    Column("created_at", String(40), nullable=False),
+    Column("extra", JSON),  # the runner's result line minus the samples
+)
+
+samples = Table(
+    "samples", metadata,
+    Column("result_id", Integer, ForeignKey("results.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("idx", Integer, nullable=False),
+    Column("iters", BigInteger, nullable=False),
+    Column("ticks", BigInteger, nullable=False),
+)
+
+meta = Table("meta", metadata, Column("key", String(40), primary_key=True), Column("value", String(255)))
+
+RESULT_FIELDS = tuple(c.name for c in results.columns if c.name not in ("id", "run_id"))
+
+
+class StoreError(Exception):
+    """The database cannot be opened or written (bad URL, permissions, newer schema)."""
+
+
+def default_url() -> str:
+    env = os.environ.get("CYCLEBENCH_DB")
+    if env:
+        return env if "://" in env else f"sqlite:///{Path(env).expanduser()}"
+    path = Path(platformdirs.user_data_dir("cyclebench")) / "results.db"
+    return f"sqlite:///{path}"
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.close()
+
+
+class Store:
+    """Open (creating if needed) the database at ``url`` (None: default_url())."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        try:
+            if self.url.startswith("sqlite:///"):
+                Path(self.url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.engine: Engine = create_engine(self.url)
+            if self.engine.dialect.name == "sqlite":
+                event.listen(self.engine, "connect", _sqlite_pragmas)
+            metadata.create_all(self.engine)
+            with self.engine.begin() as conn:
+                row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
+                if row is None:
+                    conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+                elif int(row[0]) > SCHEMA_VERSION:
+                    raise StoreError(f"database {self.url} has schema {row[0]}, newer than this cyclebench")
+        except (SQLAlchemyError, OSError, ValueError) as e:
+            raise StoreError(f"cannot open database {self.url}: {str(e).splitlines()[0]}") from e
+
+    # ---- writing ----
+    def begin_run(self, **fields: Any) -> int:
+        """Insert a run in status 'running'; returns its id."""
+        values = {"started_at": now(), "status": "running", **fields}
+        with self.engine.begin() as conn:
+            return int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
+
+    def update_run(self, run_id: int, **fields: Any) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id).values(**fields))
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        self.update_run(run_id, status=status, finished_at=now())
+
+    def add_result(
+        self, run_id: int, fields: dict[str, Any], sample_rows: Sequence[tuple[int, int]] = ()
+    ) -> int:
+        """Insert one result and its raw samples [(iters, ticks), ...] in one transaction."""
+        values = {k: fields.get(k) for k in RESULT_FIELDS}
+        values["variant"] = values.get("variant") or ""
+        values["created_at"] = values.get("created_at") or now()
+        with self.engine.begin() as conn:
+            rid = int(conn.execute(insert(results).values(run_id=run_id, **values)).inserted_primary_key[0])
+            if sample_rows:
+                conn.execute(
+                    insert(samples),
+                    [{"result_id": rid, "idx": i, "iters": int(n), "ticks": int(t)}
+                     for i, (n, t) in enumerate(sample_rows)],
+                )
+        return rid
+
+    # ---- reading ----
+    def get_run(self, run_id: int) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+        return dict(row) if row else None
+
+    def last_run_id(self) -> int | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(runs.c.id).order_by(runs.c.id.desc()).limit(1)).first()
+        return int(row[0]) if row else None
+
+    def list_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(runs).order_by(runs.c.id.desc()).limit(limit)).mappings().all()
+        return [dict(r) for r in rows]
+
+    def results(self, run_id: int) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(results).where(results.c.run_id == run_id).order_by(results.c.id)
+            ).mappings().all()
+        return [dict(r) for r in rows]
+
+    def samples(self, result_id: int) -> list[tuple[int, int]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(samples.c.iters, samples.c.ticks).where(samples.c.result_id == result_id)
+                .order_by(samples.c.idx)
+            ).all()
+        return [(int(a), int(b)) for a, b in rows]

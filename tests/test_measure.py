@@ -1,0 +1,43 @@
+"""Measured behaviour: orderings and ratios within one run, with VM-sized tolerances."""
+
+from __future__ import annotations
+
+import pytest
+
+from cyclebench.store import Store
+
+from conftest import DATA, cli
+
+
+def per_op(store: Store, bench: str, param: int | None = None) -> float:
+    rows = [r for r in store.results(store.last_run_id()) if r["bench"] == bench and r["param"] == param]
+    assert len(rows) == 1 and rows[0]["status"] == "ok", rows
+    return float(rows[0]["per_op"])
+
+
+def test_chain_of_2n_adds_costs_twice_n(db: str) -> None:
+    r = cli("run", str(DATA / "chain.c"), "--min-time", "0.05", "--repeat", "20", "-q")
+    assert r.exit_code == 0, r.output
+    store = Store(db)
+    ratio = per_op(store, "chain/add400") / per_op(store, "chain/add200")
+    assert ratio == pytest.approx(2.0, rel=0.15)
+
+
+def test_copy_4k_costs_more_than_48_bytes(db: str) -> None:
+    r = cli("run", "-b", "copy/memcpy", "-p", "48,4096", "--min-time", "0.02", "--repeat", "12", "-q")
+    assert r.exit_code == 0, r.output
+    store = Store(db)
+    assert per_op(store, "copy/memcpy", 4096) > 2 * per_op(store, "copy/memcpy", 48)
+
+
+def test_units_and_ns_are_consistent(db: str) -> None:
+    r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "10", "-q")
+    assert r.exit_code == 0
+    store = Store(db)
+    row = store.results(store.last_run_id())[0]
+    run = store.get_run(store.last_run_id())
+    rate = run["calibration"]["rate_hz"]
+    assert row["unit"] in ("ref-cycles", "ticks", "ns")
+    assert row["ns_per_op"] == pytest.approx(row["per_op"] * 1e9 / rate, rel=1e-9)
+    assert run["calibration"]["rate_source"]
+    assert len(store.samples(row["id"])) == row["n_samples"] == 80

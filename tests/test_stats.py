@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cyclebench.stats import NotEnoughSamples, estimate
+
+
+def ladder(per_op: float, fixed: float, noise: float, rounds: int = 40, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    n = np.tile(np.arange(1, 9) * 100, rounds).astype(float)
+    t = fixed + per_op * n + rng.normal(0, noise, len(n))
+    return n, t
+
+
+def test_slope_and_intercept_recovered() -> None:
+    n, t = ladder(per_op=3.0, fixed=120.0, noise=5.0)
+    est = estimate(n, t)
+    assert est.per_op == pytest.approx(3.0, abs=0.02)
+    assert est.ci_low <= 3.0 <= est.ci_high
+    assert est.intercept == pytest.approx(120.0, abs=15)
+    assert est.median == pytest.approx(3.0, abs=0.05)
+    assert est.median_ci_low <= est.median <= est.median_ci_high
+    assert est.min < est.median
+    assert est.n_samples == 320
+
+
+def test_interrupt_outliers_do_not_move_the_slope() -> None:
+    n, t = ladder(per_op=3.0, fixed=120.0, noise=2.0)
+    t[::10] += 50_000  # 10% of samples hit by an interrupt
+    est = estimate(n, t)
+    assert est.per_op == pytest.approx(3.0, abs=0.05)
+    assert est.outliers >= 25
+
+
+def test_ci_narrows_with_less_noise() -> None:
+    wide = estimate(*ladder(3.0, 100.0, 50.0))
+    narrow = estimate(*ladder(3.0, 100.0, 5.0))
+    assert narrow.ci_half_width < wide.ci_half_width / 3
+
+
+def test_not_enough_samples() -> None:
+    with pytest.raises(NotEnoughSamples):
+        estimate([100, 100, 100, 100], [300, 301, 302, 303])
+    with pytest.raises(NotEnoughSamples):
+        estimate([1, 2], [3, 4])
+
+
+def test_scaled_changes_units_not_cv() -> None:
+    est = estimate(*ladder(3.0, 100.0, 5.0))
+    ns = est.scaled(0.5)
+    assert ns.per_op == pytest.approx(est.per_op * 0.5)
+    assert ns.cv == est.cv
