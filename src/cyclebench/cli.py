@@ -171,6 +171,8 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
     if not quiet:
         title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
         console_report.print_results(rows, out, title=title)
+        run_row = store.get_run(run_id) or {}
+        err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     if json_path is not None:
         json_report.dump(json_report.run_to_dict(store, run_id), json_path)
     bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
@@ -241,6 +243,7 @@ def show_cmd(run_id: int | None, db: str | None) -> None:
     if run is None:
         raise UserError(f"no run {'#' + str(rid) if rid is not None else ''} in {store.url}".replace("  ", " "))
     console_report.print_results(store.results(rid), out, title=f"run #{rid} · {run['status']} · {run['started_at']}")
+    err.print(console_report.calibration_line(run.get("calibration")), highlight=False)
 
 
 @main.command("runs")

@@ -131,6 +131,13 @@ class Runner:
             )
         return out
 
+    def features(self) -> dict[str, int]:
+        """CPU features as the engine's CB_REQUIRE gates see them: name → 1, 0 (or -1: unknown)."""
+        for ln in self._simple("--features"):
+            if ln.get("type") == "features":
+                return {k: int(v) for k, v in ln.items() if k != "type"}
+        raise RunnerError("runner --features printed nothing")
+
     def calibrate(self) -> dict[str, Any]:
         """The runner's calibration line: timer name and unit, its cost in ticks, the TSC
         rate from cpuid and as measured against CLOCK_MONOTONIC_RAW."""

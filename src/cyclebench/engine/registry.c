@@ -132,12 +132,12 @@ int cb_cpu_has(const char *f) {
     __builtin_cpu_init();
     if (!strcmp(f, "x86_64")) return 1;
     if (!strcmp(f, "aarch64")) return 0;
-    if (!strcmp(f, "sse2")) return __builtin_cpu_supports("sse2");
-    if (!strcmp(f, "sse4.2")) return __builtin_cpu_supports("sse4.2");
-    if (!strcmp(f, "avx")) return __builtin_cpu_supports("avx");
-    if (!strcmp(f, "avx2")) return __builtin_cpu_supports("avx2");
-    if (!strcmp(f, "avx512f")) return __builtin_cpu_supports("avx512f");
-    if (!strcmp(f, "bmi2")) return __builtin_cpu_supports("bmi2");
+    if (!strcmp(f, "sse2")) return !!__builtin_cpu_supports("sse2");
+    if (!strcmp(f, "sse4.2")) return !!__builtin_cpu_supports("sse4.2");
+    if (!strcmp(f, "avx")) return !!__builtin_cpu_supports("avx");
+    if (!strcmp(f, "avx2")) return !!__builtin_cpu_supports("avx2");
+    if (!strcmp(f, "avx512f")) return !!__builtin_cpu_supports("avx512f");
+    if (!strcmp(f, "bmi2")) return !!__builtin_cpu_supports("bmi2");
     if (!strcmp(f, "erms")) return cpuid_bit(7, 0, EBX, 9);
     if (!strcmp(f, "fsrm")) return cpuid_bit(7, 0, EDX, 4);
     if (!strcmp(f, "cx16")) return cpuid_bit(1, 0, ECX, 13);

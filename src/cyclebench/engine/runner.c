@@ -4,6 +4,7 @@
  * fd 1 is pointed at stderr so a benchmark that prints cannot corrupt the stream).
  *   runner --list                      {"type":"bench",...} per benchmark
  *   runner --calibrate                 {"type":"calibration",...}: timer, its cost, TSC rate
+ *   runner --features                  {"type":"features",...}: what the CB_REQUIRE gates see
  *   runner --run NAME [--param P] ...  {"type":"result"|"skip"|"fail"|"error",...}
  * Exit status: 0 when the line describes the outcome (even skip/fail), 2 on bad usage.
  *
@@ -128,6 +129,17 @@ static void calibrate(void) {
             CB_TIMER_NAME, CB_TIMER_UNIT, have_rdtscp ? "true" : "false", invariant, cpuid_hz, base_mhz,
             arch_hz, measured, (unsigned long long)(n1 - n0), (unsigned long long)omin,
             (unsigned long long)omed);
+    fflush(out);
+}
+
+/* ---- CPU features, as the gates see them ---- */
+
+static void features(void) {
+    static const char *names[] = {"x86_64", "aarch64", "sse2", "sse4.2", "avx", "avx2", "avx512f", "bmi2",
+                                  "erms", "fsrm", "cx16", "rdtscp", "invariant_tsc", "lse"};
+    fputs("{\"type\":\"features\"", out);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) fprintf(out, ",\"%s\":%d", names[i], cb_cpu_has(names[i]));
+    fputs("}\n", out);
     fflush(out);
 }
 
@@ -342,9 +354,10 @@ int main(int argc, char **argv) {
 
     options o = {.cpu = -1, .min_time = 0.05, .max_time = 10, .warmup = 0.01, .min_batch_ns = 2000,
                  .repeat = 40, .ladder = 8, .seed = 0};
-    int do_list = 0, do_cal = 0;
+    int do_list = 0, do_cal = 0, do_features = 0;
     static const struct option longopts[] = {
         {"list", no_argument, 0, 'l'},          {"calibrate", no_argument, 0, 'c'},
+        {"features", no_argument, 0, 'f'},
         {"run", required_argument, 0, 'r'},     {"param", required_argument, 0, 'p'},
         {"cpu", required_argument, 0, 'C'},     {"min-time", required_argument, 0, 't'},
         {"max-time", required_argument, 0, 'T'}, {"warmup", required_argument, 0, 'w'},
@@ -359,6 +372,7 @@ int main(int argc, char **argv) {
         switch (c) {
         case 'l': do_list = 1; break;
         case 'c': do_cal = 1; break;
+        case 'f': do_features = 1; break;
         case 'r': o.run = optarg; break;
         case 'p':
             if (!parse_i64(optarg, &o.param)) return usage_error("--param: not an integer");
@@ -407,6 +421,10 @@ int main(int argc, char **argv) {
     }
     if (do_list) {
         list();
+        return 0;
+    }
+    if (do_features) {
+        features();
         return 0;
     }
     if (do_cal) {

@@ -42,7 +42,7 @@ def notes(row: dict[str, Any]) -> str:
     if per_op and low is not None and high is not None and per_op > 0 and (high - low) / 2 / per_op > WIDE_CI:
         out.append("wide CI")
     n, k = row.get("n_samples") or 0, row.get("outliers") or 0
-    if n and k / n > 0.05:
+    if n and k / n > 0.10:
         out.append(f"{k}/{n} outliers")
     return ", ".join(out)
 
@@ -77,3 +77,20 @@ def results_table(rows: Iterable[dict[str, Any]], title: str | None = None) -> T
 
 def print_results(rows: Iterable[dict[str, Any]], console: Console | None = None, title: str | None = None) -> None:
     (console or Console()).print(results_table(rows, title))
+
+
+def calibration_line(cal: dict[str, Any] | None) -> str:
+    """One line on the clock behind the numbers: timer, its own cost, its rate and the rate's source."""
+    if not cal:
+        return ""
+    unit = cal.get("unit", "ticks")
+    oh = cal.get("timer_overhead") or {}
+    line = f"timer {cal.get('timer')}: start+stop costs {oh.get('median', '?')} {unit} (min {oh.get('min', '?')})"
+    if unit != "ns" and cal.get("rate_hz"):
+        line += f"; rate {cal['rate_hz'] / 1e6:.3f} MHz ({cal.get('rate_source')}"
+        if cal.get("measured_hz") and cal.get("rate_source") != "measured":
+            line += f", measured {cal['measured_hz'] / 1e6:.3f}"
+        line += ")"
+    if unit == "ref-cycles":
+        line += "; ref-cycles are TSC ticks, not core cycles"
+    return line

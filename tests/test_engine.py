@@ -1,0 +1,63 @@
+"""The C engine seen through the runner protocol."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+
+from cyclebench.build import BuildSpec, build
+from cyclebench.measure import MeasureOptions
+from cyclebench.runner import Runner
+
+
+@pytest.fixture(scope="module")
+def runner() -> Runner:
+    return Runner(build(BuildSpec(sources=(DATA / "faults.c",))).path, cpu=None)
+
+
+def cpuinfo_flags() -> set[str]:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith(("flags", "Features")):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def test_feature_gates_agree_with_the_kernel(runner: Runner) -> None:
+    feats = runner.features()
+    flags = cpuinfo_flags()
+    if platform.machine() == "x86_64":
+        assert feats["x86_64"] == 1 and feats["aarch64"] == 0
+        for ours, kernel in [("sse2", "sse2"), ("avx2", "avx2"), ("avx512f", "avx512f"), ("erms", "erms"),
+                             ("cx16", "cx16"), ("rdtscp", "rdtscp"), ("bmi2", "bmi2")]:
+            assert feats[ours] == int(kernel in flags), ours
+        assert feats["lse"] == 0
+    assert set(feats.values()) <= {0, 1}
+
+
+def test_list_reports_hooks_and_gates(runner: Runner) -> None:
+    by_name = {b.name: b for b in runner.list()}
+    assert by_name["faults/verify_fails"].has_verify
+    assert by_name["faults/unknown_feature"].require == "no_such_feature_xyz"
+    assert by_name["faults/ok"].params is None
+
+
+def test_result_line_has_the_ladder(runner: Runner) -> None:
+    opts = MeasureOptions(min_time=0.005, repeat=5, ladder=6, warmup=0, seed=7)
+    out = runner.run("faults/ok", None, opts, timeout=30)
+    res = out.result
+    assert out.status == "ok" and res is not None
+    assert len(res["n"]) == len(res["ticks"]) == 30
+    assert sorted(set(res["n"])) == [k * res["n_base"] for k in range(1, 7)]
+    assert res["seed"] == 7
+    assert res["total_iters"] >= sum(res["n"])  # sizing and warm-up count too
+    assert res["timer_overhead"]["min"] > 0
+
+
+def test_calibration_measures_the_timer_rate(runner: Runner) -> None:
+    cal = runner.calibrate()
+    assert cal["measured_hz"] > 1e6
+    assert cal["unit"] in ("ref-cycles", "ticks", "ns")
+    assert 0 < cal["timer_overhead"]["min"] <= cal["timer_overhead"]["median"]
