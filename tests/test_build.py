@@ -4,9 +4,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import DATA
 
 from cyclebench.build import BuildError, BuildSpec, ToolMissing, build
+
+from conftest import DATA
 
 
 def test_cache_hit_and_key_changes(tmp_path: Path) -> None:
@@ -22,8 +23,8 @@ def test_cache_hit_and_key_changes(tmp_path: Path) -> None:
 def test_included_header_is_part_of_the_key(tmp_path: Path) -> None:
     (tmp_path / "n.h").write_text("#define N 10\n")
     src = tmp_path / "b.c"
-    src.write_text('#include <cyclebench.h>\n#include "n.h"\nCB_BENCH(h, x) { for (uint64_t i = 0; i < cb_iters(s) * N; i++) '
-                   'cb_clobber(); }\n')
+    src.write_text('#include <cyclebench.h>\n#include "n.h"\n'
+                   "CB_BENCH(h, x) { for (uint64_t i = 0; i < cb_iters(s) * N; i++) cb_clobber(); }\n")
     a = build(BuildSpec(sources=(src,)))
     (tmp_path / "n.h").write_text("#define N 20\n")
     assert build(BuildSpec(sources=(src,))).key != a.key
@@ -32,7 +33,7 @@ def test_included_header_is_part_of_the_key(tmp_path: Path) -> None:
 def test_errors() -> None:
     with pytest.raises(ToolMissing, match="not found"):
         build(BuildSpec(sources=(DATA / "chain.c",), cc="no-such-cc"))
-    with pytest.raises(BuildError, match="broken.c: does not compile") as e:
+    with pytest.raises(BuildError, match=r"broken\.c: does not compile") as e:
         build(BuildSpec(sources=(DATA / "broken.c",)))
     assert "this_is_not_c" in e.value.output
     with pytest.raises(FileNotFoundError):

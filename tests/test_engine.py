@@ -6,11 +6,12 @@ import platform
 from pathlib import Path
 
 import pytest
-from conftest import DATA
 
 from cyclebench.build import BuildSpec, build
 from cyclebench.measure import MeasureOptions
 from cyclebench.runner import Runner
+
+from conftest import DATA
 
 
 @pytest.fixture(scope="module")

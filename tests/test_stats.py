@@ -51,3 +51,18 @@ def test_scaled_changes_units_not_cv() -> None:
     ns = est.scaled(0.5)
     assert ns.per_op == pytest.approx(est.per_op * 0.5)
     assert ns.cv == est.cv
+
+
+def test_round_median_uses_rounds_and_catches_drift() -> None:
+    # 40 rounds; the cost drifts from 3.0 to 3.3 across them (a clock change mid-run).
+    rng = np.random.default_rng(3)
+    n = np.concatenate([rng.permutation(np.arange(1, 9) * 100) for _ in range(40)]).astype(float)
+    per_op = np.repeat(np.linspace(3.0, 3.3, 40), 8)
+    t = 100 + per_op * n + rng.normal(0, 2, len(n))
+    est = estimate(n, t, group=8)
+    assert est.method == "round-median" and est.rounds == 40
+    assert 3.1 < est.per_op < 3.2
+    assert est.ci_high - est.ci_low > 0.03  # the drift shows in the CI
+    flat = estimate(*ladder(3.0, 100.0, 2.0), group=8)
+    assert flat.ci_high - flat.ci_low < 0.01
+    assert estimate(n[:16], t[:16], group=8).method == "theil-sen"  # 2 rounds: too few

@@ -82,7 +82,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[s
     fields["timer_overhead"] = (res.get("timer_overhead") or {}).get("median")
     fields["extra"] = {k: v for k, v in res.items() if k not in ("n", "ticks")}
     try:
-        est = estimate(res["n"], res["ticks"], seed=int(res.get("seed", 0)) & 0xFFFFFFFF)
+        est = estimate(res["n"], res["ticks"], seed=int(res.get("seed", 0)) & 0xFFFFFFFF, group=res.get("ladder"))
     except NotEnoughSamples as e:
         if fields["status"] == OK:
             fields["status"], fields["reason"] = "error", str(e)

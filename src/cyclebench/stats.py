@@ -4,16 +4,22 @@ Input: ``n`` (operations per batch) and ``t`` (timer ticks per batch), one entry
 sample, over a ladder of batch sizes. The model is t = a + b·n: b is the per-op cost, a
 the fixed cost of a batch (timer reads, the call, loop set-up).
 
-* per_op: Theil–Sen slope (median of pairwise slopes; Theil 1950, Sen 1968), robust to
-  up to ~29% of samples hit by interrupts. CI: Sen's distribution-free interval at the
-  requested confidence, as computed by ``scipy.stats.theilslopes``.
-* intercept: median of t − b·n (the Theil–Sen intercept).
+* per_op, when the samples come in rounds (one pass over the whole ladder each, the
+  runner's order): the median over rounds of each round's Theil–Sen slope (median of
+  pairwise slopes; Theil 1950, Sen 1968, robust to ~29% of a round's samples hit by
+  interrupts), with a percentile-bootstrap CI of that median over rounds. Rounds are the
+  resampling unit because the noise that matters is drift in time (core clock, host
+  load): samples next to each other share it, rounds far apart do not.
+  Without rounds (or fewer than 3): one Theil–Sen fit over all samples and Sen's
+  distribution-free CI (``scipy.stats.theilslopes``).
+* intercept: median of t − b·n.
 * per-sample net costs c_i = (t_i − a)/n_i; of these: median with a percentile bootstrap
   CI (Efron & Tibshirani 1993, ``scipy.stats.bootstrap``), min ("lowest of several
   samples", the seed 000 habit; net of the fixed cost), MAD (scaled ×1.4826 to estimate σ
   under normality), mean, CV = std/mean (sample std, ddof=1).
-* outliers: samples whose c_i lies more than 5 scaled MADs *and* more than 1% from the
-  median (the 1% floor keeps a near-zero MAD from flagging sub-tick jitter); counted, not
+* rcv: robust CV = scaled MAD / median, unmoved by a few interrupt-hit samples.
+* outliers: samples whose c_i lies more than 5 scaled MADs *and* more than 5% from the
+  median (the floor keeps a near-zero MAD from flagging clock jitter); counted, not
   removed (hyperfine's and pyperf's practice of reporting rather than hiding).
 """
 
@@ -30,7 +36,7 @@ from scipy import stats as sps
 # is used (the estimator's breakdown point is unchanged).
 MAX_THEIL_SEN_SAMPLES = 2000
 MAD_SCALE = 1.4826  # MAD → σ for a normal distribution
-OUTLIER_FLOOR = 0.01  # relative distance from the median below which nothing is an outlier
+OUTLIER_FLOOR = 0.05  # relative distance from the median below which nothing is an outlier
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,12 @@ class Estimate:
     mad: float
     mean: float
     cv: float
+    rcv: float
     n_samples: int
     outliers: int
     confidence: float
+    method: str  # "round-median" or "theil-sen"
+    rounds: int
 
     @property
     def ci_half_width(self) -> float:
@@ -72,13 +81,35 @@ class NotEnoughSamples(ValueError):
     """Fewer than 3 samples or fewer than 2 distinct batch sizes: no slope can be fitted."""
 
 
+def _round_slopes(n: np.ndarray, t: np.ndarray, group: int) -> np.ndarray:
+    """Theil–Sen slope of each complete round of ``group`` consecutive samples (NaN-free)."""
+    out = []
+    for i in range(0, len(n) - group + 1, group):
+        rn, rt = n[i : i + group], t[i : i + group]
+        if len(np.unique(rn)) >= 2:
+            out.append(sps.theilslopes(rt, rn).slope)
+    return np.asarray(out, dtype=float)
+
+
+def _median_ci(x: np.ndarray, confidence: float, rng: np.random.Generator) -> tuple[float, float]:
+    if len(x) < 2 or np.ptp(x) == 0:
+        m = float(np.median(x))
+        return m, m
+    boot = sps.bootstrap((x,), np.median, confidence_level=confidence, n_resamples=2000, method="percentile",
+                         vectorized=True, rng=rng)
+    return float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+
+
 def estimate(
-    n: np.ndarray | list[int], t: np.ndarray | list[int], confidence: float = 0.95, seed: int = 0
+    n: np.ndarray | list[int], t: np.ndarray | list[int], confidence: float = 0.95, seed: int = 0,
+    group: int | None = None,
 ) -> Estimate:
     """Fit t = a + b·n robustly and summarise the per-sample costs.
 
-    Args: n, t: equal-length 1-D arrays (batch sizes, ticks). confidence: for both CIs.
-    seed: of the bootstrap and of the Theil–Sen subset, so a stored run re-analyses the same.
+    Args: n, t: equal-length 1-D arrays (batch sizes, ticks), in the order measured.
+    confidence: for both CIs. seed: of the bootstraps and of the Theil–Sen subset, so a
+    stored run re-analyses the same. group: samples per round (the runner's ladder size);
+    None treats the samples as one unordered set.
     Returns: Estimate in the unit of ``t`` per operation.
     Raises: NotEnoughSamples.
     """
@@ -89,25 +120,25 @@ def estimate(
     if len(n) < 3 or len(np.unique(n)) < 2:
         raise NotEnoughSamples(f"{len(n)} samples over {len(np.unique(n))} batch sizes: no slope")
     rng = np.random.default_rng(seed)
-    fn, ft = n, t
-    if len(n) > MAX_THEIL_SEN_SAMPLES:
-        idx = rng.choice(len(n), MAX_THEIL_SEN_SAMPLES, replace=False)
-        fn, ft = n[idx], t[idx]
-    fit = sps.theilslopes(ft, fn, alpha=confidence)
-    slope, low, high = float(fit.slope), float(fit.low_slope), float(fit.high_slope)
+    slopes = _round_slopes(n, t, group) if group and group >= 2 else np.empty(0)
+    if len(slopes) >= 3:
+        method, rounds = "round-median", len(slopes)
+        slope = float(np.median(slopes))
+        low, high = _median_ci(slopes, confidence, rng)
+    else:
+        method, rounds = "theil-sen", 0
+        fn, ft = n, t
+        if len(n) > MAX_THEIL_SEN_SAMPLES:
+            idx = rng.choice(len(n), MAX_THEIL_SEN_SAMPLES, replace=False)
+            fn, ft = n[idx], t[idx]
+        fit = sps.theilslopes(ft, fn, alpha=confidence)
+        slope, low, high = float(fit.slope), float(fit.low_slope), float(fit.high_slope)
     intercept = float(np.median(t - slope * n))
 
     c = (t - intercept) / n
     median = float(np.median(c))
     mad = float(sps.median_abs_deviation(c, scale=1 / MAD_SCALE)) if len(c) > 1 else 0.0
-    if np.ptp(c) == 0:
-        m_low = m_high = median
-    else:
-        boot = sps.bootstrap(
-            (c,), np.median, confidence_level=confidence, n_resamples=2000, method="percentile",
-            vectorized=True, rng=rng,
-        )
-        m_low, m_high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    m_low, m_high = _median_ci(c, confidence, rng)
     mean = float(np.mean(c))
     std = float(np.std(c, ddof=1))
     cv = std / abs(mean) if mean != 0 else math.inf
@@ -115,5 +146,6 @@ def estimate(
     return Estimate(
         per_op=slope, ci_low=low, ci_high=high, intercept=intercept, median=median,
         median_ci_low=m_low, median_ci_high=m_high, min=float(np.min(c)), mad=mad, mean=mean, cv=cv,
-        n_samples=len(n), outliers=outliers, confidence=confidence,
+        rcv=mad / abs(median) if median else math.inf, n_samples=len(n), outliers=outliers, confidence=confidence,
+        method=method, rounds=rounds,
     )

@@ -80,7 +80,10 @@ results = Table(
     Column("mad", Float),
     Column("mean", Float),
     Column("cv", Float),
+    Column("rcv", Float),  # robust CV: scaled MAD / median
     Column("confidence", Float),
+    Column("method", String(20)),  # how per_op and its CI were estimated (stats.py)
+    Column("rounds", Integer),
     Column("ns_per_op", Float),
     Column("n_samples", Integer),
     Column("outliers", Integer),

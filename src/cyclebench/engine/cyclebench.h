@@ -101,6 +101,8 @@ typedef struct cb_bench {
 void cb_register_(const cb_bench *b);
 void cb_register_hook_(const char *group, const char *name, int kind, void (*fn)(void), const char *arg);
 
+/* Hooks and bodies need not use `s`; -Wunused-parameter must not fire on them. */
+#define CB_UNUSED_ __attribute__((unused))
 #define CB_CAT_(a, b) a##b
 #define CB_CAT(a, b) CB_CAT_(a, b)
 
@@ -111,7 +113,7 @@ void cb_register_hook_(const char *group, const char *name, int kind, void (*fn)
     __attribute__((constructor)) static void cb_reg_##group##_##name(void) {                   \
         cb_register_(&cb_bench_##group##_##name);                                               \
     }                                                                                           \
-    static void cb_body_##group##_##name(cb_state *s)
+    static void cb_body_##group##_##name(cb_state *s CB_UNUSED_)
 
 /* A benchmark without parameters: "group/name". */
 #define CB_BENCH(group, name) CB_DEFINE_(group, name, NULL, 0)
@@ -127,7 +129,7 @@ void cb_register_hook_(const char *group, const char *name, int kind, void (*fn)
     __attribute__((constructor)) static void cb_reg_##tag##_##group##_##name(void) {         \
         cb_register_hook_(#group, nm, kind, (void (*)(void))cb_##tag##_##group##_##name, 0); \
     }                                                                                        \
-    static ret cb_##tag##_##group##_##name(cb_state *s)
+    static ret cb_##tag##_##group##_##name(cb_state *s CB_UNUSED_)
 
 /* Per-benchmark hooks; each is a function body with `cb_state *s` in scope. */
 #define CB_SETUP(group, name) CB_HOOK_(CB_HOOK_SETUP, setup, group, name, void, #name)

@@ -1,8 +1,8 @@
 """Console table of results (rich).
 
-Columns: benchmark, param, per-op cost (Theil–Sen slope) ± half-width of its 95% CI,
-min (lowest per-sample cost, net of the fixed batch cost), CV of per-sample costs, the
-unit, ns/op, and notes. A row that has no number says why (skipped, crashed, ...).
+Columns: benchmark, param, per-op cost (slope of batch time vs batch size, stats.py) ±
+half-width of its 95% CI, min (lowest per-sample cost, net of the fixed batch cost), the
+robust CV of per-sample costs (scaled MAD / median), the unit, ns/op, and notes. A row that has no number says why (skipped, crashed, ...).
 """
 
 from __future__ import annotations
@@ -33,6 +33,13 @@ def fmt(x: float | None) -> str:
     return f"{x:.3f}"
 
 
+def fmt_ci(x: float | None) -> str:
+    """A CI half-width: two significant digits when small, so ±0.00 never hides a real 0.003."""
+    if x is None or math.isnan(x):
+        return "-"
+    return f"{x:.2g}" if abs(x) < 10 else fmt(x)
+
+
 def notes(row: dict[str, Any]) -> str:
     if row.get("status") != "ok":
         reason = row.get("reason") or ""
@@ -42,7 +49,7 @@ def notes(row: dict[str, Any]) -> str:
     if per_op and low is not None and high is not None and per_op > 0 and (high - low) / 2 / per_op > WIDE_CI:
         out.append("wide CI")
     n, k = row.get("n_samples") or 0, row.get("outliers") or 0
-    if n and k / n > 0.10:
+    if n and k / n > 0.05:
         out.append(f"{k}/{n} outliers")
     return ", ".join(out)
 
@@ -54,7 +61,7 @@ def results_table(rows: Iterable[dict[str, Any]], title: str | None = None) -> T
     table.add_column("per op", justify="right", no_wrap=True)
     table.add_column("±CI95", justify="right", no_wrap=True)
     table.add_column("min", justify="right", no_wrap=True)
-    table.add_column("CV", justify="right", no_wrap=True)
+    table.add_column("rCV", justify="right", no_wrap=True)
     table.add_column("unit", no_wrap=True)
     table.add_column("ns/op", justify="right", no_wrap=True)
     table.add_column("notes", overflow="fold", min_width=12)
@@ -64,8 +71,8 @@ def results_table(rows: Iterable[dict[str, Any]], title: str | None = None) -> T
         param = "" if r.get("param") is None else str(r["param"])
         if r.get("per_op") is not None and r.get("status") in ("ok", "invalid"):
             half = (r["ci_high"] - r["ci_low"]) / 2 if r.get("ci_high") is not None else None
-            cv = r.get("cv")
-            cells = [fmt(r["per_op"]), fmt(half), fmt(r.get("min")),
+            cv = r.get("rcv")
+            cells = [fmt(r["per_op"]), fmt_ci(half), fmt(r.get("min")),
                      "-" if cv is None else f"{100 * cv:.1f}%", r.get("unit") or "", fmt(r.get("ns_per_op"))]
             if r.get("status") == "invalid":
                 cells = [f"[strike]{c}[/strike]" if c not in ("", "-") else c for c in cells]
