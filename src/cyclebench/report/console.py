@@ -2,7 +2,8 @@
 
 Columns: benchmark, param, per-op cost (slope of batch time vs batch size, stats.py) ±
 half-width of its 95% CI, min (lowest per-sample cost, net of the fixed batch cost), the
-robust CV of per-sample costs (scaled MAD / median), the unit, ns/op, and notes. A row that has no number says why (skipped, crashed, ...).
+robust CV of per-sample costs (scaled MAD / median), the unit, ns/op, and notes.
+A row that has no number says why (skipped, crashed, ...).
 """
 
 from __future__ import annotations
