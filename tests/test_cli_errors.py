@@ -81,3 +81,9 @@ def test_faulty_benchmarks_become_rows_and_the_rest_is_stored(db: str) -> None:
     # the table names each reason
     for word in ("SIGSEGV", "timed out", "verification failed", "not applicable here"):
         assert word in r.output
+
+
+def test_cpu_that_does_not_exist(db: str) -> None:
+    r = cli("run", str(DATA / "chain.c"), "--cpu", "4095")
+    assert r.exit_code == 2
+    assert "CPU 4095 is not available here (allowed:" in one_line_error(r.output)

@@ -11,7 +11,10 @@ from conftest import DATA, cli_subprocess
 
 
 def test_ctrl_c_keeps_measured_results(db: str) -> None:
-    proc = cli_subprocess("run", str(DATA / "slow.c"), "--min-time", "0.2", "--repeat", "5", "--warmup", "0")
+    # A shell running us in the background may have set SIGINT to SIG_IGN, which children
+    # inherit and Python then honours: give the child the default disposition back.
+    proc = cli_subprocess("run", str(DATA / "slow.c"), "--min-time", "0.2", "--repeat", "5", "--warmup", "0",
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     store = None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -7,6 +7,7 @@ finished result is already committed.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 from cyclebench import __version__, calibrate, sysinfo
 from cyclebench.build import Binary, BuildSpec, build
-from cyclebench.measure import Item, MeasureOptions, plan
+from cyclebench.measure import Item, MeasureOptions, SelectionError, plan
 from cyclebench.runner import OK, Outcome, Runner
 from cyclebench.stats import NotEnoughSamples, estimate
 from cyclebench.store import Store
@@ -47,6 +48,8 @@ class Prepared:
 def prepare(cfg: RunConfig) -> Prepared:
     """Build the runner and expand the selection. Raises BuildError, ToolMissing,
     FileNotFoundError, RunnerError, SelectionError — all user-facing, one line each."""
+    if cfg.cpu is not None and cfg.cpu not in (allowed := sorted(os.sched_getaffinity(0))):
+        raise SelectionError(f"CPU {cfg.cpu} is not available here (allowed: {','.join(map(str, allowed))})")
     binary = build(cfg.spec)
     cpu = cfg.cpu if cfg.cpu is not None else sysinfo.choose_cpu()
     runner = Runner(binary.path, cpu)

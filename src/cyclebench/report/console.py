@@ -66,7 +66,11 @@ def results_table(rows: Iterable[dict[str, Any]], title: str | None = None) -> T
     table.add_column("unit", no_wrap=True)
     table.add_column("ns/op", justify="right", no_wrap=True)
     table.add_column("notes", overflow="fold", min_width=12)
+    group = None
     for r in rows:
+        if group is not None and r["bench"].split("/")[0] != group:
+            table.add_section()  # a rule between groups: copy/ rows read as one block
+        group = r["bench"].split("/")[0]
         style = STATUS_STYLE.get(str(r.get("status")), "")
         name = r["bench"] + (f" [{r['variant']}]" if r.get("variant") else "")
         param = "" if r.get("param") is None else str(r["param"])
