@@ -34,10 +34,12 @@ def test_units_and_ns_are_consistent(db: str) -> None:
     r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "10", "-q")
     assert r.exit_code == 0
     store = Store(db)
-    row = store.results(store.last_run_id())[0]
+    rows = store.results(store.last_run_id())
+    assert [r["bench"] for r in rows] == ["loop/empty", "chain/add200"]  # the loop reference comes first
+    row = rows[1]
     run = store.get_run(store.last_run_id())
     rate = run["calibration"]["rate_hz"]
     assert row["unit"] in ("ref-cycles", "ticks", "ns")
     assert row["ns_per_op"] == pytest.approx(row["per_op"] * 1e9 / rate, rel=1e-9)
     assert run["calibration"]["rate_source"]
-    assert len(store.samples(row["id"])) == row["n_samples"] == 80
+    assert len(store.samples(row["id"])) == row["n_samples"] + row["n_disturbed"] == 80

@@ -25,7 +25,8 @@ import platformdirs
 
 from cyclebench import __version__
 
-ENGINE_SOURCES = ("runner.c", "registry.c")
+ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c")
+ENGINE_HEADERS = ("cyclebench.h", "timer.h", "registry.h", "json.h", "measure.h", "chain.h", "disturb.h")
 ENGINE_FLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread")
 BENCH_BASE_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-pthread")
 DEFAULT_CFLAGS = ("-O2",)
@@ -131,7 +132,7 @@ def _cache_key(spec: BuildSpec, cc_version: str) -> str:
     h = hashlib.sha256()
     h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0".encode())
     h.update("\0".join(spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)).encode())
-    files = [engine_dir() / n for n in (*ENGINE_SOURCES, "cyclebench.h", "timer.h", "registry.h", "json.h")]
+    files = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
     for src in spec.sources:
         files.append(src)
         files += _dependencies(spec, src)
@@ -164,7 +165,7 @@ def build(spec: BuildSpec) -> Binary:
     try:
         jobs: list[tuple[Path, list[str]]] = []
         for name in ENGINE_SOURCES:
-            jobs.append((engine_dir() / name, [spec.cc, *ENGINE_FLAGS, "-c"]))
+            jobs.append((engine_dir() / name, [spec.cc, *ENGINE_FLAGS, "-I", str(engine_dir()), "-c"]))
         for src in spec.sources:
             jobs.append((src, [spec.cc, *spec.bench_flags(), "-c"]))
         objs = [tmp / f"{i:03d}-{src.stem}.o" for i, (src, _) in enumerate(jobs)]

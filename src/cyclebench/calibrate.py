@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 # A chosen rate that differs from the measured one by more than this is not trusted.
 MAX_DISAGREEMENT = 0.01
 
@@ -41,3 +43,39 @@ def timer_rate(calibration: dict[str, Any], kernel: tuple[float, str] | None) ->
         if measured <= 0 or abs(hz - measured) / measured <= MAX_DISAGREEMENT:
             return hz, source
     return measured, "measured"
+
+
+def core_ratio(result: dict[str, Any]) -> np.ndarray | None:
+    """Core cycles per timer tick next to each sample, from the runner's add chain.
+
+    ratio_i = adds / (chain_ticks_i − timer_overhead), the chain being ``adds`` dependent
+    1-cycle register adds (engine/chain.h). Returns one ratio per sample, NaN where a
+    chain reading is unusable (≤ the timer's own cost), or None when the runner timed no
+    chain (no chain on this architecture, or an ns clock).
+    """
+    cal, chain = result.get("cal"), result.get("chain") or {}
+    if not cal or chain.get("kind") != "add" or result.get("unit") == "ns":
+        return None
+    oh = float((result.get("timer_overhead") or {}).get("median") or 0)
+    c = np.asarray(cal, dtype=float) - oh
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(c > 0, float(chain["adds"]) / c, np.nan)
+
+
+def chain_agreement(result: dict[str, Any]) -> float | None:
+    """Clock from the imul chain ÷ clock from the add chain (1.0 when both latencies hold).
+
+    Both chains are timed five times at the start and at the end of the measurement; the
+    fastest of each is used. A value far from 1 means the add chain does not run at one
+    add per cycle here (e.g. an emulator, or a core that folds adds), and cycles~ is not
+    to be trusted.
+    """
+    chain = result.get("chain") or {}
+    if chain.get("kind") != "add":
+        return None
+    oh = float((result.get("timer_overhead") or {}).get("median") or 0)
+    add_t = min(chain.get("add_ticks") or [0]) - oh
+    imul_t = min(chain.get("imul_ticks") or [0]) - oh
+    if add_t <= 0 or imul_t <= 0:
+        return None
+    return (chain["imuls"] * chain["imul_latency"] / imul_t) / (chain["adds"] / add_t)

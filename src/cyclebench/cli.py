@@ -106,6 +106,9 @@ def main() -> None:
               help="Also write the run as lossless JSON to this file.")
 @click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
+@click.option("--net", is_flag=True, help="Show costs net of the loop's own cost (loop/empty, measured first).")
+@click.option("--fifo", "fifo", type=click.IntRange(1, 99), default=None, metavar="PRIO",
+              help="Run the runner under SCHED_FIFO at PRIO (root/CAP_SYS_NICE), bounded by RLIMIT_RTTIME.")
 @click.option("--cc", default="cc", show_default=True, help="C compiler.")
 @click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True,
               help="Flags for the benchmark sources (split like a shell would, passed as argv).")
@@ -115,7 +118,7 @@ def main() -> None:
 @click.option("--ldflags", default="", help="Extra link flags/libraries (e.g. '-ljemalloc').")
 def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...], cpu: int | None, repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
-        json_path: Path | None, db: str | None, quiet: bool, cc: str, cflags: str,
+        json_path: Path | None, db: str | None, quiet: bool, net: bool, fifo: int | None, cc: str, cflags: str,
         include_dirs: tuple[Path, ...], defines: tuple[str, ...], ldflags: str) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     try:
@@ -127,7 +130,7 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
                      defines=defines, ldflags=split_ldflags, werror=not files)
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
     cfg = RunConfig(spec=spec, globs=globs, params=_params(params), cpu=cpu, options=opts, timeout=timeout,
-                    command=["cyclebench", *sys.argv[1:]])
+                    command=["cyclebench", *sys.argv[1:]], fifo=fifo)
     try:
         with err.status("building", spinner="dots") if not quiet else _null():
             prepared = prepare(cfg)
@@ -161,16 +164,18 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
             run_id, _ = execute(cfg, prepared, store, on_start, on_done)
     except KeyboardInterrupt:
         if not quiet and rows:
-            console_report.print_results(rows, out)
+            console_report.print_results(rows, out, net=net)
         last = store.last_run_id()
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept in run #{last} ({store.url})")
         sys.exit(130)
     except RunnerError as e:
         raise UserError(str(e)) from None
+    except StoreError as e:
+        raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
 
     if not quiet:
         title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
-        console_report.print_results(rows, out, title=title)
+        console_report.print_results(rows, out, title=title, net=net)
         run_row = store.get_run(run_id) or {}
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     if json_path is not None:

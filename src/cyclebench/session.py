@@ -15,12 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from scipy import stats as sps
+
 from cyclebench import __version__, calibrate, sysinfo
 from cyclebench.build import Binary, BuildSpec, build
 from cyclebench.measure import Item, MeasureOptions, SelectionError, plan
 from cyclebench.runner import OK, Outcome, Runner
-from cyclebench.stats import NotEnoughSamples, estimate
+from cyclebench.stats import NotEnoughSamples, combine_difference, estimate
 from cyclebench.store import Store
+
+LOOP_REFERENCE = "loop/empty"
 
 
 @dataclass
@@ -35,6 +40,7 @@ class RunConfig:
     timeout: float | None = None  # per item; None: options.timeout()
     variant: str = ""
     command: Sequence[str] = ()
+    fifo: int | None = None  # SCHED_FIFO priority for the runner
 
 
 @dataclass
@@ -52,8 +58,13 @@ def prepare(cfg: RunConfig) -> Prepared:
         raise SelectionError(f"CPU {cfg.cpu} is not available here (allowed: {','.join(map(str, allowed))})")
     binary = build(cfg.spec)
     cpu = cfg.cpu if cfg.cpu is not None else sysinfo.choose_cpu()
-    runner = Runner(binary.path, cpu)
-    items = plan(runner.list(), cfg.globs, cfg.params)
+    runner = Runner(binary.path, cpu, fifo=cfg.fifo)
+    benches = runner.list()
+    items = plan(benches, cfg.globs, cfg.params)
+    # The loop's own cost is measured first in every run, so every result has a net figure.
+    ref = Item(LOOP_REFERENCE, None)
+    if any(b.name == LOOP_REFERENCE for b in benches):
+        items = [ref] + [i for i in items if i != ref]
     return Prepared(binary, runner, items, cpu)
 
 
@@ -72,7 +83,8 @@ def code_revision(sources: Sequence[Path]) -> str | None:
 
 
 def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[str, Any]:
-    """The results-table row for one outcome (estimators filled when there are samples)."""
+    """The results-table row for one outcome: estimators in the timer's unit and in
+    cycles~ (when the runner timed its calibration chain), disturbed samples dropped."""
     fields: dict[str, Any] = {
         "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
         "reason": outcome.reason, "wall_s": outcome.wall_s,
@@ -83,16 +95,60 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[s
     unit = res.get("unit", "ticks")
     fields["unit"] = unit
     fields["timer_overhead"] = (res.get("timer_overhead") or {}).get("median")
-    fields["extra"] = {k: v for k, v in res.items() if k not in ("n", "ticks")}
+    fields["extra"] = {k: v for k, v in res.items() if k not in ("n", "ticks", "cal", "disturbed")}
+    n = np.asarray(res["n"], dtype=float)
+    t = np.asarray(res["ticks"], dtype=float)
+    keep = np.asarray(res.get("disturbed") or np.zeros(len(n)), dtype=int) == 0
+    ratio = calibrate.core_ratio(res)
+    if ratio is not None:
+        keep &= np.isfinite(ratio)
+    if keep.sum() < max(3, len(keep) // 2):  # a storm of disturbances: keep all rather than nothing
+        fields["extra"]["disturbed_ignored"] = True
+        keep = np.ones(len(n), dtype=bool) if ratio is None else np.isfinite(ratio)
+    fields["n_disturbed"] = int(len(n) - keep.sum())
+    seed = int(res.get("seed", 0)) & 0xFFFFFFFF
+    group = res.get("ladder")
     try:
-        est = estimate(res["n"], res["ticks"], seed=int(res.get("seed", 0)) & 0xFFFFFFFF, group=res.get("ladder"))
+        est = estimate(n, t, seed=seed, group=group, keep=keep)
     except NotEnoughSamples as e:
         if fields["status"] == OK:
             fields["status"], fields["reason"] = "error", str(e)
         return fields
     fields.update(est.to_dict())
     fields["ns_per_op"] = est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op
+    if ratio is not None:
+        cyc = estimate(n, np.where(keep, t * np.nan_to_num(ratio), 0.0), seed=seed, group=group, keep=keep)
+        r = ratio[keep]
+        fields.update(
+            cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,
+            cycles_rcv=cyc.rcv, core_ghz=float(np.median(r)) * rate_hz / 1e9,
+            ratio_rcv=float(sps.median_abs_deviation(r, scale="normal") / np.median(r)),
+            chain_agreement=calibrate.chain_agreement(res),
+        )
     return fields
+
+
+def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None]]:
+    if not res:
+        return []
+    n = len(res["n"])
+    cal = res.get("cal") or [None] * n
+    dist = res.get("disturbed") or [None] * n
+    return list(zip(res["n"], res["ticks"], cal, dist, strict=True))
+
+
+def add_net(fields: dict[str, Any], loop: dict[str, Any] | None) -> None:
+    """Fill the net-of-loop columns of ``fields`` from the loop/empty row of the same run."""
+    if not loop or fields.get("per_op") is None or loop.get("per_op") is None:
+        return
+    if fields.get("unit") == loop.get("unit"):
+        d = combine_difference(
+            (fields["per_op"], fields["ci_low"], fields["ci_high"]), (loop["per_op"], loop["ci_low"], loop["ci_high"]))
+        fields["net_per_op"], fields["net_ci_low"], fields["net_ci_high"] = d
+    if fields.get("cycles_per_op") is not None and loop.get("cycles_per_op") is not None:
+        d = combine_difference((fields["cycles_per_op"], fields["cycles_ci_low"], fields["cycles_ci_high"]),
+                               (loop["cycles_per_op"], loop["cycles_ci_low"], loop["cycles_ci_high"]))
+        fields["cycles_net"], fields["cycles_net_ci_low"], fields["cycles_net_ci_high"] = d
 
 
 def execute(
@@ -116,6 +172,7 @@ def execute(
                "key": b.key},
     )
     rows: list[dict[str, Any]] = []
+    loop: dict[str, Any] | None = None
     timeout = cfg.timeout or cfg.options.timeout()
     try:
         for item in prepared.items:
@@ -123,8 +180,10 @@ def execute(
             outcome = prepared.runner.run(item.bench, item.param, cfg.options, timeout)
             fields = result_fields(outcome, rate, cfg.variant)
             res = outcome.result
-            sample_rows = list(zip(res["n"], res["ticks"], strict=True)) if res else []
-            fields["id"] = store.add_result(run_id, fields, sample_rows)
+            if item.bench == LOOP_REFERENCE and outcome.status == OK:
+                loop = fields
+            add_net(fields, loop)
+            fields["id"] = store.add_result(run_id, fields, sample_rows(res))
             rows.append(fields)
             on_done(item, fields)
     except KeyboardInterrupt:

@@ -81,11 +81,13 @@ class NotEnoughSamples(ValueError):
     """Fewer than 3 samples or fewer than 2 distinct batch sizes: no slope can be fitted."""
 
 
-def _round_slopes(n: np.ndarray, t: np.ndarray, group: int) -> np.ndarray:
-    """Theil–Sen slope of each complete round of ``group`` consecutive samples (NaN-free)."""
+def _round_slopes(n: np.ndarray, t: np.ndarray, group: int, keep: np.ndarray) -> np.ndarray:
+    """Theil–Sen slope of each round of ``group`` consecutive samples, over its kept samples
+    (a round left with fewer than 2 batch sizes gives none)."""
     out = []
     for i in range(0, len(n) - group + 1, group):
-        rn, rt = n[i : i + group], t[i : i + group]
+        k = keep[i : i + group]
+        rn, rt = n[i : i + group][k], t[i : i + group][k]
         if len(np.unique(rn)) >= 2:
             out.append(sps.theilslopes(rt, rn).slope)
     return np.asarray(out, dtype=float)
@@ -102,14 +104,15 @@ def _median_ci(x: np.ndarray, confidence: float, rng: np.random.Generator) -> tu
 
 def estimate(
     n: np.ndarray | list[int], t: np.ndarray | list[int], confidence: float = 0.95, seed: int = 0,
-    group: int | None = None,
+    group: int | None = None, keep: np.ndarray | None = None,
 ) -> Estimate:
     """Fit t = a + b·n robustly and summarise the per-sample costs.
 
     Args: n, t: equal-length 1-D arrays (batch sizes, ticks), in the order measured.
     confidence: for both CIs. seed: of the bootstraps and of the Theil–Sen subset, so a
     stored run re-analyses the same. group: samples per round (the runner's ladder size);
-    None treats the samples as one unordered set.
+    None treats the samples as one unordered set. keep: boolean mask of the samples to use
+    (disturbed samples are dropped by passing False); None keeps all.
     Returns: Estimate in the unit of ``t`` per operation.
     Raises: NotEnoughSamples.
     """
@@ -117,10 +120,12 @@ def estimate(
     t = np.asarray(t, dtype=float)
     if n.shape != t.shape or n.ndim != 1:
         raise ValueError("n and t must be 1-D arrays of equal length")
+    keep = np.ones(len(n), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+    slopes = _round_slopes(n, t, group, keep) if group and group >= 2 else np.empty(0)
+    n, t = n[keep], t[keep]
     if len(n) < 3 or len(np.unique(n)) < 2:
         raise NotEnoughSamples(f"{len(n)} samples over {len(np.unique(n))} batch sizes: no slope")
     rng = np.random.default_rng(seed)
-    slopes = _round_slopes(n, t, group) if group and group >= 2 else np.empty(0)
     if len(slopes) >= 3:
         method, rounds = "round-median", len(slopes)
         slope = float(np.median(slopes))
@@ -149,3 +154,16 @@ def estimate(
         rcv=mad / abs(median) if median else math.inf, n_samples=len(n), outliers=outliers, confidence=confidence,
         method=method, rounds=rounds,
     )
+
+
+def combine_difference(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[float, float, float]:
+    """a − b for two independent estimates given as (value, ci_low, ci_high).
+
+    Each side of the CI widens in quadrature (the usual propagation for independent
+    errors, GUM §5.1; applied per side because bootstrap CIs are not symmetric).
+    Returns (difference, ci_low, ci_high).
+    """
+    d = a[0] - b[0]
+    low = d - math.hypot(a[0] - a[1], b[2] - b[0])
+    high = d + math.hypot(a[2] - a[0], b[0] - b[1])
+    return d, low, high

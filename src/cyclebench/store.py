@@ -12,10 +12,11 @@ journal, so a reader never blocks the run writing it).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 from sqlalchemy import (
@@ -33,12 +34,15 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
+    inspect,
     select,
+    text,
     update,
 )
 from sqlalchemy.exc import SQLAlchemyError
 
-SCHEMA_VERSION = 1
+T = TypeVar("T")
+SCHEMA_VERSION = 2  # 2: cycles~, net and disturbance columns (added in place by _add_missing_columns)
 
 metadata = MetaData()
 
@@ -85,6 +89,23 @@ results = Table(
     Column("method", String(20)),  # how per_op and its CI were estimated (stats.py)
     Column("rounds", Integer),
     Column("ns_per_op", Float),
+    # core cycles estimated by the add-chain calibration (unit "cycles~"), DESIGN.md §4
+    Column("cycles_per_op", Float),
+    Column("cycles_ci_low", Float),
+    Column("cycles_ci_high", Float),
+    Column("cycles_min", Float),
+    Column("cycles_rcv", Float),
+    Column("core_ghz", Float),  # median core clock during the samples
+    Column("ratio_rcv", Float),  # stability of the core/timer ratio (robust CV)
+    Column("chain_agreement", Float),  # imul-chain clock / add-chain clock
+    Column("n_disturbed", Integer),  # samples dropped: a context switch or migration hit them
+    # net of the loop's own cost (loop/empty measured in the same run), CI widened in quadrature
+    Column("net_per_op", Float),
+    Column("net_ci_low", Float),
+    Column("net_ci_high", Float),
+    Column("cycles_net", Float),
+    Column("cycles_net_ci_low", Float),
+    Column("cycles_net_ci_high", Float),
     Column("n_samples", Integer),
     Column("outliers", Integer),
     Column("timer_overhead", Float),  # median ticks of a back-to-back start/stop pair
@@ -99,6 +120,8 @@ samples = Table(
     Column("idx", Integer, nullable=False),
     Column("iters", BigInteger, nullable=False),
     Column("ticks", BigInteger, nullable=False),
+    Column("cal", BigInteger),  # ticks of the calibration add chain timed next to this batch
+    Column("disturbed", Integer),  # 1: a context switch or migration happened around the batch
 )
 
 meta = Table("meta", metadata, Column("key", String(40), primary_key=True), Column("value", String(255)))
@@ -130,6 +153,32 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def _add_missing_columns(conn: Any) -> None:
+    """Bring an older database up to date: schema changes so far only add nullable columns,
+    which ALTER TABLE … ADD COLUMN does in place on SQLite and PostgreSQL alike."""
+    insp = inspect(conn)
+    for table in metadata.sorted_tables:
+        have = {c["name"] for c in insp.get_columns(table.name)}
+        for col in table.columns:
+            if col.name not in have:
+                ddl = col.type.compile(dialect=conn.dialect)
+                conn.execute(text(f'ALTER TABLE {table.name} ADD COLUMN "{col.name}" {ddl}'))
+
+
+def _guard(fn: Callable[..., T]) -> Callable[..., T]:
+    """Database errors while a run is going become StoreError: one line for the user,
+    and everything committed before stays."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except SQLAlchemyError as e:
+            raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
+
+    return wrapper
+
+
 class Store:
     """Open (creating if needed) the database at ``url`` (None: default_url())."""
 
@@ -148,16 +197,21 @@ class Store:
                     conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
                 elif int(row[0]) > SCHEMA_VERSION:
                     raise StoreError(f"database {self.url} has schema {row[0]}, newer than this cyclebench")
+                elif int(row[0]) < SCHEMA_VERSION:
+                    _add_missing_columns(conn)
+                    conn.execute(update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
         except (SQLAlchemyError, OSError, ValueError) as e:
             raise StoreError(f"cannot open database {self.url}: {str(e).splitlines()[0]}") from e
 
     # ---- writing ----
+    @_guard
     def begin_run(self, **fields: Any) -> int:
         """Insert a run in status 'running'; returns its id."""
         values = {"started_at": now(), "status": "running", **fields}
         with self.engine.begin() as conn:
             return int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
 
+    @_guard
     def update_run(self, run_id: int, **fields: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(**fields))
@@ -165,10 +219,9 @@ class Store:
     def finish_run(self, run_id: int, status: str) -> None:
         self.update_run(run_id, status=status, finished_at=now())
 
-    def add_result(
-        self, run_id: int, fields: dict[str, Any], sample_rows: Sequence[tuple[int, int]] = ()
-    ) -> int:
-        """Insert one result and its raw samples [(iters, ticks), ...] in one transaction."""
+    @_guard
+    def add_result(self, run_id: int, fields: dict[str, Any], sample_rows: Sequence[Sequence[int | None]] = ()) -> int:
+        """Insert one result and its raw samples [(iters, ticks[, cal, disturbed]), ...] in one transaction."""
         values = {k: fields.get(k) for k in RESULT_FIELDS}
         values["variant"] = values.get("variant") or ""
         values["created_at"] = values.get("created_at") or now()
@@ -177,27 +230,32 @@ class Store:
             if sample_rows:
                 conn.execute(
                     insert(samples),
-                    [{"result_id": rid, "idx": i, "iters": int(n), "ticks": int(t)}
-                     for i, (n, t) in enumerate(sample_rows)],
+                    [{"result_id": rid, "idx": i, "iters": int(row[0]), "ticks": int(row[1]),
+                      "cal": row[2] if len(row) > 2 else None, "disturbed": row[3] if len(row) > 3 else None}
+                     for i, row in enumerate(sample_rows)],
                 )
         return rid
 
     # ---- reading ----
+    @_guard
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
         return dict(row) if row else None
 
+    @_guard
     def last_run_id(self) -> int | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(runs.c.id).order_by(runs.c.id.desc()).limit(1)).first()
         return int(row[0]) if row else None
 
+    @_guard
     def list_runs(self, limit: int = 20) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(runs).order_by(runs.c.id.desc()).limit(limit)).mappings().all()
         return [dict(r) for r in rows]
 
+    @_guard
     def results(self, run_id: int) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -205,10 +263,12 @@ class Store:
             ).mappings().all()
         return [dict(r) for r in rows]
 
-    def samples(self, result_id: int) -> list[tuple[int, int]]:
+    @_guard
+    def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None]]:
+        """Raw samples of a result, in measurement order: (iters, ticks, cal, disturbed)."""
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(samples.c.iters, samples.c.ticks).where(samples.c.result_id == result_id)
-                .order_by(samples.c.idx)
+                select(samples.c.iters, samples.c.ticks, samples.c.cal, samples.c.disturbed)
+                .where(samples.c.result_id == result_id).order_by(samples.c.idx)
             ).all()
-        return [(int(a), int(b)) for a, b in rows]
+        return [(int(a), int(b), c, d) for a, b, c, d in rows]

@@ -5,15 +5,12 @@
  *   runner --list                      {"type":"bench",...} per benchmark
  *   runner --calibrate                 {"type":"calibration",...}: timer, its cost, TSC rate
  *   runner --features                  {"type":"features",...}: what the CB_REQUIRE gates see
- *   runner --run NAME [--param P] ...  {"type":"result"|"skip"|"fail"|"error",...}
- * Exit status: 0 when the line describes the outcome (even skip/fail), 2 on bad usage.
- *
- * How a number is made (DESIGN.md §4): the body is timed in whole batches of n
- * operations; n runs over a ladder k·n_base (k = 1..K, shuffled anew every round) so
- * the analysis can fit ticks = fixed + per_op·n and separate the per-op cost from the
- * fixed cost of the timer and the call (the "loop overhead" syscall_timing suffers from
- * in seed 000). n_base is sized so the smallest batch lasts at least --min-batch-ns and
- * the whole sampling lasts about --min-time.
+ *   runner --run NAME [--param P] [--run NAME2 [--param P2] ...] [options]
+ *                                      {"type":"result"|"skip"|"fail"|"error",...} per --run;
+ *                                      several --run are measured interleaved (measure.c)
+ *   --fifo PRIO                        SCHED_FIFO at PRIO, with RLIMIT_RTTIME as a safety net
+ * Exit status: 0 when the lines describe the outcome (even skip/fail), 2 on bad usage.
+ * How a number is made: measure.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,23 +25,14 @@
 #include <cpuid.h>
 #endif
 
+#include <sys/resource.h>
+
 #include "json.h"
+#include "measure.h"
 #include "registry.h"
 #include "timer.h"
 
 static FILE *out;
-static int have_rdtscp = 1;
-
-typedef struct options {
-    const char *run;
-    int64_t param;
-    int has_param;
-    int cpu;
-    double min_time, max_time, warmup;
-    uint64_t min_batch_ns;
-    int repeat, ladder;
-    uint64_t seed;
-} options;
 
 static void emit_error(const char *bench, const char *reason) {
     fputs("{\"type\":\"error\",\"bench\":", out);
@@ -55,46 +43,11 @@ static void emit_error(const char *bench, const char *reason) {
     fflush(out);
 }
 
-static void emit_outcome(const char *type, const options *o, const char *reason) {
-    fprintf(out, "{\"type\":\"%s\",\"bench\":", type);
-    cb_json_str(out, o->run);
-    if (o->has_param) fprintf(out, ",\"param\":%lld", (long long)o->param);
-    else fputs(",\"param\":null", out);
-    fputs(",\"reason\":", out);
-    cb_json_str(out, reason);
-    fputs("}\n", out);
-    fflush(out);
-}
-
-/* ---- timer cost ---- */
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static inline uint64_t timer_stop(void) { return have_rdtscp ? cb_timer_stop() : cb_timer_stop_norscp(); }
-
-/* Back-to-back start/stop pairs: the fixed cost every batch carries (seed 004 notes
- * that the cost of rdtsc itself differs between CPUs). */
-static void timer_overhead(uint64_t *min, uint64_t *median) {
-    enum { N = 1001 };
-    static uint64_t d[N];
-    for (int i = 0; i < N; i++) {
-        uint64_t t0 = cb_timer_start();
-        uint64_t t1 = timer_stop();
-        d[i] = t1 - t0;
-    }
-    qsort(d, N, sizeof d[0], cmp_u64);
-    *min = d[0];
-    *median = d[N / 2];
-}
-
 /* ---- calibration ---- */
 
 static void calibrate(void) {
     uint64_t omin, omed;
-    timer_overhead(&omin, &omed);
+    cb_timer_overhead(&omin, &omed);
     double cpuid_hz = 0, base_mhz = 0;
     int invariant = -1;
 #if defined(__x86_64__)
@@ -126,7 +79,7 @@ static void calibrate(void) {
             "\"invariant_tsc\":%d,\"cpuid_tsc_hz\":%.0f,\"cpuid_base_mhz\":%.0f,\"arch_timer_hz\":%.0f,"
             "\"measured_hz\":%.1f,\"measured_over_ns\":%llu,"
             "\"timer_overhead\":{\"min\":%llu,\"median\":%llu}}\n",
-            CB_TIMER_NAME, CB_TIMER_UNIT, have_rdtscp ? "true" : "false", invariant, cpuid_hz, base_mhz,
+            CB_TIMER_NAME, CB_TIMER_UNIT, cb_have_rdtscp ? "true" : "false", invariant, cpuid_hz, base_mhz,
             arch_hz, measured, (unsigned long long)(n1 - n0), (unsigned long long)omin,
             (unsigned long long)omed);
     fflush(out);
@@ -170,152 +123,27 @@ static void list(void) {
     fflush(out);
 }
 
-/* ---- measuring ---- */
+/* ---- real-time priority ---- */
 
-static uint64_t rng_state;
-static uint64_t rng_next(void) { /* xorshift64*: enough to shuffle a ladder */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
-}
+static int usage_error(const char *msg);
 
-static inline uint64_t timed_batch(const cb_bench *b, cb_state *s, uint64_t n) {
-    s->iters = n;
-    uint64_t t0 = cb_timer_start();
-    b->run(s);
-    uint64_t t1 = timer_stop();
-    s->total_iters += n;
-    return t1 - t0;
-}
-
-static uint64_t wall_batch(const cb_bench *b, cb_state *s, uint64_t n) {
-    uint64_t w0 = cb_now_ns();
-    timed_batch(b, s, n);
-    return cb_now_ns() - w0;
-}
-
-static int measure(const cb_bench *b, const options *o) {
-    char reason[320];
-    const cb_hook *req = cb_hook_for(b, CB_HOOK_REQUIRE);
-    if (req && req->arg) {
-        char missing[128];
-        int r = cb_missing_feature(req->arg, missing, sizeof missing);
-        if (r < 0) {
-            emit_outcome("fail", o, missing);
-            return 0;
-        }
-        if (r > 0) {
-            snprintf(reason, sizeof reason, "requires CPU feature '%s', absent here", missing);
-            emit_outcome("skip", o, reason);
-            return 0;
-        }
+/* SCHED_FIFO keeps ordinary tasks off the CPU while a batch runs. A runaway benchmark
+ * would then own the CPU, so RLIMIT_RTTIME (sched(7)) bounds the CPU time it may use
+ * without blocking: SIGXCPU at the soft limit, SIGKILL at the hard one. */
+static int set_fifo(int prio, const cb_options *o) {
+    rlim_t us = (rlim_t)((o->max_time * 3 + o->warmup + 10) * 1e6);
+    struct rlimit rl = {us, us + 1000000};
+    struct sched_param sp = {.sched_priority = prio};
+    char msg[200];
+    if (setrlimit(RLIMIT_RTTIME, &rl) != 0) {
+        snprintf(msg, sizeof msg, "--fifo: cannot set RLIMIT_RTTIME: %s", strerror(errno));
+        return usage_error(msg);
     }
-
-    cb_state s;
-    memset(&s, 0, sizeof s);
-    s.param = o->param;
-    s.name = o->run;
-    const cb_hook *setup = cb_hook_for(b, CB_HOOK_SETUP), *teardown = cb_hook_for(b, CB_HOOK_TEARDOWN);
-    const cb_hook *verify = cb_hook_for(b, CB_HOOK_VERIFY);
-    if (setup) ((cb_fn)setup->fn)(&s);
-    if (s.skip_) {
-        emit_outcome(s.skip_ == 1 ? "skip" : "fail", o, s.reason_);
-        if (teardown) ((cb_fn)teardown->fn)(&s);
-        cb_free_buffers(&s);
-        return 0;
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) {
+        snprintf(msg, sizeof msg, "--fifo: %s: SCHED_FIFO needs root or CAP_SYS_NICE (or RLIMIT_RTPRIO >= %d)",
+                 strerror(errno), prio);
+        return usage_error(msg);
     }
-
-    uint64_t start_ns = cb_now_ns();
-    const int K = o->ladder;
-    const double ladder_sum = K * (K + 1) / 2.0; /* batches per round, in units of n_base */
-    /* Sizing: double n until a batch lasts the target, then scale linearly to it. */
-    double target_ns = o->min_time * 1e9 / (ladder_sum * o->repeat);
-    if (target_ns < (double)o->min_batch_ns) target_ns = (double)o->min_batch_ns;
-    uint64_t n = 1, t = wall_batch(b, &s, 1); /* the first call also pays cold misses */
-    t = wall_batch(b, &s, 1);
-    while (t < target_ns / 2 && n < (1ull << 40)) {
-        n *= 2;
-        t = wall_batch(b, &s, n);
-    }
-    double per_op_ns = t > 0 ? (double)t / (double)n : 1.0;
-    uint64_t n_base = (uint64_t)(target_ns / per_op_ns + 0.5);
-    if (n_base < 1) n_base = 1;
-    /* Slow operations: fewer rounds rather than a run past --max-time (at least 3). */
-    int rounds = o->repeat;
-    double round_ns = ladder_sum * (double)n_base * per_op_ns;
-    if (round_ns * rounds > o->max_time * 1e9) {
-        rounds = (int)(o->max_time * 1e9 / round_ns);
-        if (rounds < 3) rounds = 3;
-    }
-    uint64_t sizing_ns = cb_now_ns() - start_ns;
-
-    /* Warm-up: caches, TLB, branch predictors and the allocator reach steady state. */
-    uint64_t w0 = cb_now_ns();
-    do timed_batch(b, &s, n_base);
-    while (cb_now_ns() - w0 < (uint64_t)(o->warmup * 1e9));
-    uint64_t warmup_ns = cb_now_ns() - w0;
-
-    uint64_t omin, omed;
-    timer_overhead(&omin, &omed);
-
-    size_t nsamples = (size_t)rounds * (size_t)K;
-    uint64_t *ns = malloc(nsamples * sizeof *ns), *ticks = malloc(nsamples * sizeof *ticks);
-    int *order = malloc((size_t)K * sizeof *order);
-    if (!ns || !ticks || !order) {
-        emit_outcome("fail", o, "runner: out of memory for samples");
-        return 0;
-    }
-    for (int k = 0; k < K; k++) order[k] = k + 1;
-    uint64_t m0 = cb_now_ns();
-    size_t idx = 0;
-    for (int r = 0; r < rounds; r++) {
-        for (int k = K - 1; k > 0; k--) { /* Fisher–Yates: no drift aligns with batch size */
-            int j = (int)(rng_next() % (uint64_t)(k + 1)), tmp = order[k];
-            order[k] = order[j];
-            order[j] = tmp;
-        }
-        for (int k = 0; k < K; k++) {
-            uint64_t nb = (uint64_t)order[k] * n_base;
-            ticks[idx] = timed_batch(b, &s, nb);
-            ns[idx++] = nb;
-        }
-    }
-    uint64_t measured_ns = cb_now_ns() - m0;
-
-    int verified = -1; /* -1: no verify hook */
-    if (verify) {
-        verified = ((cb_verify_fn)verify->fn)(&s) ? 1 : 0;
-        if (!verified && !s.skip_) cb_fail(&s, "verify hook returned false");
-    } else if (s.skip_ == 2) {
-        verified = 0;
-    }
-
-    fputs("{\"type\":\"result\",\"bench\":", out);
-    cb_json_str(out, o->run);
-    if (o->has_param) fprintf(out, ",\"param\":%lld", (long long)o->param);
-    else fputs(",\"param\":null", out);
-    fprintf(out,
-            ",\"timer\":\"%s\",\"unit\":\"%s\",\"n_base\":%llu,\"rounds\":%d,\"ladder\":%d,"
-            "\"seed\":%llu,\"sizing_ns\":%llu,\"warmup_ns\":%llu,\"measured_ns\":%llu,"
-            "\"total_iters\":%llu,\"timer_overhead\":{\"min\":%llu,\"median\":%llu},\"verified\":%s,\"reason\":",
-            CB_TIMER_NAME, CB_TIMER_UNIT, (unsigned long long)n_base, rounds, K, (unsigned long long)o->seed,
-            (unsigned long long)sizing_ns, (unsigned long long)warmup_ns, (unsigned long long)measured_ns,
-            (unsigned long long)s.total_iters, (unsigned long long)omin, (unsigned long long)omed,
-            verified < 0 ? "null" : verified ? "true" : "false");
-    cb_json_str(out, s.skip_ == 2 ? s.reason_ : NULL);
-    fputs(",\"n\":", out);
-    cb_json_u64_array(out, ns, idx);
-    fputs(",\"ticks\":", out);
-    cb_json_u64_array(out, ticks, idx);
-    fputs("}\n", out);
-    fflush(out);
-
-    if (teardown) ((cb_fn)teardown->fn)(&s);
-    cb_free_buffers(&s);
-    free(ns);
-    free(ticks);
-    free(order);
     return 0;
 }
 
@@ -349,11 +177,13 @@ int main(int argc, char **argv) {
     }
     dup2(2, 1); /* anything a benchmark prints goes to stderr, never into the protocol */
 #if defined(__x86_64__)
-    have_rdtscp = cb_cpu_has("rdtscp") == 1;
+    cb_have_rdtscp = cb_cpu_has("rdtscp") == 1;
 #endif
 
-    options o = {.cpu = -1, .min_time = 0.05, .max_time = 10, .warmup = 0.01, .min_batch_ns = 2000,
-                 .repeat = 40, .ladder = 8, .seed = 0};
+    cb_options o = {.min_time = 0.05, .max_time = 10, .warmup = 0.01, .min_batch_ns = 2000, .repeat = 40,
+                    .ladder = 8, .seed = 0};
+    static cb_request req[CB_MAX_JOBS];
+    int nreq = 0, cpu = -1, fifo = 0;
     int do_list = 0, do_cal = 0, do_features = 0;
     static const struct option longopts[] = {
         {"list", no_argument, 0, 'l'},          {"calibrate", no_argument, 0, 'c'},
@@ -363,7 +193,7 @@ int main(int argc, char **argv) {
         {"max-time", required_argument, 0, 'T'}, {"warmup", required_argument, 0, 'w'},
         {"min-batch-ns", required_argument, 0, 'b'}, {"repeat", required_argument, 0, 'R'},
         {"ladder", required_argument, 0, 'L'},  {"seed", required_argument, 0, 's'},
-        {0, 0, 0, 0}};
+        {"fifo", required_argument, 0, 'F'},  {0, 0, 0, 0}};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -373,14 +203,22 @@ int main(int argc, char **argv) {
         case 'l': do_list = 1; break;
         case 'c': do_cal = 1; break;
         case 'f': do_features = 1; break;
-        case 'r': o.run = optarg; break;
+        case 'r':
+            if (nreq == CB_MAX_JOBS) return usage_error("too many --run (at most 16)");
+            req[nreq++] = (cb_request){optarg, 0, 0};
+            break;
         case 'p':
-            if (!parse_i64(optarg, &o.param)) return usage_error("--param: not an integer");
-            o.has_param = 1;
+            if (!nreq) return usage_error("--param must follow a --run");
+            if (!parse_i64(optarg, &req[nreq - 1].param)) return usage_error("--param: not an integer");
+            req[nreq - 1].has_param = 1;
             break;
         case 'C':
             if (!parse_i64(optarg, &v) || v < 0) return usage_error("--cpu: not a CPU number");
-            o.cpu = (int)v;
+            cpu = (int)v;
+            break;
+        case 'F':
+            if (!parse_i64(optarg, &v) || v < 1 || v > 99) return usage_error("--fifo: priority 1..99");
+            fifo = (int)v;
             break;
         case 't': if (!parse_double(optarg, &o.min_time)) return usage_error("--min-time: bad number"); break;
         case 'T': if (!parse_double(optarg, &o.max_time)) return usage_error("--max-time: bad number"); break;
@@ -409,16 +247,17 @@ int main(int argc, char **argv) {
                  orphan->name ? orphan->name : "*");
         return usage_error(msg);
     }
-    if (o.cpu >= 0) {
+    if (cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(o.cpu, &set);
+        CPU_SET(cpu, &set);
         if (sched_setaffinity(0, sizeof set, &set) != 0) {
             char msg[128];
-            snprintf(msg, sizeof msg, "cannot pin to CPU %d: %s", o.cpu, strerror(errno));
+            snprintf(msg, sizeof msg, "cannot pin to CPU %d: %s", cpu, strerror(errno));
             return usage_error(msg);
         }
     }
+    if (fifo && set_fifo(fifo, &o) != 0) return 2;
     if (do_list) {
         list();
         return 0;
@@ -431,17 +270,24 @@ int main(int argc, char **argv) {
         calibrate();
         return 0;
     }
-    if (!o.run) return usage_error("nothing to do: --list, --calibrate or --run NAME");
-    const cb_bench *b = cb_find(o.run);
-    if (!b) {
+    if (!nreq) return usage_error("nothing to do: --list, --calibrate or --run NAME");
+    for (int i = 0; i < nreq; i++) {
+        const cb_bench *b = cb_find(req[i].name);
         char msg[300];
-        snprintf(msg, sizeof msg, "unknown benchmark '%.200s'", o.run);
-        emit_error(o.run, msg);
-        return 2;
+        if (!b) {
+            snprintf(msg, sizeof msg, "unknown benchmark '%.200s'", req[i].name);
+            emit_error(req[i].name, msg);
+            return 2;
+        }
+        if (b->nparams && !req[i].has_param) {
+            snprintf(msg, sizeof msg, "%.200s takes --param", req[i].name);
+            return usage_error(msg);
+        }
+        if (!b->nparams && req[i].has_param) {
+            snprintf(msg, sizeof msg, "%.200s takes no --param", req[i].name);
+            return usage_error(msg);
+        }
     }
-    if (b->nparams && !o.has_param) return usage_error("this benchmark takes --param");
-    if (!b->nparams && o.has_param) return usage_error("this benchmark takes no --param");
-    rng_state = o.seed ? o.seed : (cb_now_ns() | 1);
-    if (!o.seed) o.seed = rng_state;
-    return measure(b, &o);
+    if (!o.seed) o.seed = cb_now_ns() | 1;
+    return cb_measure(out, req, nreq, &o);
 }

@@ -2,7 +2,9 @@
 
 Columns: benchmark, param, per-op cost (slope of batch time vs batch size, stats.py) ±
 half-width of its 95% CI, min (lowest per-sample cost, net of the fixed batch cost), the
-robust CV of per-sample costs (scaled MAD / median), the unit, ns/op, and notes.
+robust CV of per-sample costs (scaled MAD / median), the unit, the same cost in cycles~
+(core cycles estimated by the add-chain calibration, calibrate.py) ± CI, ns/op, and notes.
+With net=True the two costs are shown net of the loop's own cost (loop/empty).
 A row that has no number says why (skipped, crashed, ...).
 """
 
@@ -18,6 +20,7 @@ from rich.table import Table
 STATUS_STYLE = {"ok": "", "invalid": "red", "skipped": "yellow", "failed": "red", "crashed": "red",
                 "timeout": "red", "error": "red"}
 WIDE_CI = 0.05  # CI half-width above 5% of the value: flagged
+CHAIN_DISAGREEMENT = 0.03  # imul- and add-chain clocks differing by more: cycles~ flagged
 
 
 def fmt(x: float | None) -> str:
@@ -32,6 +35,12 @@ def fmt(x: float | None) -> str:
     if a >= 1:
         return f"{x:.2f}"
     return f"{x:.3f}"
+
+
+def _half(r: dict[str, Any], lo: str, hi: str) -> float | None:
+    if r.get(lo) is None or r.get(hi) is None:
+        return None
+    return (r[hi] - r[lo]) / 2
 
 
 def fmt_ci(x: float | None) -> str:
@@ -50,20 +59,28 @@ def notes(row: dict[str, Any]) -> str:
     if per_op and low is not None and high is not None and per_op > 0 and (high - low) / 2 / per_op > WIDE_CI:
         out.append("wide CI")
     n, k = row.get("n_samples") or 0, row.get("outliers") or 0
-    if n and k / n > 0.05:
+    if n and k / n > 0.10:
         out.append(f"{k}/{n} outliers")
+    if row.get("n_disturbed"):
+        out.append(f"{row['n_disturbed']} disturbed dropped")
+    agree = row.get("chain_agreement")
+    if agree is not None and abs(agree - 1) > CHAIN_DISAGREEMENT:
+        out.append(f"cycles~ doubtful (imul/add clock {agree:.2f})")
     return ", ".join(out)
 
 
-def results_table(rows: Iterable[dict[str, Any]], title: str | None = None) -> Table:
+def results_table(rows: Iterable[dict[str, Any]], title: str | None = None, net: bool = False) -> Table:
+    """net: show per-op figures net of the loop's own cost (loop/empty of the same run)."""
     table = Table(title=title, header_style="bold", show_lines=False)
     table.add_column("benchmark", no_wrap=True)
     table.add_column("param", justify="right", no_wrap=True)
-    table.add_column("per op", justify="right", no_wrap=True)
+    table.add_column("net per op" if net else "per op", justify="right", no_wrap=True)
     table.add_column("±CI95", justify="right", no_wrap=True)
     table.add_column("min", justify="right", no_wrap=True)
     table.add_column("rCV", justify="right", no_wrap=True)
     table.add_column("unit", no_wrap=True)
+    table.add_column("cycles~" + (" net" if net else ""), justify="right", no_wrap=True)
+    table.add_column("±CI95", justify="right", no_wrap=True)
     table.add_column("ns/op", justify="right", no_wrap=True)
     table.add_column("notes", overflow="fold", min_width=12)
     group = None
@@ -75,20 +92,25 @@ def results_table(rows: Iterable[dict[str, Any]], title: str | None = None) -> T
         name = r["bench"] + (f" [{r['variant']}]" if r.get("variant") else "")
         param = "" if r.get("param") is None else str(r["param"])
         if r.get("per_op") is not None and r.get("status") in ("ok", "invalid"):
-            half = (r["ci_high"] - r["ci_low"]) / 2 if r.get("ci_high") is not None else None
+            p, lo, hi = ("net_per_op", "net_ci_low", "net_ci_high") if net else ("per_op", "ci_low", "ci_high")
+            c, clo, chi = (("cycles_net", "cycles_net_ci_low", "cycles_net_ci_high") if net
+                           else ("cycles_per_op", "cycles_ci_low", "cycles_ci_high"))
             cv = r.get("rcv")
-            cells = [fmt(r["per_op"]), fmt_ci(half), fmt(r.get("min")),
-                     "-" if cv is None else f"{100 * cv:.1f}%", r.get("unit") or "", fmt(r.get("ns_per_op"))]
+            cells = [fmt(r.get(p)), fmt_ci(_half(r, lo, hi)), fmt(r.get("min")),
+                     "-" if cv is None else f"{100 * cv:.1f}%", r.get("unit") or "",
+                     fmt(r.get(c)), fmt_ci(_half(r, clo, chi)), fmt(r.get("ns_per_op"))]
             if r.get("status") == "invalid":
                 cells = [f"[strike]{c}[/strike]" if c not in ("", "-") else c for c in cells]
         else:
-            cells = ["-", "-", "-", "-", r.get("unit") or "", "-"]
+            cells = ["-", "-", "-", "-", r.get("unit") or "", "-", "-", "-"]
         table.add_row(name, param, *cells, notes(r), style=style)
     return table
 
 
-def print_results(rows: Iterable[dict[str, Any]], console: Console | None = None, title: str | None = None) -> None:
-    (console or Console()).print(results_table(rows, title))
+def print_results(
+    rows: Iterable[dict[str, Any]], console: Console | None = None, title: str | None = None, net: bool = False
+) -> None:
+    (console or Console()).print(results_table(rows, title, net))
 
 
 def calibration_line(cal: dict[str, Any] | None) -> str:

@@ -1,0 +1,51 @@
+/* chain.h — core-clock calibration by dependent chains (DESIGN.md §4).
+ *
+ * Without a PMU, the core clock is estimated from a chain of register-register adds:
+ * each add needs the previous result, so the chain runs at one add per core cycle on
+ * every x86-64 and arm64 core in use (1-cycle integer add latency). Timed with the TSC,
+ * CB_CHAIN_ADDS / ticks = core cycles per TSC tick at that moment; a per-op cost in ticks
+ * times that ratio is in core cycles (`cycles~`, an estimate).
+ *   - reg-reg add, never add $imm: Intel Golden Cove folds immediate adds at rename
+ *     (300 of them ran in 41 TSC ticks on this project's VM, against 230 for reg-reg).
+ *   - a loop of 8 × 256 adds keeps the code at ~1 KiB, out of the benchmark's way in the
+ *     I-cache; the loop counter is not on the dependency chain, so it is free.
+ *   - the imul chain (3-cycle latency on Intel since Nehalem and AMD since K8) cross-checks
+ *     the add chain: both must give the same clock, or the estimate is not trusted.
+ * Limits: a clock change inside a batch is averaged, not seen; an SMT sibling's load slows
+ * the chain and the benchmark alike (a ratio that no longer means the clock).
+ */
+#ifndef CB_CHAIN_H
+#define CB_CHAIN_H
+
+#include <stdint.h>
+
+#define CB_CHAIN_ADDS 2048 /* 8 × 256 */
+#define CB_CHAIN_IMULS 512 /* 4 × 128, 3 cycles each */
+#define CB_IMUL_LATENCY 3
+
+#if defined(__x86_64__)
+#define CB_HAVE_CHAIN 1
+#define CB_ADD256 ".rept 256\n\tadd %0, %0\n\t.endr"
+#define CB_IMUL128 ".rept 128\n\timul %0, %0\n\t.endr"
+#elif defined(__aarch64__)
+#define CB_HAVE_CHAIN 1
+#define CB_ADD256 ".rept 256\n\tadd %0, %0, %0\n\t.endr"
+#define CB_IMUL128 ".rept 128\n\tmul %0, %0, %0\n\t.endr"
+#else
+#define CB_HAVE_CHAIN 0
+#endif
+
+#if CB_HAVE_CHAIN
+static __attribute__((noinline)) void cb_add_chain(uint64_t *v) {
+    uint64_t x = *v;
+    for (int i = 0; i < CB_CHAIN_ADDS / 256; i++) __asm__ volatile(CB_ADD256 : "+r"(x));
+    *v = x;
+}
+static __attribute__((noinline)) void cb_imul_chain(uint64_t *v) {
+    uint64_t x = *v | 1;
+    for (int i = 0; i < CB_CHAIN_IMULS / 128; i++) __asm__ volatile(CB_IMUL128 : "+r"(x));
+    *v = x;
+}
+#endif
+
+#endif

@@ -1,0 +1,302 @@
+/* measure.c — how a number is made (DESIGN.md §4).
+ *
+ * The body is timed in whole batches of n operations; n runs over a ladder k·n_base
+ * (k = 1..K, shuffled anew every round) so the analysis can fit ticks = fixed + per_op·n
+ * and separate the per-op cost from the fixed cost of the timer and the call (the loop
+ * overhead that made syscall_timing read 20% low in seed 000). n_base is sized so the
+ * smallest batch lasts at least min_batch_ns and the sampling lasts about min_time.
+ *
+ * Next to every batch, outside its timed interval:
+ *   - an add chain is timed (chain.h): core cycles per TSC tick at that moment;
+ *   - context switches and migrations are read (disturb.h): was the batch disturbed?
+ * With several benchmarks, round r runs them forward when r is even and backward when
+ * odd (ABBA), so each sees the same drift on average and their samples pair by round.
+ */
+#define _GNU_SOURCE
+#include "measure.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "disturb.h"
+#include "json.h"
+#include "registry.h"
+#include "timer.h"
+
+int cb_have_rdtscp = 1;
+
+static inline uint64_t timer_stop(void) { return cb_have_rdtscp ? cb_timer_stop() : cb_timer_stop_norscp(); }
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void cb_timer_overhead(uint64_t *min, uint64_t *median) {
+    enum { N = 1001 };
+    static uint64_t d[N];
+    for (int i = 0; i < N; i++) {
+        uint64_t t0 = cb_timer_start();
+        uint64_t t1 = timer_stop();
+        d[i] = t1 - t0;
+    }
+    qsort(d, N, sizeof d[0], cmp_u64);
+    *min = d[0];
+    *median = d[N / 2];
+}
+
+static uint64_t rng_state;
+static uint64_t rng_next(void) { /* xorshift64*: enough to shuffle a ladder */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+
+typedef struct job {
+    const cb_request *req;
+    const cb_bench *b;
+    cb_state s;
+    const cb_hook *teardown, *verify;
+    int active;  /* set up, measuring */
+    uint64_t n_base, sizing_ns, warmup_ns, measured_ns;
+    int rounds;
+    double per_op_ns;
+    uint64_t *n, *ticks, *cal;
+    unsigned char *disturbed;
+    size_t idx;
+} job;
+
+static void emit_outcome(FILE *out, const char *type, const cb_request *r, const char *reason) {
+    fprintf(out, "{\"type\":\"%s\",\"bench\":", type);
+    cb_json_str(out, r->name);
+    if (r->has_param) fprintf(out, ",\"param\":%lld", (long long)r->param);
+    else fputs(",\"param\":null", out);
+    fputs(",\"reason\":", out);
+    cb_json_str(out, reason);
+    fputs("}\n", out);
+    fflush(out);
+}
+
+static inline uint64_t timed_batch(const cb_bench *b, cb_state *s, uint64_t n) {
+    s->iters = n;
+    uint64_t t0 = cb_timer_start();
+    b->run(s);
+    uint64_t t1 = timer_stop();
+    s->total_iters += n;
+    return t1 - t0;
+}
+
+static uint64_t wall_batch(const cb_bench *b, cb_state *s, uint64_t n) {
+    uint64_t w0 = cb_now_ns();
+    timed_batch(b, s, n);
+    return cb_now_ns() - w0;
+}
+
+static uint64_t chain_ticks(int imul) {
+#if CB_HAVE_CHAIN
+    static uint64_t v = 1;
+    uint64_t t0 = cb_timer_start();
+    if (imul) cb_imul_chain(&v);
+    else cb_add_chain(&v);
+    return timer_stop() - t0;
+#else
+    (void)imul;
+    return 0;
+#endif
+}
+
+/* Feature gate and setup. Returns 1 when the job is ready to measure. */
+static int job_setup(FILE *out, job *j) {
+    char reason[320];
+    const cb_hook *req = cb_hook_for(j->b, CB_HOOK_REQUIRE);
+    if (req && req->arg) {
+        char missing[128];
+        int r = cb_missing_feature(req->arg, missing, sizeof missing);
+        if (r < 0) {
+            emit_outcome(out, "fail", j->req, missing);
+            return 0;
+        }
+        if (r > 0) {
+            snprintf(reason, sizeof reason, "requires CPU feature '%s', absent here", missing);
+            emit_outcome(out, "skip", j->req, reason);
+            return 0;
+        }
+    }
+    memset(&j->s, 0, sizeof j->s);
+    j->s.param = j->req->param;
+    j->s.name = j->req->name;
+    const cb_hook *setup = cb_hook_for(j->b, CB_HOOK_SETUP);
+    j->teardown = cb_hook_for(j->b, CB_HOOK_TEARDOWN);
+    j->verify = cb_hook_for(j->b, CB_HOOK_VERIFY);
+    if (setup) ((cb_fn)setup->fn)(&j->s);
+    if (j->s.skip_) {
+        emit_outcome(out, j->s.skip_ == 1 ? "skip" : "fail", j->req, j->s.reason_);
+        if (j->teardown) ((cb_fn)j->teardown->fn)(&j->s);
+        cb_free_buffers(&j->s);
+        return 0;
+    }
+    return 1;
+}
+
+/* Sizing: double n until a batch lasts half the target, then scale linearly to it. */
+static void job_size(job *j, const cb_options *o) {
+    uint64_t start = cb_now_ns();
+    const double ladder_sum = o->ladder * (o->ladder + 1) / 2.0; /* batches per round, in n_base units */
+    double target_ns = o->min_time * 1e9 / (ladder_sum * o->repeat);
+    if (target_ns < (double)o->min_batch_ns) target_ns = (double)o->min_batch_ns;
+    uint64_t n = 1;
+    wall_batch(j->b, &j->s, 1); /* the first call also pays cold misses */
+    uint64_t t = wall_batch(j->b, &j->s, 1);
+    while (t < target_ns / 2 && n < (1ull << 40)) {
+        n *= 2;
+        t = wall_batch(j->b, &j->s, n);
+    }
+    j->per_op_ns = t > 0 ? (double)t / (double)n : 1.0;
+    j->n_base = (uint64_t)(target_ns / j->per_op_ns + 0.5);
+    if (j->n_base < 1) j->n_base = 1;
+    /* Slow operations: fewer rounds rather than a run past max_time (at least 3). */
+    j->rounds = o->repeat;
+    double round_ns = ladder_sum * (double)j->n_base * j->per_op_ns;
+    if (round_ns * j->rounds > o->max_time * 1e9) {
+        j->rounds = (int)(o->max_time * 1e9 / round_ns);
+        if (j->rounds < 3) j->rounds = 3;
+    }
+    j->sizing_ns = cb_now_ns() - start;
+}
+
+/* Warm-up: caches, TLB, branch predictors and the allocator reach steady state. */
+static void job_warmup(job *j, const cb_options *o) {
+    uint64_t w0 = cb_now_ns();
+    do timed_batch(j->b, &j->s, j->n_base);
+    while (cb_now_ns() - w0 < (uint64_t)(o->warmup * 1e9));
+    j->warmup_ns = cb_now_ns() - w0;
+}
+
+static void job_round(job *j, int K, int *order, cb_disturb *d) {
+    for (int k = K - 1; k > 0; k--) { /* Fisher–Yates: no drift lines up with batch size */
+        int r = (int)(rng_next() % (uint64_t)(k + 1)), tmp = order[k];
+        order[k] = order[r];
+        order[r] = tmp;
+    }
+    uint64_t m0 = cb_now_ns();
+    for (int k = 0; k < K; k++) {
+        uint64_t nb = (uint64_t)order[k] * j->n_base;
+        cb_disturb_changed(d);
+        j->ticks[j->idx] = timed_batch(j->b, &j->s, nb);
+        j->cal[j->idx] = chain_ticks(0);
+        j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
+        j->n[j->idx++] = nb;
+    }
+    j->measured_ns += cb_now_ns() - m0;
+}
+
+static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d, uint64_t omin, uint64_t omed,
+                     const uint64_t imul[2], const uint64_t add[2]) {
+    int verified = -1; /* -1: no verify hook */
+    if (j->verify) {
+        verified = ((cb_verify_fn)j->verify->fn)(&j->s) ? 1 : 0;
+        if (!verified && !j->s.skip_) cb_fail(&j->s, "verify hook returned false");
+    } else if (j->s.skip_ == 2) {
+        verified = 0;
+    }
+    fputs("{\"type\":\"result\",\"bench\":", out);
+    cb_json_str(out, j->req->name);
+    if (j->req->has_param) fprintf(out, ",\"param\":%lld", (long long)j->req->param);
+    else fputs(",\"param\":null", out);
+    fprintf(out,
+            ",\"timer\":\"%s\",\"unit\":\"%s\",\"n_base\":%llu,\"rounds\":%d,\"ladder\":%d,"
+            "\"seed\":%llu,\"sizing_ns\":%llu,\"warmup_ns\":%llu,\"measured_ns\":%llu,"
+            "\"total_iters\":%llu,\"timer_overhead\":{\"min\":%llu,\"median\":%llu},"
+            "\"disturb_source\":\"%s\",\"chain\":{\"kind\":\"%s\",\"adds\":%d,\"imuls\":%d,\"imul_latency\":%d,"
+            "\"imul_ticks\":[%llu,%llu],\"add_ticks\":[%llu,%llu]},\"verified\":%s,\"reason\":",
+            CB_TIMER_NAME, CB_TIMER_UNIT, (unsigned long long)j->n_base, j->rounds, o->ladder,
+            (unsigned long long)o->seed, (unsigned long long)j->sizing_ns, (unsigned long long)j->warmup_ns,
+            (unsigned long long)j->measured_ns, (unsigned long long)j->s.total_iters, (unsigned long long)omin,
+            (unsigned long long)omed, cb_disturb_source(d), CB_HAVE_CHAIN ? "add" : "none", CB_CHAIN_ADDS,
+            CB_CHAIN_IMULS, CB_IMUL_LATENCY, (unsigned long long)imul[0], (unsigned long long)imul[1],
+            (unsigned long long)add[0], (unsigned long long)add[1], verified < 0 ? "null" : verified ? "true" : "false");
+    cb_json_str(out, j->s.skip_ == 2 ? j->s.reason_ : NULL);
+    fputs(",\"n\":", out);
+    cb_json_u64_array(out, j->n, j->idx);
+    fputs(",\"ticks\":", out);
+    cb_json_u64_array(out, j->ticks, j->idx);
+    fputs(",\"cal\":", out);
+    if (CB_HAVE_CHAIN) cb_json_u64_array(out, j->cal, j->idx);
+    else fputs("null", out);
+    fputs(",\"disturbed\":[", out);
+    for (size_t i = 0; i < j->idx; i++) fprintf(out, i ? ",%d" : "%d", j->disturbed[i]);
+    fputs("]}\n", out);
+    fflush(out);
+}
+
+/* The chains timed a few times back to back; the lowest is the least disturbed. */
+static void chain_pair(uint64_t *add, uint64_t *imul) {
+    *add = *imul = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t a = chain_ticks(0), m = chain_ticks(1);
+        if (a < *add) *add = a;
+        if (m < *imul) *imul = m;
+    }
+}
+
+int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) {
+    static job jobs[CB_MAX_JOBS];
+    int K = o->ladder, rounds = 0, nactive = 0;
+    rng_state = o->seed | 1;
+    cb_disturb d;
+    cb_disturb_open(&d);
+    for (int i = 0; i < nreq; i++) {
+        job *j = &jobs[i];
+        memset(j, 0, sizeof *j);
+        j->req = &req[i];
+        j->b = cb_find(req[i].name);
+        if (!job_setup(out, j)) continue;
+        j->active = 1;
+        job_size(j, o);
+        rounds = nactive++ ? (j->rounds < rounds ? j->rounds : rounds) : j->rounds;
+    }
+    int *order = malloc((size_t)K * sizeof *order);
+    for (int i = 0; i < nreq; i++) {
+        job *j = &jobs[i];
+        if (!j->active) continue;
+        size_t cap = (size_t)rounds * (size_t)K;
+        j->rounds = rounds;
+        j->n = malloc(cap * sizeof *j->n);
+        j->ticks = malloc(cap * sizeof *j->ticks);
+        j->cal = malloc(cap * sizeof *j->cal);
+        j->disturbed = malloc(cap);
+        if (!order || !j->n || !j->ticks || !j->cal || !j->disturbed) {
+            emit_outcome(out, "fail", j->req, "runner: out of memory for samples");
+            j->active = 0;
+            continue;
+        }
+        job_warmup(j, o);
+    }
+    uint64_t omin, omed, add[2], imul[2];
+    cb_timer_overhead(&omin, &omed);
+    chain_pair(&add[0], &imul[0]);
+    for (int r = 0; r < rounds; r++) {
+        for (int i = 0; i < nreq; i++) {
+            job *j = &jobs[r % 2 ? nreq - 1 - i : i]; /* ABBA */
+            if (!j->active) continue;
+            for (int k = 0; k < K; k++) order[k] = k + 1;
+            job_round(j, K, order, &d);
+        }
+    }
+    chain_pair(&add[1], &imul[1]);
+    for (int i = 0; i < nreq; i++) {
+        job *j = &jobs[i];
+        if (!j->active) continue;
+        job_emit(out, j, o, &d, omin, omed, imul, add);
+        if (j->teardown) ((cb_fn)j->teardown->fn)(&j->s);
+        cb_free_buffers(&j->s);
+        free(j->n);
+        free(j->ticks);
+        free(j->cal);
+        free(j->disturbed);
+    }
+    free(order);
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* measure.h — measuring one or more benchmarks, interleaved, in one process. */
+#ifndef CB_MEASURE_H
+#define CB_MEASURE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define CB_MAX_JOBS 16
+
+typedef struct cb_options {
+    double min_time, max_time, warmup;
+    uint64_t min_batch_ns;
+    int repeat, ladder;
+    uint64_t seed;
+} cb_options;
+
+typedef struct cb_request {
+    const char *name;
+    int64_t param;
+    int has_param;
+} cb_request;
+
+extern int cb_have_rdtscp;
+
+/* Measures every request; with several, their rounds are interleaved in alternating
+ * order (ABBA…), so slow drift of the machine hits them alike. One JSON line per request
+ * on `out`. Returns 0. */
+int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o);
+
+/* Back-to-back start/stop pairs: the fixed cost every timed batch carries. */
+void cb_timer_overhead(uint64_t *min, uint64_t *median);
+
+#endif
