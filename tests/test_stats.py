@@ -66,3 +66,19 @@ def test_round_median_uses_rounds_and_catches_drift() -> None:
     flat = estimate(*ladder(3.0, 100.0, 2.0), group=8)
     assert flat.ci_high - flat.ci_low < 0.01
     assert estimate(n[:16], t[:16], group=8).method == "theil-sen"  # 2 rounds: too few
+
+
+def test_paired_comparison_verdicts() -> None:
+    from cyclebench.compare import paired
+
+    rng = np.random.default_rng(5)
+    drift = np.linspace(300, 330, 40)  # both sides drift alike, round by round
+    a = drift + rng.normal(0, 0.2, 40)
+    same = paired(a, drift + rng.normal(0, 0.2, 40))
+    assert same.verdict == "~"
+    plus_one = paired(a, drift + 1 + rng.normal(0, 0.2, 40))
+    assert plus_one.verdict == "slower" and plus_one.ci_low < 1.0 < plus_one.ci_high
+    tiny = paired(a, a + 0.1 + rng.normal(0, 0.02, 40))  # real but inside the 0.25 margin
+    assert tiny.p < 0.002 and tiny.verdict == "~"
+    with pytest.raises(ValueError):
+        paired(a[:5], a[:5])

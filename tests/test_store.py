@@ -19,7 +19,8 @@ def test_old_database_gains_new_columns(tmp_path: Path) -> None:
         CREATE TABLE results (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, bench VARCHAR(255) NOT NULL,
             variant VARCHAR(255) NOT NULL, status VARCHAR(20) NOT NULL, created_at VARCHAR(40) NOT NULL,
             per_op FLOAT);
-        INSERT INTO results (run_id, bench, variant, status, created_at, per_op) VALUES (1, 'x/y', '', 'ok', 'now', 3.5);
+        INSERT INTO results (run_id, bench, variant, status, created_at, per_op)
+            VALUES (1, 'x/y', '', 'ok', 'now', 3.5);
     """)
     con.commit()
     con.close()

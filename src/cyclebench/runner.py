@@ -155,9 +155,16 @@ class Runner:
         Never raises for the benchmark's own faults (crash, hang, failed verify): those
         come back as an Outcome. KeyboardInterrupt kills the child and propagates.
         """
-        args = ["--run", bench, *opts.argv()]
-        if param is not None:
-            args += ["--param", str(param)]
+        return self.run_many([(bench, param)], opts, timeout)[0]
+
+    def run_many(self, items: list[tuple[str, int | None]], opts: MeasureOptions, timeout: float) -> list[Outcome]:
+        """Measure several benchmarks interleaved in one process (round r runs them forward
+        when r is even, backward when odd), so their rounds pair up for a paired comparison.
+        The same name may appear twice (an A/A test). One Outcome per item, in order; a crash
+        or a timeout is reported on every item that had no result yet."""
+        args = [*opts.argv()]
+        for bench, param in items:
+            args += ["--run", bench] + (["--param", str(param)] if param is not None else [])
         t0 = time.monotonic()
         proc = subprocess.Popen(
             self._argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -176,18 +183,33 @@ class Runner:
             raise
         wall = time.monotonic() - t0
         lines = _parse_lines(stdout)
+        finals = [ln for ln in lines if ln.get("type") in ("result", "skip", "fail", "error")]
+        outcomes = []
+        for i, (bench, param) in enumerate(items):
+            # lines come in request order; a request that never got one shares the process's fate
+            mine = [ln for ln in finals if ln.get("bench") == bench and ln.get("param") == param]
+            k = sum(1 for b, p in items[:i] if (b, p) == (bench, param))
+            final = mine[k] if k < len(mine) else (finals[0] if finals and finals[0]["type"] == "error" else None)
+            outcomes.append(self._outcome(bench, param, final, proc.returncode, timed_out, timeout, stderr, wall,
+                                          lines))
+        return outcomes
+
+    @staticmethod
+    def _outcome(bench: str, param: int | None, final: dict[str, Any] | None, returncode: int, timed_out: bool,
+                 timeout: float, stderr: str, wall: float, lines: list[dict[str, Any]]) -> Outcome:
         outcome = Outcome(bench, param, ERROR, stderr=stderr[-4000:], wall_s=wall, lines=lines)
-        final = next((ln for ln in reversed(lines) if ln.get("type") in ("result", "skip", "fail", "error")), None)
         if timed_out:
             outcome.status, outcome.reason = TIMEOUT, f"timed out after {timeout:g} s (killed)"
-        elif proc.returncode < 0:
+        elif returncode < 0:
             outcome.status = CRASHED
-            outcome.reason = f"crashed: {_signal_name(-proc.returncode)}"
+            outcome.reason = f"crashed: {_signal_name(-returncode)}"
             tail = _last_stderr_line(stderr)
             if tail:
                 outcome.reason += f" ({tail})"
-        elif final is None:
-            outcome.reason = f"runner exited {proc.returncode} without a result: {_last_stderr_line(stderr)}"
+        if outcome.status != ERROR or outcome.reason:
+            return outcome
+        if final is None:
+            outcome.reason = f"runner exited {returncode} without a result: {_last_stderr_line(stderr)}"
         elif final["type"] == "result":
             outcome.result = final
             if final.get("verified") is False or final.get("reason"):
@@ -201,8 +223,8 @@ class Runner:
             outcome.status, outcome.reason = FAILED, final.get("reason")
         else:
             outcome.status, outcome.reason = ERROR, final.get("reason")
-        if proc.returncode not in (0, None) and proc.returncode > 0 and outcome.status == OK:
-            outcome.status, outcome.reason = ERROR, f"runner exited {proc.returncode} after its result"
+        if returncode > 0 and outcome.status == OK:
+            outcome.status, outcome.reason = ERROR, f"runner exited {returncode} after its result"
         return outcome
 
 

@@ -117,7 +117,8 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[s
     fields.update(est.to_dict())
     fields["ns_per_op"] = est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op
     if ratio is not None:
-        cyc = estimate(n, np.where(keep, t * np.nan_to_num(ratio), 0.0), seed=seed, group=group, keep=keep)
+        smooth = calibrate.round_ratio(np.where(keep, ratio, np.nan), group)
+        cyc = estimate(n, np.where(keep, t * np.nan_to_num(smooth), 0.0), seed=seed, group=group, keep=keep)
         r = ratio[keep]
         fields.update(
             cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,

@@ -81,15 +81,23 @@ class NotEnoughSamples(ValueError):
     """Fewer than 3 samples or fewer than 2 distinct batch sizes: no slope can be fitted."""
 
 
-def _round_slopes(n: np.ndarray, t: np.ndarray, group: int, keep: np.ndarray) -> np.ndarray:
-    """Theil–Sen slope of each round of ``group`` consecutive samples, over its kept samples
-    (a round left with fewer than 2 batch sizes gives none)."""
+def round_slopes(
+    n: np.ndarray, t: np.ndarray, group: int, keep: np.ndarray | None = None, aligned: bool = False
+) -> np.ndarray:
+    """Theil–Sen slope of each round of ``group`` consecutive samples, over its kept samples.
+
+    A round left with fewer than 2 batch sizes gives no slope: it is skipped, or NaN when
+    ``aligned`` (one entry per round, so two interleaved benchmarks pair up by index)."""
+    n, t = np.asarray(n, dtype=float), np.asarray(t, dtype=float)
+    keep = np.ones(len(n), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
     out = []
     for i in range(0, len(n) - group + 1, group):
         k = keep[i : i + group]
         rn, rt = n[i : i + group][k], t[i : i + group][k]
         if len(np.unique(rn)) >= 2:
             out.append(sps.theilslopes(rt, rn).slope)
+        elif aligned:
+            out.append(np.nan)
     return np.asarray(out, dtype=float)
 
 
@@ -121,7 +129,7 @@ def estimate(
     if n.shape != t.shape or n.ndim != 1:
         raise ValueError("n and t must be 1-D arrays of equal length")
     keep = np.ones(len(n), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
-    slopes = _round_slopes(n, t, group, keep) if group and group >= 2 else np.empty(0)
+    slopes = round_slopes(n, t, group, keep) if group and group >= 2 else np.empty(0)
     n, t = n[keep], t[keep]
     if len(n) < 3 or len(np.unique(n)) < 2:
         raise NotEnoughSamples(f"{len(n)} samples over {len(np.unique(n))} batch sizes: no slope")

@@ -1,5 +1,8 @@
-/* copy/ — copying n bytes, hot in cache (seeds 000 and 003: FreeBSD's bcopy/memcpy, where
- * removing two `rep movs` start-ups won 55.9 cycles, and rep movsb vs rep movsq + tail).
+/* copy/ — copying n bytes, hot in cache (seed 000: FreeBSD's bcopy/memcpy, where the start-ups
+ * of bcopy's two `rep movs` cost 55.9 cycles per getpid() against an inline copy and skipping
+ * the empty tail with je won back 48 of them; rep movsb vs rep movsq + tail; Evans's table of
+ * copy variants — unrolled SSE, non-temporal stores, "now AVX is enough better"; seed 003:
+ * a table of variants of one operation, selected by CPU feature, as avx2 is here).
  * One operation copies cb_param(s) bytes from src to dst; buffers are 64-byte aligned and
  * reused, so sizes up to L2 measure the copy, not DRAM. cb_clobber() after every copy keeps
  * the compiler from merging or dropping repeated copies; verify checks dst == src. */
@@ -21,11 +24,14 @@ CB_GROUP_SETUP(copy) {
         cb_fail(s, "out of memory");
         return;
     }
-    b->src = cb_buffer(s, n, 64, 0);
-    b->dst = cb_buffer(s, n, 64, 0); /* zeroed: a copy that copies nothing fails verify */
+    b->src = cb_buffer(s, n, 64, 0); /* two buffers: never overlapping, both 64-byte aligned */
+    b->dst = cb_buffer(s, n, 64, 0);
     cb_set_user(s, b);
-    if (!b->src || !b->dst) return;
+    if (!b->src || !b->dst) return; /* cb_buffer has recorded why */
+    /* A pattern with no zero run and period 256 (so it is not all one value), and a zeroed
+     * dst: a copy that copies nothing, or only part, fails verify. */
     for (size_t i = 0; i < n; i++) b->src[i] = (unsigned char)(i * 131 + 7);
+    memset(b->dst, 0, n);
 }
 
 CB_GROUP_TEARDOWN(copy) { free(cb_user(s)); }
@@ -46,11 +52,17 @@ CB_GROUP_VERIFY(copy) {
         cb_clobber();                                    \
     }
 
-CB_BENCH_PARAMS(copy, memcpy, COPY_SIZES) { COPY_LOOP(memcpy(dst, src, n)) } /* libc's (ifunc-selected) */
+/* Seeds 000/003: libc's memcpy, the implementation glibc's ifunc picks for this CPU. n is
+ * only known at run time, so GCC calls it rather than expanding inline moves, and the
+ * cb_clobber() after it keeps it from being dropped as a repeat of the same copy. */
+CB_BENCH_PARAMS(copy, memcpy, COPY_SIZES) { COPY_LOOP(memcpy(dst, src, n)) }
+/* Seed 000 (bcopy is memmove): the overlap check first, then usually the same code path. */
 CB_BENCH_PARAMS(copy, memmove, COPY_SIZES) { COPY_LOOP(memmove(dst, src, n)) }
 
-/* A byte at a time; the empty asm stops GCC turning the loop into memcpy or vectorising it.
- * The baseline the string instructions are measured against. */
+/* Seed 000: a byte at a time — the baseline that rep movsb (a single instruction doing the
+ * same) is measured against, in cycles and in instruction counts. The empty asm volatile
+ * in the loop stops GCC turning it into a memcpy call (-ftree-loop-distribute-patterns) or
+ * vectorising it, at -O2 and -O3 alike, without adding an instruction. */
 static void byte_copy(unsigned char *d, const unsigned char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         d[i] = s[i];
@@ -62,12 +74,14 @@ CB_BENCH_PARAMS(copy, byte_loop, COPY_SIZES) { COPY_LOOP(byte_copy(dst, src, n))
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+/* Seed 000: rep movsb for all n bytes — one rep start-up; fast on CPUs with ERMS/FSRM, but it
+ * works everywhere, so it is not gated. */
 static inline void rep_movsb(void *d, const void *s, size_t n) {
     __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
 }
 
-/* rep movsq for n/8 words, then rep movsb for the n%8 tail — always executed: the second
- * rep start-up is paid even when the tail is empty (FreeBSD's old bcopy). */
+/* Seed 000: rep movsq for n/8 words, then rep movsb for the n%8 tail — always executed: the
+ * second rep start-up is paid even when the tail is empty (FreeBSD's old bcopy). */
 static inline void rep_movsq_tail(void *d, const void *s, size_t n) {
     size_t q = n >> 3;
     __asm__ volatile("rep movsq\n\t"
@@ -78,7 +92,10 @@ static inline void rep_movsq_tail(void *d, const void *s, size_t n) {
                      : "memory");
 }
 
-/* The same with the tail skipped by `je` when n%8 == 0: one rep start-up fewer (seed 000). */
+/* Seed 000: the same with the tail skipped by test+je when n%8 == 0 — one rep start-up fewer
+ * (Evans's `je 666f` fix: getpid() 328 → 280 cycles). Every size of COPY_SIZES is a
+ * multiple of 8, so here the tail is always skipped and rep_movsq − rep_movsq_je is
+ * exactly the start-up of an empty rep movsb. */
 static inline void rep_movsq_je(void *d, const void *s, size_t n) {
     size_t q = n >> 3;
     __asm__ volatile("rep movsq\n\t"
@@ -96,7 +113,8 @@ static inline void tail_copy(unsigned char *d, const unsigned char *s, size_t n)
     for (size_t i = 0; i < n; i++) d[i] = s[i];
 }
 
-/* SSE2, 64 bytes per iteration in four independent 16-byte load/store pairs. */
+/* Seed 000 (Evans's "movdqa"/"unroll 64" copies): SSE2, 64 bytes per iteration in
+ * four independent 16-byte unaligned load/store pairs, then 16-byte steps, then bytes. */
 static void sse2_copy(unsigned char *d, const unsigned char *s, size_t n) {
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
@@ -111,7 +129,9 @@ static void sse2_copy(unsigned char *d, const unsigned char *s, size_t n) {
     tail_copy(d + i, s + i, n - i);
 }
 
-/* AVX2, 64 bytes per iteration in two 32-byte pairs; gated on the CPU having AVX2. */
+/* Seed 000 ("now AVX is enough better to be worth using"), gated by CPU feature as in seed
+ * 003: AVX2, 64 bytes per iteration in two 32-byte pairs. target("avx2") compiles just
+ * this function for AVX2 without -mavx2 for the file, so CB_REQUIRE gates it at run time. */
 __attribute__((target("avx2"))) static void avx2_copy(unsigned char *d, const unsigned char *s, size_t n) {
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
@@ -126,10 +146,16 @@ __attribute__((target("avx2"))) static void avx2_copy(unsigned char *d, const un
     tail_copy(d + i, s + i, n - i);
 }
 
-/* Non-temporal stores bypass the cache (write-combining): slower for data reused soon,
- * faster for copies larger than the cache. sfence orders them before the next copy. */
+/* Seed 000 (Evans's movnt* copies, "barely worth using"): non-temporal stores bypass the
+ * cache (write-combining): slower for data reused soon, faster for copies larger than the
+ * cache. movntdq needs a 16-byte aligned destination: a head is copied plainly until dst is
+ * aligned (never, with cb_buffer's 64-byte alignment). The sfence at the end of each copy
+ * makes the weakly-ordered stores visible before anything later, as a real memcpy must;
+ * its cost is part of the op. */
 static void nt_copy(unsigned char *d, const unsigned char *s, size_t n) {
-    size_t i = 0;
+    size_t i = (size_t)(-(uintptr_t)d & 15);
+    if (i > n) i = n;
+    tail_copy(d, s, i);
     for (; i + 16 <= n; i += 16) _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
     _mm_sfence();
     tail_copy(d + i, s + i, n - i);

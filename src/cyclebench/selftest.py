@@ -1,0 +1,152 @@
+"""`cyclebench selftest`: the tool checks its own precision on this machine with known effects.
+
+Checks (each PASS/FAIL with expected and measured figures):
+* calibration — a chain of 300 dependent adds measures 300 cycles~ (±3%), and the imul
+  chain gives the same clock as the add chain (±3%);
+* A/A — the same benchmark against itself, interleaved, ``aa_reps`` times: no difference
+  may be reported (false-positive rate ≤ α; with 20 repetitions and α = 0.002 that is none);
+* +1 cycle — chains of 300 and 301 adds: the difference is found (verdict "slower") and
+  measured as 1.0 ± 0.25 cycles~;
+* linearity — chains of 100, 200 and 400 adds: cycles~ slopes in ratio 1 : 2 : 4 (±5%);
+* timer — the engine's start/stop pair costs what ``timer/rdtscp`` measures per read (±30%):
+  the fixed cost the slope method removes is the timer the suite measures.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cyclebench import calibrate, sysinfo
+from cyclebench.build import BuildSpec, build, suite_sources
+from cyclebench.compare import ALPHA, paired
+from cyclebench.measure import MeasureOptions
+from cyclebench.runner import OK, Outcome, Runner
+from cyclebench.stats import estimate, round_slopes
+
+
+@dataclass
+class Check:
+    name: str
+    expected: str
+    measured: str
+    passed: bool | None  # None: not applicable here
+    detail: str = ""
+
+
+@dataclass
+class SelftestReport:
+    checks: list[Check] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed is not False for c in self.checks)
+
+
+def _cycles_rounds(o: Outcome) -> np.ndarray:
+    """Per-round cycles~ slopes, one entry per round (NaN for a round without one)."""
+    res = o.result
+    if o.status != OK or res is None:
+        raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
+    ratio = calibrate.core_ratio(res)
+    if ratio is None:
+        raise RuntimeError("no add-chain calibration on this architecture: cycles~ unavailable")
+    n, t = np.asarray(res["n"], dtype=float), np.asarray(res["ticks"], dtype=float)
+    keep = np.isfinite(ratio) & (np.asarray(res["disturbed"]) == 0)
+    smooth = calibrate.round_ratio(np.where(keep, ratio, np.nan), res["ladder"])
+    return round_slopes(n, t * np.nan_to_num(smooth), res["ladder"], keep, aligned=True)
+
+
+def _pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ok = np.isfinite(a) & np.isfinite(b)
+    return a[ok], b[ok]
+
+
+def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | None = None) -> SelftestReport:
+    """Run every check; ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
+    RunnerError on a broken installation, never on a failed check (that is a FAIL row)."""
+    t0 = time.monotonic()
+    src = Path(str(resources.files("cyclebench") / "selftest_chains.c"))
+    timer_src = [p for p in suite_sources() if p.name == "timer.c"]
+    binary = build(BuildSpec(sources=(src, *timer_src), werror=True))
+    cpu = cpu if cpu is not None else sysinfo.choose_cpu()
+    runner = Runner(binary.path, cpu)
+    opts = MeasureOptions(min_time=0.02 if quick else 0.1, repeat=12 if quick else 40, warmup=0.005)
+    timeout = opts.timeout()
+    report = SelftestReport(cpu=cpu)
+    add = report.checks.append
+
+    # calibration: 300 adds = 300 cycles~, imul clock = add clock
+    o300 = runner.run("selftest/add300", None, opts, timeout)
+    try:
+        c300 = float(np.nanmedian(_cycles_rounds(o300)))
+    except RuntimeError as e:
+        add(Check("calibration", "300 cycles~", "-", None, str(e)))
+        report.seconds = time.monotonic() - t0
+        return report
+    add(Check("calibration: 300 adds", "300 ± 9 cycles~", f"{c300:.2f} cycles~", abs(c300 - 300) <= 9))
+    agree = calibrate.chain_agreement(o300.result or {})
+    add(Check("calibration: imul vs add clock", "1.00 ± 0.03", "-" if agree is None else f"{agree:.3f}",
+              None if agree is None else abs(agree - 1) <= 0.03))
+
+    # A/A
+    reps = aa_reps or (20 if quick else 40)
+    positives, diffs = 0, []
+    for _ in range(reps):
+        oa, ob = runner.run_many([("selftest/add300", None), ("selftest/add300", None)], opts, timeout)
+        cmp = paired(*_pair(_cycles_rounds(oa), _cycles_rounds(ob)))
+        positives += cmp.verdict != "~"
+        diffs.append(cmp.diff)
+    rate = positives / reps
+    add(Check(f"A/A: add300 vs itself ×{reps}", f"false positives ≤ α={ALPHA}",
+              f"{positives}/{reps} (median |Δ| {np.median(np.abs(diffs)):.3f} cycles~)", rate <= ALPHA))
+
+    # +1 cycle
+    plus = MeasureOptions(min_time=0.2 if quick else 0.3, repeat=80 if quick else 120, warmup=opts.warmup)
+    oa, ob = runner.run_many([("selftest/add300", None), ("selftest/add301", None)], plus, plus.timeout())
+    cmp = paired(*_pair(_cycles_rounds(oa), _cycles_rounds(ob)))
+    add(Check("+1 cycle: add300 → add301", "slower, Δ = 1.00 ± 0.25 cycles~",
+              f"{cmp.verdict}, Δ = {cmp.diff:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] p={cmp.p:.1e}",
+              cmp.verdict == "slower" and abs(cmp.diff - 1) <= 0.25))
+
+    # linearity
+    outs = runner.run_many([("selftest/add100", None), ("selftest/add200", None), ("selftest/add400", None)], opts,
+                           timeout)
+    c = [float(np.nanmedian(_cycles_rounds(o))) for o in outs]
+    r2, r4 = c[1] / c[0], c[2] / c[0]
+    add(Check("linearity: 100, 200, 400 adds", "1 : 2 : 4 (±5%)", f"1 : {r2:.3f} : {r4:.3f}",
+              abs(r2 - 2) <= 0.1 and abs(r4 - 4) <= 0.2))
+
+    # timer
+    cal = runner.calibrate()
+    pair = float(cal["timer_overhead"]["median"])
+    names = {b.name for b in runner.list()}
+    tname = "timer/rdtscp" if "timer/rdtscp" in names else "timer/cntvct" if "timer/cntvct" in names else None
+    if tname is None or cal.get("unit") == "ns":
+        add(Check("timer", "-", "-", None, "no fenced counter read on this architecture"))
+    else:
+        ot = runner.run(tname, None, opts, timeout)
+        per = _per_op(ot)
+        add(Check(f"timer: start+stop pair vs {tname}", f"{per:.1f} ± 30% {cal['unit']}",
+                  f"{pair:.1f} {cal['unit']}", abs(pair - per) <= 0.3 * per))
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def _per_op(o: Outcome) -> float:
+    res = o.result
+    if o.status != OK or res is None:
+        raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
+    return estimate(res["n"], res["ticks"], group=res["ladder"]).per_op
+
+
+def to_dict(report: SelftestReport) -> dict[str, Any]:
+    return {"passed": report.passed, "seconds": report.seconds, "cpu": report.cpu,
+            "checks": [c.__dict__ for c in report.checks]}
