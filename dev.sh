@@ -50,7 +50,7 @@ case "$cmd" in
     run) setup; exec "$VENV/bin/cyclebench" run "$@" ;;
     test)
         setup
-        "$VENV/bin/ruff" check src tests
+        "$VENV/bin/ruff" check src tests bench
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     *) echo "usage: bash dev.sh run|test|setup [args]" >&2; exit 2 ;;
