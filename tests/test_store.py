@@ -30,7 +30,7 @@ def test_old_database_gains_new_columns(tmp_path: Path) -> None:
     old = store.results(1)[0]
     assert old["per_op"] == 3.5 and old["cycles_per_op"] is None  # kept, new columns empty
     assert store.results(rid)[0]["cycles_per_op"] == 2.0
-    assert store.samples(store.results(rid)[0]["id"]) == [(1, 2, 3, 0)]
+    assert store.samples(store.results(rid)[0]["id"]) == [(1, 2, 3, 0, None)]
     con = sqlite3.connect(path)
     assert con.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench import __version__, calibrate, sysinfo
+from cyclebench import __version__, calibrate, check, sysinfo
 from cyclebench.build import Binary, BuildSpec, build
 from cyclebench.measure import Item, MeasureOptions, SelectionError, plan
 from cyclebench.runner import OK, Outcome, Runner
@@ -95,7 +95,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[s
     unit = res.get("unit", "ticks")
     fields["unit"] = unit
     fields["timer_overhead"] = (res.get("timer_overhead") or {}).get("median")
-    fields["extra"] = {k: v for k, v in res.items() if k not in ("n", "ticks", "cal", "disturbed")}
+    fields["extra"] = {k: v for k, v in res.items() if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles")}
     n = np.asarray(res["n"], dtype=float)
     t = np.asarray(res["ticks"], dtype=float)
     keep = np.asarray(res.get("disturbed") or np.zeros(len(n)), dtype=int) == 0
@@ -126,16 +126,22 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[s
             ratio_rcv=float(sps.median_abs_deviation(r, scale="normal") / np.median(r)),
             chain_agreement=calibrate.chain_agreement(res),
         )
+    if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
+        pmu = estimate(n, np.asarray(res["pmu_cycles"], dtype=float), seed=seed, group=group, keep=keep)
+        fields.update(pmu_cycles_per_op=pmu.per_op, pmu_ci_low=pmu.ci_low, pmu_ci_high=pmu.ci_high)
+        if fields.get("cycles_per_op") and pmu.per_op > 0:
+            fields["pmu_agreement"] = fields["cycles_per_op"] / pmu.per_op
     return fields
 
 
-def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None]]:
+def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None, int | None]]:
     if not res:
         return []
     n = len(res["n"])
     cal = res.get("cal") or [None] * n
     dist = res.get("disturbed") or [None] * n
-    return list(zip(res["n"], res["ticks"], cal, dist, strict=True))
+    pmu = res.get("pmu_cycles") or [None] * n
+    return list(zip(res["n"], res["ticks"], cal, dist, pmu, strict=True))
 
 
 def add_net(fields: dict[str, Any], loop: dict[str, Any] | None) -> None:
@@ -164,6 +170,7 @@ def execute(
     rate, source = calibrate.timer_rate(calib, sysinfo.kernel_tsc_hz())
     calib = {**calib, "rate_hz": rate, "rate_source": source}
     env = sysinfo.capture(prepared.cpu, cc=cfg.spec.cc)
+    env["check"] = [f.to_dict() for f in check.run_checks(prepared.cpu)]  # what `cyclebench check` says now
     b = prepared.binary
     run_id = store.begin_run(
         command=list(cfg.command) or sys.argv, host=env.get("hostname"),

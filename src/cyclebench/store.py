@@ -98,7 +98,12 @@ results = Table(
     Column("core_ghz", Float),  # median core clock during the samples
     Column("ratio_rcv", Float),  # stability of the core/timer ratio (robust CV)
     Column("chain_agreement", Float),  # imul-chain clock / add-chain clock
-    Column("n_disturbed", Integer),  # samples dropped: a context switch or migration hit them
+    Column("n_disturbed", Integer),
+    # the PMU's cycles event per op, where a PMU exists (unit "cycles"), and cycles~ / cycles
+    Column("pmu_cycles_per_op", Float),
+    Column("pmu_ci_low", Float),
+    Column("pmu_ci_high", Float),
+    Column("pmu_agreement", Float),  # samples dropped: a context switch or migration hit them
     # net of the loop's own cost (loop/empty measured in the same run), CI widened in quadrature
     Column("net_per_op", Float),
     Column("net_ci_low", Float),
@@ -122,6 +127,7 @@ samples = Table(
     Column("ticks", BigInteger, nullable=False),
     Column("cal", BigInteger),  # ticks of the calibration add chain timed next to this batch
     Column("disturbed", Integer),  # 1: a context switch or migration happened around the batch
+    Column("pmu", BigInteger),  # PMU cycles counted around the batch (None without a PMU)
 )
 
 meta = Table("meta", metadata, Column("key", String(40), primary_key=True), Column("value", String(255)))
@@ -231,7 +237,8 @@ class Store:
                 conn.execute(
                     insert(samples),
                     [{"result_id": rid, "idx": i, "iters": int(row[0]), "ticks": int(row[1]),
-                      "cal": row[2] if len(row) > 2 else None, "disturbed": row[3] if len(row) > 3 else None}
+                      "cal": row[2] if len(row) > 2 else None, "disturbed": row[3] if len(row) > 3 else None,
+                      "pmu": row[4] if len(row) > 4 else None}
                      for i, row in enumerate(sample_rows)],
                 )
         return rid
@@ -264,11 +271,11 @@ class Store:
         return [dict(r) for r in rows]
 
     @_guard
-    def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None]]:
-        """Raw samples of a result, in measurement order: (iters, ticks, cal, disturbed)."""
+    def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None, int | None]]:
+        """Raw samples of a result, in measurement order: (iters, ticks, cal, disturbed, pmu)."""
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(samples.c.iters, samples.c.ticks, samples.c.cal, samples.c.disturbed)
+                select(samples.c.iters, samples.c.ticks, samples.c.cal, samples.c.disturbed, samples.c.pmu)
                 .where(samples.c.result_id == result_id).order_by(samples.c.idx)
             ).all()
-        return [(int(a), int(b), c, d) for a, b, c, d in rows]
+        return [(int(a), int(b), c, d, e) for a, b, c, d, e in rows]

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "disturb.h"
 
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -57,4 +58,21 @@ int cb_disturb_changed(cb_disturb *d) {
 
 const char *cb_disturb_source(const cb_disturb *d) {
     return d->source == 1 ? "perf" : d->source == 2 ? "getrusage" : "none";
+}
+
+void cb_pmu_open(cb_pmu *p) {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_CPU_CYCLES;
+    a.exclude_hv = 1; /* the hypervisor's cycles are not the benchmark's */
+    p->fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    p->error = p->fd < 0 ? errno : 0;
+}
+
+uint64_t cb_pmu_read(const cb_pmu *p) {
+    uint64_t v = 0;
+    if (p->fd >= 0 && read(p->fd, &v, sizeof v) != (ssize_t)sizeof v) v = 0;
+    return v;
 }

@@ -16,6 +16,18 @@ typedef struct cb_disturb {
 } cb_disturb;
 
 void cb_disturb_open(cb_disturb *d);
+
+/* The PMU's core-cycles event (PERF_COUNT_HW_CPU_CYCLES, user + kernel) read around each
+ * batch, to cross-check cycles~ where a PMU exists. On a VM without a virtual PMU
+ * perf_event_open fails with ENOENT: fd stays -1 and `error` says why. */
+typedef struct cb_pmu {
+    int fd;
+    int error; /* errno of perf_event_open, 0 when open */
+} cb_pmu;
+
+void cb_pmu_open(cb_pmu *p);
+/* Current count, or 0 when not open. */
+uint64_t cb_pmu_read(const cb_pmu *p);
 /* Reads the counters; returns 1 when anything happened since the previous read. */
 int cb_disturb_changed(cb_disturb *d);
 const char *cb_disturb_source(const cb_disturb *d);

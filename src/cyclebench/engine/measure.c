@@ -63,7 +63,7 @@ typedef struct job {
     uint64_t n_base, sizing_ns, warmup_ns, measured_ns;
     int rounds;
     double per_op_ns;
-    uint64_t *n, *ticks, *cal;
+    uint64_t *n, *ticks, *cal, *pmu;
     unsigned char *disturbed;
     size_t idx;
 } job;
@@ -174,7 +174,7 @@ static void job_warmup(job *j, const cb_options *o) {
     j->warmup_ns = cb_now_ns() - w0;
 }
 
-static void job_round(job *j, int K, int *order, cb_disturb *d) {
+static void job_round(job *j, int K, int *order, cb_disturb *d, const cb_pmu *pmu) {
     for (int k = K - 1; k > 0; k--) { /* Fisher–Yates: no drift lines up with batch size */
         int r = (int)(rng_next() % (uint64_t)(k + 1)), tmp = order[k];
         order[k] = order[r];
@@ -184,7 +184,9 @@ static void job_round(job *j, int K, int *order, cb_disturb *d) {
     for (int k = 0; k < K; k++) {
         uint64_t nb = (uint64_t)order[k] * j->n_base;
         cb_disturb_changed(d);
+        uint64_t p0 = cb_pmu_read(pmu); /* outside the timed interval; the slope drops its fixed cost */
         j->ticks[j->idx] = timed_batch(j->b, &j->s, nb);
+        j->pmu[j->idx] = cb_pmu_read(pmu) - p0;
         j->cal[j->idx] = chain_ticks(0);
         j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
         j->n[j->idx++] = nb;
@@ -192,8 +194,8 @@ static void job_round(job *j, int K, int *order, cb_disturb *d) {
     j->measured_ns += cb_now_ns() - m0;
 }
 
-static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d, uint64_t omin, uint64_t omed,
-                     const uint64_t imul[2], const uint64_t add[2]) {
+static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d, const cb_pmu *pmu,
+                     uint64_t omin, uint64_t omed, const uint64_t imul[2], const uint64_t add[2]) {
     int verified = -1; /* -1: no verify hook */
     if (j->verify) {
         verified = ((cb_verify_fn)j->verify->fn)(&j->s) ? 1 : 0;
@@ -225,6 +227,11 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     fputs(",\"cal\":", out);
     if (CB_HAVE_CHAIN) cb_json_u64_array(out, j->cal, j->idx);
     else fputs("null", out);
+    fputs(",\"pmu_cycles\":", out);
+    if (pmu->fd >= 0) cb_json_u64_array(out, j->pmu, j->idx);
+    else fputs("null", out);
+    fputs(",\"pmu_error\":", out);
+    cb_json_str(out, pmu->fd >= 0 ? NULL : strerror(pmu->error));
     fputs(",\"disturbed\":[", out);
     for (size_t i = 0; i < j->idx; i++) fprintf(out, i ? ",%d" : "%d", j->disturbed[i]);
     fputs("]}\n", out);
@@ -247,6 +254,8 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
     rng_state = o->seed | 1;
     cb_disturb d;
     cb_disturb_open(&d);
+    cb_pmu pmu;
+    cb_pmu_open(&pmu);
     for (int i = 0; i < nreq; i++) {
         job *j = &jobs[i];
         memset(j, 0, sizeof *j);
@@ -266,8 +275,9 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
         j->n = malloc(cap * sizeof *j->n);
         j->ticks = malloc(cap * sizeof *j->ticks);
         j->cal = malloc(cap * sizeof *j->cal);
+        j->pmu = malloc(cap * sizeof *j->pmu);
         j->disturbed = malloc(cap);
-        if (!order || !j->n || !j->ticks || !j->cal || !j->disturbed) {
+        if (!order || !j->n || !j->ticks || !j->cal || !j->pmu || !j->disturbed) {
             emit_outcome(out, "fail", j->req, "runner: out of memory for samples");
             j->active = 0;
             continue;
@@ -282,19 +292,20 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
             job *j = &jobs[r % 2 ? nreq - 1 - i : i]; /* ABBA */
             if (!j->active) continue;
             for (int k = 0; k < K; k++) order[k] = k + 1;
-            job_round(j, K, order, &d);
+            job_round(j, K, order, &d, &pmu);
         }
     }
     chain_pair(&add[1], &imul[1]);
     for (int i = 0; i < nreq; i++) {
         job *j = &jobs[i];
         if (!j->active) continue;
-        job_emit(out, j, o, &d, omin, omed, imul, add);
+        job_emit(out, j, o, &d, &pmu, omin, omed, imul, add);
         if (j->teardown) ((cb_fn)j->teardown->fn)(&j->s);
         cb_free_buffers(&j->s);
         free(j->n);
         free(j->ticks);
         free(j->cal);
+        free(j->pmu);
         free(j->disturbed);
     }
     free(order);

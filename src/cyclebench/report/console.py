@@ -63,6 +63,9 @@ def notes(row: dict[str, Any]) -> str:
         out.append(f"{k}/{n} outliers")
     if row.get("n_disturbed"):
         out.append(f"{row['n_disturbed']} disturbed dropped")
+    if row.get("pmu_cycles_per_op") is not None:
+        out.append(f"PMU cycles {fmt(row['pmu_cycles_per_op'])}"
+                   + (f" (cycles~/PMU {row['pmu_agreement']:.3f})" if row.get("pmu_agreement") else ""))
     agree = row.get("chain_agreement")
     if agree is not None and abs(agree - 1) > CHAIN_DISAGREEMENT:
         out.append(f"cycles~ doubtful (imul/add clock {agree:.2f})")

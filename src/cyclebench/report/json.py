@@ -32,7 +32,7 @@ def run_to_dict(store: Store, run_id: int) -> dict[str, Any]:
         s = store.samples(r["id"])
         row = {k: r[k] for k in RESULT_FIELDS}
         row["samples"] = {"iters": [x[0] for x in s], "ticks": [x[1] for x in s], "cal": [x[2] for x in s],
-                          "disturbed": [x[3] for x in s]}
+                          "disturbed": [x[3] for x in s], "pmu": [x[4] for x in s]}
         out_results.append(row)
     return {"format": FORMAT, "version": VERSION, "run": {k: run[k] for k in RUN_FIELDS},
             "source": {"db": store.url, "run_id": run_id}, "results": out_results}
@@ -63,6 +63,7 @@ def import_run(store: Store, data: dict[str, Any]) -> int:
         iters, ticks = smp.get("iters", []), smp.get("ticks", [])
         cal = smp.get("cal") or [None] * len(iters)
         dist = smp.get("disturbed") or [None] * len(iters)
-        store.add_result(run_id, r, list(zip(iters, ticks, cal, dist, strict=True)))
+        pmu = smp.get("pmu") or [None] * len(iters)
+        store.add_result(run_id, r, list(zip(iters, ticks, cal, dist, pmu, strict=True)))
     store.update_run(run_id, status=run.get("status") or "complete", finished_at=run.get("finished_at"))
     return run_id
