@@ -178,6 +178,8 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
         console_report.print_results(rows, out, title=title, net=net)
         run_row = store.get_run(run_id) or {}
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
+        for line in console_report.environment_lines(rows):
+            err.print(line, highlight=False)
     if json_path is not None:
         json_report.dump(json_report.run_to_dict(store, run_id), json_path)
     bad = [r for r in rows if r.get("status") in FAILED_STATUSES]

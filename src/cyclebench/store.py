@@ -203,9 +203,13 @@ class Store:
                     conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
                 elif int(row[0]) > SCHEMA_VERSION:
                     raise StoreError(f"database {self.url} has schema {row[0]}, newer than this cyclebench")
-                elif int(row[0]) < SCHEMA_VERSION:
+                else:
+                    # additive changes need no version bump: any column this cyclebench knows and
+                    # the file lacks is added (cheap: one PRAGMA per table)
                     _add_missing_columns(conn)
-                    conn.execute(update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+                    if int(row[0]) < SCHEMA_VERSION:
+                        conn.execute(
+                            update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
         except (SQLAlchemyError, OSError, ValueError) as e:
             raise StoreError(f"cannot open database {self.url}: {str(e).splitlines()[0]}") from e
 

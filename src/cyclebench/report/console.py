@@ -131,3 +131,25 @@ def calibration_line(cal: dict[str, Any] | None) -> str:
     if unit == "ref-cycles":
         line += "; ref-cycles are TSC ticks, not core cycles"
     return line
+
+
+def environment_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """Run-level facts behind the table: how disturbances were detected and what the core
+    clock did (the calibration's own stability)."""
+    rows = [r for r in rows if r.get("extra")]
+    lines = []
+    sources = {r["extra"].get("disturb_source") for r in rows}
+    dropped = sum(r.get("n_disturbed") or 0 for r in rows)
+    if "perf" in sources:
+        lines.append(f"disturbed samples: {dropped} dropped (perf software events: context-switches, cpu-migrations)")
+    elif "getrusage" in sources:
+        lines.append(f"disturbed samples: {dropped} dropped (perf events not permitted: getrusage context switches "
+                     "only, migrations not seen)")
+    elif rows:
+        lines.append("disturbed samples: not detected (no perf events, no getrusage)")
+    ghz = [r["core_ghz"] for r in rows if r.get("core_ghz")]
+    if ghz:
+        stab = max((r.get("ratio_rcv") or 0) for r in rows)
+        lines.append(f"core clock (add-chain calibration): {min(ghz):.2f}–{max(ghz):.2f} GHz across results, "
+                     f"within a result ≤ {100 * stab:.2f}% (robust CV); cycles~ = ref-cycles × core/TSC ratio")
+    return lines
