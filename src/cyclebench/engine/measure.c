@@ -9,8 +9,8 @@
  * Next to every batch, outside its timed interval:
  *   - an add chain is timed (chain.h): core cycles per TSC tick at that moment;
  *   - context switches and migrations are read (disturb.h): was the batch disturbed?
- * With several benchmarks, round r runs them forward when r is even and backward when
- * odd (ABBA), so each sees the same drift on average and their samples pair by round.
+ * With several benchmarks, they alternate batch by batch in ABBA order (see cb_measure),
+ * so each sees the same drift and their rounds pair up.
  */
 #define _GNU_SOURCE
 #include "measure.h"
@@ -174,24 +174,26 @@ static void job_warmup(job *j, const cb_options *o) {
     j->warmup_ns = cb_now_ns() - w0;
 }
 
-static void job_round(job *j, int K, int *order, cb_disturb *d, const cb_pmu *pmu) {
+/* One timed sample of job j at batch size k·n_base, with its chain and disturbance readings. */
+static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu) {
+    uint64_t nb = (uint64_t)k * j->n_base, m0 = cb_now_ns();
+    cb_disturb_changed(d);
+    uint64_t p0 = cb_pmu_read(pmu); /* outside the timed interval; the slope drops its fixed cost */
+    j->ticks[j->idx] = timed_batch(j->b, &j->s, nb);
+    j->pmu[j->idx] = cb_pmu_read(pmu) - p0;
+    j->cal[j->idx] = chain_ticks(0);
+    j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
+    j->n[j->idx++] = nb;
+    j->measured_ns += cb_now_ns() - m0;
+}
+
+static void shuffle(int *order, int K) {
+    for (int k = 0; k < K; k++) order[k] = k + 1;
     for (int k = K - 1; k > 0; k--) { /* Fisher–Yates: no drift lines up with batch size */
         int r = (int)(rng_next() % (uint64_t)(k + 1)), tmp = order[k];
         order[k] = order[r];
         order[r] = tmp;
     }
-    uint64_t m0 = cb_now_ns();
-    for (int k = 0; k < K; k++) {
-        uint64_t nb = (uint64_t)order[k] * j->n_base;
-        cb_disturb_changed(d);
-        uint64_t p0 = cb_pmu_read(pmu); /* outside the timed interval; the slope drops its fixed cost */
-        j->ticks[j->idx] = timed_batch(j->b, &j->s, nb);
-        j->pmu[j->idx] = cb_pmu_read(pmu) - p0;
-        j->cal[j->idx] = chain_ticks(0);
-        j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
-        j->n[j->idx++] = nb;
-    }
-    j->measured_ns += cb_now_ns() - m0;
 }
 
 static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d, const cb_pmu *pmu,
@@ -287,13 +289,18 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
     uint64_t omin, omed, add[2], imul[2];
     cb_timer_overhead(&omin, &omed);
     chain_pair(&add[0], &imul[0]);
+    /* A round is one shuffled pass over the ladder. With several jobs the round's order is
+     * shared and they alternate batch by batch, in ABBA order (A B at one size, B A at the
+     * next): the two batches of a pair are tens of microseconds apart, so drift of the core
+     * clock or of the host hits both alike, and each job's round r pairs with the others'. */
+    int step = 0;
     for (int r = 0; r < rounds; r++) {
-        for (int i = 0; i < nreq; i++) {
-            job *j = &jobs[r % 2 ? nreq - 1 - i : i]; /* ABBA */
-            if (!j->active) continue;
-            for (int k = 0; k < K; k++) order[k] = k + 1;
-            job_round(j, K, order, &d, &pmu);
-        }
+        shuffle(order, K);
+        for (int k = 0; k < K; k++, step++)
+            for (int i = 0; i < nreq; i++) {
+                job *j = &jobs[step % 2 ? nreq - 1 - i : i];
+                if (j->active) job_sample(j, order[k], &d, &pmu);
+            }
     }
     chain_pair(&add[1], &imul[1]);
     for (int i = 0; i < nreq; i++) {

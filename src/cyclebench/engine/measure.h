@@ -22,9 +22,9 @@ typedef struct cb_request {
 
 extern int cb_have_rdtscp;
 
-/* Measures every request; with several, their rounds are interleaved in alternating
- * order (ABBA…), so slow drift of the machine hits them alike. One JSON line per request
- * on `out`. Returns 0. */
+/* Measures every request; with several, their batches are interleaved in alternating
+ * order (ABBA…), so drift of the machine hits them alike. One JSON line per request on
+ * `out`. Returns 0. */
 int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o);
 
 /* Back-to-back start/stop pairs: the fixed cost every timed batch carries. */
