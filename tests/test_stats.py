@@ -82,3 +82,16 @@ def test_paired_comparison_verdicts() -> None:
     assert tiny.p < 0.002 and tiny.verdict == "~"
     with pytest.raises(ValueError):
         paired(a[:5], a[:5])
+
+
+def test_holm_and_unpaired() -> None:
+    from cyclebench.compare import holm, unpaired, with_adjusted_p
+
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5]) == [0.5]
+    rng = np.random.default_rng(2)
+    a = 300 + rng.normal(0, 0.3, 40)
+    c = unpaired(a, 302 + rng.normal(0, 0.3, 40))
+    assert c.verdict == "slower" and c.ci_low < 2 < c.ci_high
+    assert unpaired(a, 300 + rng.normal(0, 0.3, 40)).verdict == "~"
+    assert with_adjusted_p(c, 0.5).verdict == "~"

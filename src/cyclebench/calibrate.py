@@ -97,3 +97,26 @@ def round_ratio(ratio: np.ndarray, group: int | None) -> np.ndarray:
         if np.isfinite(chunk).any():
             out[i : i + group] = np.nanmedian(chunk)
     return out
+
+
+def round_costs(result: dict[str, Any]) -> tuple[np.ndarray, str]:
+    """Per-round per-op slopes of a runner result, one entry per round (NaN for a round
+    without one), in cycles~ when the add chain was timed, else in the timer's unit.
+
+    Disturbed samples are left out. The rounds of benchmarks measured together in one
+    process pair up by index (they alternate batch by batch), which is what
+    compare.paired needs. Returns (slopes, unit).
+    """
+    from cyclebench.stats import round_slopes  # here to keep calibrate importable alone
+
+    n = np.asarray(result["n"], dtype=float)
+    t = np.asarray(result["ticks"], dtype=float)
+    dist = result.get("disturbed") or [0] * len(n)
+    keep = np.asarray([d in (0, None) for d in dist])
+    ratio = core_ratio(result)
+    group = int(result.get("ladder") or 8)
+    if ratio is None:
+        return round_slopes(n, t, group, keep, aligned=True), str(result.get("unit", "ticks"))
+    keep &= np.isfinite(ratio)
+    smooth = round_ratio(np.where(keep, ratio, np.nan), group)
+    return round_slopes(n, t * np.nan_to_num(smooth), group, keep, aligned=True), "cycles~"

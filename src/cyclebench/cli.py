@@ -208,6 +208,67 @@ def _print_list(benches: list[Any]) -> None:
     out.print(table)
 
 
+@main.command("compare")
+@click.argument("targets", nargs=-1, required=True)
+@click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
+              help="Parameters to compare at (default: every parameter the benchmarks share).")
+@click.option("-f", "--file", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="C file(s) holding the benchmarks (default: the built-in suite).")
+@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0).")
+@click.option("--repeat", type=click.IntRange(6, 100000), default=60, show_default=True,
+              help="Rounds (pairs) per comparison.")
+@click.option("--min-time", type=click.FloatRange(min=0), default=0.2, show_default=True,
+              help="Seconds of timed samples per benchmark.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
+              help="Significance level (after Holm correction).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@click.option("--db", metavar="URL", help="Database URL.")
+@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
+def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[Path, ...], cpu: int | None,
+                repeat: int, min_time: float, alpha: float, json_path: Path | None, db: str | None,
+                cflags: str) -> None:
+    """Compare benchmarks A B [C...] (paired, interleaved in one process; each against A),
+    or two stored runs RUN_A RUN_B (unpaired), with a verdict only for real differences."""
+    import json
+
+    from cyclebench import comparing
+
+    store = _open_store(db)
+    if all(t.isdigit() for t in targets):
+        if len(targets) != 2:
+            raise UserError("compare of stored runs takes exactly two run ids")
+        try:
+            rows = comparing.compare_runs(store, int(targets[0]), int(targets[1]), alpha)
+        except comparing.CompareError as e:
+            raise UserError(str(e)) from None
+        title = f"run #{targets[1]} vs run #{targets[0]} (unpaired: Mann–Whitney, Holm)"
+    else:
+        if len(targets) < 2:
+            raise UserError("compare needs at least two benchmarks (or two run ids)")
+        sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
+        spec = BuildSpec(sources=sources, cflags=tuple(shlex.split(cflags)), werror=not files)
+        opts = MeasureOptions(min_time=min_time, repeat=repeat)
+        cfg = RunConfig(spec=spec, globs=targets, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
+        try:
+            with err.status("building", spinner="dots"):
+                prepared = prepare(cfg)
+            with err.status("measuring (interleaved)", spinner="dots"):
+                run_id, rows, _ = comparing.execute(cfg, prepared, store, targets, _params(params), alpha)
+        except BuildError as e:
+            if e.output:
+                err.print(e.output, markup=False, highlight=False)
+            raise UserError(str(e)) from None
+        except (RunnerError, SelectionError, StoreError) as e:
+            raise UserError(str(e)) from None
+        except KeyboardInterrupt:
+            err.print("cyclebench: interrupted: measured results are kept in the database")
+            sys.exit(130)
+        title = f"run #{run_id} · paired, interleaved · CPU {prepared.cpu} · Wilcoxon signed-rank, Holm"
+    console_report.print_comparisons(rows, out, title=title, alpha=alpha)
+    if json_path is not None:
+        json_path.write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+
+
 @main.command("check")
 @click.option("--cpu", type=click.IntRange(min=0), help="CPU to check (default: the one `run` would pin to).")
 @click.option("--fix", is_flag=True, help="Apply the safe, reversible fixes (root only); prints how to revert.")

@@ -27,7 +27,7 @@ from cyclebench.build import BuildSpec, build, suite_sources
 from cyclebench.compare import ALPHA, paired
 from cyclebench.measure import MeasureOptions
 from cyclebench.runner import OK, Outcome, Runner
-from cyclebench.stats import estimate, round_slopes
+from cyclebench.stats import estimate
 
 
 @dataclass
@@ -55,13 +55,10 @@ def _cycles_rounds(o: Outcome) -> np.ndarray:
     res = o.result
     if o.status != OK or res is None:
         raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
-    ratio = calibrate.core_ratio(res)
-    if ratio is None:
+    slopes, unit = calibrate.round_costs(res)
+    if unit != "cycles~":
         raise RuntimeError("no add-chain calibration on this architecture: cycles~ unavailable")
-    n, t = np.asarray(res["n"], dtype=float), np.asarray(res["ticks"], dtype=float)
-    keep = np.isfinite(ratio) & (np.asarray(res["disturbed"]) == 0)
-    smooth = calibrate.round_ratio(np.where(keep, ratio, np.nan), res["ladder"])
-    return round_slopes(n, t * np.nan_to_num(smooth), res["ladder"], keep, aligned=True)
+    return slopes
 
 
 def _pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -158,14 +158,8 @@ def add_net(fields: dict[str, Any], loop: dict[str, Any] | None) -> None:
         fields["cycles_net"], fields["cycles_net_ci_low"], fields["cycles_net_ci_high"] = d
 
 
-def execute(
-    cfg: RunConfig,
-    prepared: Prepared,
-    store: Store,
-    on_start: Callable[[Item], None] = lambda _i: None,
-    on_done: Callable[[Item, dict[str, Any]], None] = lambda _i, _r: None,
-) -> tuple[int, list[dict[str, Any]]]:
-    """Measure every item and store each result as it comes. Returns (run id, rows)."""
+def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]:
+    """Calibrate, capture the environment and open a run row. Returns (run id, timer Hz)."""
     calib = prepared.runner.calibrate()
     rate, source = calibrate.timer_rate(calib, sysinfo.kernel_tsc_hz())
     calib = {**calib, "rate_hz": rate, "rate_source": source}
@@ -179,6 +173,18 @@ def execute(
         build={"cc": b.cc, "cc_version": b.cc_version, "cflags": list(b.cflags), "sources": list(b.sources),
                "key": b.key},
     )
+    return run_id, rate
+
+
+def execute(
+    cfg: RunConfig,
+    prepared: Prepared,
+    store: Store,
+    on_start: Callable[[Item], None] = lambda _i: None,
+    on_done: Callable[[Item, dict[str, Any]], None] = lambda _i, _r: None,
+) -> tuple[int, list[dict[str, Any]]]:
+    """Measure every item and store each result as it comes. Returns (run id, rows)."""
+    run_id, rate = begin(cfg, prepared, store)
     rows: list[dict[str, Any]] = []
     loop: dict[str, Any] | None = None
     timeout = cfg.timeout or cfg.options.timeout()

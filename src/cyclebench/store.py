@@ -61,6 +61,7 @@ runs = Table(
     Column("build", JSON),  # compiler, flags, sources, cache key
     Column("calibration", JSON),  # timer, its rate and the rate's source, its cost
     Column("env", JSON),  # sysinfo.capture()
+    Column("summary", JSON),  # results of the command beyond rows, e.g. compare verdicts
 )
 
 results = Table(

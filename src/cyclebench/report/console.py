@@ -153,3 +153,26 @@ def environment_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
         lines.append(f"core clock (add-chain calibration): {min(ghz):.2f}–{max(ghz):.2f} GHz across results, "
                      f"within a result ≤ {100 * stab:.2f}% (robust CV); cycles~ = ref-cycles × core/TSC ratio")
     return lines
+
+
+def print_comparisons(rows: Iterable[Any], console: Console, title: str | None = None, alpha: float = 0.002) -> None:
+    """One line per comparison (comparing.Row): A, B, their medians, B − A with its 95% CI,
+    the Holm-adjusted p and the verdict; `~` means no difference worth reporting."""
+    table = Table(title=title, header_style="bold")
+    for col, just in (("A", "left"), ("B", "left"), ("param", "right"), ("A per op", "right"),
+                      ("B per op", "right"), ("Δ (B−A)", "right"), ("Δ%", "right"), ("95% CI of Δ", "right"),
+                      ("p (Holm)", "right"), ("verdict", "left"), ("unit", "left")):
+        table.add_column(col, justify=just, no_wrap=col not in ("A",))
+    for r in rows:
+        c = r.cmp
+        param = "" if r.param is None else str(r.param)
+        if c is None:
+            table.add_row(r.a, r.b, param, "-", "-", "-", "-", "-", "-", f"[red]{r.note}[/]", r.unit)
+            continue
+        style = {"faster": "green", "slower": "red"}.get(c.verdict, "")
+        verdict = f"[{style}]{c.verdict}[/]" if style else c.verdict
+        table.add_row(r.a, r.b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
+                      f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", f"{c.p:.1e}", verdict, r.unit)
+    table.caption = (f"verdict only when p < {alpha:g} and the CI lies outside the margin "
+                     "(0.25 unit or 0.5%, the smaller)")
+    console.print(table)

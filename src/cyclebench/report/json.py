@@ -16,7 +16,7 @@ from cyclebench.store import RESULT_FIELDS, Store
 
 FORMAT, VERSION = "cyclebench-run", 1
 RUN_FIELDS = ("started_at", "finished_at", "status", "command", "host", "cpu_model", "cpu", "tool_version",
-              "code_rev", "build", "calibration", "env")
+              "code_rev", "build", "calibration", "env", "summary")
 
 
 class ExportError(Exception):

@@ -1,0 +1,64 @@
+"""`cyclebench compare`: verdicts with CIs; A/A gives `~`; stored runs compare unpaired."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cyclebench.store import Store
+
+from conftest import DATA, cli
+
+FAST = ["--repeat", "20", "--min-time", "0.05"]
+
+
+def test_a_a_gives_no_verdict(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "aa.json"
+    r = cli("compare", "chain/add200", "chain/add200", "-f", str(DATA / "chain.c"), "--json", str(out), *FAST)
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(out.read_text())
+    assert row["comparison"]["verdict"] == "~"
+    assert row["unit"] in ("cycles~", "ref-cycles", "ticks", "ns")
+
+
+def test_twice_the_work_is_slower_with_a_ci(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "ab.json"
+    r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--json", str(out), *FAST)
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(out.read_text())
+    c = row["comparison"]
+    assert c["verdict"] == "slower"
+    assert c["ci_low"] <= c["diff"] <= c["ci_high"]
+    assert 0.8 < c["diff"] / c["median_a"] < 1.2  # 400 adds cost about twice 200
+    store = Store(db)
+    run = store.get_run(store.last_run_id())
+    assert run["summary"]["compare"][0]["comparison"]["verdict"] == "slower"
+    assert {r["variant"] for r in store.results(run["id"])} == {"compare"}
+
+
+def test_suite_benchmarks_with_params_and_holm(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "copy.json"
+    r = cli("compare", "copy/memcpy", "copy/byte_loop", "-p", "48,4096", "--json", str(out), *FAST)
+    assert r.exit_code == 0, r.output
+    rows = json.loads(out.read_text())
+    assert [x["param"] for x in rows] == [48, 4096]
+    assert all(x["comparison"]["verdict"] == "slower" for x in rows)  # a byte loop loses to memcpy
+
+
+def test_two_stored_runs(db: str, tmp_path: Path) -> None:
+    for _ in range(2):
+        assert cli("run", str(DATA / "chain.c"), "-q", "--min-time", "0.03", "--repeat", "12").exit_code == 0
+    out = tmp_path / "runs.json"
+    r = cli("compare", "1", "2", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    rows = json.loads(out.read_text())
+    assert {x["a"].split(" ")[0] for x in rows} == {"loop/empty", "chain/add200", "chain/add400"}
+    assert all(x["comparison"] is not None for x in rows)
+
+
+def test_compare_errors(db: str) -> None:
+    assert cli("compare", "chain/add200", "-f", str(DATA / "chain.c")).exit_code == 2
+    r = cli("compare", "chain/add200", "nosuch/x", "-f", str(DATA / "chain.c"))
+    assert r.exit_code == 2 and "nosuch/x" in r.output
+    r = cli("compare", "7", "8")
+    assert r.exit_code == 2 and "no run 7" in r.output
