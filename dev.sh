@@ -11,27 +11,42 @@ VENV=${VENV:-.venv}
 PY=${PYTHON:-python3}
 
 # command-to-check → Debian package
-SYSDEPS=("cc:gcc" "git:git")
+SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
+# for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
+TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
+              "qemu-aarch64:qemu-user")
+
+missing_of() {  # prints the Debian packages whose command is missing
+    for pair in "$@"; do
+        command -v "${pair%%:*}" >/dev/null 2>&1 || printf '%s\n' "${pair#*:}"
+    done
+}
+
+apt_install() {
+    echo "dev.sh: installing $* with apt-get" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
 
 sysdeps() {
-    local missing=()
-    for pair in "${SYSDEPS[@]}"; do
-        command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
-    done
+    local missing optional
+    mapfile -t missing < <(missing_of "${SYSDEPS[@]}")
     if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
-    [ ${#missing[@]} -eq 0 ] && return 0
+    optional=()
+    [ "${1:-}" = test ] && mapfile -t optional < <(missing_of "${TEST_SYSDEPS[@]}")
+    [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "dev.sh: installing ${missing[*]} with apt-get" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    else
-        echo "dev.sh: missing system packages: ${missing[*]} (not root: install them with apt-get install ${missing[*]})" >&2
+        apt_install "${missing[@]}" "${optional[@]}"
+    elif [ ${#missing[@]} -gt 0 ]; then
+        echo "dev.sh: missing system packages: ${missing[*]} (not root: apt-get install ${missing[*]})" >&2
         return 1
+    else
+        echo "dev.sh: optional packages missing: ${optional[*]}; their tests will be skipped" >&2
     fi
 }
 
 setup() {
-    sysdeps
+    sysdeps "${1:-}"
     local stamp="$VENV/.installed"
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
@@ -49,7 +64,7 @@ case "$cmd" in
     setup) setup ;;
     run) setup; exec "$VENV/bin/cyclebench" run "$@" ;;
     test)
-        setup
+        setup test
         "$VENV/bin/ruff" check src tests bench
         exec "$VENV/bin/python" -m pytest "$@"
         ;;

@@ -77,7 +77,7 @@ class BuildSpec:
     defines: tuple[str, ...] = ()
     ldflags: tuple[str, ...] = ()
     werror: bool = False  # the built-in suite is held to -Werror; users' files are not
-    target: str | None = None  # None: native; cross targets come with the variants mode
+    target: str | None = None  # None: native; else a key of TARGETS (cc must then be its cross compiler)
     extra_key: tuple[str, ...] = field(default=())
 
     def bench_flags(self) -> list[str]:
@@ -99,6 +99,41 @@ class Binary:
     cc_version: str
     cflags: tuple[str, ...]
     sources: tuple[str, ...]
+
+
+TARGETS = {"aarch64": "aarch64-linux-gnu"}  # --target name → GNU triplet (Debian cross packages)
+
+
+def target_triplet(target: str) -> str:
+    """GNU triplet of a cross target. Raises BuildError for an unknown target."""
+    if target not in TARGETS:
+        raise BuildError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
+    return TARGETS[target]
+
+
+def cross_cc(target: str) -> str:
+    """The cross compiler of ``target`` (Debian: gcc-<triplet> provides <triplet>-gcc)."""
+    return f"{target_triplet(target)}-gcc"
+
+
+def objdump_for(target: str | None) -> str:
+    """objdump able to read binaries of ``target`` (None: native)."""
+    tool = f"{target_triplet(target)}-objdump" if target else "objdump"
+    if shutil.which(tool) is None:
+        pkg = f"binutils-{target_triplet(target).replace('_', '-')}" if target else "binutils"
+        raise ToolMissing(f"'{tool}' not found: install it (apt-get install {pkg})")
+    return tool
+
+
+def launcher_for(target: str | None) -> list[str]:
+    """argv prefix that runs a ``target`` binary here: [] natively, qemu-user for a cross
+    target (``-L`` points it at the target's libc). Raises ToolMissing without qemu-user."""
+    if not target:
+        return []
+    qemu = f"qemu-{target}"
+    if shutil.which(qemu) is None:
+        raise ToolMissing(f"'{qemu}' not found: install qemu-user (apt-get install qemu-user)")
+    return [qemu, "-L", f"/usr/{target_triplet(target)}"]
 
 
 def _run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -152,6 +187,9 @@ def build(spec: BuildSpec) -> Binary:
     for src in spec.sources:
         if not src.is_file():
             raise FileNotFoundError(f"benchmark source not found: {src}")
+    if spec.target and shutil.which(spec.cc) is None:
+        pkg = f"gcc-{target_triplet(spec.target)}"
+        raise ToolMissing(f"cross compiler '{spec.cc}' not found: install it (apt-get install {pkg})")
     cc_version = compiler_version(spec.cc)
     key = _cache_key(spec, cc_version)
     out_dir = cache_root() / "build" / key

@@ -269,6 +269,72 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
         json_path.write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
 
 
+@main.command("variants")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--flags", "flag_sets", multiple=True, metavar='"FLAGS"',
+              help="One variant's compiler flags (repeatable; split like a shell would). Default: -O2.")
+@click.option("--cc", "ccs", multiple=True, help="Compiler (repeatable: every compiler × every flag set).")
+@click.option("--target", type=click.Choice(["aarch64"]), default=None,
+              help="Cross-build for this target and run under qemu-user: correctness only (emulated), no times.")
+@click.option("-b", "--bench", "globs", multiple=True, metavar="GLOB", help="Benchmarks to run (default: all).")
+@click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]", help="Only these parameters.")
+@click.option("--disasm", is_flag=True, help="Show each variant's body disassembly, instruction classes and diff.")
+@click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
+              help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict).")
+@click.option("--min-time", type=click.FloatRange(min=0), default=0.03, show_default=True,
+              help="Seconds of timed samples per invocation.")
+@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin to (default: not CPU 0).")
+@click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@click.option("--db", metavar="URL", help="Database URL.")
+def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple[str, ...], target: str | None,
+                 globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, rounds: int, min_time: float,
+                 cpu: int | None, include_dirs: tuple[Path, ...], defines: tuple[str, ...], json_path: Path | None,
+                 db: str | None) -> None:
+    """Build FILES once per flag set / compiler / target and measure the builds side by side."""
+    import json
+
+    from cyclebench import sysinfo, variants
+    from cyclebench.session import Prepared, begin
+
+    try:
+        sets = [tuple(shlex.split(f)) for f in flag_sets]
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--flags") from None
+    cpu = cpu if cpu is not None else sysinfo.choose_cpu()
+    store = _open_store(db)
+    try:
+        vs = variants.make_variants(ccs, sets, target)
+        with err.status("building variants", spinner="dots"):
+            built = variants.build_all(vs, [f.resolve() for f in files], [d.resolve() for d in include_dirs],
+                                       defines, cpu)
+        opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
+        with err.status("measuring", spinner="dots") as status:
+            results = variants.measure(built, globs, _params(params), rounds, opts,
+                                       on_step=lambda s: status.update(f"measuring {s}"))
+        spec = BuildSpec(sources=tuple(f.resolve() for f in files), cc=vs[0].cc, cflags=vs[0].cflags,
+                         target=target)
+        cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
+        run_id, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
+        variants.store_results(store, run_id, rate, results, built)
+        data = variants.summary(built, results, disasm)
+        store.update_run(run_id, summary={"variants": data})
+        store.finish_run(run_id, "complete")
+    except (BuildError, RunnerError, SelectionError, StoreError, variants.VariantError) as e:
+        if isinstance(e, BuildError) and e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    except KeyboardInterrupt:
+        err.print("cyclebench: interrupted")
+        sys.exit(130)
+    console_report.print_variants(data, out, run_id=run_id, disasm=disasm)
+    if json_path is not None:
+        json_path.write_text(json.dumps(data, indent=1) + "\n")
+    if any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
+        sys.exit(1)
+
+
 @main.command("check")
 @click.option("--cpu", type=click.IntRange(min=0), help="CPU to check (default: the one `run` would pin to).")
 @click.option("--fix", is_flag=True, help="Apply the safe, reversible fixes (root only); prints how to revert.")

@@ -91,13 +91,15 @@ def _last_stderr_line(stderr: str) -> str:
 class Runner:
     """A built runner binary, pinned to ``cpu`` (None: not pinned)."""
 
-    def __init__(self, binary: Path, cpu: int | None = None, fifo: int | None = None) -> None:
+    def __init__(self, binary: Path, cpu: int | None = None, fifo: int | None = None,
+                 launcher: list[str] | None = None) -> None:
         self.binary = binary
         self.cpu = cpu
         self.fifo = fifo
+        self.launcher = launcher or []  # e.g. qemu-user for a cross target: results are *emulated*
 
     def _argv(self, *args: str) -> list[str]:
-        argv = [str(self.binary), *args]
+        argv = [*self.launcher, str(self.binary), *args]
         if self.cpu is not None:
             argv += ["--cpu", str(self.cpu)]
         if self.fifo is not None and args and args[0] == "--run":

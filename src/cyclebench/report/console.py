@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -176,3 +177,63 @@ def print_comparisons(rows: Iterable[Any], console: Console, title: str | None =
     table.caption = (f"verdict only when p < {alpha:g} and the CI lies outside the margin "
                      "(0.25 unit or 0.5%, the smaller)")
     console.print(table)
+
+
+def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | None = None,
+                   disasm: bool = False) -> None:
+    """One table per benchmark (variants.summary): variant, per op ± CI, best-of, Δ% vs the
+    first with verdict, body and binary sizes; emulated variants show verification only.
+    With disasm: instruction classes per variant and the diff of each against the first."""
+    for d in data:
+        name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
+        table = Table(title=f"{name}" + (f" · run #{run_id}" if run_id else ""), header_style="bold")
+        for col in ("variant", f"per op ({d['unit'] or '-'})", "± half-range", "best", "Δ% vs first", "verdict",
+                    "body B", ".text B", "notes"):
+            table.add_column(col, justify="left" if col in ("variant", "verdict", "notes") else "right")
+        for v in d["variants"]:
+            sizes = [str(v.get("body_bytes") or "-"), str(v.get("text_bytes") or "-")]
+            if v["emulated"]:
+                verdict = "verified" if v["status"] == "ok" else v["status"]
+                table.add_row(v["label"], "emulated", "", "", "", verdict, *sizes,
+                              "qemu-user: correctness only, no timing" + (f"; {v['reason']}" if v["reason"] else ""))
+                continue
+            inv = [x for x in (v.get("per_invocation") or []) if x == x]
+            if v["status"] != "ok" or not inv:
+                table.add_row(v["label"], "-", "-", "-", "-", str(v["status"]), *sizes, str(v.get("reason") or ""))
+                continue
+            med = float(np.median(inv))
+            c = v.get("comparison")
+            half = (max(inv) - min(inv)) / 2
+            if c:
+                delta = f"{100 * c['rel']:+.2f}%"
+                verdict = c["verdict"]
+                ci = f"[{c['ci_low']:+.3g}, {c['ci_high']:+.3g}]"
+            else:
+                delta, verdict, ci = "", "(baseline)", ""
+            table.add_row(v["label"], fmt(med), fmt_ci(half), fmt(min(inv)), delta, verdict, *sizes,
+                          f"Δ CI {ci}" if ci else "")
+        table.caption = ("per op: median over invocations; ± half their range; best: fastest invocation; "
+                         "Δ: paired by round of invocations, Wilcoxon + bootstrap CI, Holm")
+        console.print(table)
+        if disasm:
+            classes = Table(title=f"{name}: instructions in the body", header_style="bold")
+            classes.add_column("variant")
+            keys = ["total", "atomic", "fence", "rep-string", "simd", "call"]
+            for k in keys:
+                classes.add_column(k, justify="right")
+            classes.add_column("calls")
+            for v in d["variants"]:
+                cl = v.get("classes") or {}
+                classes.add_row(v["label"], *[str(cl.get(k, 0)) for k in keys], ", ".join(v.get("calls") or []))
+            console.print(classes)
+            first = d["variants"][0]
+            for v in d["variants"]:
+                console.rule(f"{name} · {v['label']}")
+                console.print("\n".join(v.get("disasm") or []), markup=False, highlight=False)
+            for v in d["variants"][1:]:
+                import difflib
+
+                lines = list(difflib.unified_diff(first.get("disasm") or [], v.get("disasm") or [], first["label"],
+                                                  v["label"], lineterm="", n=1))
+                console.rule(f"diff {first['label']} → {v['label']}")
+                console.print("\n".join(lines) or "(identical)", markup=False, highlight=False)

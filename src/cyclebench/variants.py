@@ -1,0 +1,291 @@
+"""`cyclebench variants`: the same benchmarks built several ways, measured side by side.
+
+A variant is one (compiler, flag set, target) build of the user's file (DESIGN.md §7).
+Native variants are measured in alternation: ``rounds`` times, every variant's runner
+is invoked once per benchmark in a freshly shuffled order on the same CPU, so slow drift
+of the host spreads over all of them; the per-invocation medians (cycles~ where the add
+chain was timed) pair up by round and each variant is compared with the first
+(compare.paired, Holm-adjusted). Cross-target variants run under qemu-user for their
+verify hooks only: *emulated*, never a time.
+
+For every variant: the size of each benchmark body (its ``cb_body_<group>_<name>``
+symbol) and of the binary's .text/.data/.bss (pyelftools), and on request the body's
+disassembly (objdump, the target's objdump for cross builds) with instruction counts by
+class and a diff against the first variant.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from elftools.elf.elffile import ELFFile
+
+from cyclebench import calibrate
+from cyclebench.build import Binary, BuildSpec, build, cross_cc, launcher_for, objdump_for
+from cyclebench.compare import Comparison, holm, paired, with_adjusted_p
+from cyclebench.measure import Item, MeasureOptions, plan
+from cyclebench.runner import OK, Outcome, Runner
+
+# Instruction classes counted in a body (x86-64 and aarch64 mnemonics).
+CLASSES: dict[str, re.Pattern[str]] = {
+    "atomic": re.compile(r"^(lock\b|xchg|cmpxchg|xadd|ldaxr|ldxr|stlxr|stxr|ldaxp|stlxp|cas|ldadd|ldclr|ldeor"
+                         r"|ldset|ldsmax|ldsmin|ldumax|ldumin|swp)"),
+    "fence": re.compile(r"^(mfence|lfence|sfence|dmb|dsb|isb)\b"),
+    "rep-string": re.compile(r"^rep[a-z]*\s+(movs|stos|cmps|scas|lods)"),
+    "simd": re.compile(r"%[xyz]mm\d|\b[vq]\d+(\.\w+)?\b"),
+    "call": re.compile(r"^(call|bl)\b"),
+}
+
+
+class VariantError(Exception):
+    """Bad variant specification (no flag sets, unknown target...)."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str
+    cc: str
+    cflags: tuple[str, ...]
+    target: str | None = None
+
+    @property
+    def emulated(self) -> bool:
+        return self.target is not None
+
+
+def make_variants(ccs: Sequence[str], flag_sets: Sequence[Sequence[str]], target: str | None) -> list[Variant]:
+    """Every compiler × flag set (first compiler, first flags = the baseline)."""
+    if not flag_sets:
+        flag_sets = [("-O2",)]
+    if not ccs:
+        ccs = [cross_cc(target)] if target else ["cc"]
+    out = []
+    for cc in ccs:
+        for flags in flag_sets:
+            label = " ".join(flags) or "(no flags)"
+            if len(ccs) > 1:
+                label = f"{cc} {label}"
+            out.append(Variant(label, cc, tuple(flags), target))
+    if len({v.label for v in out}) != len(out):
+        raise VariantError("two variants are the same build: give distinct --flags/--cc")
+    return out
+
+
+@dataclass
+class Built:
+    variant: Variant
+    binary: Binary
+    runner: Runner
+    sizes: dict[str, int] = field(default_factory=dict)  # section and body symbol sizes, bytes
+
+
+def body_symbol(bench: str) -> str:
+    group, name = bench.split("/", 1)
+    return f"cb_body_{group}_{name}"
+
+
+def elf_sizes(path: Path) -> dict[str, int]:
+    """Sizes in bytes: ".text", ".data", ".bss" sections and every cb_body_* function symbol
+    (st_size from .symtab; 0 when the binary is stripped)."""
+    sizes: dict[str, int] = {}
+    with path.open("rb") as f:
+        elf = ELFFile(f)
+        for name in (".text", ".data", ".bss"):
+            sec = elf.get_section_by_name(name)
+            sizes[name] = int(sec["sh_size"]) if sec is not None else 0
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is not None:
+            for sym in symtab.iter_symbols():
+                if sym.name.startswith("cb_body_") and sym["st_info"]["type"] == "STT_FUNC":
+                    sizes[sym.name] = int(sym["st_size"])
+    return sizes
+
+
+def disassemble(path: Path, target: str | None, bench: str) -> list[str]:
+    """The body's instructions, addresses and encodings dropped (so builds diff cleanly).
+    Raises ToolMissing without the right objdump."""
+    proc = subprocess.run(
+        [objdump_for(target), "-d", "--no-show-raw-insn", f"--disassemble={body_symbol(bench)}", str(path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    out = []
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^\s+[0-9a-f]+:\s+(.*)$", line)
+        if m:
+            ins = re.sub(r"\s+//.*$|\s+#\s.*$", "", m.group(1))  # objdump's comments (aarch64 //, x86 #)
+            ins = re.sub(r"\b[0-9a-f]+ <", "<", ins)  # branch targets: symbol+offset only
+            out.append(re.sub(r"\s+", " ", ins).strip())
+    return out
+
+
+def classify(instructions: Sequence[str]) -> dict[str, int]:
+    counts = {k: 0 for k in CLASSES}
+    for ins in instructions:
+        for k, pat in CLASSES.items():
+            if pat.search(ins):
+                counts[k] += 1
+    counts["total"] = len(instructions)
+    return counts
+
+
+def helper_calls(instructions: Sequence[str]) -> list[str]:
+    """Names of functions the body calls (e.g. __aarch64_cas8_acq_rel for outline atomics)."""
+    names = []
+    for ins in instructions:
+        m = re.match(r"^(?:call|bl)\s+.*<([^>+]+)", ins)
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    return names
+
+
+def diff(a: Sequence[str], b: Sequence[str], a_label: str, b_label: str) -> list[str]:
+    return list(difflib.unified_diff(list(a), list(b), a_label, b_label, lineterm="", n=1))
+
+
+def build_all(variants: Sequence[Variant], sources: Sequence[Path], include_dirs: Sequence[Path] = (),
+              defines: Sequence[str] = (), cpu: int | None = None) -> list[Built]:
+    """Build every variant (cached). Raises BuildError/ToolMissing naming the variant."""
+    built = []
+    for v in variants:
+        spec = BuildSpec(sources=tuple(sources), cc=v.cc, cflags=v.cflags, include_dirs=tuple(include_dirs),
+                         defines=tuple(defines), target=v.target)
+        b = build(spec)
+        built.append(Built(v, b, Runner(b.path, cpu, launcher=launcher_for(v.target)), elf_sizes(b.path)))
+    return built
+
+
+def _merge(outs: Sequence[Outcome]) -> Outcome:
+    """Several invocations of one benchmark as one result: samples concatenated (rounds stay
+    whole, so round-based estimators still apply); the first non-ok outcome wins."""
+    bad = next((o for o in outs if o.status != OK), None)
+    if bad is not None:
+        return bad
+    first = outs[0]
+    res = dict(first.result or {})
+    for key in ("n", "ticks", "cal", "disturbed", "pmu_cycles"):
+        if res.get(key) is not None:
+            res[key] = [x for o in outs for x in (o.result or {}).get(key) or []]
+    res["rounds"] = sum(int((o.result or {}).get("rounds", 0)) for o in outs)
+    res["invocations"] = len(outs)
+    return Outcome(first.bench, first.param, OK, result=res, wall_s=sum(o.wall_s for o in outs))
+
+
+@dataclass
+class BenchResult:
+    item: Item
+    outcomes: dict[str, Outcome]  # variant label → merged outcome
+    per_invocation: dict[str, list[float]]  # variant label → median per-op per invocation
+    unit: str
+    comparisons: dict[str, Comparison | None]
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def measure(
+    built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int, opts: MeasureOptions,
+    on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None,
+) -> list[BenchResult]:
+    """Run every benchmark of the first variant's binary on every variant (see module doc)."""
+    items = plan(built[0].runner.list(), globs, params)
+    if not globs:  # the engine's own loop reference is not one of the user's benchmarks
+        items = [i for i in items if i.bench != "loop/empty"] or items
+    rng = random.Random(seed)
+    out: list[BenchResult] = []
+    for item in items:
+        runs: dict[str, list[Outcome]] = {b.variant.label: [] for b in built}
+        native = [b for b in built if not b.variant.emulated]
+        for b in built:
+            if b.variant.emulated:  # correctness only: a short run, its verify hook, no time
+                quick = MeasureOptions(min_time=0.0, repeat=3, warmup=0.0, min_batch_ns=1000)
+                on_step(f"{item.label} {b.variant.label} (emulated)")
+                runs[b.variant.label].append(b.runner.run(item.bench, item.param, quick, 600))
+        for _ in range(rounds if native else 0):
+            order = list(native)
+            rng.shuffle(order)
+            for b in order:
+                on_step(f"{item.label} {b.variant.label}")
+                runs[b.variant.label].append(b.runner.run(item.bench, item.param, opts, opts.timeout()))
+        merged = {k: _merge(v) for k, v in runs.items()}
+        per_inv: dict[str, list[float]] = {}
+        unit = ""
+        for b in native:
+            vals = []
+            for o in runs[b.variant.label]:
+                if o.status == OK and o.result:
+                    slopes, unit = calibrate.round_costs(o.result)
+                    vals.append(float(np.nanmedian(slopes)) if np.isfinite(slopes).any() else float("nan"))
+                else:
+                    vals.append(float("nan"))
+            per_inv[b.variant.label] = vals
+        comps: dict[str, Comparison | None] = {}
+        notes: dict[str, str] = {}
+        if native:
+            base = np.asarray(per_inv[native[0].variant.label])
+            for b in native[1:]:
+                other = np.asarray(per_inv[b.variant.label])
+                ok = np.isfinite(base) & np.isfinite(other)
+                try:
+                    comps[b.variant.label] = paired(base[ok], other[ok])
+                except ValueError as e:
+                    comps[b.variant.label] = None
+                    notes[b.variant.label] = str(e)
+        out.append(BenchResult(item, merged, per_inv, unit, comps, notes))
+    judged = [(r, k) for r in out for k, c in r.comparisons.items() if c is not None]
+    adjusted = holm([r.comparisons[k].p for r, k in judged])  # type: ignore[union-attr]
+    for (r, k), p in zip(judged, adjusted, strict=True):
+        c = r.comparisons[k]
+        if c is not None:
+            r.comparisons[k] = with_adjusted_p(c, p)
+    return out
+
+
+def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool) -> list[dict[str, Any]]:
+    """JSON-friendly account of every benchmark × variant (what --json writes)."""
+    out = []
+    for r in results:
+        entry: dict[str, Any] = {"bench": r.item.bench, "param": r.item.param, "unit": r.unit, "variants": []}
+        for b in built:
+            label = b.variant.label
+            o = r.outcomes[label]
+            c = r.comparisons.get(label)
+            v: dict[str, Any] = {"label": label, "cc": b.variant.cc, "cflags": list(b.variant.cflags),
+                                 "target": b.variant.target, "emulated": b.variant.emulated, "status": o.status,
+                                 "reason": o.reason, "body_bytes": b.sizes.get(body_symbol(r.item.bench)),
+                                 "text_bytes": b.sizes.get(".text"), "data_bytes": b.sizes.get(".data"),
+                                 "bss_bytes": b.sizes.get(".bss"),
+                                 "per_invocation": r.per_invocation.get(label),
+                                 "comparison": c.to_dict() if c else None}
+            if disasm:
+                ins = disassemble(b.binary.path, b.variant.target, r.item.bench)
+                v["disasm"] = ins
+                v["classes"] = classify(ins)
+                v["calls"] = helper_calls(ins)
+            entry["variants"].append(v)
+        out.append(entry)
+    return out
+
+
+def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built]) -> None:
+    """One result row per benchmark × variant (variant = its label); emulated rows keep their
+    status and reason but no figure: their unit is "emulated"."""
+    from cyclebench.session import result_fields, sample_rows
+
+    emulated = {b.variant.label for b in built if b.variant.emulated}
+    for r in results:
+        for label, o in r.outcomes.items():
+            if label in emulated:
+                fields = {"bench": o.bench, "param": o.param, "variant": label, "status": o.status,
+                          "reason": o.reason, "unit": "emulated", "wall_s": o.wall_s,
+                          "extra": {"emulated": True, "verified": (o.result or {}).get("verified")}}
+                store.add_result(run_id, fields)
+                continue
+            fields = result_fields(o, rate, label)
+            fields.setdefault("extra", {})["per_invocation"] = r.per_invocation.get(label)
+            store.add_result(run_id, fields, sample_rows(o.result))
