@@ -107,6 +107,12 @@ def main() -> None:
 @click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
 @click.option("--net", is_flag=True, help="Show costs net of the loop's own cost (loop/empty, measured first).")
+@click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
+              help="callgrind: exact simulated counts per op (Ir, cache and branch misses) instead of timing.")
+@click.option("--sim-iters", type=click.IntRange(1), default=10, show_default=True,
+              help="callgrind: operations in the first collected batch (the second has twice as many).")
+@click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
+              help="callgrind cache geometry (bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
 @click.option("--fifo", "fifo", type=click.IntRange(1, 99), default=None, metavar="PRIO",
               help="Run the runner under SCHED_FIFO at PRIO (root/CAP_SYS_NICE), bounded by RLIMIT_RTTIME.")
 @click.option("--cc", default="cc", show_default=True, help="C compiler.")
@@ -118,7 +124,8 @@ def main() -> None:
 @click.option("--ldflags", default="", help="Extra link flags/libraries (e.g. '-ljemalloc').")
 def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...], cpu: int | None, repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
-        json_path: Path | None, db: str | None, quiet: bool, net: bool, fifo: int | None, cc: str, cflags: str,
+        json_path: Path | None, db: str | None, quiet: bool, net: bool, backend: str, sim_iters: int,
+        cache_spec: str | None, fifo: int | None, cc: str, cflags: str,
         include_dirs: tuple[Path, ...], defines: tuple[str, ...], ldflags: str) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     try:
@@ -129,8 +136,17 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
     spec = BuildSpec(sources=sources, cc=cc, cflags=split_cflags, include_dirs=tuple(d.resolve() for d in include_dirs),
                      defines=defines, ldflags=split_ldflags, werror=not files)
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
+    from cyclebench import simulate
+
+    try:
+        cache = simulate.parse_cache(cache_spec)
+        if backend == "callgrind":
+            simulate.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
+    except simulate.SimulationError as e:
+        raise UserError(str(e)) from None
     cfg = RunConfig(spec=spec, globs=globs, params=_params(params), cpu=cpu, options=opts, timeout=timeout,
-                    command=["cyclebench", *sys.argv[1:]], fifo=fifo)
+                    command=["cyclebench", *sys.argv[1:]], fifo=fifo, backend=backend, sim_iters=sim_iters,
+                    cache=cache)
     try:
         with err.status("building", spinner="dots") if not quiet else _null():
             prepared = prepare(cfg)
@@ -175,9 +191,13 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
 
     if not quiet:
         title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
-        console_report.print_results(rows, out, title=title, net=net)
+        if backend == "callgrind":
+            console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
+        else:
+            console_report.print_results(rows, out, title=title, net=net)
         run_row = store.get_run(run_id) or {}
-        err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
+        if backend == "timing":
+            err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
         for line in console_report.environment_lines(rows):
             err.print(line, highlight=False)
     if json_path is not None:

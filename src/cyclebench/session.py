@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench import __version__, calibrate, check, sysinfo
+from cyclebench import __version__, calibrate, check, simulate, sysinfo
 from cyclebench.build import Binary, BuildSpec, build
 from cyclebench.measure import Item, MeasureOptions, SelectionError, plan
 from cyclebench.runner import OK, Outcome, Runner
@@ -41,6 +41,9 @@ class RunConfig:
     variant: str = ""
     command: Sequence[str] = ()
     fifo: int | None = None  # SCHED_FIFO priority for the runner
+    backend: str = "timing"  # or "callgrind": simulated counts (simulate.py), no timing
+    sim_iters: int = 10  # callgrind: batches of sim_iters and 2·sim_iters operations
+    cache: dict[str, tuple[int, int, int]] | None = None  # callgrind cache geometry
 
 
 @dataclass
@@ -191,6 +194,14 @@ def execute(
     try:
         for item in prepared.items:
             on_start(item)
+            if cfg.backend == "callgrind":
+                outcome = simulate.simulate(prepared.binary.path, item.bench, item.param, cfg.sim_iters, cfg.cache,
+                                            timeout=max(600.0, timeout), cpu=prepared.cpu)
+                fields = simulate.result_fields(outcome, cfg.variant)
+                fields["id"] = store.add_result(run_id, fields)
+                rows.append(fields)
+                on_done(item, fields)
+                continue
             outcome = prepared.runner.run(item.bench, item.param, cfg.options, timeout)
             fields = result_fields(outcome, rate, cfg.variant)
             res = outcome.result

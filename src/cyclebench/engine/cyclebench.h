@@ -52,6 +52,7 @@ typedef struct cb_state {
     char reason_[256];
     void *buffers_[CB_MAX_BUFFERS];
     int nbuffers_;
+    int task;              /* scaling mode (scale.c): this task's index 0..N-1; 0 outside it */
 } cb_state;
 
 typedef void (*cb_fn)(cb_state *s);
@@ -62,6 +63,9 @@ static inline int64_t cb_param(const cb_state *s) { return s->param; }
 static inline uint64_t cb_total_iters(const cb_state *s) { return s->total_iters; }
 static inline void *cb_user(const cb_state *s) { return s->user; }
 static inline void cb_set_user(cb_state *s, void *p) { s->user = p; }
+/* Scaling mode runs N copies of a benchmark at once (threads or processes): the index of
+ * this copy, 0..N-1, e.g. to pick a per-task slot. 0 in every other mode. */
+static inline int cb_task(const cb_state *s) { return s->task; }
 
 /* Memory owned by the engine for this (benchmark, parameter): `size` bytes starting
  * `offset` bytes past an `align`-byte boundary (align: power of two, 0 → 64), every

@@ -9,6 +9,11 @@
  *                                      {"type":"result"|"skip"|"fail"|"error",...} per --run;
  *                                      several --run are measured interleaved (measure.c)
  *   --fifo PRIO                        SCHED_FIFO at PRIO, with RLIMIT_RTTIME as a safety net
+ *   --sim N                            under callgrind: batches of N and 2N collected (simulate.c)
+ *   runner --scale NAME [--param P] --tasks N --mode threads|processes --duration S --interval S
+ *          --warmup S [--cpus 0,1,...] [--batch-ns NS]
+ *                                      scaling mode (scale.c): {"type":"interval",...} per interval,
+ *                                      then {"type":"scale_end",...}; exit 1 when a task crashed
  * Exit status: 0 when the lines describe the outcome (even skip/fail), 2 on bad usage.
  * How a number is made: measure.c.
  */
@@ -29,7 +34,9 @@
 
 #include "json.h"
 #include "measure.h"
+#include "simulate.h"
 #include "registry.h"
+#include "scale.h"
 #include "timer.h"
 
 static FILE *out;
@@ -168,6 +175,20 @@ static int parse_i64(const char *s, int64_t *v) {
     return errno == 0 && end != s && *end == 0;
 }
 
+/* --cpus 0,2,4: the CPUs of the scaling tasks, in order of use. Returns the count, -1 when bad. */
+static int parse_cpus(const char *s, int *cpus, int cap) {
+    int n = 0;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || v < 0 || v >= CPU_SETSIZE || n == cap || (*end && *end != ',')) return -1;
+        cpus[n++] = (int)v;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
 int main(int argc, char **argv) {
     int fd = dup(1);
     out = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -184,6 +205,7 @@ int main(int argc, char **argv) {
                     .ladder = 8, .seed = 0};
     static cb_request req[CB_MAX_JOBS];
     int nreq = 0, cpu = -1, fifo = 0;
+    int64_t sim = 0; /* --sim N: callgrind mode with batches of N and 2N */
     int do_list = 0, do_cal = 0, do_features = 0;
     static const struct option longopts[] = {
         {"list", no_argument, 0, 'l'},          {"calibrate", no_argument, 0, 'c'},
@@ -193,7 +215,15 @@ int main(int argc, char **argv) {
         {"max-time", required_argument, 0, 'T'}, {"warmup", required_argument, 0, 'w'},
         {"min-batch-ns", required_argument, 0, 'b'}, {"repeat", required_argument, 0, 'R'},
         {"ladder", required_argument, 0, 'L'},  {"seed", required_argument, 0, 's'},
-        {"fifo", required_argument, 0, 'F'},  {0, 0, 0, 0}};
+        {"fifo", required_argument, 0, 'F'},
+        {"scale", required_argument, 0, 'S'},   {"tasks", required_argument, 0, 'N'},
+        {"mode", required_argument, 0, 'M'},    {"duration", required_argument, 0, 'D'},
+        {"interval", required_argument, 0, 'I'}, {"cpus", required_argument, 0, 'P'},
+        {"batch-ns", required_argument, 0, 'B'}, {"sim", required_argument, 0, 'Z'},
+        {0, 0, 0, 0}};
+    static int scale_cpus[CB_SCALE_MAX_CPUS];
+    cb_scale_options so = {.tasks = 1, .duration = 1, .interval = 0.1, .batch_ns = 20000, .cpus = scale_cpus};
+    int do_scale = 0;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -203,6 +233,9 @@ int main(int argc, char **argv) {
         case 'l': do_list = 1; break;
         case 'c': do_cal = 1; break;
         case 'f': do_features = 1; break;
+        case 'S': /* a request like --run (so --param follows it), measured by scale.c */
+            do_scale = 1;
+            /* fall through */
         case 'r':
             if (nreq == CB_MAX_JOBS) return usage_error("too many --run (at most 16)");
             req[nreq++] = (cb_request){optarg, 0, 0};
@@ -215,6 +248,9 @@ int main(int argc, char **argv) {
         case 'C':
             if (!parse_i64(optarg, &v) || v < 0) return usage_error("--cpu: not a CPU number");
             cpu = (int)v;
+            break;
+        case 'Z':
+            if (!parse_i64(optarg, &sim) || sim < 1) return usage_error("--sim: batch size >= 1");
             break;
         case 'F':
             if (!parse_i64(optarg, &v) || v < 1 || v > 99) return usage_error("--fifo: priority 1..99");
@@ -236,6 +272,29 @@ int main(int argc, char **argv) {
             o.ladder = (int)v;
             break;
         case 's': if (!parse_i64(optarg, &v)) return usage_error("--seed: not an integer"); o.seed = (uint64_t)v; break;
+        case 'N':
+            if (!parse_i64(optarg, &v) || v < 1 || v > CB_SCALE_MAX_TASKS) return usage_error("--tasks: 1..1024");
+            so.tasks = (int)v;
+            break;
+        case 'M':
+            if (strcmp(optarg, "threads") && strcmp(optarg, "processes"))
+                return usage_error("--mode: threads or processes");
+            so.processes = !strcmp(optarg, "processes");
+            break;
+        case 'D':
+            if (!parse_double(optarg, &so.duration) || so.duration <= 0) return usage_error("--duration: seconds > 0");
+            break;
+        case 'I':
+            if (!parse_double(optarg, &so.interval) || so.interval < 0.001)
+                return usage_error("--interval: seconds >= 0.001");
+            break;
+        case 'P':
+            if ((so.ncpus = parse_cpus(optarg, scale_cpus, CB_SCALE_MAX_CPUS)) < 1)
+                return usage_error("--cpus: a comma-separated list of CPU numbers");
+            break;
+        case 'B':
+            if (!parse_double(optarg, &so.batch_ns) || so.batch_ns < 1) return usage_error("--batch-ns: bad number");
+            break;
         default: return usage_error("unknown or incomplete option");
         }
     }
@@ -288,6 +347,15 @@ int main(int argc, char **argv) {
             return usage_error(msg);
         }
     }
+    if (sim) {
+        for (int i = 0; i < nreq; i++) cb_simulate(out, &req[i], (uint64_t)sim);
+        return 0;
+    }
     if (!o.seed) o.seed = cb_now_ns() | 1;
+    if (do_scale) {
+        if (nreq != 1) return usage_error("--scale takes one benchmark and no --run");
+        so.warmup = o.warmup;
+        return cb_scale(out, &req[0], &so);
+    }
     return cb_measure(out, req, nreq, &o);
 }

@@ -137,7 +137,7 @@ def calibration_line(cal: dict[str, Any] | None) -> str:
 def environment_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
     """Run-level facts behind the table: how disturbances were detected and what the core
     clock did (the calibration's own stability)."""
-    rows = [r for r in rows if r.get("extra")]
+    rows = [r for r in rows if (r.get("extra") or {}).get("disturb_source")]
     lines = []
     sources = {r["extra"].get("disturb_source") for r in rows}
     dropped = sum(r.get("n_disturbed") or 0 for r in rows)
@@ -237,3 +237,33 @@ def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | N
                                                   v["label"], lineterm="", n=1))
                 console.rule(f"diff {first['label']} → {v['label']}")
                 console.print("\n".join(lines) or "(identical)", markup=False, highlight=False)
+
+
+SIM_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "Bc", "Bcm", "Bi", "Bim")
+
+
+def print_simulated(rows: Iterable[dict[str, Any]], console: Console, title: str | None = None) -> None:
+    """Per-op counts simulated by callgrind: exact and identical from run to run, for the
+    fixed cache geometry in the caption — not measurements of this CPU."""
+    rows = list(rows)
+    table = Table(title=title, header_style="bold")
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("param", justify="right")
+    for ev in SIM_EVENTS:
+        table.add_column(f"{ev}/op", justify="right")
+    table.add_column("notes")
+    geometry = None
+    for r in rows:
+        extra = r.get("extra") or {}
+        ev = extra.get("events")
+        param = "" if r.get("param") is None else str(r["param"])
+        if r.get("status") != "ok" or not ev:
+            table.add_row(r["bench"], param, *["-"] * len(SIM_EVENTS), notes(r), style=STATUS_STYLE.get(
+                str(r.get("status")), ""))
+            continue
+        geometry = extra.get("cache") or geometry
+        table.add_row(r["bench"], param, *[fmt(ev.get(e)) for e in SIM_EVENTS], "")
+    if geometry:
+        table.caption = "simulated by callgrind · " + " · ".join(
+            f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items())
+    console.print(table)

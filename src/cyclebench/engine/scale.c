@@ -1,0 +1,510 @@
+/* scale.c — scaling mode: will-it-scale done right (DESIGN.md §6, issue 7).
+ *
+ * Seed 000 describes will-it-scale: "a dedicated process/thread which collects results once
+ * a second, … the processes/threads running the test only do the test and bump the
+ * iteration counter". This is that model, with the details its copies get wrong made right:
+ *
+ *   - N tasks (pthreads, or fork()ed processes) each run the body in a loop of small fixed
+ *     batches (cb_iters = a batch sized once, uncontended, to last ~batch_ns) and after each
+ *     batch publish their own operation count with a relaxed atomic store;
+ *   - every counter lives in its own 256-byte block of one MAP_SHARED|MAP_ANONYMOUS region
+ *     (shared by threads and by forked processes alike), so no two tasks — and no task and
+ *     the control flags — share a cache line, or the pair of lines an adjacent-line
+ *     prefetcher pulls in together;
+ *   - each task is pinned: task i → cpus[i % ncpus] (the caller orders the list: distinct
+ *     cores first, then SMT siblings); N > ncpus is allowed (oversubscription);
+ *   - each task has its own cb_state and runs the setup hook itself (in its own thread or
+ *     process, on its own CPU: first-touch memory lands on its node), verify and teardown at
+ *     the end;
+ *   - one sampler (this thread), kept off the tasks' CPUs when another CPU is allowed, sleeps
+ *     with clock_nanosleep to absolute deadlines, reads every counter with relaxed loads and
+ *     prints one JSON line per interval with each task's operations in it: the per-task view
+ *     (fairness) that a single total hides. Its own CPU time is measured and reported.
+ *
+ * A task that crashes: in processes mode the sampler sees the signal (waitpid), reports it
+ * and stops the others; in threads mode the signal kills the whole runner and the caller
+ * sees it. Either way, every interval line already printed has been flushed.
+ */
+#define _GNU_SOURCE
+#include "scale.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "registry.h"
+#include "timer.h"
+
+/* One block per counter. 64 bytes (one x86 line) is not enough: Intel's spatial ("adjacent
+ * line") prefetcher completes 128-byte-aligned pairs of lines, so counters 64 bytes apart
+ * still drag each other's line between cores; and some arm64 (e.g. Apple M-series, Cavium
+ * ThunderX) and POWER cores have 128-byte lines outright. 256 bytes covers both. */
+#define CB_BLOCK 256
+
+enum { ST_NEW, ST_READY, ST_SKIP, ST_FAIL, ST_DONE };
+
+typedef struct task_slot {
+    uint64_t ops; /* written by its task only (relaxed store after each batch), read by the sampler */
+    /* The rest is written only before the start and after the stop, never while sampling. */
+    int state, verified, cpu;
+    uint64_t total_iters;
+    char reason[200];
+} __attribute__((aligned(CB_BLOCK))) task_slot;
+_Static_assert(sizeof(task_slot) == CB_BLOCK, "one 256-byte block per task");
+
+typedef struct control {
+    int start; /* sampler → tasks: go (after every task is set up) */
+    int stop;  /* sampler → tasks: finish the current batch and stop; read once per batch */
+} __attribute__((aligned(CB_BLOCK))) control;
+
+typedef struct ready_count {
+    int n; /* tasks set up (or failed to); written only before the start */
+} __attribute__((aligned(CB_BLOCK))) ready_count;
+
+typedef struct shared {
+    control ctl;
+    ready_count ready;
+    task_slot slot[]; /* one per task */
+} shared;
+
+static shared *sh;
+static const cb_bench *bench;
+static const cb_request *request;
+static const cb_scale_options *opt;
+static uint64_t batch;
+
+static void sleep_ns(long ns) {
+    struct timespec ts = {0, ns};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+}
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double thread_cpu_s(long *nivcsw) {
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    if (nivcsw) *nivcsw = ru.ru_nivcsw;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void state_init(cb_state *s, int task) {
+    memset(s, 0, sizeof *s);
+    s->param = request->param;
+    s->name = request->name;
+    s->task = task;
+}
+
+/* ---- one task ---- */
+
+static void task_main(int i) {
+    task_slot *slot = &sh->slot[i];
+    cb_state s;
+    state_init(&s, i);
+    slot->cpu = opt->ncpus ? opt->cpus[i % opt->ncpus] : -1;
+    slot->verified = -1;
+    if (slot->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(slot->cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0) {
+            snprintf(slot->reason, sizeof slot->reason, "cannot pin task %d to CPU %d: %s", i, slot->cpu,
+                     strerror(errno));
+            slot->state = ST_FAIL;
+            __atomic_add_fetch(&sh->ready.n, 1, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+    const cb_hook *setup = cb_hook_for(bench, CB_HOOK_SETUP), *teardown = cb_hook_for(bench, CB_HOOK_TEARDOWN),
+                  *verify = cb_hook_for(bench, CB_HOOK_VERIFY);
+    if (setup) ((cb_fn)setup->fn)(&s);
+    if (s.skip_) {
+        snprintf(slot->reason, sizeof slot->reason, "%.199s", s.reason_);
+        slot->state = s.skip_ == 1 ? ST_SKIP : ST_FAIL;
+        if (teardown) ((cb_fn)teardown->fn)(&s);
+        cb_free_buffers(&s);
+        __atomic_add_fetch(&sh->ready.n, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    slot->state = ST_READY;
+    __atomic_add_fetch(&sh->ready.n, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE) && !__atomic_load_n(&sh->ctl.stop, __ATOMIC_ACQUIRE))
+        sleep_ns(100 * 1000);
+    uint64_t done = 0;
+    while (!__atomic_load_n(&sh->ctl.stop, __ATOMIC_RELAXED)) {
+        s.iters = batch;
+        bench->run(&s);
+        s.total_iters += batch;
+        done += batch;
+        __atomic_store_n(&slot->ops, done, __ATOMIC_RELAXED); /* sole writer: a plain store */
+    }
+    if (verify) {
+        slot->verified = ((cb_verify_fn)verify->fn)(&s) ? 1 : 0;
+        if (!slot->verified && !s.skip_) cb_fail(&s, "verify hook returned false");
+    } else if (s.skip_ == 2) {
+        slot->verified = 0;
+    }
+    if (s.skip_ == 2) snprintf(slot->reason, sizeof slot->reason, "%.199s", s.reason_);
+    if (teardown) ((cb_fn)teardown->fn)(&s);
+    cb_free_buffers(&s);
+    slot->total_iters = s.total_iters;
+    __atomic_store_n(&slot->state, ST_DONE, __ATOMIC_RELEASE);
+}
+
+static void *thread_main(void *arg) {
+    task_main((int)(intptr_t)arg);
+    return NULL;
+}
+
+/* ---- batch size ---- */
+
+/* Sized once, uncontended, in the sampler before any task starts: doubling n until a batch
+ * lasts at least half the target, then scaled to it. Small batches keep the counters fresh
+ * (an interval of 0.1 s holds thousands of batches, so the count is exact to a fraction of a
+ * percent); the batch still amortises the per-batch store and stop check. Returns 0 (and
+ * the setup's reason) when the setup hook skips or fails. */
+static uint64_t size_batch(double target_ns, double *per_op_ns, int *skip, char *why, size_t cap) {
+    cb_state s;
+    state_init(&s, 0);
+    const cb_hook *setup = cb_hook_for(bench, CB_HOOK_SETUP), *teardown = cb_hook_for(bench, CB_HOOK_TEARDOWN);
+    if (setup) ((cb_fn)setup->fn)(&s);
+    uint64_t n = 0;
+    *skip = s.skip_;
+    if (s.skip_) {
+        snprintf(why, cap, "%s", s.reason_);
+    } else {
+        s.iters = 1;
+        bench->run(&s); /* cold misses, lazy binding */
+        n = 1;
+        uint64_t t;
+        for (;;) {
+            s.iters = n;
+            uint64_t t0 = cb_now_ns();
+            bench->run(&s);
+            t = cb_now_ns() - t0;
+            s.total_iters += n;
+            if (t >= target_ns / 2 || n >= (1ull << 40)) break;
+            n *= 2;
+        }
+        *per_op_ns = t ? (double)t / (double)n : 1.0;
+        double b = target_ns / *per_op_ns;
+        n = b < 1 ? 1 : (uint64_t)(b + 0.5);
+    }
+    if (teardown) ((cb_fn)teardown->fn)(&s);
+    cb_free_buffers(&s);
+    return n;
+}
+
+/* ---- output ---- */
+
+static void emit_final(FILE *out, const char *type, const char *reason) {
+    fprintf(out, "{\"type\":\"%s\",\"bench\":", type);
+    cb_json_str(out, request->name);
+    if (request->has_param) fprintf(out, ",\"param\":%lld", (long long)request->param);
+    else fputs(",\"param\":null", out);
+    fputs(",\"reason\":", out);
+    cb_json_str(out, reason);
+    fputs("}\n", out);
+    fflush(out);
+}
+
+static void emit_int_array(FILE *out, const int *v, int n) {
+    fputc('[', out);
+    for (int i = 0; i < n; i++) fprintf(out, i ? ",%d" : "%d", v[i]);
+    fputc(']', out);
+}
+
+/* ---- the sampler ---- */
+
+/* Keeps the sampler off the tasks' CPUs when the allowed set has another CPU; else leaves it
+ * unpinned (it sleeps nearly all the time). Returns the number of CPUs it was given, 0 when
+ * it was left alone. */
+static int place_sampler(int *cpus_out, int cap) {
+    if (!opt->ncpus) return 0;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    for (int i = 0; i < opt->ncpus; i++)
+        if (opt->cpus[i] < CPU_SETSIZE) CPU_CLR(opt->cpus[i], &set);
+    if (CPU_COUNT(&set) == 0) return 0;
+    if (sched_setaffinity(0, sizeof set, &set) != 0) return 0;
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < cap; c++)
+        if (CPU_ISSET(c, &set)) cpus_out[n++] = c;
+    return n;
+}
+
+typedef struct spawned {
+    pthread_t *threads;
+    pid_t *pids;
+    int n;
+} spawned;
+
+static int spawn(FILE *out, spawned *sp, char *why, size_t cap) {
+    int N = opt->tasks;
+    for (int i = 0; i < N; i++) {
+        if (!opt->processes) {
+            int e = pthread_create(&sp->threads[i], NULL, thread_main, (void *)(intptr_t)i);
+            if (e) {
+                snprintf(why, cap, "cannot start task thread %d: %s", i, strerror(e));
+                return -1;
+            }
+        } else {
+            fflush(out);
+            fflush(stdout);
+            fflush(stderr);
+            pid_t parent = getpid(), pid = fork();
+            if (pid < 0) {
+                snprintf(why, cap, "cannot fork task %d: %s", i, strerror(errno));
+                return -1;
+            }
+            if (pid == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the sampler */
+                if (getppid() != parent) _exit(0);
+                task_main(i);
+                fflush(stdout);
+                fflush(stderr);
+                _exit(0);
+            }
+            sp->pids[i] = pid;
+        }
+        sp->n = i + 1;
+    }
+    return 0;
+}
+
+/* processes mode: a task gone before the stop. Returns its index, -1 when none. */
+static int reap_dead(spawned *sp, int *status) {
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid <= 0) return -1;
+        for (int i = 0; i < sp->n; i++)
+            if (sp->pids[i] == pid) {
+                sp->pids[i] = 0; /* reaped */
+                *status = st;
+                return i;
+            }
+    }
+}
+
+static void describe_death(char *buf, size_t cap, int task, int st) {
+    if (WIFSIGNALED(st))
+        snprintf(buf, cap, "task %d crashed: %s (signal %d)", task, strsignal(WTERMSIG(st)), WTERMSIG(st));
+    else
+        snprintf(buf, cap, "task %d exited with status %d before the end", task, WEXITSTATUS(st));
+}
+
+static void emit_crash(FILE *out, int task, int st, double t) {
+    char msg[160];
+    describe_death(msg, sizeof msg, task, st);
+    fprintf(out, "{\"type\":\"task_crash\",\"task\":%d,\"signal\":%d,\"exit\":%d,\"t\":%.6f,\"reason\":", task,
+            WIFSIGNALED(st) ? WTERMSIG(st) : 0, WIFEXITED(st) ? WEXITSTATUS(st) : -1, t);
+    cb_json_str(out, msg);
+    fputs("}\n", out);
+    fflush(out);
+}
+
+int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
+    request = req;
+    opt = o;
+    bench = cb_find(req->name);
+    int N = o->tasks;
+    char why[320];
+
+    const cb_hook *gate = cb_hook_for(bench, CB_HOOK_REQUIRE);
+    if (gate && gate->arg) {
+        char missing[128];
+        int r = cb_missing_feature(gate->arg, missing, sizeof missing);
+        if (r) {
+            snprintf(why, sizeof why, r < 0 ? "%s" : "requires CPU feature '%s', absent here", missing);
+            emit_final(out, r < 0 ? "fail" : "skip", why);
+            return 0;
+        }
+    }
+    double per_op_ns = 0;
+    int skip = 0;
+    batch = size_batch(o->batch_ns, &per_op_ns, &skip, why, sizeof why);
+    if (!batch) {
+        emit_final(out, skip == 1 ? "skip" : "fail", why);
+        return 0;
+    }
+
+    size_t size = sizeof(shared) + (size_t)N * sizeof(task_slot);
+    sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    spawned sp = {calloc((size_t)N, sizeof(pthread_t)), calloc((size_t)N, sizeof(pid_t)), 0};
+    if (sh == MAP_FAILED || !sp.threads || !sp.pids) {
+        emit_final(out, "error", "runner: cannot allocate the shared counters");
+        return 2;
+    }
+    memset(sh, 0, size);
+
+    int rc = 0, crashed_task = -1, crash_status = 0, nwarm = 0, nmeas = 0, k = 0, nsampler = 0;
+    char crash[200] = "";
+    static int sampler_cpus[CB_SCALE_MAX_CPUS];
+    int *task_cpus = NULL;
+    uint64_t *prev = NULL, *cur = NULL;
+    long ivcsw0 = 0, ivcsw1 = 0;
+    double sampler_cpu = 0, sampled = 0;
+    if (spawn(out, &sp, why, sizeof why) != 0) {
+        __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
+        emit_final(out, "error", why);
+        rc = 2;
+        goto join;
+    }
+    /* Wait until every task is set up; in processes mode a task may die during its setup. */
+    while (__atomic_load_n(&sh->ready.n, __ATOMIC_ACQUIRE) < N) {
+        if (o->processes && (crashed_task = reap_dead(&sp, &crash_status)) >= 0) break;
+        sleep_ns(1000 * 1000);
+    }
+    if (crashed_task >= 0) {
+        describe_death(crash, sizeof crash, crashed_task, crash_status);
+        emit_crash(out, crashed_task, crash_status, 0);
+        __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
+        rc = 1;
+        goto join;
+    }
+    for (int i = 0; i < N; i++) {
+        task_slot *t = &sh->slot[i];
+        if (t->state == ST_SKIP || t->state == ST_FAIL) {
+            snprintf(why, sizeof why, "task %d: %s", i, t->reason);
+            __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
+            emit_final(out, t->state == ST_SKIP ? "skip" : "fail", why);
+            goto join;
+        }
+    }
+
+    nsampler = place_sampler(sampler_cpus, CB_SCALE_MAX_CPUS);
+    task_cpus = malloc((size_t)N * sizeof(int));
+    prev = calloc((size_t)N, sizeof(uint64_t));
+    cur = calloc((size_t)N, sizeof(uint64_t));
+    if (!task_cpus || !prev || !cur) {
+        __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
+        emit_final(out, "error", "runner: out of memory");
+        rc = 2;
+        goto join;
+    }
+    for (int i = 0; i < N; i++) task_cpus[i] = sh->slot[i].cpu;
+    nwarm = (int)(o->warmup / o->interval + 0.999999);
+    nmeas = (int)(o->duration / o->interval + 0.5);
+    if (nmeas < 1) nmeas = 1;
+    fputs("{\"type\":\"scale_start\",\"bench\":", out);
+    cb_json_str(out, req->name);
+    if (req->has_param) fprintf(out, ",\"param\":%lld", (long long)req->param);
+    else fputs(",\"param\":null", out);
+    fprintf(out,
+            ",\"tasks\":%d,\"mode\":\"%s\",\"batch\":%llu,\"batch_per_op_ns\":%.3f,\"interval\":%.6f,"
+            "\"warmup_intervals\":%d,\"intervals\":%d,\"block_bytes\":%d,\"cpus\":",
+            N, o->processes ? "processes" : "threads", (unsigned long long)batch, per_op_ns, o->interval, nwarm, nmeas,
+            CB_BLOCK);
+    emit_int_array(out, task_cpus, N);
+    fputs(",\"sampler_cpus\":", out);
+    if (nsampler) emit_int_array(out, sampler_cpus, nsampler);
+    else fputs("null", out);
+    fputs("}\n", out);
+    fflush(out);
+
+    double cpu0 = thread_cpu_s(&ivcsw0);
+    uint64_t t0 = mono_ns(), tprev = t0, interval_ns = (uint64_t)(o->interval * 1e9);
+    __atomic_store_n(&sh->ctl.start, 1, __ATOMIC_RELEASE);
+    for (k = 1; k <= nwarm + nmeas; k++) {
+        uint64_t deadline = t0 + (uint64_t)k * interval_ns;
+        struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+        }
+        uint64_t tnow = mono_ns();
+        for (int i = 0; i < N; i++) cur[i] = __atomic_load_n(&sh->slot[i].ops, __ATOMIC_RELAXED);
+        for (int i = 0; i < N; i++) {
+            uint64_t c = cur[i];
+            cur[i] = c - prev[i];
+            prev[i] = c;
+        }
+        fprintf(out, "{\"type\":\"interval\",\"i\":%d,\"t\":%.6f,\"dt\":%.6f,\"warmup\":%s,\"deltas\":", k,
+                (double)(tnow - t0) / 1e9, (double)(tnow - tprev) / 1e9, k <= nwarm ? "true" : "false");
+        cb_json_u64_array(out, cur, (size_t)N);
+        fputs("}\n", out);
+        fflush(out);
+        tprev = tnow;
+        if (o->processes && (crashed_task = reap_dead(&sp, &crash_status)) >= 0) {
+            describe_death(crash, sizeof crash, crashed_task, crash_status);
+            emit_crash(out, crashed_task, crash_status, (double)(tnow - t0) / 1e9);
+            rc = 1;
+            k++;
+            break;
+        }
+    }
+    sampler_cpu = thread_cpu_s(&ivcsw1) - cpu0;
+    sampled = (double)(mono_ns() - t0) / 1e9;
+    __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
+
+join:
+    for (int i = 0; i < sp.n; i++) {
+        if (!o->processes) {
+            pthread_join(sp.threads[i], NULL);
+            continue;
+        }
+        if (!sp.pids[i]) continue;
+        int st;
+        while (waitpid(sp.pids[i], &st, 0) < 0 && errno == EINTR) {
+        }
+        if ((WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st))) && crashed_task < 0) {
+            crashed_task = i;
+            describe_death(crash, sizeof crash, i, st);
+            emit_crash(out, i, st, -1);
+            rc = 1;
+        }
+    }
+    free(sp.threads);
+    free(sp.pids);
+    if (!__atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE)) { /* never started: the lines above said why */
+        free(task_cpus);
+        free(prev);
+        free(cur);
+        munmap(sh, size);
+        return rc;
+    }
+    fputs("{\"type\":\"scale_end\",\"bench\":", out);
+    cb_json_str(out, req->name);
+    if (req->has_param) fprintf(out, ",\"param\":%lld", (long long)req->param);
+    else fputs(",\"param\":null", out);
+    fprintf(out,
+            ",\"tasks\":%d,\"mode\":\"%s\",\"intervals_done\":%d,\"sampled_s\":%.6f,\"sampler_cpu_s\":%.6f,"
+            "\"sampler_involuntary_switches\":%ld,\"crashed\":%s,\"crash_reason\":",
+            N, o->processes ? "processes" : "threads", k - 1, sampled, sampler_cpu, ivcsw1 - ivcsw0,
+            crashed_task >= 0 ? "true" : "false");
+    cb_json_str(out, crashed_task >= 0 ? crash : NULL);
+    fputs(",\"total_ops\":[", out);
+    for (int i = 0; i < N; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)sh->slot[i].total_iters);
+    fputs("],\"verified\":[", out);
+    for (int i = 0; i < N; i++) {
+        int v = sh->slot[i].state == ST_DONE ? sh->slot[i].verified : -2;
+        fputs(i ? "," : "", out);
+        fputs(v == 1 ? "true" : v == 0 ? "false" : "null", out);
+    }
+    fputs("],\"reasons\":[", out);
+    for (int i = 0; i < N; i++) {
+        fputs(i ? "," : "", out);
+        cb_json_str(out, sh->slot[i].state == ST_DONE && sh->slot[i].reason[0] ? sh->slot[i].reason : NULL);
+    }
+    fputs("]}\n", out);
+    fflush(out);
+    free(task_cpus);
+    free(prev);
+    free(cur);
+    munmap(sh, size);
+    return rc;
+}
