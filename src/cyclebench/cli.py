@@ -299,6 +299,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
 @click.option("-b", "--bench", "globs", multiple=True, metavar="GLOB", help="Benchmarks to run (default: all).")
 @click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]", help="Only these parameters.")
 @click.option("--disasm", is_flag=True, help="Show each variant's body disassembly, instruction classes and diff.")
+@click.option("--callgrind", "sim", is_flag=True,
+              help="Also count each variant under callgrind: exact Ir, I1/D1/LL misses, branch misses per op.")
 @click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
               help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict).")
 @click.option("--min-time", type=click.FloatRange(min=0), default=0.03, show_default=True,
@@ -309,7 +311,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
 @click.option("--db", metavar="URL", help="Database URL.")
 def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple[str, ...], target: str | None,
-                 globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, rounds: int, min_time: float,
+                 globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, sim: bool, rounds: int,
+                 min_time: float,
                  cpu: int | None, include_dirs: tuple[Path, ...], defines: tuple[str, ...], json_path: Path | None,
                  db: str | None) -> None:
     """Build FILES once per flag set / compiler / target and measure the builds side by side."""
@@ -332,7 +335,7 @@ def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple
         opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
         with err.status("measuring", spinner="dots") as status:
             results = variants.measure(built, globs, _params(params), rounds, opts,
-                                       on_step=lambda s: status.update(f"measuring {s}"))
+                                       on_step=lambda s: status.update(f"measuring {s}"), simulate_counts=sim)
         spec = BuildSpec(sources=tuple(f.resolve() for f in files), cc=vs[0].cc, cflags=vs[0].cflags,
                          target=target)
         cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
@@ -353,6 +356,29 @@ def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple
         json_path.write_text(json.dumps(data, indent=1) + "\n")
     if any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
         sys.exit(1)
+
+
+@main.group("gen")
+def gen_group() -> None:
+    """Generate benchmark sources."""
+
+
+@gen_group.command("icache")
+@click.option("--funcs", type=click.IntRange(2, 100000), default=1024, show_default=True,
+              help="Number of small functions.")
+@click.option("--size", type=click.IntRange(1, 1000), default=8, show_default=True,
+              help="Operations per function (about that many instructions).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the call order.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def gen_icache(funcs: int, size: int, seed: int, output: Path) -> None:
+    """The I-cache workload of seed 001: many small functions called in a fixed shuffled order.
+
+    Then: cyclebench variants FILE --backend callgrind --flags "-O2 -falign-functions=1" ...
+    """
+    from cyclebench import icache
+
+    output.write_text(icache.generate(funcs, size, seed))
+    err.print(f"wrote {output} (icache/calls{funcs}x{size})")
 
 
 @main.command("check")

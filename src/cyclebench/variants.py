@@ -186,13 +186,18 @@ class BenchResult:
     unit: str
     comparisons: dict[str, Comparison | None]
     notes: dict[str, str] = field(default_factory=dict)
+    simulated: dict[str, dict[str, float] | None] = field(default_factory=dict)  # label → callgrind events/op
 
 
 def measure(
     built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int, opts: MeasureOptions,
-    on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None,
+    on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None, simulate_counts: bool = False,
 ) -> list[BenchResult]:
-    """Run every benchmark of the first variant's binary on every variant (see module doc)."""
+    """Run every benchmark of the first variant's binary on every variant (see module doc).
+    simulate_counts: also run each native variant once under callgrind (simulate.py) for
+    exact per-op instruction, cache-miss and branch counts — the I-cache misses of seed 001
+    on a machine without a PMU."""
+    from cyclebench import simulate
     items = plan(built[0].runner.list(), globs, params)
     if not globs:  # the engine's own loop reference is not one of the user's benchmarks
         items = [i for i in items if i.bench != "loop/empty"] or items
@@ -236,7 +241,15 @@ def measure(
                 except ValueError as e:
                     comps[b.variant.label] = None
                     notes[b.variant.label] = str(e)
-        out.append(BenchResult(item, merged, per_inv, unit, comps, notes))
+        sims: dict[str, dict[str, float] | None] = {}
+        if simulate_counts:
+            for b in native:
+                on_step(f"{item.label} {b.variant.label} (callgrind)")
+                so = simulate.simulate(b.binary.path, item.bench, item.param, cpu=b.runner.cpu)
+                sims[b.variant.label] = (so.result or {}).get("events") if so.status == OK else None
+                if so.status != OK:
+                    notes[b.variant.label] = f"callgrind: {so.status}: {so.reason}"
+        out.append(BenchResult(item, merged, per_inv, unit, comps, notes, sims))
     judged = [(r, k) for r in out for k, c in r.comparisons.items() if c is not None]
     adjusted = holm([r.comparisons[k].p for r, k in judged])  # type: ignore[union-attr]
     for (r, k), p in zip(judged, adjusted, strict=True):
@@ -261,7 +274,8 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
                                  "text_bytes": b.sizes.get(".text"), "data_bytes": b.sizes.get(".data"),
                                  "bss_bytes": b.sizes.get(".bss"),
                                  "per_invocation": r.per_invocation.get(label),
-                                 "comparison": c.to_dict() if c else None}
+                                 "comparison": c.to_dict() if c else None,
+                                 "simulated": r.simulated.get(label), "note": r.notes.get(label)}
             if disasm:
                 ins = disassemble(b.binary.path, b.variant.target, r.item.bench)
                 v["disasm"] = ins

@@ -215,6 +215,19 @@ def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | N
         table.caption = ("per op: median over invocations; ± half their range; best: fastest invocation; "
                          "Δ: paired by round of invocations, Wilcoxon + bootstrap CI, Holm")
         console.print(table)
+        if any(v.get("simulated") for v in d["variants"]):
+            sim = Table(title=f"{name}: simulated by callgrind (per op)", header_style="bold")
+            sim.add_column("variant")
+            for ev in ("Ir", "I1mr", "Δ% I1mr", "D1mr", "DLmr", "Bcm", ".text B"):
+                sim.add_column(ev, justify="right")
+            base = (d["variants"][0].get("simulated") or {}).get("I1mr")
+            for v in d["variants"]:
+                ev = v.get("simulated") or {}
+                i1 = ev.get("I1mr")
+                rel = f"{100 * (i1 - base) / base:+.1f}%" if i1 is not None and base else ""
+                sim.add_row(v["label"], fmt(ev.get("Ir")), fmt(i1), rel, fmt(ev.get("D1mr")), fmt(ev.get("DLmr")),
+                            fmt(ev.get("Bcm")), str(v.get("text_bytes") or "-"))
+            console.print(sim)
         if disasm:
             classes = Table(title=f"{name}: instructions in the body", header_style="bold")
             classes.add_column("variant")

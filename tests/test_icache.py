@@ -1,0 +1,39 @@
+"""Seed 001: the generated I-cache workload and the -falign-functions sweep under callgrind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cyclebench.icache import generate
+
+from conftest import cli
+
+
+def test_generated_source_has_the_functions() -> None:
+    src = generate(funcs=10, size=3, seed=2)
+    assert src.count("__attribute__((noinline, noclone)) static unsigned f") == 10
+    assert "CB_BENCH(icache, calls10x3)" in src
+    assert generate(10, 3, 2) == src and generate(10, 3, 3) != src  # the order is the seed's
+    with pytest.raises(ValueError):
+        generate(1, 3)
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed (apt-get install valgrind)")
+def test_align_functions_changes_simulated_i1_misses(db: str, tmp_path: Path) -> None:
+    src = tmp_path / "ic.c"
+    assert cli("gen", "icache", "--funcs", "2048", "--size", "4", "-o", str(src)).exit_code == 0
+    out = tmp_path / "v.json"
+    r = cli("variants", str(src), "--callgrind", "--flags", "-O2 -falign-functions=1",
+            "--flags", "-O2 -falign-functions=32", "--rounds", "6", "--min-time", "0.01", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    [d] = json.loads(out.read_text())
+    a, b = d["variants"]
+    assert b["text_bytes"] > a["text_bytes"] * 1.1  # padding makes the code bigger
+    assert a["simulated"]["Ir"] == b["simulated"]["Ir"]  # same instructions executed...
+    assert b["simulated"]["I1mr"] > a["simulated"]["I1mr"] * 1.05  # ...with more I-cache misses
+    assert a["simulated"]["I1mr"] > 1000  # the footprint exceeds the simulated 32 KiB I1
+    assert "simulated by callgrind" in r.output
