@@ -14,11 +14,16 @@ PY=${PYTHON:-python3}
 SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
 # for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
-              "qemu-aarch64:qemu-user" "valgrind:valgrind")
+              "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4")
 
-missing_of() {  # prints the Debian packages whose command is missing
+missing_of() {  # prints the Debian packages whose command (or lib*.so* library) is missing
     for pair in "$@"; do
-        command -v "${pair%%:*}" >/dev/null 2>&1 || printf '%s\n' "${pair#*:}"
+        local what=${pair%%:*}
+        if [[ $what == lib*.so* ]]; then
+            ldconfig -p 2>/dev/null | grep -q "$what" || printf '%s\n' "${pair#*:}"
+        else
+            command -v "$what" >/dev/null 2>&1 || printf '%s\n' "${pair#*:}"
+        fi
     done
 }
 

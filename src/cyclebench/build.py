@@ -25,9 +25,9 @@ import platformdirs
 
 from cyclebench import __version__
 
-ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c", "scale.c", "simulate.c")
+ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c", "scale.c", "simulate.c", "perf.c")
 ENGINE_HEADERS = ("cyclebench.h", "timer.h", "registry.h", "json.h", "measure.h", "chain.h", "disturb.h", "scale.h",
-                  "simulate.h")
+                  "simulate.h", "perf.h")
 ENGINE_FLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread")
 BENCH_BASE_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-pthread")
 DEFAULT_CFLAGS = ("-O2",)

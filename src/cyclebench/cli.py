@@ -26,6 +26,7 @@ from rich.table import Table
 
 from cyclebench import __version__
 from cyclebench.build import DEFAULT_CFLAGS, BuildError, BuildSpec, ToolMissing, suite_sources
+from cyclebench.build import build as build_binary
 from cyclebench.measure import Item, MeasureOptions, SelectionError
 from cyclebench.report import console as console_report
 from cyclebench.report import json as json_report
@@ -107,6 +108,8 @@ def main() -> None:
 @click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
 @click.option("--net", is_flag=True, help="Show costs net of the loop's own cost (loop/empty, measured first).")
+@click.option("-e", "--events", "events_spec", default=None, metavar="EVENTS",
+              help="Counters read around every batch, perf syntax: 'task-clock,{cycles,instructions}'.")
 @click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
               help="callgrind: exact simulated counts per op (Ir, cache and branch misses) instead of timing.")
 @click.option("--sim-iters", type=click.IntRange(1), default=10, show_default=True,
@@ -124,7 +127,8 @@ def main() -> None:
 @click.option("--ldflags", default="", help="Extra link flags/libraries (e.g. '-ljemalloc').")
 def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...], cpu: int | None, repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
-        json_path: Path | None, db: str | None, quiet: bool, net: bool, backend: str, sim_iters: int,
+        json_path: Path | None, db: str | None, quiet: bool, net: bool, events_spec: str | None, backend: str,
+        sim_iters: int,
         cache_spec: str | None, fifo: int | None, cc: str, cflags: str,
         include_dirs: tuple[Path, ...], defines: tuple[str, ...], ldflags: str) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
@@ -136,8 +140,12 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
     spec = BuildSpec(sources=sources, cc=cc, cflags=split_cflags, include_dirs=tuple(d.resolve() for d in include_dirs),
                      defines=defines, ldflags=split_ldflags, werror=not files)
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
-    from cyclebench import simulate
+    from cyclebench import counters, simulate
 
+    try:
+        groups = counters.parse_events(events_spec) if events_spec else None
+    except counters.EventError as e:
+        raise UserError(str(e)) from None
     try:
         cache = simulate.parse_cache(cache_spec)
         if backend == "callgrind":
@@ -146,7 +154,7 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
         raise UserError(str(e)) from None
     cfg = RunConfig(spec=spec, globs=globs, params=_params(params), cpu=cpu, options=opts, timeout=timeout,
                     command=["cyclebench", *sys.argv[1:]], fifo=fifo, backend=backend, sim_iters=sim_iters,
-                    cache=cache)
+                    cache=cache, events=groups)
     try:
         with err.status("building", spinner="dots") if not quiet else _null():
             prepared = prepare(cfg)
@@ -160,6 +168,8 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
     if list_only:
         _print_list(prepared.runner.list())
         return
+    if groups:
+        _check_events(prepared.runner, groups)
 
     store = _open_store(db)
     rows: list[dict[str, Any]] = []
@@ -195,6 +205,8 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
             console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
         else:
             console_report.print_results(rows, out, title=title, net=net)
+            if groups:
+                console_report.print_counters(rows, out)
         run_row = store.get_run(run_id) or {}
         if backend == "timing":
             err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
@@ -208,6 +220,22 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
     if bad:
         err.print(f"cyclebench: {len(bad)} benchmark(s) did not produce a valid result (see notes)", style="red")
         sys.exit(1)
+
+
+def _check_events(runner: Any, groups: list[list[Any]]) -> None:
+    """Open the requested groups once before measuring: a machine that cannot count them
+    gets one line now, not a table of holes later."""
+    errors = runner.probe(groups)
+    failed = [(g, e) for g, e in zip(groups, errors, strict=True) if e]
+    if not failed:
+        return
+    hw = [g for g, _ in failed if any(ev.is_hardware for ev in g)]
+    names = ", ".join(ev.name for g, _ in failed for ev in g)
+    if len(failed) == len(groups) and hw:
+        raise UserError(f"hardware events are not available here ({names}: {failed[0][1]}; no PMU exposed, "
+                        "as in most VMs): use --backend callgrind for simulated counts, or software events "
+                        "(task-clock, context-switches, page-faults)")
+    err.print(f"[yellow]cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})[/]")
 
 
 class _null:
@@ -358,6 +386,95 @@ def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple
         sys.exit(1)
 
 
+@main.group("counters")
+def counters_group() -> None:
+    """Counter events: which ones this machine can count, and trying them all on a benchmark."""
+
+
+def _suite_runner(cpu: int | None = None) -> Any:
+    from cyclebench import sysinfo
+    from cyclebench.runner import Runner
+
+    try:
+        binary = build_binary(BuildSpec(sources=tuple(suite_sources()), werror=True))
+    except BuildError as e:
+        raise UserError(str(e)) from None
+    return Runner(binary.path, cpu if cpu is not None else sysinfo.choose_cpu())
+
+
+@counters_group.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Also list the events that cannot be counted here.")
+def counters_list(show_all: bool) -> None:
+    """Every event name known here (generic perf names, libpfm4's PMU events), each tried."""
+    from cyclebench import counters, pfm4
+
+    runner = _suite_runner()
+    cat = counters.catalogue()
+    with err.status(f"trying {len(cat)} events", spinner="dots"):
+        errors = counters.probe_all(runner, [e for _, e in cat])
+    table = Table(header_style="bold", title="counter events" + ("" if pfm4.available() else
+                                                                 " (libpfm4 not installed: generic names only)"))
+    for col in ("source", "event", "encoding", "countable here"):
+        table.add_column(col)
+    shown = 0
+    for (src, ev), e in zip(cat, errors, strict=True):
+        if e and not show_all and not src.startswith("generic"):
+            continue
+        shown += 1
+        table.add_row(src, ev.name, ev.encoding, "[green]yes[/]" if not e else f"[red]no[/] ({e})")
+    out.print(table)
+    ok = sum(e is None for e in errors)
+    err.print(f"{ok} of {len(cat)} events countable here; {len(cat) - shown} PMU events not countable not shown "
+              "(--all shows them)" if not show_all else f"{ok} of {len(cat)} events countable here")
+
+
+@counters_group.command("sweep")
+@click.argument("bench")
+@click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
+@click.option("--group-size", type=click.IntRange(1, 8), default=1, show_default=True,
+              help="Events read together per run (fewer: no multiplexing).")
+@click.option("--min-per-op", type=float, default=0.01, show_default=True,
+              help="Hide events below this count per op.")
+def counters_sweep(bench: str, param: int | None, group_size: int, min_per_op: float) -> None:
+    """Run BENCH once per group of countable events, over every event here, and list the
+    events with a non-negligible count per op, largest first (seed 004's "try all counters")."""
+    from cyclebench import counters
+    from cyclebench.session import counter_fields
+
+    runner = _suite_runner()
+    names = {b.name: b for b in runner.list()}
+    if bench not in names:
+        raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
+    if names[bench].params and param is None:
+        param = names[bench].params[0]
+    cat = [e for _, e in counters.catalogue()]
+    errors = counters.probe_all(runner, cat)
+    countable = [e for e, x in zip(cat, errors, strict=True) if x is None]
+    opts = MeasureOptions(min_time=0.02, repeat=8, warmup=0.005)
+    found: list[tuple[str, float]] = []
+    with err.status("sweeping", spinner="dots") as status:
+        for i in range(0, len(countable), group_size):
+            group = countable[i : i + group_size]
+            status.update(f"sweeping {i + len(group)}/{len(countable)} events")
+            o = runner.run(bench, param, opts, opts.timeout(), [group])
+            if o.result is None:
+                raise UserError(f"{bench}: {o.status}: {o.reason}")
+            import numpy as np
+
+            n = np.asarray(o.result["n"], dtype=float)
+            keep = np.ones(len(n), dtype=bool)
+            cf = counter_fields(o.result, [group], n, o.result.get("ladder"), keep, 0)
+            found += [(k, v["per_op"]) for k, v in cf["events"].items() if "per_op" in v]
+    table = Table(title=f"{bench}{'' if param is None else f' [{param}]'}: events per op "
+                  f"({len(countable)} of {len(cat)} countable here)", header_style="bold")
+    table.add_column("event")
+    table.add_column("per op", justify="right")
+    for name, v in sorted(found, key=lambda x: -abs(x[1])):
+        if abs(v) >= min_per_op:
+            table.add_row(name, console_report.fmt(v))
+    out.print(table)
+
+
 @main.group("gen")
 def gen_group() -> None:
     """Generate benchmark sources."""
@@ -442,6 +559,96 @@ def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: P
     if not report.passed:
         err.print("cyclebench: selftest FAILED: numbers from this machine are not to be trusted as they are",
                   style="red")
+        sys.exit(1)
+
+
+@main.command("scale")
+@click.argument("benches", nargs=-1, required=True)
+@click.option("-f", "--file", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="C file(s) holding the benchmarks (default: the built-in suite).")
+@click.option("--tasks", "tasks_text", metavar="1..N|1,2,4",
+              help="Task counts to sweep (N alone: 1..N; 1 is always added). Default: powers of two up to the "
+                   "CPU count, the CPU count and one more.")
+@click.option("--mode", type=click.Choice(["threads", "processes", "both"]), default="threads", show_default=True)
+@click.option("--duration", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+              help="Seconds sampled per task count, after the warm-up.")
+@click.option("--interval", type=click.FloatRange(min=0.001), default=0.1, show_default=True,
+              help="Seconds between two reads of the counters.")
+@click.option("--warmup", type=click.FloatRange(min=0), default=0.5, show_default=True,
+              help="Seconds of intervals dropped at the start.")
+@click.option("--cpus", "cpus_text", metavar="LIST",
+              help="CPUs for the tasks, in order (task i → i-th, wrapping). Default: distinct cores first, then "
+                   "SMT siblings, CPU 0's core last.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write throughput and efficiency vs tasks to FILE.png|svg|pdf.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the run as lossless JSON.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write one CSV row per benchmark × mode × task count.")
+@click.option("--db", metavar="URL", help="Database URL.")
+@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
+def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str | None, mode: str,
+              duration: float, interval: float, warmup: float, cpus_text: str | None, plot_path: Path | None,
+              json_path: Path | None, csv_path: Path | None, db: str | None, cflags: str) -> None:
+    """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
+    efficiency, per-task fairness (will-it-scale done right)."""
+    import csv
+
+    from cyclebench import scale
+    from cyclebench.report import plots
+
+    if plot_path is not None and plot_path.suffix.lower() not in plots.FORMATS:
+        raise UserError(f"--plot: the file must end in {', '.join(plots.FORMATS)}")
+    try:
+        cpus = scale.parse_cpus(cpus_text) if cpus_text else None
+        modes = scale.parse_modes(mode)
+        ncpus = len(cpus) if cpus else len(os.sched_getaffinity(0))
+        tasks = scale.parse_tasks(tasks_text) if tasks_text else scale.default_tasks(ncpus)
+        sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
+        spec = BuildSpec(sources=sources, cflags=tuple(shlex.split(cflags)), werror=not files)
+    except (scale.ScaleError, ValueError) as e:
+        raise UserError(str(e)) from None
+    cfg = scale.ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration,
+                            interval=interval, warmup=warmup, cpus=cpus, command=["cyclebench", *sys.argv[1:]])
+    store = _open_store(db)
+    try:
+        with err.status("building", spinner="dots"):
+            prepared = scale.prepare(cfg)
+        with err.status("scaling", spinner="dots") as status:
+            run_id, series = scale.execute(cfg, prepared, store, lambda label: status.update(f"scaling: {label}"))
+    except BuildError as e:
+        if e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    except (FileNotFoundError, RunnerError, SelectionError, StoreError) as e:
+        raise UserError(str(e)) from None
+    except KeyboardInterrupt:
+        err.print(f"cyclebench: interrupted: task counts measured so far are kept ({store.url})")
+        sys.exit(130)
+    used = len(set(prepared.cpus))
+    for s in series:
+        out.print(plots.scale_table(s))
+    chart = plots.text_chart(series)
+    if chart:
+        out.print("\n".join(chart), highlight=False, markup=False)
+    pct = scale.sampler_cpu_pct(series)
+    err.print(f"run #{run_id} · tasks on CPUs {','.join(map(str, prepared.cpus))} ({used} CPUs) · sampler used "
+              f"{'-' if pct is None else f'{pct:.3f}'}% of one CPU at most · stored in {store.url}", highlight=False)
+    if plot_path is not None:
+        w, h = plots.plot_scaling(series, plot_path, ncpus=used, title=f"cyclebench scale · run #{run_id}")
+        err.print(f"plot written to {plot_path} ({w}×{h} px)", highlight=False)
+    if json_path is not None:
+        json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+    if csv_path is not None:
+        rows = scale.csv_rows(series)
+        with csv_path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["bench"])
+            writer.writeheader()
+            writer.writerows(rows)
+    bad = [(s.label, p) for s in series for p in s.points if p.get("status") in FAILED_STATUSES]
+    for label, p in bad:
+        err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False)
+    if bad:
         sys.exit(1)
 
 

@@ -151,20 +151,35 @@ class Runner:
                 return ln
         raise RunnerError("runner --calibrate printed no calibration")
 
-    def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float) -> Outcome:
+    def probe(self, groups: list[list[Any]]) -> list[str | None]:
+        """Try to open each counter group here: None where it opens, else the error text."""
+        from cyclebench.counters import groups_argv
+
+        for ln in self._simple("--probe", *groups_argv(groups)):
+            if ln.get("type") == "probe":
+                return list(ln["open_errors"])
+        raise RunnerError("runner --probe printed nothing")
+
+    def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float,
+            events: list[list[Any]] | None = None) -> Outcome:
         """Measure one benchmark at one parameter in a fresh process.
 
         Never raises for the benchmark's own faults (crash, hang, failed verify): those
         come back as an Outcome. KeyboardInterrupt kills the child and propagates.
         """
-        return self.run_many([(bench, param)], opts, timeout)[0]
+        return self.run_many([(bench, param)], opts, timeout, events)[0]
 
-    def run_many(self, items: list[tuple[str, int | None]], opts: MeasureOptions, timeout: float) -> list[Outcome]:
+    def run_many(self, items: list[tuple[str, int | None]], opts: MeasureOptions, timeout: float,
+                 events: list[list[Any]] | None = None) -> list[Outcome]:
         """Measure several benchmarks interleaved in one process (round r runs them forward
         when r is even, backward when odd), so their rounds pair up for a paired comparison.
         The same name may appear twice (an A/A test). One Outcome per item, in order; a crash
         or a timeout is reported on every item that had no result yet."""
         args = [*opts.argv()]
+        if events:
+            from cyclebench.counters import groups_argv
+
+            args += groups_argv(events)
         for bench, param in items:
             args += ["--run", bench] + (["--param", str(param)] if param is not None else [])
         t0 = time.monotonic()

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench import __version__, calibrate, check, simulate, sysinfo
+from cyclebench import __version__, calibrate, check, counters, simulate, sysinfo
 from cyclebench.build import Binary, BuildSpec, build
 from cyclebench.measure import Item, MeasureOptions, SelectionError, plan
 from cyclebench.runner import OK, Outcome, Runner
@@ -44,6 +44,7 @@ class RunConfig:
     backend: str = "timing"  # or "callgrind": simulated counts (simulate.py), no timing
     sim_iters: int = 10  # callgrind: batches of sim_iters and 2·sim_iters operations
     cache: dict[str, tuple[int, int, int]] | None = None  # callgrind cache geometry
+    events: list[list[Any]] | None = None  # counter groups (counters.Event) read around every batch
 
 
 @dataclass
@@ -85,7 +86,31 @@ def code_revision(sources: Sequence[Path]) -> str | None:
     return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
-def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[str, Any]:
+def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, group: int | None,
+                   keep: np.ndarray, seed: int) -> dict[str, Any]:
+    """Per-op slope of every requested event (counters.py parses the runner's raw group
+    reads), its status, and derived metrics (IPC, MPKI, branch-miss rate)."""
+    c = res.get("counters") or {}
+    names = [e.name for g in events for e in g]
+    series, status = counters.per_sample_counts(c.get("reads") or [], c.get("nevents") or [],
+                                                c.get("open_errors") or [None] * len(events))
+    out: dict[str, Any] = {}
+    per_op: dict[str, float] = {}
+    for name, vals, st in zip(names, series, status, strict=True):
+        entry: dict[str, Any] = {"status": st}
+        if vals is not None and len(vals) == len(n):
+            try:
+                est = estimate(n, np.asarray(vals), seed=seed, group=group, keep=keep)
+                entry.update(per_op=est.per_op, ci_low=est.ci_low, ci_high=est.ci_high)
+                per_op[name] = est.per_op
+            except NotEnoughSamples as e:
+                entry["status"] = f"not counted: {e}"
+        out[name] = entry
+    return {"events": out, "derived": counters.derived(per_op)}
+
+
+def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
+                  events: list[list[Any]] | None = None) -> dict[str, Any]:
     """The results-table row for one outcome: estimators in the timer's unit and in
     cycles~ (when the runner timed its calibration chain), disturbed samples dropped."""
     fields: dict[str, Any] = {
@@ -98,7 +123,8 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[s
     unit = res.get("unit", "ticks")
     fields["unit"] = unit
     fields["timer_overhead"] = (res.get("timer_overhead") or {}).get("median")
-    fields["extra"] = {k: v for k, v in res.items() if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles")}
+    fields["extra"] = {k: v for k, v in res.items()
+                       if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters")}
     n = np.asarray(res["n"], dtype=float)
     t = np.asarray(res["ticks"], dtype=float)
     keep = np.asarray(res.get("disturbed") or np.zeros(len(n)), dtype=int) == 0
@@ -129,6 +155,8 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "") -> dict[s
             ratio_rcv=float(sps.median_abs_deviation(r, scale="normal") / np.median(r)),
             chain_agreement=calibrate.chain_agreement(res),
         )
+    if events:
+        fields["extra"]["counters"] = counter_fields(res, events, n, group, keep, seed)
     if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
         pmu = estimate(n, np.asarray(res["pmu_cycles"], dtype=float), seed=seed, group=group, keep=keep)
         fields.update(pmu_cycles_per_op=pmu.per_op, pmu_ci_low=pmu.ci_low, pmu_ci_high=pmu.ci_high)
@@ -202,8 +230,8 @@ def execute(
                 rows.append(fields)
                 on_done(item, fields)
                 continue
-            outcome = prepared.runner.run(item.bench, item.param, cfg.options, timeout)
-            fields = result_fields(outcome, rate, cfg.variant)
+            outcome = prepared.runner.run(item.bench, item.param, cfg.options, timeout, cfg.events)
+            fields = result_fields(outcome, rate, cfg.variant, cfg.events)
             res = outcome.result
             if item.bench == LOOP_REFERENCE and outcome.status == OK:
                 loop = fields

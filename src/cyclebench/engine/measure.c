@@ -64,6 +64,7 @@ typedef struct job {
     int rounds;
     double per_op_ns;
     uint64_t *n, *ticks, *cal, *pmu;
+    uint64_t *creads; /* per sample: every counter group's raw read, concatenated */
     unsigned char *disturbed;
     size_t idx;
 } job;
@@ -175,11 +176,24 @@ static void job_warmup(job *j, const cb_options *o) {
 }
 
 /* One timed sample of job j at batch size k·n_base, with its chain and disturbance readings. */
-static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu) {
+static int perf_words(const cb_perf_groups *g) {
+    int w = 0;
+    for (int i = 0; g && i < g->ngroups; i++) w += 3 + g->nevents[i];
+    return w;
+}
+
+static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu, const cb_perf_groups *perf) {
     uint64_t nb = (uint64_t)k * j->n_base, m0 = cb_now_ns();
     cb_disturb_changed(d);
     uint64_t p0 = cb_pmu_read(pmu); /* outside the timed interval; the slope drops its fixed cost */
+    if (perf) cb_perf_start(perf); /* the ioctls are a fixed cost per batch: the slope drops it too */
     j->ticks[j->idx] = timed_batch(j->b, &j->s, nb);
+    if (perf) {
+        cb_perf_stop(perf);
+        uint64_t *w = j->creads + j->idx * (size_t)perf_words(perf);
+        memset(w, 0, (size_t)perf_words(perf) * sizeof *w);
+        for (int i = 0; i < perf->ngroups; w += 3 + perf->nevents[i], i++) cb_perf_read(perf, i, w);
+    }
     j->pmu[j->idx] = cb_pmu_read(pmu) - p0;
     j->cal[j->idx] = chain_ticks(0);
     j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
@@ -229,6 +243,22 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     fputs(",\"cal\":", out);
     if (CB_HAVE_CHAIN) cb_json_u64_array(out, j->cal, j->idx);
     else fputs("null", out);
+    if (o->perf) {
+        int words = perf_words(o->perf);
+        fputs(",\"counters\":{\"open_errors\":[", out);
+        for (int i = 0; i < o->perf->ngroups; i++) {
+            if (i) fputc(',', out);
+            cb_json_str(out, o->perf->fd[i] >= 0 ? NULL : strerror(o->perf->error[i]));
+        }
+        fputs("],\"nevents\":[", out);
+        for (int i = 0; i < o->perf->ngroups; i++) fprintf(out, i ? ",%d" : "%d", o->perf->nevents[i]);
+        fputs("],\"reads\":[", out);
+        for (size_t k = 0; k < j->idx; k++) {
+            if (k) fputc(',', out);
+            cb_json_u64_array(out, j->creads + k * (size_t)words, (size_t)words);
+        }
+        fputs("]}", out);
+    }
     fputs(",\"pmu_cycles\":", out);
     if (pmu->fd >= 0) cb_json_u64_array(out, j->pmu, j->idx);
     else fputs("null", out);
@@ -258,6 +288,7 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
     cb_disturb_open(&d);
     cb_pmu pmu;
     cb_pmu_open(&pmu);
+    if (o->perf) cb_perf_open(o->perf);
     for (int i = 0; i < nreq; i++) {
         job *j = &jobs[i];
         memset(j, 0, sizeof *j);
@@ -278,8 +309,9 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
         j->ticks = malloc(cap * sizeof *j->ticks);
         j->cal = malloc(cap * sizeof *j->cal);
         j->pmu = malloc(cap * sizeof *j->pmu);
+        j->creads = malloc(cap * (size_t)(perf_words(o->perf) + 1) * sizeof *j->creads);
         j->disturbed = malloc(cap);
-        if (!order || !j->n || !j->ticks || !j->cal || !j->pmu || !j->disturbed) {
+        if (!order || !j->n || !j->ticks || !j->cal || !j->pmu || !j->creads || !j->disturbed) {
             emit_outcome(out, "fail", j->req, "runner: out of memory for samples");
             j->active = 0;
             continue;
@@ -299,7 +331,7 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
         for (int k = 0; k < K; k++, step++)
             for (int i = 0; i < nreq; i++) {
                 job *j = &jobs[step % 2 ? nreq - 1 - i : i];
-                if (j->active) job_sample(j, order[k], &d, &pmu);
+                if (j->active) job_sample(j, order[k], &d, &pmu, o->perf);
             }
     }
     chain_pair(&add[1], &imul[1]);
@@ -313,6 +345,7 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
         free(j->ticks);
         free(j->cal);
         free(j->pmu);
+        free(j->creads);
         free(j->disturbed);
     }
     free(order);

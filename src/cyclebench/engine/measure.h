@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "perf.h"
+
 #define CB_MAX_JOBS 16
 
 typedef struct cb_options {
@@ -12,6 +14,7 @@ typedef struct cb_options {
     uint64_t min_batch_ns;
     int repeat, ladder;
     uint64_t seed;
+    cb_perf_groups *perf; /* counter groups read around every batch; NULL: none */
 } cb_options;
 
 typedef struct cb_request {

@@ -9,6 +9,7 @@
  *                                      {"type":"result"|"skip"|"fail"|"error",...} per --run;
  *                                      several --run are measured interleaved (measure.c)
  *   --fifo PRIO                        SCHED_FIFO at PRIO, with RLIMIT_RTTIME as a safety net
+ *   --events SPEC                      counter groups read around every batch (perf.c)
  *   --sim N                            under callgrind: batches of N and 2N collected (simulate.c)
  *   runner --scale NAME [--param P] --tasks N --mode threads|processes --duration S --interval S
  *          --warmup S [--cpus 0,1,...] [--batch-ns NS]
@@ -206,7 +207,7 @@ int main(int argc, char **argv) {
     static cb_request req[CB_MAX_JOBS];
     int nreq = 0, cpu = -1, fifo = 0;
     int64_t sim = 0; /* --sim N: callgrind mode with batches of N and 2N */
-    int do_list = 0, do_cal = 0, do_features = 0;
+    int do_list = 0, do_cal = 0, do_features = 0, do_probe = 0;
     static const struct option longopts[] = {
         {"list", no_argument, 0, 'l'},          {"calibrate", no_argument, 0, 'c'},
         {"features", no_argument, 0, 'f'},
@@ -220,6 +221,7 @@ int main(int argc, char **argv) {
         {"mode", required_argument, 0, 'M'},    {"duration", required_argument, 0, 'D'},
         {"interval", required_argument, 0, 'I'}, {"cpus", required_argument, 0, 'P'},
         {"batch-ns", required_argument, 0, 'B'}, {"sim", required_argument, 0, 'Z'},
+        {"events", required_argument, 0, 'E'}, {"probe", no_argument, 0, 'Q'},
         {0, 0, 0, 0}};
     static int scale_cpus[CB_SCALE_MAX_CPUS];
     cb_scale_options so = {.tasks = 1, .duration = 1, .interval = 0.1, .batch_ns = 20000, .cpus = scale_cpus};
@@ -249,6 +251,14 @@ int main(int argc, char **argv) {
             if (!parse_i64(optarg, &v) || v < 0) return usage_error("--cpu: not a CPU number");
             cpu = (int)v;
             break;
+        case 'E': {
+            static cb_perf_groups groups;
+            char msg[160];
+            if (cb_perf_parse(&groups, optarg, msg, sizeof msg) != 0) return usage_error(msg);
+            o.perf = &groups;
+            break;
+        }
+        case 'Q': do_probe = 1; break;
         case 'Z':
             if (!parse_i64(optarg, &sim) || sim < 1) return usage_error("--sim: batch size >= 1");
             break;
@@ -319,6 +329,18 @@ int main(int argc, char **argv) {
     if (fifo && set_fifo(fifo, &o) != 0) return 2;
     if (do_list) {
         list();
+        return 0;
+    }
+    if (do_probe) { /* which counter groups open here: {"type":"probe","open_errors":[...]} */
+        if (!o.perf) return usage_error("--probe needs --events");
+        cb_perf_open(o.perf);
+        fputs("{\"type\":\"probe\",\"open_errors\":[", out);
+        for (int i = 0; i < o.perf->ngroups; i++) {
+            if (i) fputc(',', out);
+            cb_json_str(out, o.perf->fd[i] >= 0 ? NULL : strerror(o.perf->error[i]));
+        }
+        fputs("]}\n", out);
+        fflush(out);
         return 0;
     }
     if (do_features) {

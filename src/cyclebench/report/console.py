@@ -280,3 +280,30 @@ def print_simulated(rows: Iterable[dict[str, Any]], console: Console, title: str
         table.caption = "simulated by callgrind · " + " · ".join(
             f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items())
     console.print(table)
+
+
+def print_counters(rows: Iterable[dict[str, Any]], console: Console) -> None:
+    """Counters per op (slope of count vs batch size, like the time), with derived metrics;
+    an event that could not be counted says why instead of showing 0."""
+    rows = [r for r in rows if ((r.get("extra") or {}).get("counters") or {}).get("events")]
+    if not rows:
+        return
+    names = list(rows[0]["extra"]["counters"]["events"])
+    table = Table(title="counters per op", header_style="bold")
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("param", justify="right")
+    for n in names:
+        table.add_column(n + (" (ns)" if n in ("task-clock", "cpu-clock") else ""), justify="right")
+    table.add_column("derived / notes")
+    for r in rows:
+        ev = r["extra"]["counters"]["events"]
+        cells, notes_ = [], []
+        for n in names:
+            e = ev.get(n, {})
+            cells.append(fmt(e["per_op"]) if "per_op" in e else "-")
+            if e.get("status", "counted") != "counted":
+                notes_.append(f"{n}: {e['status']}")
+        der = r["extra"]["counters"].get("derived") or {}
+        notes_ = [f"{k} {v:.3g}" for k, v in der.items()] + notes_
+        table.add_row(r["bench"], "" if r.get("param") is None else str(r["param"]), *cells, "; ".join(notes_))
+    console.print(table)
