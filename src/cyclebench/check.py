@@ -108,29 +108,14 @@ class Finding:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _is_live(root: Path) -> bool:
-    return os.path.realpath(root) == "/"
-
-
 def _as_root(root: Path) -> bool:
     """Running as root on the real machine. A fixture tree is judged as an ordinary user sees it,
     so results on fixtures do not depend on who runs the tests."""
     return _is_live(root) and hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def _read(root: Path, rel: str) -> str | None:
-    try:
-        return (Path(root) / rel).read_text(errors="replace").strip()
-    except (OSError, ValueError):
-        return None
-
-
-def _read_int(root: Path, rel: str) -> int | None:
-    text = _read(root, rel)
-    try:
-        return None if text is None else int(text)
-    except ValueError:
-        return None
+# the pseudo-file readers are sysinfo's: missing or unreadable → None, never an exception
+_is_live, _read, _read_int = sysinfo.is_live, sysinfo.read, sysinfo.read_int
 
 
 def _online(root: Path) -> list[int] | None:

@@ -83,12 +83,12 @@ _DETECTED_RE = re.compile(r"tsc: Detected (\d+(?:\.\d+)?) MHz (?:processor|TSC)"
 # ----------------------------------------------------------------------------- helpers
 
 
-def _is_live(root: Path) -> bool:
+def is_live(root: Path) -> bool:
     """True when ``root`` is the real ``/`` (so os.uname, affinity etc. describe it)."""
     return os.path.realpath(root) == "/"
 
 
-def _read(root: Path, rel: str) -> str | None:
+def read(root: Path, rel: str) -> str | None:
     """Text of ``root/rel`` stripped of surrounding whitespace, or None if unreadable."""
     try:
         return (Path(root) / rel).read_text(errors="replace").strip()
@@ -96,8 +96,8 @@ def _read(root: Path, rel: str) -> str | None:
         return None
 
 
-def _read_int(root: Path, rel: str) -> int | None:
-    text = _read(root, rel)
+def read_int(root: Path, rel: str) -> int | None:
+    text = read(root, rel)
     if text is None:
         return None
     try:
@@ -162,7 +162,7 @@ def _cpu_number(text: str, last: int | None) -> int:
 
 
 def _cpu_list(root: Path, rel: str) -> list[int] | None:
-    return parse_cpu_list(_read(root, rel))
+    return parse_cpu_list(read(root, rel))
 
 
 def _cpuinfo_blocks(root: Path, first_only: bool = False) -> Iterator[dict[str, str]]:
@@ -270,16 +270,16 @@ def cpu_topology(cpu: int, root: Path = ROOT) -> dict[str, Any]:
         node = int(nodes[0].name[4:]) if nodes else None
     except (OSError, ValueError):
         node = None
-    active = _read_int(root, f"{_CPU}/smt/active")
+    active = read_int(root, f"{_CPU}/smt/active")
     return {
         "cpu": cpu,
         "smt_siblings": _cpu_list(root, f"{top}/thread_siblings_list"),
-        "core_id": _read_int(root, f"{top}/core_id"),
-        "package_id": _read_int(root, f"{top}/physical_package_id"),
-        "die_id": _read_int(root, f"{top}/die_id"),
+        "core_id": read_int(root, f"{top}/core_id"),
+        "package_id": read_int(root, f"{top}/physical_package_id"),
+        "die_id": read_int(root, f"{top}/die_id"),
         "numa_node": node,
         "smt_active": None if active is None else bool(active),
-        "smt_control": _read(root, f"{_CPU}/smt/control"),
+        "smt_control": read(root, f"{_CPU}/smt/control"),
     }
 
 
@@ -296,22 +296,22 @@ def frequency_info(cpu: int, root: Path = ROOT) -> dict[str, Any]:
     """
     root = Path(root)
     fq = f"{_CPU}/cpu{cpu}/cpufreq"
-    no_turbo = _read_int(root, f"{_CPU}/intel_pstate/no_turbo")
-    boost = _read_int(root, f"{_CPU}/cpufreq/boost")
+    no_turbo = read_int(root, f"{_CPU}/intel_pstate/no_turbo")
+    boost = read_int(root, f"{_CPU}/cpufreq/boost")
     if boost is None:
-        boost = _read_int(root, f"{fq}/boost")
+        boost = read_int(root, f"{fq}/boost")
     turbo = (not no_turbo) if no_turbo is not None else (bool(boost) if boost is not None else None)
-    status = _read(root, f"{_CPU}/intel_pstate/status") or _read(root, f"{_CPU}/amd_pstate/status")
+    status = read(root, f"{_CPU}/intel_pstate/status") or read(root, f"{_CPU}/amd_pstate/status")
     return {
-        "driver": _read(root, f"{fq}/scaling_driver"),
-        "governor": _read(root, f"{fq}/scaling_governor"),
-        "min_khz": _read_int(root, f"{fq}/scaling_min_freq"),
-        "max_khz": _read_int(root, f"{fq}/scaling_max_freq"),
-        "cur_khz": _read_int(root, f"{fq}/scaling_cur_freq"),
-        "hw_min_khz": _read_int(root, f"{fq}/cpuinfo_min_freq"),
-        "hw_max_khz": _read_int(root, f"{fq}/cpuinfo_max_freq"),
-        "base_khz": _read_int(root, f"{fq}/base_frequency"),
-        "epp": _read(root, f"{fq}/energy_performance_preference"),
+        "driver": read(root, f"{fq}/scaling_driver"),
+        "governor": read(root, f"{fq}/scaling_governor"),
+        "min_khz": read_int(root, f"{fq}/scaling_min_freq"),
+        "max_khz": read_int(root, f"{fq}/scaling_max_freq"),
+        "cur_khz": read_int(root, f"{fq}/scaling_cur_freq"),
+        "hw_min_khz": read_int(root, f"{fq}/cpuinfo_min_freq"),
+        "hw_max_khz": read_int(root, f"{fq}/cpuinfo_max_freq"),
+        "base_khz": read_int(root, f"{fq}/base_frequency"),
+        "epp": read(root, f"{fq}/energy_performance_preference"),
         "pstate_status": status,
         "no_turbo": no_turbo,
         "boost": boost,
@@ -367,14 +367,14 @@ def kernel_info(root: Path = ROOT) -> dict[str, Any]:
     what the command line asks for; ``[]`` means none, None means unknown.
     """
     root = Path(root)
-    if _is_live(root):
+    if is_live(root):
         u = os.uname()
         release, version, machine = u.release, u.version, u.machine
     else:
-        release = _read(root, "proc/sys/kernel/osrelease")
-        version = _read(root, "proc/sys/kernel/version")
-        machine = _read(root, "proc/sys/kernel/arch")
-    cmdline = _read(root, "proc/cmdline")
+        release = read(root, "proc/sys/kernel/osrelease")
+        version = read(root, "proc/sys/kernel/version")
+        machine = read(root, "proc/sys/kernel/arch")
+    cmdline = read(root, "proc/cmdline")
     possible = _cpu_list(root, f"{_CPU}/possible")
     last = possible[-1] if possible else None
     params = parse_cmdline(cmdline) if cmdline is not None else {}
@@ -400,7 +400,7 @@ def kernel_info(root: Path = ROOT) -> dict[str, Any]:
 
 def _dmi_hypervisor(root: Path) -> tuple[str | None, bool]:
     """(hypervisor name from DMI strings or None, whether DMI says bare metal)."""
-    values = {f: _read(root, f"sys/class/dmi/id/{f}") for f in _DMI_FIELDS}
+    values = {f: read(root, f"sys/class/dmi/id/{f}") for f in _DMI_FIELDS}
     product = (values.get("product_name") or "").lower()
     vendor = (values.get("sys_vendor") or "").lower()
     if product.endswith(".metal"):  # EC2 bare-metal instances keep sys_vendor "Amazon EC2"
@@ -438,11 +438,11 @@ def hypervisor(root: Path = ROOT) -> str | None:
         return None
     name = dmi
     if name is None:
-        hv_type = _read(root, "sys/hypervisor/type")
+        hv_type = read(root, "sys/hypervisor/type")
         if hv_type:
             name = "Xen" if hv_type.lower() == "xen" else hv_type
     if name is None:
-        avail = (_read(root, f"{_CLOCKSOURCE}/available_clocksource") or "").split()
+        avail = (read(root, f"{_CLOCKSOURCE}/available_clocksource") or "").split()
         name = next((n for cs, n in _CLOCKSOURCE_HYPERVISORS if cs in avail), None)
     if name is None and x86:
         return "unknown"
@@ -466,14 +466,14 @@ def tsc_info(root: Path = ROOT) -> dict[str, Any]:
     def has(flag: str) -> bool | None:
         return None if flags is None else flag in flags
 
-    avail = _read(root, f"{_CLOCKSOURCE}/available_clocksource")
+    avail = read(root, f"{_CLOCKSOURCE}/available_clocksource")
     return {
         "constant_tsc": has("constant_tsc"),
         "nonstop_tsc": has("nonstop_tsc"),
         "tsc_known_freq": has("tsc_known_freq"),
         "tsc_reliable": has("tsc_reliable"),
         "rdtscp": has("rdtscp"),
-        "clocksource": _read(root, f"{_CLOCKSOURCE}/current_clocksource"),
+        "clocksource": read(root, f"{_CLOCKSOURCE}/current_clocksource"),
         "available_clocksources": avail.split() if avail is not None else None,
     }
 
@@ -541,12 +541,12 @@ def pmu_info(root: Path = ROOT) -> dict[str, Any]:
     hw.sort(key=lambda n: (n not in _HW_PMU_NAMES, n))
     pmu = hw[0] if hw else None
     return {
-        "perf_event_paranoid": _read_int(root, "proc/sys/kernel/perf_event_paranoid"),
+        "perf_event_paranoid": read_int(root, "proc/sys/kernel/perf_event_paranoid"),
         "hardware_pmu": bool(hw),
         "pmu": pmu,
-        "pmu_name": _read(root, f"sys/bus/event_source/devices/{pmu}/caps/pmu_name") if pmu else None,
+        "pmu_name": read(root, f"sys/bus/event_source/devices/{pmu}/caps/pmu_name") if pmu else None,
         "event_sources": sources,
-        "nmi_watchdog": _read_int(root, "proc/sys/kernel/nmi_watchdog"),
+        "nmi_watchdog": read_int(root, "proc/sys/kernel/nmi_watchdog"),
     }
 
 
@@ -560,7 +560,7 @@ def load_info(root: Path = ROOT) -> dict[str, Any]:
     "running": int|None (runnable scheduling entities now, this process included),
     "total": int|None (entities in the system)}``.
     """
-    text = _read(Path(root), "proc/loadavg")
+    text = read(Path(root), "proc/loadavg")
     out: dict[str, Any] = dict.fromkeys(("load1", "load5", "load15", "running", "total"))
     if not text:
         return out
@@ -599,7 +599,7 @@ def busy_on_cpu(cpu: int, root: Path = ROOT) -> list[dict[str, Any]]:
     woke is caught.
     """
     root = Path(root)
-    me = os.getpid() if _is_live(root) else None
+    me = os.getpid() if is_live(root) else None
     proc = root / "proc"
     found: list[dict[str, Any]] = []
     try:
@@ -678,7 +678,7 @@ def choose_cpu(root: Path = ROOT) -> int:
       4. the highest candidate (a 1-CPU machine gets its only CPU).
     """
     root = Path(root)
-    live = _is_live(root)
+    live = is_live(root)
     online = _cpu_list(root, f"{_CPU}/online")
     if live and hasattr(os, "sched_getaffinity"):
         allowed = set(os.sched_getaffinity(0))
@@ -726,7 +726,7 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT) -> dict[str, Any]:
     """
     root = Path(root)
     t0 = time.perf_counter()
-    hostname = socket.gethostname() if _is_live(root) else _read(root, "proc/sys/kernel/hostname")
+    hostname = socket.gethostname() if is_live(root) else read(root, "proc/sys/kernel/hostname")
     env: dict[str, Any] = {
         "cpu": cpu,
         "topology": cpu_topology(cpu, root),
