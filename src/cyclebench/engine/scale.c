@@ -19,7 +19,10 @@
  *   - one sampler (this thread), kept off the tasks' CPUs when another CPU is allowed, sleeps
  *     with clock_nanosleep to absolute deadlines, reads every counter with relaxed loads and
  *     prints one JSON line per interval with each task's operations in it: the per-task view
- *     (fairness) that a single total hides. Its own CPU time is measured and reported.
+ *     (fairness) that a single total hides. Its own CPU time is measured and reported;
+ *   - with each interval, every task's run time and run-queue wait time from
+ *     /proc/…/schedstat (read with pread on descriptors kept open): wait > 0 means something
+ *     else held the task's CPU — another program, or another task when oversubscribed.
  *
  * A task that crashes: in processes mode the sampler sees the signal (waitpid), reports it
  * and stops the others; in threads mode the signal kills the whole runner and the caller
@@ -29,6 +32,7 @@
 #include "scale.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,6 +42,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,7 +62,7 @@ enum { ST_NEW, ST_READY, ST_SKIP, ST_FAIL, ST_DONE };
 typedef struct task_slot {
     uint64_t ops; /* written by its task only (relaxed store after each batch), read by the sampler */
     /* The rest is written only before the start and after the stop, never while sampling. */
-    int state, verified, cpu;
+    int state, verified, cpu, tid;
     uint64_t total_iters;
     char reason[200];
 } __attribute__((aligned(CB_BLOCK))) task_slot;
@@ -103,6 +108,20 @@ static double thread_cpu_s(long *nivcsw) {
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* /proc/<tid>/schedstat: "run_ns wait_ns timeslices" (Documentation/scheduler/sched-stats.rst),
+ * re-read from offset 0 (a seq_file regenerates on pread at 0). 0 when unreadable. */
+static int schedstat(int fd, uint64_t *run, uint64_t *wait) {
+    char buf[96];
+    unsigned long long r, w;
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    if (sscanf(buf, "%llu %llu", &r, &w) != 2) return 0;
+    *run = r;
+    *wait = w;
+    return 1;
+}
+
 static void state_init(cb_state *s, int task) {
     memset(s, 0, sizeof *s);
     s->param = request->param;
@@ -118,6 +137,7 @@ static void task_main(int i) {
     state_init(&s, i);
     slot->cpu = opt->ncpus ? opt->cpus[i % opt->ncpus] : -1;
     slot->verified = -1;
+    slot->tid = (int)syscall(SYS_gettid);
     if (slot->cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -357,7 +377,8 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     char crash[200] = "";
     static int sampler_cpus[CB_SCALE_MAX_CPUS];
     int *task_cpus = NULL;
-    uint64_t *prev = NULL, *cur = NULL;
+    uint64_t *prev = NULL, *cur = NULL; /* [ops | run_ns | wait_ns] × N */
+    int *statfd = NULL, have_stat = 0;
     long ivcsw0 = 0, ivcsw1 = 0;
     double sampler_cpu = 0, sampled = 0;
     if (spawn(out, &sp, why, sizeof why) != 0) {
@@ -390,15 +411,24 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
 
     nsampler = place_sampler(sampler_cpus, CB_SCALE_MAX_CPUS);
     task_cpus = malloc((size_t)N * sizeof(int));
-    prev = calloc((size_t)N, sizeof(uint64_t));
-    cur = calloc((size_t)N, sizeof(uint64_t));
-    if (!task_cpus || !prev || !cur) {
+    prev = calloc(3 * (size_t)N, sizeof(uint64_t));
+    cur = calloc(3 * (size_t)N, sizeof(uint64_t));
+    statfd = malloc((size_t)N * sizeof(int));
+    if (!task_cpus || !prev || !cur || !statfd) {
         __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
         emit_final(out, "error", "runner: out of memory");
         rc = 2;
         goto join;
     }
-    for (int i = 0; i < N; i++) task_cpus[i] = sh->slot[i].cpu;
+    have_stat = 1;
+    for (int i = 0; i < N; i++) {
+        char path[64];
+        task_cpus[i] = sh->slot[i].cpu;
+        if (o->processes) snprintf(path, sizeof path, "/proc/%d/schedstat", (int)sp.pids[i]);
+        else snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", sh->slot[i].tid);
+        statfd[i] = open(path, O_RDONLY | O_CLOEXEC);
+        have_stat &= schedstat(statfd[i], &prev[N + i], &prev[2 * N + i]);
+    }
     nwarm = (int)(o->warmup / o->interval + 0.999999);
     nmeas = (int)(o->duration / o->interval + 0.5);
     if (nmeas < 1) nmeas = 1;
@@ -415,11 +445,12 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     fputs(",\"sampler_cpus\":", out);
     if (nsampler) emit_int_array(out, sampler_cpus, nsampler);
     else fputs("null", out);
-    fputs("}\n", out);
+    fprintf(out, ",\"schedstat\":%s}\n", have_stat ? "true" : "false");
     fflush(out);
 
     double cpu0 = thread_cpu_s(&ivcsw0);
     uint64_t t0 = mono_ns(), tprev = t0, interval_ns = (uint64_t)(o->interval * 1e9);
+    for (int i = 0; have_stat && i < N; i++) schedstat(statfd[i], &prev[N + i], &prev[2 * N + i]);
     __atomic_store_n(&sh->ctl.start, 1, __ATOMIC_RELEASE);
     for (k = 1; k <= nwarm + nmeas; k++) {
         uint64_t deadline = t0 + (uint64_t)k * interval_ns;
@@ -428,7 +459,8 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
         }
         uint64_t tnow = mono_ns();
         for (int i = 0; i < N; i++) cur[i] = __atomic_load_n(&sh->slot[i].ops, __ATOMIC_RELAXED);
-        for (int i = 0; i < N; i++) {
+        for (int i = 0; have_stat && i < N; i++) schedstat(statfd[i], &cur[N + i], &cur[2 * N + i]);
+        for (int i = 0; i < (have_stat ? 3 : 1) * N; i++) {
             uint64_t c = cur[i];
             cur[i] = c - prev[i];
             prev[i] = c;
@@ -436,6 +468,12 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
         fprintf(out, "{\"type\":\"interval\",\"i\":%d,\"t\":%.6f,\"dt\":%.6f,\"warmup\":%s,\"deltas\":", k,
                 (double)(tnow - t0) / 1e9, (double)(tnow - tprev) / 1e9, k <= nwarm ? "true" : "false");
         cb_json_u64_array(out, cur, (size_t)N);
+        if (have_stat) {
+            fputs(",\"run_ns\":", out);
+            cb_json_u64_array(out, cur + N, (size_t)N);
+            fputs(",\"wait_ns\":", out);
+            cb_json_u64_array(out, cur + 2 * N, (size_t)N);
+        }
         fputs("}\n", out);
         fflush(out);
         tprev = tnow;
@@ -474,6 +512,7 @@ join:
         free(task_cpus);
         free(prev);
         free(cur);
+        free(statfd);
         munmap(sh, size);
         return rc;
     }
@@ -505,6 +544,9 @@ join:
     free(task_cpus);
     free(prev);
     free(cur);
+    for (int i = 0; i < N; i++)
+        if (statfd[i] >= 0) close(statfd[i]);
+    free(statfd);
     munmap(sh, size);
     return rc;
 }

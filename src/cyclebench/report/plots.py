@@ -1,0 +1,152 @@
+"""Plots and tables of the scaling mode (matplotlib, Agg backend: no display needed).
+
+One figure, two panels sharing the task axis: total throughput (ops/s, log scale) and
+efficiency (speed-up / tasks; 1 = perfect scaling), one line per benchmark and mode
+(solid: threads, dashed: processes), a band from the slowest to the fastest interval, a
+dotted vertical line at the CPU count (beyond it: oversubscribed) and, beyond it, the
+ceiling CPUs / tasks that oversubscribed efficiency cannot exceed. Also, for the
+terminal, the table of one benchmark and mode and the compact text chart of efficiency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from cyclebench.scale import Series
+
+FORMATS = (".png", ".svg", ".pdf")
+BAR_WIDTH = 30
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def plot_scaling(series: Sequence[Series], path: Path, ncpus: int | None = None, title: str | None = None,
+                 dpi: int = 120) -> tuple[int, int]:
+    """Write the figure to ``path`` (format from the suffix: png, svg, pdf). Returns its size
+    in pixels (width, height) at ``dpi``. Raises ValueError for an unknown suffix."""
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"plot file must end in {', '.join(FORMATS)}: {path}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(12, 5.2), dpi=dpi)
+    benches = sorted({s.bench for s in series})
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    color = {b: colors[i % len(colors)] for i, b in enumerate(benches)}
+    all_tasks: set[int] = set()
+    for s in series:
+        pts = [p for p in s.points if p.get("total_median")]
+        if not pts:
+            continue
+        x = [p["tasks"] for p in pts]
+        all_tasks.update(x)
+        style: dict[str, Any] = {"color": color[s.bench], "linestyle": "-" if s.mode == "threads" else "--",
+                                 "marker": "o" if s.mode == "threads" else "s", "markersize": 4}
+        ax_t.plot(x, [p["total_median"] for p in pts], label=s.label, **style)
+        ax_t.fill_between(x, [p["total_min"] for p in pts], [p["total_max"] for p in pts], color=color[s.bench],
+                          alpha=0.15, linewidth=0)
+        eff = [p for p in pts if p.get("efficiency") is not None]
+        if eff:
+            xe = [p["tasks"] for p in eff]
+            ax_e.plot(xe, [p["efficiency"] for p in eff], label=s.label, **style)
+            ax_e.fill_between(xe, [p["efficiency_min"] for p in eff], [p["efficiency_max"] for p in eff],
+                              color=color[s.bench], alpha=0.15, linewidth=0)
+    if ncpus and all_tasks and max(all_tasks) > ncpus:  # the most N tasks on ncpus CPUs can reach
+        xs = sorted(t for t in all_tasks if t >= ncpus)
+        ax_e.plot(xs, [ncpus / t for t in xs], color="0.5", linestyle=":", linewidth=1, label="_ceiling")
+        ax_e.text(xs[-1], ncpus / xs[-1], f"ceiling {ncpus}/tasks ", fontsize=8, color="0.4", ha="right",
+                  va="bottom")
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("total throughput (ops/s, log)")
+    ax_t.set_title("throughput: median interval, band = min–max interval", fontsize=10)
+    ax_e.axhline(1.0, color="0.6", linewidth=0.8)
+    ax_e.set_ylim(bottom=0)
+    ax_e.set_ylabel("efficiency = speed-up / tasks")
+    ax_e.set_title("efficiency vs 1 task (1 = perfect scaling)", fontsize=10)
+    for ax in (ax_t, ax_e):
+        ax.set_xlabel("tasks")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(True, which="major", alpha=0.3)
+        if ncpus and all_tasks and max(all_tasks) > ncpus:
+            ax.axvline(ncpus, color="0.4", linestyle=":", linewidth=1)
+            ax.text(ncpus, 0.02, f" {ncpus} CPUs → oversubscribed", transform=ax.get_xaxis_transform(), fontsize=8,
+                    color="0.3")
+    handles, labels = ax_t.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))), fontsize=8, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    rows = (len(labels) + 3) // 4
+    fig.tight_layout(rect=(0, 0.04 + 0.035 * rows, 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    width, height = (round(v * dpi) for v in fig.get_size_inches())
+    plt.close(fig)
+    return width, height
+
+
+def bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    """A horizontal bar of ``fraction`` × width cells (eighths of a cell), capped at 1.25 × width."""
+    cells = max(0.0, min(fraction, 1.25)) * width
+    full = int(cells)
+    rest = int((cells - full) * 8)
+    return "█" * full + (_EIGHTHS[rest] if rest else "")
+
+
+def text_chart(series: Sequence[Series], width: int = BAR_WIDTH) -> list[str]:
+    """Efficiency bars, one block per benchmark and mode: ``  2 │██████████████▋    0.98``."""
+    lines: list[str] = []
+    for s in series:
+        pts = [p for p in s.points if p.get("efficiency") is not None]
+        if not pts:
+            continue
+        lines.append(f"{s.label}  efficiency (│ = 1.0)")
+        for p in pts:
+            b = bar(p["efficiency"], width)
+            cell = (b + " " * width)[:width] + "│" + b[width:]
+            flag = "  oversubscribed" if p.get("oversubscribed") else ""
+            lines.append(f"  {p['tasks']:>3} {cell:<{width + 9}} {p['efficiency']:.2f}{flag}")
+    return lines
+
+
+def si(x: float | None) -> str:
+    """3 significant digits with an SI prefix: 11.5M, 3.95G."""
+    if x is None:
+        return "-"
+    for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+def _f(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def scale_table(s: Series) -> Table:
+    """One benchmark in one mode: a row per task count."""
+    t = Table(title=s.label, header_style="bold", title_justify="left")
+    for col, just in (("tasks", "right"), ("total ops/s", "right"), ("min–max", "right"), ("speed-up", "right"),
+                      ("effic.", "right"), ("effic./CPU-s", "right"), ("per task min/med/max", "right"),
+                      ("fairness", "right"), ("ns/op", "right"), ("wait", "right"), ("notes", "left")):
+        t.add_column(col, justify=just, no_wrap=col != "notes", overflow="fold")  # type: ignore[arg-type]
+    for p in s.points:
+        style = "" if p.get("status") == "ok" else "red"
+        has = p.get("total_median") is not None
+        t.add_row(
+            str(p["tasks"]), si(p.get("total_median")),
+            f"{si(p.get('total_min'))}–{si(p.get('total_max'))}" if has else "-",
+            _f(p.get("speedup"), ".2f") + ("×" if p.get("speedup") is not None else ""),
+            _f(p.get("efficiency"), ".2f"), _f(p.get("cpu_efficiency"), ".2f"),
+            f"{si(p.get('task_min'))} / {si(p.get('task_median'))} / {si(p.get('task_max'))}" if has else "-",
+            _f(p.get("fairness"), ".2f"), _f(p.get("ns_per_op"), ".3g"),
+            "-" if p.get("wait_pct") is None else f"{p['wait_pct']:.0f}%",
+            ", ".join(p.get("notes") or []), style=style,
+        )
+    return t
