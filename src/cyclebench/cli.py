@@ -531,6 +531,79 @@ def gen_icache(funcs: int, size: int, seed: int, output: Path) -> None:
     err.print(f"wrote {output} (icache/calls{funcs}x{size})")
 
 
+@main.command("stat", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-r", "--repeat", type=click.IntRange(1, 100000), default=1, show_default=True,
+              help="Run the command this many times; mean ± stddev, min, max over the runs.")
+@click.option("-e", "--events", default=None, metavar="EVENTS",
+              help="perf events (comma list, {a,b} groups); default task-clock,context-switches,cpu-migrations,"
+                   "page-faults.")
+@click.option("--pre", default=None, metavar="CMD", help="Run CMD before each repetition (not measured).")
+@click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
+              help="callgrind: the whole command under valgrind callgrind: simulated Ir, cache and branch misses.")
+@click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
+              help="callgrind cache geometry (default as for run).")
+@click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
+@click.option("-q", "--quiet", is_flag=True, help="No table.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cache_spec: str | None,
+             db: str | None, quiet: bool, command: tuple[str, ...]) -> None:
+    """Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec,
+    children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS]."""
+    from cyclebench import simulate, statcmd
+
+    try:
+        cache = simulate.parse_cache(cache_spec)
+        st = statcmd.Stat(command, events=events, pre=pre, backend=backend, cache=cache)
+    except (statcmd.StatError, simulate.SimulationError) as e:
+        raise UserError(str(e)) from None
+    except BuildError as e:
+        if e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    argv = ["cyclebench", "stat", "-r", str(repeat), "--backend", backend, *(["-e", events] if events else []),
+            *(["--pre", pre] if pre else []), "--", *command]
+    store = _open_store(db)
+    reps: list[dict[str, Any]] = []
+    run_id: int | None = None
+    status, failure = "complete", None
+    try:
+        for k in range(repeat):
+            reps.append(st.run_one(k))
+            if run_id is None:
+                run_id = statcmd.begin_run(store, st, argv)
+            statcmd.record_repetition(store, run_id, st, reps)
+    except KeyboardInterrupt:
+        status = "interrupted"
+    except statcmd.StatError as e:
+        status, failure = "failed", e
+    except StoreError as e:
+        raise UserError(f"{e} ({len(reps)} repetition(s) measured)") from None
+    metrics = st.summarize(reps) if reps else []
+    if run_id is not None:
+        try:
+            statcmd.store_results(store, run_id, st, reps, metrics, status)
+        except StoreError as e:
+            raise UserError(str(e)) from None
+    if reps and not quiet:
+        what = "simulated (callgrind)" if backend == "callgrind" else "counters enabled at exec"
+        out.print(statcmd.stat_table(metrics, title=f"stat #{run_id} · '{shlex.join(command)}' · {len(reps)} "
+                                     f"run{'s' if len(reps) > 1 else ''} · {what}"))
+        for line in statcmd.hints(st, metrics):
+            err.print(line, highlight=False)
+    text, all_zero = statcmd.exit_summary(reps) if reps else ("", True)
+    if failure is not None:
+        kept = f" ({len(reps)} repetition(s) kept in run #{run_id})" if reps else ""
+        raise UserError(f"{failure}{kept}")
+    if reps:
+        err.print(f"command: {text}; run #{run_id} stored in {store.url}", highlight=False,
+                  style=None if all_zero else "red")
+    if status == "interrupted":
+        err.print(f"cyclebench: interrupted after {len(reps)} repetition(s)")
+        sys.exit(130)
+    if not all_zero:
+        sys.exit(1)
+
+
 @main.command("check")
 @click.option("--cpu", type=click.IntRange(min=0), help="CPU to check (default: the one `run` would pin to).")
 @click.option("--fix", is_flag=True, help="Apply the safe, reversible fixes (root only); prints how to revert.")

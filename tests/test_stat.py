@@ -1,0 +1,186 @@
+"""cyclebench stat -- CMD: whole commands like `perf stat -r`, counters enabled at exec."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cyclebench import counters, statcmd, sysinfo
+from cyclebench.store import Store
+
+from conftest import cli
+
+
+def one_line_error(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+def rows_by_metric(db: str) -> dict[str, dict]:
+    store = Store(db)
+    rid = store.last_run_id()
+    assert rid is not None
+    return {r["bench"].split("/", 1)[1]: r for r in store.results(rid)}
+
+
+def test_true_five_runs(db: str) -> None:
+    r = cli("stat", "-r", "5", "--", "/bin/true")
+    assert r.exit_code == 0, r.output
+    for metric in ("wall", "user", "sys", "task-clock", "context-switches", "cpu-migrations", "page-faults"):
+        assert metric in r.output
+    assert "exit 0 in 5/5 runs" in r.output
+    rows = rows_by_metric(db)
+    wall = rows["wall"]
+    assert wall["bench"] == "stat:true/wall" and wall["unit"] == "ms" and wall["status"] == "ok"
+    assert wall["n_samples"] == 5 and wall["per_op"] > 0 and wall["min"] > 0
+    assert len(wall["extra"]["values"]) == 5 and all(v > 0 for v in wall["extra"]["values"])
+    assert len(wall["extra"]["repetitions"]) == 5  # every raw launcher record is kept
+    # software events are countable without a PMU
+    assert rows["task-clock"]["status"] == "ok" and rows["task-clock"]["per_op"] > 0
+    assert rows["context-switches"]["status"] == "ok" and rows["context-switches"]["per_op"] is not None
+    assert rows["page-faults"]["per_op"] > 0
+    run = Store(db).get_run(Store(db).last_run_id())
+    assert run["status"] == "complete" and run["command"][-2:] == ["--", "/bin/true"]
+    assert len(run["summary"]["stat"]["repetitions"]) == 5
+    # `show` still makes sense of the stored run
+    s = cli("show")
+    assert s.exit_code == 0 and "stat:true/wall" in s.output
+
+
+def test_hardware_event_without_pmu(db: str) -> None:
+    r = cli("stat", "-r", "2", "-e", "cycles,task-clock", "--", "/bin/true")
+    assert r.exit_code == 0, r.output
+    rows = rows_by_metric(db)
+    assert rows["task-clock"]["status"] == "ok"
+    if sysinfo.pmu_info().get("hardware_pmu"):
+        assert rows["cycles"]["status"] == "ok"
+    else:
+        assert rows["cycles"]["status"] == "skipped"
+        assert rows["cycles"]["reason"].startswith("not supported")
+        assert "<not supported>" in r.output and "--backend callgrind" in r.output
+
+
+def test_command_not_found(db: str) -> None:
+    r = cli("stat", "-r", "3", "--", "no-such-command-xyz")
+    assert r.exit_code == 2
+    assert "no-such-command-xyz" in one_line_error(r.output)
+
+
+def test_not_executable(db: str, tmp_path: Path) -> None:
+    f = tmp_path / "data"
+    f.write_text("x")
+    r = cli("stat", "--", str(f))
+    assert r.exit_code == 2
+    assert "not executable" in one_line_error(r.output)
+
+
+def test_pre_runs_before_each_repetition(db: str, tmp_path: Path) -> None:
+    log, seen = tmp_path / "pre.log", tmp_path / "seen.log"
+    r = cli("stat", "-r", "3", "--pre", f"sh -c 'echo x >> {log}'", "--", "sh", "-c", f"wc -l < {log} >> {seen}")
+    assert r.exit_code == 0, r.output
+    assert log.read_text().count("x") == 3
+    assert [int(x) for x in seen.read_text().split()] == [1, 2, 3]  # the command saw one more --pre each time
+
+
+def test_pre_failing(db: str) -> None:
+    r = cli("stat", "-r", "2", "--pre", "false", "--", "/bin/true")
+    assert r.exit_code == 2
+    assert "--pre command exited 1 before repetition 1" in one_line_error(r.output)
+
+
+def test_exit_code_reported(db: str) -> None:
+    r = cli("stat", "-r", "2", "--", "sh", "-c", "exit 3")
+    assert r.exit_code == 1
+    assert "exit 3 in 2/2 runs" in r.output
+    rows = rows_by_metric(db)
+    assert rows["wall"]["status"] == "invalid" and "exit 3" in rows["wall"]["reason"]
+    assert [x["exit"] for x in rows["wall"]["extra"]["repetitions"]] == [3, 3]
+
+
+def test_launcher_json_and_children(tmp_path: Path) -> None:
+    """The command's stdout cannot corrupt the JSON; children are counted (inherit); signals are named."""
+    exe = statcmd.build_statexec()
+    groups = counters.parse_events("task-clock,{context-switches,page-faults}")
+    one = statcmd.launch(exe, ["sh", "-c", "echo '{not json'; true"], groups)
+    assert one["type"] == "stat" and one["exit"] == 0 and one["signal"] is None
+    assert [len(g) for g in one["groups"]] == [4, 5] and one["open_errors"] == [None, None]
+    many = statcmd.launch(exe, ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do /bin/true; done; :"], groups)
+    if many["inherit"]:  # page faults of 8 more processes
+        assert many["groups"][1][4] > 4 * one["groups"][1][4]
+    killed = statcmd.launch(exe, ["sh", "-c", "kill -SEGV $$"], groups)
+    assert killed["exit"] is None and killed["signal"] == "SIGSEGV"
+    assert statcmd.exit_summary([one, killed])[0] in ("exit 0 in 1/2 runs, killed by SIGSEGV in 1/2 runs",
+                                                      "killed by SIGSEGV in 1/2 runs, exit 0 in 1/2 runs")
+    missing = statcmd.launch(exe, ["/nonexistent/cmd"], groups)
+    assert missing["type"] == "exec_error" and "No such file" in missing["error"]
+
+
+def _rep(groups: list[list[int]], errors: list[str | None], wall_ms: float = 2.0) -> dict:
+    return {"type": "stat", "exit": 0, "signal": None, "wall_ns": int(wall_ms * 1e6), "user_us": 1000,
+            "sys_us": 500, "maxrss_kb": 1000, "groups": groups, "open_errors": errors, "inherit": True,
+            "user_only": [False] * len(groups)}
+
+
+def test_aggregate_recorded_buffers() -> None:
+    """The PMU path without a PMU: recorded group reads — counted, multiplexed, not counted, not supported."""
+    groups = counters.parse_events("{cycles,instructions},branch-misses,task-clock,cache-misses")
+    reps = [
+        # {cycles,instructions}: full; branch-misses: multiplexed (running = enabled/2, scaled ×2);
+        # task-clock (ns); cache-misses: not counted (running 0)
+        _rep([[2, 1000, 1000, 4000, 8000], [1, 1000, 500, 10], [1, 1500000, 1500000, 1500000], [1, 1000, 0, 0]],
+             [None] * 4, wall_ms=2.0),
+        _rep([[2, 1000, 1000, 6000, 12000], [1, 1000, 250, 10], [1, 2500000, 2500000, 2500000], [1, 1000, 0, 0]],
+             [None] * 4, wall_ms=4.0),
+    ]
+    m = {x.name: x for x in statcmd.aggregate(reps, groups)}
+    assert m["wall"].values == [2.0, 4.0] and m["user"].values == [1.0, 1.0] and m["sys"].values == [0.5, 0.5]
+    s = m["wall"].summary()
+    assert s["mean"] == 3.0 and s["min"] == 2.0 and s["max"] == 4.0
+    assert s["stddev"] == pytest.approx(2 ** 0.5) and s["cv"] == pytest.approx(2 ** 0.5 / 3)
+    assert s["sem"] == pytest.approx(1.0)
+    assert m["cycles"].values == [4000, 6000] and m["instructions"].values == [8000, 12000]
+    assert m["cycles"].notes == []
+    assert m["branch-misses"].values == [20, 40]  # 10 × 1000/500, 10 × 1000/250
+    assert m["branch-misses"].notes == ["multiplexed 38%"]  # 750 of 2000 ns on the PMU
+    assert m["task-clock"].values == [1.5, 2.5] and m["task-clock"].unit == "ms"
+    assert m["task-clock"].notes == ["0.67 CPUs utilized"]
+    assert m["cache-misses"].status == "not counted" and m["cache-misses"].counted == []
+    assert m["IPC"].status == "derived" and m["IPC"].values == [pytest.approx(2.0)]
+    assert m["branch-misses MPKI"].values == [pytest.approx(3.0)]
+
+    # a group the kernel refused: not supported, with its reason; the others still counted
+    refused = [_rep([[1, 10, 10, 7], []], [None, "No such file or directory"])] * 3
+    m2 = {x.name: x for x in statcmd.aggregate(refused, counters.parse_events("page-faults,cycles"))}
+    assert m2["page-faults"].values == [7, 7, 7] and m2["page-faults"].summary()["cv"] == 0
+    assert m2["cycles"].status == "not supported" and "No such file" in (m2["cycles"].reason or "")
+
+    # not counted in one repetition only: the others make the mean, the row says so
+    part = [_rep([[1, 10, 10, 5]], [None]), _rep([[1, 10, 0, 0]], [None])]
+    m3 = {x.name: x for x in statcmd.aggregate(part, counters.parse_events("page-faults"))}
+    assert m3["page-faults"].values == [5, None] and m3["page-faults"].summary()["mean"] == 5
+    assert "not counted in 1/2 runs" in m3["page-faults"].notes
+
+    with pytest.raises(ValueError):  # a truncated buffer is an error, not a silent zero
+        statcmd.aggregate([_rep([[2, 10, 10, 1]], [None])], counters.parse_events("{cycles,instructions}"))
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+def test_callgrind_identical(db: str) -> None:
+    r = cli("stat", "--backend", "callgrind", "-r", "2", "--", "/bin/true")
+    assert r.exit_code == 0, r.output
+    assert "simulated" in r.output
+    rows = rows_by_metric(db)
+    ir = rows["Ir"]["extra"]["values"]
+    assert len(ir) == 2 and ir[0] == ir[1] > 1000
+    assert rows["Ir"]["extra"]["simulated"] is True and rows["Ir"]["extra"]["stddev"] == 0
+    assert rows["wall"]["extra"]["notes"] == ["under valgrind"]
+
+
+def test_callgrind_refuses_events(db: str) -> None:
+    r = cli("stat", "--backend", "callgrind", "-e", "cycles", "--", "/bin/true")
+    assert r.exit_code == 2
+    assert "-e applies to the timing backend" in one_line_error(r.output)
