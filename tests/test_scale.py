@@ -96,7 +96,7 @@ def test_padded_counters_scale(threads: dict[str, dict[int, dict[str, Any]]]) ->
 @pytest.mark.parametrize("bench", ["contend/unpadded", "contend/lock_xadd"])
 def test_shared_lines_scale_worse_than_padded(threads: dict[str, dict[int, dict[str, Any]]], bench: str) -> None:
     padded, worse = threads["contend/padded"][2]["speedup"], threads[bench][2]["speedup"]
-    # measured here: padded ≈ 1.95–2.0×, unpadded ≈ 0.9–1.25×, lock xadd ≈ 0.5–0.9×
+    # measured on this 2-vCPU VM, undisturbed: padded 2.0–2.1×, unpadded 1.15–1.55×, lock xadd 0.2–0.3×
     assert worse < padded - 0.3 or worse < 1.3, (bench, worse, padded)
 
 
@@ -266,3 +266,16 @@ def test_summarize_oversubscribed_keeps_waiting_intervals() -> None:
     s = scale.summarize(run, 2)
     assert s["oversubscribed"] and s["intervals_kept"] == 3 and s["intervals_disturbed"] == 0
     assert scale.notes(s)[0] == "oversubscribed: 3 tasks on 2 CPUs"
+
+
+def test_disturbed_task_count_is_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    busy = [_iv(i, [10, 50], [60_000_000, 0]) for i in range(1, 5)]  # every interval disturbed
+    quiet = [_iv(i, [50, 50], [0, 0]) for i in range(1, 5)]
+    calls = iter([busy, busy, quiet])
+    monkeypatch.setattr(scale, "run_one", lambda *_a: scale.ScaleRun("b", None, "threads", 2, intervals=next(calls)))
+    run, s = scale.measure(Path("x"), "b", None, "threads", 2, _cfg(retries=2), [0, 1])
+    assert run.intervals is quiet and s["attempts"] == 3 and not scale.disturbed(s)
+    assert "best of 3 attempts" in scale.notes(s)
+    calls = iter([busy, busy])
+    run, s = scale.measure(Path("x"), "b", None, "threads", 2, _cfg(retries=1), [0, 1])
+    assert scale.disturbed(s) and s["attempts"] == 2

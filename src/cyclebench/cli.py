@@ -685,6 +685,8 @@ def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: P
 @click.option("--cpus", "cpus_text", metavar="LIST",
               help="CPUs for the tasks, in order (task i → i-th, wrapping). Default: distinct cores first, then "
                    "SMT siblings, CPU 0's core last.")
+@click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
+              help="Measure a task count again while other programs kept its tasks waiting for their CPUs.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write throughput and efficiency vs tasks to FILE.png|svg|pdf.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -694,8 +696,9 @@ def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: P
 @click.option("--db", metavar="URL", help="Database URL.")
 @click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
 def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str | None, mode: str,
-              duration: float, interval: float, warmup: float, cpus_text: str | None, plot_path: Path | None,
-              json_path: Path | None, csv_path: Path | None, db: str | None, cflags: str) -> None:
+              duration: float, interval: float, warmup: float, cpus_text: str | None, retries: int,
+              plot_path: Path | None, json_path: Path | None, csv_path: Path | None, db: str | None,
+              cflags: str) -> None:
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
     efficiency, per-task fairness (will-it-scale done right)."""
     import csv
@@ -715,7 +718,8 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
     except (scale.ScaleError, ValueError) as e:
         raise UserError(str(e)) from None
     cfg = scale.ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration,
-                            interval=interval, warmup=warmup, cpus=cpus, command=["cyclebench", *sys.argv[1:]])
+                            interval=interval, warmup=warmup, cpus=cpus, retries=retries,
+                            command=["cyclebench", *sys.argv[1:]])
     store = _open_store(db)
     try:
         with err.status("building", spinner="dots"):
