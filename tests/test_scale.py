@@ -279,3 +279,13 @@ def test_disturbed_task_count_is_measured_again(monkeypatch: pytest.MonkeyPatch)
     calls = iter([busy, busy])
     run, s = scale.measure(Path("x"), "b", None, "threads", 2, _cfg(retries=1), [0, 1])
     assert scale.disturbed(s) and s["attempts"] == 2
+
+
+def test_stored_rows_give_back_the_series(cli_run: dict[str, Any]) -> None:
+    from cyclebench.store import Store
+
+    store = Store(f"sqlite:///{cli_run['db']}")
+    series = scale.series_from_rows(store.results(store.last_run_id()))
+    assert [(s.bench, s.mode, [p["tasks"] for p in s.points]) for s in series] == [
+        ("contend/getppid", "threads", [1, 2, 3]), ("contend/padded", "threads", [1, 2, 3])]
+    assert plots.scale_table(series[0]).row_count == 3

@@ -536,3 +536,22 @@ def csv_rows(series: Sequence[Series]) -> list[dict[str, Any]]:
             row["notes"] = "; ".join(p.get("notes") or [])
             out.append(row)
     return out
+
+
+def is_scale_row(row: dict[str, Any]) -> bool:
+    """A stored result made by the scaling mode (unit ops/s, statistics in extra)."""
+    return row.get("unit") == UNIT and isinstance(row.get("extra"), dict) and "intervals_measured" in row["extra"]
+
+
+def series_from_rows(rows: Sequence[dict[str, Any]]) -> list[Series]:
+    """Stored scaling rows (store.results) back into Series, e.g. for `show` and plots of an
+    old run: grouped by benchmark, its parameter and mode, in stored order."""
+    out: dict[tuple[str, int | None, str], Series] = {}
+    for r in rows:
+        if not is_scale_row(r):
+            continue
+        e = r["extra"]
+        key = (r["bench"], e.get("bench_param"), e.get("mode") or r.get("variant", "").split(":")[0])
+        ser = out.setdefault(key, Series(*key))
+        ser.points.append({**e, "status": r.get("status"), "reason": r.get("reason")})
+    return list(out.values())
