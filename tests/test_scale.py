@@ -149,7 +149,7 @@ def test_cli_stores_one_row_per_task_count(cli_run: dict[str, Any]) -> None:
         (b, n, "threads") for b in ("contend/getppid", "contend/padded") for n in (1, 2, 3)]
     assert all(r[3] == "ops/s" and r[4] == "ok" and r[5] > 0 for r in rows)
     extra = json.loads(rows[1][6])
-    assert extra["tasks"] == 2 and extra["speedup"] > 1 and len(extra["per_task"]) == 2
+    assert extra["tasks"] == 2 and extra["speedup"] > 0 and len(extra["per_task"]) == 2
     assert any(iv["warmup"] for iv in extra["intervals"]) and extra["intervals_measured"] == 6
     assert json.loads(rows[2][6])["oversubscribed"] is True
 
