@@ -95,3 +95,85 @@ def test_holm_and_unpaired() -> None:
     assert c.verdict == "slower" and c.ci_low < 2 < c.ci_high
     assert unpaired(a, 300 + rng.normal(0, 0.3, 40)).verdict == "~"
     assert with_adjusted_p(c, 0.5).verdict == "~"
+
+
+def _rounds(rng: np.random.Generator, rounds: int, per_op: float, fixed: float, slow: int, excess: float,
+            jitter: float = 0.002) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rounds of 8 samples (ladder 1..8 × 500) with ``slow`` of each round slowed by ``excess``."""
+    n, t, hit = [], [], []
+    for _ in range(rounds):
+        ladder = rng.permutation(np.arange(1, 9)) * 500
+        slowed = set(rng.choice(8, slow, replace=False).tolist())
+        for i, k in enumerate(ladder):
+            cost = per_op * k * (1 + rng.normal(0, jitter)) * (1 + excess * (i in slowed))
+            n.append(k), t.append(fixed + cost), hit.append(i in slowed)
+    return np.array(n, dtype=float), np.array(t), np.array(hit)
+
+
+def test_interrupted_flags_the_slowed_samples_only() -> None:
+    from cyclebench.stats import interrupted
+
+    rng = np.random.default_rng(3)
+    n, t, hit = _rounds(rng, 30, 300.0, 70.0, slow=2, excess=0.05)
+    flagged = interrupted(n, t, 8, fixed=70.0)
+    assert np.array_equal(flagged, hit)
+    # six of eight slowed: still at most half a round goes (the faster half stays)
+    n, t, hit = _rounds(rng, 30, 300.0, 70.0, slow=6, excess=0.05)
+    flagged = interrupted(n, t, 8, fixed=70.0)
+    assert all(flagged[i : i + 8].sum() <= 4 for i in range(0, len(n), 8))
+    assert not flagged[~hit].any()
+    # nothing slowed, nothing flagged: 0.2% jitter stays under the 1% gate
+    n, t, _ = _rounds(rng, 30, 300.0, 70.0, slow=0, excess=0.0)
+    assert not interrupted(n, t, 8, fixed=70.0).any()
+
+
+def test_gating_removes_the_bias_interrupts_put_on_slopes() -> None:
+    """An interrupt adds fixed time and lands on a batch with a chance in proportion to its
+    length, so long batches are hit more often and the slope reads high until the hit
+    samples are dropped."""
+    from cyclebench.stats import interrupted
+
+    rng = np.random.default_rng(4)
+    n, t = [], []
+    for _ in range(60):
+        for k in rng.permutation(np.arange(1, 9)):
+            hit = rng.random() < 0.08 * k  # 8%..64% of batches, by length
+            n.append(500 * k), t.append(70 + 300 * 500 * k * (1 + rng.normal(0, 0.002)) + hit * 60000)
+    n_a, t_a = np.array(n, dtype=float), np.array(t)
+    raw = estimate(n_a, t_a, group=8).per_op
+    gated = estimate(n_a, t_a, group=8, keep=~interrupted(n_a, t_a, 8, fixed=70.0)).per_op
+    assert raw - 300 > 0.6  # the bias is real: interrupted rounds tilt the slope up
+    assert abs(gated - 300) < 0.25 * (raw - 300)
+
+
+def test_round_ratio_dithers_a_stepped_tsc() -> None:
+    """AMD's TSC moves in ~24.5-tick steps: the mean of a round's chain readings finds the
+    true length; the median sticks to a step."""
+    from cyclebench.calibrate import round_ratio
+
+    rng = np.random.default_rng(5)
+    true_ticks, step, adds = 1700.4, 24.5, 2048
+    start = rng.uniform(0, step, 8 * 50)
+    readings = np.floor((start + true_ticks) / step) * step - np.floor(start / step) * step
+    smooth = round_ratio(adds / readings, 8)
+    assert np.median(np.abs(adds / smooth - true_ticks)) / true_ticks < 0.004
+    medians = np.array([np.median(readings[i : i + 8]) for i in range(0, len(readings), 8)])
+    assert np.median(np.abs(adds / smooth[::8] - true_ticks)) < np.median(np.abs(medians - true_ticks))
+
+
+def test_shared_round_ratio_gives_both_sides_one_clock() -> None:
+    from cyclebench.calibrate import shared_round_ratio
+
+    rng = np.random.default_rng(6)
+
+    def result(cal: np.ndarray) -> dict[str, object]:
+        return {"cal": cal.tolist(), "chain": {"kind": "add", "adds": 2048}, "unit": "ref-cycles", "ladder": 8,
+                "timer_overhead": {"median": 70}, "disturbed": [0] * len(cal)}
+
+    a = rng.normal(1700, 10, 80).round() + 70
+    b = rng.normal(1700, 10, 80).round() + 70
+    ra, rb = shared_round_ratio([result(a), result(b)])
+    assert ra is not None and rb is not None and np.array_equal(ra, rb)
+    assert all(len(set(ra[i : i + 8])) == 1 for i in range(0, 80, 8))  # one value per round
+    assert np.allclose(ra, 2048 / 1700, rtol=0.01)
+    assert shared_round_ratio([{"n": [1], "ticks": [1]}, result(a)])[0] is None  # no chain: None

@@ -81,42 +81,90 @@ def chain_agreement(result: dict[str, Any]) -> float | None:
     return (chain["imuls"] * chain["imul_latency"] / imul_t) / (chain["adds"] / add_t)
 
 
-def round_ratio(ratio: np.ndarray, group: int | None) -> np.ndarray:
-    """Each sample's core/timer ratio replaced by the median over its round.
+CHAIN_TRIM = 0.02  # chain readings further than this from their round's median are interrupted
 
-    One chain reading carries a few ticks of timer jitter (±0.2% of ~1500 ticks, i.e.
-    ±0.6 cycle on a 300-cycle operation); the core clock moves far slower than a round
-    (8 batches, about a millisecond), so the round's median keeps the drift and drops the
-    jitter. NaN readings are ignored; a round with none stays NaN.
+
+def _round_value(ratios: np.ndarray) -> float:
+    """One round's ratio from its chain readings: adds / trimmed mean of the ticks.
+
+    The mean, not the median: AMD's TSC advances in steps of ~24 ticks (10 ns of its 100 MHz
+    reference), so one reading of a ~1700-tick chain is off by up to ±0.7% and the median
+    of a round sticks to one step; chains start at random phases of the step, so the mean
+    of the readings converges on the true length (dithering). Readings more than 2% from
+    the median (interrupted, or a clock step) are left out first."""
+    r = ratios[np.isfinite(ratios) & (ratios > 0)]
+    if not len(r):
+        return np.nan
+    ticks = 1 / r  # ticks per add: the quantity that averages linearly
+    m = np.median(ticks)
+    near = ticks[np.abs(ticks - m) <= CHAIN_TRIM * m]
+    return float(1 / (np.mean(near) if len(near) else m))  # none near: two readings far apart
+
+
+def round_ratio(ratio: np.ndarray, group: int | None) -> np.ndarray:
+    """Each sample's core/timer ratio replaced by its round's value (``_round_value``).
+
+    One chain reading carries timer jitter and granularity (±0.2% on Intel, ±0.7% on AMD's
+    stepped TSC, i.e. ±0.6–2 cycles on a 300-cycle operation); the core clock moves far
+    slower than a round (8 batches, about a millisecond), so the round's value keeps the
+    drift and drops the jitter. NaN readings are ignored; a round with none stays NaN.
     """
     if not group or group < 2:
         return ratio
     out = np.array(ratio, dtype=float)
     for i in range(0, len(out), group):
-        chunk = ratio[i : i + group]
-        if np.isfinite(chunk).any():
-            out[i : i + group] = np.nanmedian(chunk)
+        out[i : i + group] = _round_value(np.asarray(ratio[i : i + group], dtype=float))
     return out
 
 
-def round_costs(result: dict[str, Any]) -> tuple[np.ndarray, str]:
+def shared_round_ratio(results: list[dict[str, Any]]) -> list[np.ndarray | None]:
+    """Round ratios pooled across benchmarks measured together (``run_many``: batches
+    alternate, so round k of each ran in the same millisecond): each round's value comes
+    from the chain readings of all of them, and all get the same value.
+
+    A paired difference then carries no ratio noise at all (both sides are scaled by the
+    same number) and each ratio has twice the readings. Disturbed samples' readings are
+    left out. Returns one per-sample array per result (None where it has no chain).
+    """
+    ratios = [core_ratio(r) for r in results]
+    for i, (r, q) in enumerate(zip(results, ratios, strict=True)):
+        if q is not None:
+            dist = np.asarray(r.get("disturbed") or [0] * len(q))
+            ratios[i] = np.where(np.asarray([d in (0, None) for d in dist]), q, np.nan)
+    groups = {int(r.get("ladder") or 8) for r in results}
+    have = [q for q in ratios if q is not None]
+    if len(groups) != 1:  # not measured in step: each on its own
+        return [None if q is None else round_ratio(q, int(r.get("ladder") or 8))
+                for r, q in zip(results, ratios, strict=True)]
+    if not have:
+        return ratios
+    g = groups.pop()
+    rounds = max(len(q) for q in have) // g + 1
+    value = np.array([_round_value(np.concatenate([q[k * g : (k + 1) * g] for q in have])) for k in range(rounds)])
+    return [None if q is None else np.repeat(value, g)[: len(q)] for q in ratios]
+
+
+def round_costs(result: dict[str, Any], ratio: np.ndarray | None = None) -> tuple[np.ndarray, str]:
     """Per-round per-op slopes of a runner result, one entry per round (NaN for a round
     without one), in cycles~ when the add chain was timed, else in the timer's unit.
 
-    Disturbed samples are left out. The rounds of benchmarks measured together in one
-    process pair up by index (they alternate batch by batch), which is what
-    compare.paired needs. Returns (slopes, unit).
+    Disturbed and interrupted samples (stats.interrupted) are left out. The rounds of
+    benchmarks measured together in one process pair up by index (they alternate batch by
+    batch), which is what compare.paired needs; pass ``ratio`` from shared_round_ratio
+    for them. Returns (slopes, unit).
     """
-    from cyclebench.stats import round_slopes  # here to keep calibrate importable alone
+    from cyclebench.stats import interrupted, round_slopes  # here to keep calibrate importable alone
 
     n = np.asarray(result["n"], dtype=float)
     t = np.asarray(result["ticks"], dtype=float)
     dist = result.get("disturbed") or [0] * len(n)
     keep = np.asarray([d in (0, None) for d in dist])
-    ratio = core_ratio(result)
     group = int(result.get("ladder") or 8)
+    keep &= ~interrupted(n, t, group, keep, float((result.get("timer_overhead") or {}).get("median") or 0))
     if ratio is None:
-        return round_slopes(n, t, group, keep, aligned=True), str(result.get("unit", "ticks"))
+        raw = core_ratio(result)
+        if raw is None:
+            return round_slopes(n, t, group, keep, aligned=True), str(result.get("unit", "ticks"))
+        ratio = round_ratio(np.where(keep, raw, np.nan), group)
     keep &= np.isfinite(ratio)
-    smooth = round_ratio(np.where(keep, ratio, np.nan), group)
-    return round_slopes(n, t * np.nan_to_num(smooth), group, keep, aligned=True), "cycles~"
+    return round_slopes(n, t * np.nan_to_num(ratio), group, keep, aligned=True), "cycles~"

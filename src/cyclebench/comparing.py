@@ -76,11 +76,13 @@ def execute(
         for param, benches in groups:
             outs = prepared.runner.run_many([(b, param) for b in benches], cfg.options, cfg.options.timeout())
             costs = []
+            good = [o.result for o in outs if o.status == OK and o.result]
+            shared = iter(calibrate.shared_round_ratio(good))  # one clock per round for all sides
             for o in outs:
                 fields = result_fields(o, rate, "compare")
                 fields["id"] = store.add_result(run_id, fields, sample_rows(o.result))
                 results.append(fields)
-                costs.append(calibrate.round_costs(o.result) if o.status == OK and o.result else None)
+                costs.append(calibrate.round_costs(o.result, next(shared)) if o.status == OK and o.result else None)
             base = costs[0]
             for b, o, c in zip(benches[1:], outs[1:], costs[1:], strict=True):
                 if base is None or c is None:

@@ -6,7 +6,8 @@ Checks (each PASS/FAIL with expected and measured figures):
 * A/A — the same benchmark against itself, interleaved, ``aa_reps`` times: no difference
   may be reported (false-positive rate ≤ α; with 20 repetitions and α = 0.002 that is none);
 * +1 cycle — chains of 300 and 301 adds: the difference is found (verdict "slower") and
-  measured as 1.0 ± 0.25 cycles~;
+  measured as 1.0 ± 0.25 cycles~ with a CI no wider than that; a block with a wider CI (a
+  noisy stretch of the host) is measured again, up to 3 blocks, and all are reported;
 * linearity — chains of 100, 200 and 400 adds: cycles~ slopes in ratio 1 : 2 : 4 (±5%);
 * timer — the engine's start/stop pair costs what ``timer/rdtscp`` measures per read (±30%):
   the fixed cost the slope method removes is the timer the suite measures.
@@ -29,6 +30,9 @@ from cyclebench.measure import MeasureOptions
 from cyclebench.runner import OK, Outcome, Runner
 from cyclebench.stats import estimate
 
+PLUS_TOLERANCE = 0.25  # cycles: the +1 step must measure 1.00 ± this, with a CI no wider
+PLUS_BLOCKS = 3  # measurements of the +1 step at most, while the CI stays wider than the tolerance
+
 
 @dataclass
 class Check:
@@ -37,6 +41,7 @@ class Check:
     measured: str
     passed: bool | None  # None: not applicable here
     detail: str = ""
+    values: dict[str, Any] = field(default_factory=dict)  # the figures behind ``measured``
 
 
 @dataclass
@@ -50,15 +55,25 @@ class SelftestReport:
         return all(c.passed is not False for c in self.checks)
 
 
-def _cycles_rounds(o: Outcome) -> np.ndarray:
+def _cycles_rounds(o: Outcome, ratio: np.ndarray | None = None) -> np.ndarray:
     """Per-round cycles~ slopes, one entry per round (NaN for a round without one)."""
     res = o.result
     if o.status != OK or res is None:
         raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
-    slopes, unit = calibrate.round_costs(res)
+    slopes, unit = calibrate.round_costs(res, ratio)
     if unit != "cycles~":
         raise RuntimeError("no add-chain calibration on this architecture: cycles~ unavailable")
     return slopes
+
+
+def _paired_rounds(outs: list[Outcome]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-round cycles~ of two benchmarks measured together, on one shared clock per round
+    (as compare does), with the rounds either lacks dropped."""
+    for o in outs:
+        if o.status != OK or o.result is None:
+            raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
+    ra, rb = calibrate.shared_round_ratio([o.result for o in outs if o.result])
+    return _pair(_cycles_rounds(outs[0], ra), _cycles_rounds(outs[1], rb))
 
 
 def _pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -98,20 +113,35 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     positives, diffs = 0, []
     for _ in range(reps):
         oa, ob = runner.run_many([("selftest/add300", None), ("selftest/add300", None)], opts, timeout)
-        cmp = paired(*_pair(_cycles_rounds(oa), _cycles_rounds(ob)))
+        cmp = paired(*_paired_rounds([oa, ob]))
         positives += cmp.verdict != "~"
         diffs.append(cmp.diff)
     rate = positives / reps
     add(Check(f"A/A: add300 vs itself ×{reps}", f"false positives ≤ α={ALPHA}",
               f"{positives}/{reps} (median |Δ| {np.median(np.abs(diffs)):.3f} cycles~)", rate <= ALPHA))
 
-    # +1 cycle
+    # +1 cycle: a block whose CI is wider than the tolerance cannot judge ±0.25 and is
+    # measured again (at most PLUS_BLOCKS); the decision to repeat looks at the CI's width
+    # only, never at the estimate, so it does not favour a pass (sequential sampling to a
+    # precision target, as pyperf and hyperfine add runs).
     plus = MeasureOptions(min_time=0.2 if quick else 0.3, repeat=80 if quick else 120, warmup=opts.warmup)
-    oa, ob = runner.run_many([("selftest/add300", None), ("selftest/add301", None)], plus, plus.timeout())
-    cmp = paired(*_pair(_cycles_rounds(oa), _cycles_rounds(ob)))
-    add(Check("+1 cycle: add300 → add301", "slower, Δ = 1.00 ± 0.25 cycles~",
-              f"{cmp.verdict}, Δ = {cmp.diff:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] p={cmp.p:.1e}",
-              cmp.verdict == "slower" and abs(cmp.diff - 1) <= 0.25))
+    tries = []
+    for _ in range(PLUS_BLOCKS):
+        oa, ob = runner.run_many([("selftest/add300", None), ("selftest/add301", None)], plus, plus.timeout())
+        cmp = paired(*_paired_rounds([oa, ob]))
+        tries.append(cmp)
+        if (cmp.ci_high - cmp.ci_low) / 2 <= PLUS_TOLERANCE:
+            break
+    conclusive = (cmp.ci_high - cmp.ci_low) / 2 <= PLUS_TOLERANCE
+    note = "" if len(tries) == 1 else f" (block {len(tries)}; CI of earlier blocks ±" + ", ±".join(
+        f"{(c.ci_high - c.ci_low) / 2:.2f}" for c in tries[:-1]) + ")"
+    if not conclusive:
+        note += f": too noisy here to resolve ±{PLUS_TOLERANCE} cycle"
+    add(Check("+1 cycle: add300 → add301", f"slower, Δ = 1.00 ± {PLUS_TOLERANCE} cycles~",
+              f"{cmp.verdict}, Δ = {cmp.diff:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] p={cmp.p:.1e}{note}",
+              conclusive and cmp.verdict == "slower" and abs(cmp.diff - 1) <= PLUS_TOLERANCE,
+              values={"diff": cmp.diff, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p": cmp.p,
+                      "verdict": cmp.verdict, "blocks": len(tries)}))
 
     # linearity
     outs = runner.run_many([("selftest/add100", None), ("selftest/add200", None), ("selftest/add400", None)], opts,

@@ -99,12 +99,13 @@ results = Table(
     Column("core_ghz", Float),  # median core clock during the samples
     Column("ratio_rcv", Float),  # stability of the core/timer ratio (robust CV)
     Column("chain_agreement", Float),  # imul-chain clock / add-chain clock
-    Column("n_disturbed", Integer),
+    Column("n_disturbed", Integer),  # samples dropped: a context switch or migration hit them
+    Column("n_interrupted", Integer),  # samples dropped: slowed by an unseen interruption (stats.interrupted)
     # the PMU's cycles event per op, where a PMU exists (unit "cycles"), and cycles~ / cycles
     Column("pmu_cycles_per_op", Float),
     Column("pmu_ci_low", Float),
     Column("pmu_ci_high", Float),
-    Column("pmu_agreement", Float),  # samples dropped: a context switch or migration hit them
+    Column("pmu_agreement", Float),
     # net of the loop's own cost (loop/empty measured in the same run), CI widened in quadrature
     Column("net_per_op", Float),
     Column("net_ci_low", Float),
