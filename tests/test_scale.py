@@ -42,14 +42,11 @@ def binary() -> Path:
 
 
 def _sweep(binary: Path, bench: str, mode: str, tasks: tuple[int, ...] = (1, 2)) -> dict[int, dict[str, Any]]:
-    cfg, cpus = _cfg(), scale.cpu_order()
+    cfg = _cfg(tasks=tasks, duration=0.9, passes=3, retries=0)
     out: dict[int, dict[str, Any]] = {}
-    for n in tasks:
-        run = scale.run_one(binary, bench, None, mode, n, cfg, cpus)
+    for run, s in scale.sweep(binary, bench, None, mode, cfg, scale.cpu_order()):
         assert run.status == OK, run.reason
-        s = scale.summarize(run, len({cpus[i % len(cpus)] for i in range(n)}))
-        scale.add_speedup(s, out.get(1))
-        out[n] = s
+        out[run.tasks] = s
     return out
 
 

@@ -677,7 +677,10 @@ def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: P
                    "CPU count, the CPU count and one more.")
 @click.option("--mode", type=click.Choice(["threads", "processes", "both"]), default="threads", show_default=True)
 @click.option("--duration", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
-              help="Seconds sampled per task count, after the warm-up.")
+              help="Seconds sampled per task count, after the warm-ups (split over the passes).")
+@click.option("--passes", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Alternating passes over the task counts (1..N, N..1, ...); speed-up = median of the passes' "
+                   "own ratios, so clock drift between task counts cancels.")
 @click.option("--interval", type=click.FloatRange(min=0.001), default=0.1, show_default=True,
               help="Seconds between two reads of the counters.")
 @click.option("--warmup", type=click.FloatRange(min=0), default=0.5, show_default=True,
@@ -696,7 +699,7 @@ def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: P
 @click.option("--db", metavar="URL", help="Database URL.")
 @click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
 def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str | None, mode: str,
-              duration: float, interval: float, warmup: float, cpus_text: str | None, retries: int,
+              duration: float, passes: int, interval: float, warmup: float, cpus_text: str | None, retries: int,
               plot_path: Path | None, json_path: Path | None, csv_path: Path | None, db: str | None,
               cflags: str) -> None:
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
@@ -718,7 +721,7 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
     except (scale.ScaleError, ValueError) as e:
         raise UserError(str(e)) from None
     cfg = scale.ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration,
-                            interval=interval, warmup=warmup, cpus=cpus, retries=retries,
+                            interval=interval, warmup=warmup, cpus=cpus, retries=retries, passes=passes,
                             command=["cyclebench", *sys.argv[1:]])
     store = _open_store(db)
     try:

@@ -10,7 +10,14 @@ Statistics of one task count, over the intervals after the warm-up:
   - total ops/s: per interval Σ deltas / dt; median, min and max over intervals;
   - per task: each task's median ops/s over intervals; min / median / max across tasks, and
     fairness = slowest / fastest task (1 = fair) with the CV across tasks;
-  - speed-up = total(N) / total(1) and efficiency = speed-up / N (1 = perfect scaling);
+  - speed-up = total(N) / total(1) and efficiency = speed-up / N (1 = perfect scaling).
+    The task counts are measured in ``passes`` short alternating passes (1, 2, …, N, then
+    N, …, 1, …) and the speed-up is the median over passes of each pass's own ratio: a VM's
+    core clock and its host's load drift by 10–25% over seconds (seen on the project's AMD
+    EPYC VM: one task of getppid at 3.86M ops/s, then 4.81M ten seconds later), which a
+    1-task run and an N-task run seconds apart would read as scaling. The same idea as
+    `compare`'s interleaving, at the granularity a process start allows. The other
+    statistics pool the intervals of all passes;
   - ns/op per task: CPU time per operation (schedstat run time / ops; wall time without
     schedstat), the cost of one operation as the task sees it;
   - disturbed intervals: when no more tasks than CPUs, an interval in which a task waited
@@ -161,6 +168,7 @@ class ScaleConfig:
     cpus: Sequence[int] | None = None  # None: cpu_order()
     batch_ns: float = 20000.0
     retries: int = 2  # a disturbed task count is measured again up to this many times
+    passes: int = 3  # alternating passes over the task counts, each lasting duration / passes
     command: Sequence[str] = ()
 
     def timeout(self) -> float:
@@ -401,6 +409,8 @@ def notes(s: dict[str, Any], status: str = OK, reason: str | None = None) -> lis
         out.append(f"{status}: {reason}" if reason else status)
     if (s.get("attempts") or 1) > 1:
         out.append(f"best of {s['attempts']} attempts")
+    if len(s.get("pass_speedups") or []) > 1:
+        out.append("speed-up per pass " + " ".join(f"{x:.2f}" for x in s["pass_speedups"]))
     if s.get("oversubscribed"):
         out.append(f"oversubscribed: {s['tasks']} tasks on {s['cpus_used']} CPUs")
     if s.get("disturbed_kept"):
@@ -411,6 +421,69 @@ def notes(s: dict[str, Any], status: str = OK, reason: str | None = None) -> lis
         out.append(f"steal {100 * s['steal']:.0f}%")
     if s.get("fairness") is not None and s["tasks"] > 1 and s["fairness"] < 0.8 and not s.get("oversubscribed"):
         out.append(f"unfair: slowest task {s['fairness']:.2f}× the fastest")
+    return out
+
+
+def _merge(runs: Sequence[ScaleRun]) -> ScaleRun:
+    """The passes of one task count as one run: intervals pooled, the first fault kept,
+    the sampler's CPU time and the sampled time summed."""
+    first = runs[0]
+    bad = next((r for r in runs if r.status != OK), None)
+    merged = ScaleRun(first.bench, first.param, first.mode, first.tasks, status=bad.status if bad else OK,
+                      reason=bad.reason if bad else None, start=first.start,
+                      crash=next((r.crash for r in runs if r.crash), None), wall_s=sum(r.wall_s for r in runs),
+                      stderr=runs[-1].stderr)
+    for r in runs:
+        merged.intervals += r.intervals
+    ends = [r.end for r in runs if r.end]
+    if ends:
+        merged.end = {**ends[-1], "sampler_cpu_s": sum(e.get("sampler_cpu_s") or 0 for e in ends),
+                      "sampled_s": sum(e.get("sampled_s") or 0 for e in ends)}
+    steals = [r.steal for r in runs if r.steal is not None]
+    merged.steal = float(np.mean(steals)) if steals else None
+    return merged
+
+
+def sweep(binary: Path, bench: str, param: int | None, mode: str, cfg: ScaleConfig, cpus: Sequence[int],
+          on_start: Callable[[str], None] = lambda _l: None) -> list[tuple[ScaleRun, dict[str, Any]]]:
+    """Every task count of one benchmark and mode, in cfg.passes alternating passes (see the
+    module docstring). Returns (merged run, summary) per task count measured, in task order;
+    a run that does not end OK ends the sweep (its intervals are kept)."""
+    counts = sorted(cfg.tasks)
+    passes = max(1, cfg.passes)
+    sub = ScaleConfig(**{**cfg.__dict__, "duration": cfg.duration / passes})
+    got: dict[int, list[tuple[ScaleRun, dict[str, Any]]]] = {n: [] for n in counts}
+    stop = False
+    for p in range(passes):
+        for n in counts if p % 2 == 0 else counts[::-1]:
+            on_start(f"{bench} {mode} ×{n}" + (f" (pass {p + 1}/{passes})" if passes > 1 else ""))
+            run, s = measure(binary, bench, param, mode, n, sub, cpus)
+            got[n].append((run, s))
+            if run.status != OK:
+                stop = True
+                break
+        if stop:
+            break
+    out: list[tuple[ScaleRun, dict[str, Any]]] = []
+    base: dict[str, Any] | None = None
+    for n in counts:
+        if not got[n]:
+            continue
+        run = _merge([r for r, _ in got[n]])
+        s = summarize(run, len({cpus[i % len(cpus)] for i in range(n)}) if cpus else 0)
+        s["attempts"] = max(x[1].get("attempts") or 1 for x in got[n])
+        s["passes"] = len(got[n])
+        s["pass_totals"] = [x[1].get("total_median") for x in got[n]]
+        if n == counts[0] == 1:
+            base = s
+        add_speedup(s, base)
+        if base is not None and n != 1:
+            ratios = [a / b for a, b in zip(s["pass_totals"], base["pass_totals"], strict=False) if a and b]
+            if ratios:
+                s["pass_speedups"] = ratios
+                s["speedup"] = float(np.median(ratios))
+                s["efficiency"] = s["speedup"] / n
+        out.append((run, s))
     return out
 
 
@@ -475,7 +548,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     env = sysinfo.capture(cpus[0], cc=cfg.spec.cc)
     env["scale"] = {"tasks": list(cfg.tasks), "modes": list(cfg.modes), "duration": cfg.duration,
                     "interval": cfg.interval, "warmup": cfg.warmup, "cpus": cpus, "batch_ns": cfg.batch_ns,
-                    "wait_limit": WAIT_LIMIT, "retries": cfg.retries}
+                    "wait_limit": WAIT_LIMIT, "retries": cfg.retries, "passes": cfg.passes}
     b = prepared.binary
     run_id = store.begin_run(
         command=list(cfg.command), host=env.get("hostname"), cpu_model=(env.get("cpu_info") or {}).get("model_name"),
@@ -489,19 +562,11 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
             for mode in cfg.modes:
                 ser = Series(item.bench, item.param, mode)
                 series.append(ser)
-                base = None
-                for n in sorted(cfg.tasks):
-                    on_start(f"{item.label} {mode} ×{n}")
-                    run, s = measure(b.path, item.bench, item.param, mode, n, cfg, cpus)
-                    if n == 1:
-                        base = s
-                    add_speedup(s, base)
+                for run, s in sweep(b.path, item.bench, item.param, mode, cfg, cpus, on_start):
                     fields = row_fields(run, s)
                     fields["id"] = store.add_result(run_id, fields)
                     ser.points.append({**s, "status": run.status, "reason": run.reason,
                                        "notes": fields["extra"]["notes"]})
-                    if run.status in (SKIPPED, FAILED):  # the same at every task count
-                        break
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
         raise
