@@ -151,6 +151,13 @@ def test_cli_stores_one_row_per_task_count(cli_run: dict[str, Any]) -> None:
     assert json.loads(rows[2][6])["oversubscribed"] is True
 
 
+def test_show_prints_a_stored_scaling_run(cli_run: dict[str, Any]) -> None:
+    res = cli("show", "--db", f"sqlite:///{cli_run['db']}")
+    assert res.exit_code == 0, res.output
+    assert "contend/padded (threads)" in res.output and "speed-up" in res.output
+    assert "efficiency (│ = 1.0)" in res.output and "oversubscribed" in res.output
+
+
 def test_cli_exports_and_plot(cli_run: dict[str, Any]) -> None:
     d = cli_run["dir"]
     data = json.loads((d / "s.json").read_text())

@@ -806,8 +806,21 @@ def show_cmd(run_id: int | None, db: str | None) -> None:
     run = store.get_run(rid) if rid is not None else None
     if run is None:
         raise UserError(f"no run {'#' + str(rid) if rid is not None else ''} in {store.url}".replace("  ", " "))
-    console_report.print_results(store.results(rid), out, title=f"run #{rid} · {run['status']} · {run['started_at']}")
-    err.print(console_report.calibration_line(run.get("calibration")), highlight=False)
+    from cyclebench import scale
+    from cyclebench.report import plots
+
+    rows = store.results(rid)
+    series = scale.series_from_rows(rows)
+    others = [r for r in rows if not scale.is_scale_row(r)]
+    if others or not series:
+        console_report.print_results(others, out, title=f"run #{rid} · {run['status']} · {run['started_at']}")
+    for ser in series:  # a scaling run: its own table and chart, as `scale` printed them
+        out.print(plots.scale_table(ser))
+    chart = plots.text_chart(series)
+    if chart:
+        out.print("\n".join(chart), highlight=False, markup=False)
+    if run.get("calibration"):
+        err.print(console_report.calibration_line(run.get("calibration")), highlight=False)
 
 
 @main.command("runs")
