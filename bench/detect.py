@@ -35,8 +35,9 @@ def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions) -> tuple[
     oa, ob = runner.run_many([(a, None), (b, None)], opts, opts.timeout())
     if oa.status != OK or ob.status != OK:
         raise SystemExit(f"{a}/{b}: {oa.status} {ob.status}: {oa.reason or ob.reason}")
-    ca, _ = calibrate.round_costs(oa.result or {})
-    cb, _ = calibrate.round_costs(ob.result or {})
+    ra, rb = calibrate.shared_round_ratio([oa.result or {}, ob.result or {}])  # one clock per round, as compare
+    ca, _ = calibrate.round_costs(oa.result or {}, ra)
+    cb, _ = calibrate.round_costs(ob.result or {}, rb)
     ok = np.isfinite(ca) & np.isfinite(cb)
     c = paired(ca[ok], cb[ok])
     return c.verdict, c.diff
