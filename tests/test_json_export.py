@@ -18,7 +18,7 @@ def test_json_export_round_trips(db: str, tmp_path: Path) -> None:
     assert first["format"] == "cyclebench-run"
     assert {x["status"] for x in first["results"]} == {"ok", "invalid", "skipped"}
     ok = next(x for x in first["results"] if x["status"] == "ok")
-    assert len(ok["samples"]["iters"]) == ok["n_samples"] + ok["n_disturbed"] + (ok["n_interrupted"] or 0) > 0
+    assert len(ok["samples"]["iters"]) == ok["n_samples"] + ok["n_disturbed"] + (ok["n_trimmed"] or 0) > 0
 
     other = Store(f"sqlite:///{tmp_path / 'other.db'}")
     rid = json_report.import_run(other, json_report.load(out))

@@ -42,4 +42,4 @@ def test_units_and_ns_are_consistent(db: str) -> None:
     assert row["unit"] in ("ref-cycles", "ticks", "ns")
     assert row["ns_per_op"] == pytest.approx(row["per_op"] * 1e9 / rate, rel=1e-9)
     assert run["calibration"]["rate_source"]
-    assert len(store.samples(row["id"])) == row["n_samples"] + row["n_disturbed"] + row["n_interrupted"] == 80
+    assert len(store.samples(row["id"])) == row["n_samples"] + row["n_disturbed"] + row["n_trimmed"] == 80

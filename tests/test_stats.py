@@ -111,27 +111,27 @@ def _rounds(rng: np.random.Generator, rounds: int, per_op: float, fixed: float, 
 
 
 def test_interrupted_flags_the_slowed_samples_only() -> None:
-    from cyclebench.stats import interrupted
+    from cyclebench.stats import slow_side
 
     rng = np.random.default_rng(3)
     n, t, hit = _rounds(rng, 30, 300.0, 70.0, slow=2, excess=0.05)
-    flagged = interrupted(n, t, 8, fixed=70.0)
+    flagged = slow_side(n, t, 8, fixed=70.0)
     assert np.array_equal(flagged, hit)
     # six of eight slowed: still at most half a round goes (the faster half stays)
     n, t, hit = _rounds(rng, 30, 300.0, 70.0, slow=6, excess=0.05)
-    flagged = interrupted(n, t, 8, fixed=70.0)
+    flagged = slow_side(n, t, 8, fixed=70.0)
     assert all(flagged[i : i + 8].sum() <= 4 for i in range(0, len(n), 8))
     assert not flagged[~hit].any()
     # nothing slowed, nothing flagged: 0.2% jitter stays under the 1% gate
     n, t, _ = _rounds(rng, 30, 300.0, 70.0, slow=0, excess=0.0)
-    assert not interrupted(n, t, 8, fixed=70.0).any()
+    assert not slow_side(n, t, 8, fixed=70.0).any()
 
 
 def test_gating_removes_the_bias_interrupts_put_on_slopes() -> None:
     """An interrupt adds fixed time and lands on a batch with a chance in proportion to its
     length, so long batches are hit more often and the slope reads high until the hit
     samples are dropped."""
-    from cyclebench.stats import interrupted
+    from cyclebench.stats import slow_side
 
     rng = np.random.default_rng(4)
     n, t = [], []
@@ -141,7 +141,7 @@ def test_gating_removes_the_bias_interrupts_put_on_slopes() -> None:
             n.append(500 * k), t.append(70 + 300 * 500 * k * (1 + rng.normal(0, 0.002)) + hit * 60000)
     n_a, t_a = np.array(n, dtype=float), np.array(t)
     raw = estimate(n_a, t_a, group=8).per_op
-    gated = estimate(n_a, t_a, group=8, keep=~interrupted(n_a, t_a, 8, fixed=70.0)).per_op
+    gated = estimate(n_a, t_a, group=8, keep=~slow_side(n_a, t_a, 8, fixed=70.0)).per_op
     assert raw - 300 > 0.6  # the bias is real: interrupted rounds tilt the slope up
     assert abs(gated - 300) < 0.25 * (raw - 300)
 

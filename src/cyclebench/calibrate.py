@@ -148,19 +148,19 @@ def round_costs(result: dict[str, Any], ratio: np.ndarray | None = None) -> tupl
     """Per-round per-op slopes of a runner result, one entry per round (NaN for a round
     without one), in cycles~ when the add chain was timed, else in the timer's unit.
 
-    Disturbed and interrupted samples (stats.interrupted) are left out. The rounds of
+    Disturbed samples and the slow side of each round (stats.slow_side) are left out. The rounds of
     benchmarks measured together in one process pair up by index (they alternate batch by
     batch), which is what compare.paired needs; pass ``ratio`` from shared_round_ratio
     for them. Returns (slopes, unit).
     """
-    from cyclebench.stats import interrupted, round_slopes  # here to keep calibrate importable alone
+    from cyclebench.stats import round_slopes, slow_side  # here to keep calibrate importable alone
 
     n = np.asarray(result["n"], dtype=float)
     t = np.asarray(result["ticks"], dtype=float)
     dist = result.get("disturbed") or [0] * len(n)
     keep = np.asarray([d in (0, None) for d in dist])
     group = int(result.get("ladder") or 8)
-    keep &= ~interrupted(n, t, group, keep, float((result.get("timer_overhead") or {}).get("median") or 0))
+    keep &= ~slow_side(n, t, group, keep, float((result.get("timer_overhead") or {}).get("median") or 0))
     if ratio is None:
         raw = core_ratio(result)
         if raw is None:

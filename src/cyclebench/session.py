@@ -22,7 +22,7 @@ from cyclebench import __version__, calibrate, check, counters, simulate, sysinf
 from cyclebench.build import Binary, BuildSpec, build
 from cyclebench.measure import Item, MeasureOptions, SelectionError, plan
 from cyclebench.runner import OK, Outcome, Runner
-from cyclebench.stats import NotEnoughSamples, combine_difference, estimate, interrupted
+from cyclebench.stats import NotEnoughSamples, combine_difference, estimate, slow_side
 from cyclebench.store import Store
 
 LOOP_REFERENCE = "loop/empty"
@@ -138,8 +138,8 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     seed = int(res.get("seed", 0)) & 0xFFFFFFFF
     group = res.get("ladder")
     if not fields["extra"].get("disturbed_ignored"):  # a benchmark that disturbs itself varies by nature
-        hit = interrupted(n, t, group, keep, float(fields["timer_overhead"] or 0))
-        fields["n_interrupted"] = int(hit.sum())
+        hit = slow_side(n, t, group, keep, float(fields["timer_overhead"] or 0))
+        fields["n_trimmed"] = int(hit.sum())
         keep &= ~hit
     try:
         est = estimate(n, t, seed=seed, group=group, keep=keep)

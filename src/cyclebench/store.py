@@ -100,7 +100,7 @@ results = Table(
     Column("ratio_rcv", Float),  # stability of the core/timer ratio (robust CV)
     Column("chain_agreement", Float),  # imul-chain clock / add-chain clock
     Column("n_disturbed", Integer),  # samples dropped: a context switch or migration hit them
-    Column("n_interrupted", Integer),  # samples dropped: slowed by an unseen interruption (stats.interrupted)
+    Column("n_trimmed", Integer),  # samples dropped: the slow side of their round (stats.slow_side)
     # the PMU's cycles event per op, where a PMU exists (unit "cycles"), and cycles~ / cycles
     Column("pmu_cycles_per_op", Float),
     Column("pmu_ci_low", Float),

@@ -64,8 +64,6 @@ def notes(row: dict[str, Any]) -> str:
         out.append(f"{k}/{n} outliers")
     if row.get("n_disturbed"):
         out.append(f"{row['n_disturbed']} disturbed dropped")
-    if row.get("n_interrupted"):
-        out.append(f"{row['n_interrupted']} interrupted dropped")
     if row.get("pmu_cycles_per_op") is not None:
         out.append(f"PMU cycles {fmt(row['pmu_cycles_per_op'])}"
                    + (f" (cycles~/PMU {row['pmu_agreement']:.3f})" if row.get("pmu_agreement") else ""))
@@ -150,10 +148,11 @@ def environment_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
                      "only, migrations not seen)")
     elif rows:
         lines.append("disturbed samples: not detected (no perf events, no getrusage)")
-    hit = sum(r.get("n_interrupted") or 0 for r in rows)
-    if hit:
-        lines.append(f"interrupted samples: {hit} dropped (slower than their round by > max(0.5%, 5σ of the "
-                     "faster side): interrupts and VM exits no counter sees)")
+    trimmed = sum(r.get("n_trimmed") or 0 for r in rows)
+    if trimmed:
+        total = sum(r.get("n_samples") or 0 for r in rows)
+        lines.append(f"slow side trimmed: {trimmed} of {total} samples (above their round's median and > 1% over "
+                     "its fastest: interrupts and VM exits add time, never remove it)")
     ghz = [r["core_ghz"] for r in rows if r.get("core_ghz")]
     if ghz:
         stab = max((r.get("ratio_rcv") or 0) for r in rows)
