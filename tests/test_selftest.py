@@ -1,8 +1,9 @@
 """The self-validation, in its quick mode, on the machine the tests run on.
 
 Every check must pass except the +1-cycle one, which asks for 1.00 ± 0.25 cycles~: the
-project's AMD EPYC VM meets that on quiet stretches of its host and misses it on busy
-ones (Δ 0.5–1.5 seen), and `cyclebench selftest` says so honestly with a FAIL. Here the
+project's AMD EPYC VM meets that with the full selftest (blocks pooled until the CI is
+narrow enough), but the quick mode's shorter blocks miss it on busy stretches of the host
+(Δ 0.6 [0.14, 0.92] over 6 pooled blocks seen), and `cyclebench selftest` says so with a FAIL. Here the
 step must still be found in the right direction and size, a tolerance a noisy 2-core VM
 meets; a sign error or a lost cycle would fail it.
 """
@@ -26,5 +27,6 @@ def test_selftest_quick(tmp_path: Path) -> None:
     assert not failed, r.output
     plus = checks["+1 cycle"]["values"]
     assert plus["verdict"] != "faster" and 0.25 <= plus["diff"] <= 1.75, r.output
+    assert plus["rounds"] >= 40 * plus["blocks"], plus  # blocks are pooled, not replaced
     assert data["passed"] is (r.exit_code == 0)
     assert data["seconds"] < 120
