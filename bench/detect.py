@@ -3,12 +3,13 @@
 
 Known effects: chains of 300 + k dependent adds cost exactly k more core cycles than 300
 (selftest_chains.c). For each k in {1, 2, 3, 5} the pair (add300, add300+k) is compared
-`--reps` times exactly as `cyclebench compare` does (one process, batches alternating
-ABBA, per-round cycles~ slopes, Wilcoxon + bootstrap CI + margin, α = 0.002), and the
+`--reps` times exactly as `cyclebench compare` does (rounds over 4 runner processes,
+batches alternating ABBA in each, per-round cycles~ slopes on one clock per round,
+Wilcoxon + CI bootstrapped over processes + margin, α = 0.002), and the
 power is the fraction of repetitions that report "slower". A/A (add300 vs itself) gives
 the false-positive rate. Prints the smallest k detected with ≥ 95% power.
 
-Usage: .venv/bin/python bench/detect.py [--reps 40] [--repeat 60] [--min-time 0.2] [--cpu N]
+Usage: .venv/bin/python bench/detect.py [--reps 40] [--repeat 60] [--min-time 0.2] [--processes 4] [--cpu N]
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cyclebench import calibrate, sysinfo
+from cyclebench import calibrate, interleave, sysinfo
 from cyclebench.build import BuildSpec, build
 from cyclebench.compare import paired
 from cyclebench.measure import MeasureOptions
@@ -31,15 +32,15 @@ from cyclebench.runner import OK, Runner
 DELTAS = (1, 2, 3, 5)
 
 
-def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions) -> tuple[str, float]:
-    oa, ob = runner.run_many([(a, None), (b, None)], opts, opts.timeout())
+def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions, processes: int) -> tuple[str, float]:
+    (oa, ob), procs = interleave.measure(runner, [(a, None), (b, None)], opts, processes)
     if oa.status != OK or ob.status != OK:
         raise SystemExit(f"{a}/{b}: {oa.status} {ob.status}: {oa.reason or ob.reason}")
     ra, rb = calibrate.shared_round_ratio([oa.result or {}, ob.result or {}])  # one clock per round, as compare
     ca, _ = calibrate.round_costs(oa.result or {}, ra)
     cb, _ = calibrate.round_costs(ob.result or {}, rb)
     ok = np.isfinite(ca) & np.isfinite(cb)
-    c = paired(ca[ok], cb[ok])
+    c = paired(ca[ok], cb[ok], groups=procs[ok] if len(procs) == len(ok) else None)
     return c.verdict, c.diff
 
 
@@ -48,6 +49,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--repeat", type=int, default=60, help="rounds per comparison (as `compare --repeat`)")
     ap.add_argument("--min-time", type=float, default=0.2)
+    ap.add_argument("--processes", type=int, default=4, help="runner processes per comparison (as `compare`)")
     ap.add_argument("--cpu", type=int, default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -57,7 +59,8 @@ def main() -> int:
     opts = MeasureOptions(min_time=args.min_time, repeat=args.repeat, warmup=0.005)
     t0 = time.monotonic()
     model = (sysinfo.cpu_info().get("model_name") or "?").strip()
-    print(f"CPU: {model} · CPU {cpu} · {args.reps} repetitions per row · {args.repeat} rounds per comparison")
+    print(f"CPU: {model} · CPU {cpu} · {args.reps} repetitions per row · {args.repeat} rounds per comparison "
+          f"over {len(interleave.split(args.repeat, args.processes))} processes")
     print(f"{'pair':<22} {'true Δ':>7} {'reported slower':>16} {'power/FP':>9} {'median Δ':>9}")
     result = {"cpu_model": model, "reps": args.reps, "repeat": args.repeat, "rows": []}
     smallest = None
@@ -65,7 +68,7 @@ def main() -> int:
         b = f"selftest/add{300 + k}"
         verdicts, diffs = [], []
         for _ in range(args.reps):
-            v, d = compare_once(runner, "selftest/add300", b, opts)
+            v, d = compare_once(runner, "selftest/add300", b, opts, args.processes)
             verdicts.append(v)
             diffs.append(d)
         hits = sum(v == "slower" for v in verdicts) if k else sum(v != "~" for v in verdicts)

@@ -269,14 +269,18 @@ def _print_list(benches: list[Any]) -> None:
               help="Seconds of timed samples per benchmark.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
               help="Significance level (after Holm correction).")
+@click.option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Runner processes the rounds are spread over (order reversed in every other one; "
+                   "the CI is bootstrapped over them).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
 @click.option("--db", metavar="URL", help="Database URL.")
 @click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[Path, ...], cpu: int | None,
-                repeat: int, min_time: float, alpha: float, json_path: Path | None, db: str | None,
+                repeat: int, min_time: float, alpha: float, processes: int, json_path: Path | None, db: str | None,
                 cflags: str) -> None:
-    """Compare benchmarks A B [C...] (paired, interleaved in one process; each against A),
-    or two stored runs RUN_A RUN_B (unpaired), with a verdict only for real differences."""
+    """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
+    several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
+    verdict only for real differences."""
     import json
 
     from cyclebench import comparing
@@ -301,7 +305,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
             with err.status("building", spinner="dots"):
                 prepared = prepare(cfg)
             with err.status("measuring (interleaved)", spinner="dots"):
-                run_id, rows, _ = comparing.execute(cfg, prepared, store, targets, _params(params), alpha)
+                run_id, rows, measured = comparing.execute(cfg, prepared, store, targets, _params(params), alpha,
+                                                      processes=processes)
         except BuildError as e:
             if e.output:
                 err.print(e.output, markup=False, highlight=False)
@@ -311,7 +316,9 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
         except KeyboardInterrupt:
             err.print("cyclebench: interrupted: measured results are kept in the database")
             sys.exit(130)
-        title = f"run #{run_id} · paired, interleaved · CPU {prepared.cpu} · Wilcoxon signed-rank, Holm"
+        procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
+        title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
+                 f"CPU {prepared.cpu} · Wilcoxon signed-rank, Holm, CI bootstrapped over processes")
     console_report.print_comparisons(rows, out, title=title, alpha=alpha)
     if json_path is not None:
         json_path.write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")

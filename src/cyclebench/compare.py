@@ -6,7 +6,12 @@ per-op slope per benchmark (stats.round_slopes); the pairs are compared with
 
 * the Wilcoxon signed-rank test on the per-round differences (Wilcoxon 1945;
   ``scipy.stats.wilcoxon``), two-sided;
-* a percentile-bootstrap CI of the median difference (``scipy.stats.bootstrap``);
+* a percentile-bootstrap CI of the median difference (``scipy.stats.bootstrap``); when the
+  rounds came from several runner processes (interleave.py), a two-level bootstrap instead:
+  processes resampled with replacement, then rounds within each (the cluster bootstrap of
+  Davison & Hinkley 1997, §3.8), so a bias that holds for a whole process widens the CI
+  instead of passing for a difference — the Wilcoxon test still takes the rounds as
+  independent, so the CI, which must clear the margin, is what guards against it;
 * a verdict only when p < α (default 0.002) **and** the CI lies wholly outside the
   practical margin: a difference counts when it exceeds ±0.25 unit *or* ±0.5% of A (so
   the margin is the smaller of the two: one cycle on a 300-cycle syscall counts); otherwise
@@ -53,10 +58,12 @@ class Comparison:
 
 def paired(
     a: np.ndarray, b: np.ndarray, alpha: float = ALPHA, margin_abs: float = MARGIN_ABS,
-    margin_rel: float = MARGIN_REL, confidence: float = 0.95, seed: int = 0,
+    margin_rel: float = MARGIN_REL, confidence: float = 0.95, seed: int = 0, groups: np.ndarray | None = None,
 ) -> Comparison:
     """Compare paired per-round costs ``a`` and ``b`` (equal length ≥ 6, same unit).
 
+    ``groups``: the runner process of each round (same length), for the two-level
+    bootstrap; None or a single process: rounds resampled directly.
     Raises ValueError for unequal lengths or fewer than 6 pairs (the signed-rank test
     cannot reach p < 0.05 below 6 pairs).
     """
@@ -65,10 +72,14 @@ def paired(
         raise ValueError("a and b must be 1-D and of equal length (one value per round)")
     if len(a) < 6:
         raise ValueError(f"{len(a)} pairs: at least 6 are needed")
+    if groups is not None and np.shape(groups) != a.shape:
+        raise ValueError("groups must give one process index per round")
     d = b - a
     med_a, med_b, diff = float(np.median(a)), float(np.median(b)), float(np.median(d))
     if np.ptp(d) == 0:
         low = high = diff
+    elif groups is not None and len(np.unique(groups)) > 1:
+        low, high = cluster_ci(d, np.asarray(groups), confidence, seed=seed)
     else:
         boot = sps.bootstrap((d,), np.median, confidence_level=confidence, n_resamples=4000, method="percentile",
                              vectorized=True, rng=np.random.default_rng(seed))
@@ -80,6 +91,27 @@ def paired(
         verdict = "slower" if diff > 0 else "faster"
     return Comparison(med_a, med_b, diff, low, high, diff / med_a if med_a else float("nan"), p, len(a), margin,
                       verdict)
+
+
+def cluster_ci(d: np.ndarray, groups: np.ndarray, confidence: float = 0.95, n_resamples: int = 4000,
+               seed: int = 0) -> tuple[float, float]:
+    """Percentile CI of the median of ``d`` by a two-level bootstrap: G groups drawn with
+    replacement from the G there are, then within each drawn group its rounds drawn with
+    replacement (Davison & Hinkley 1997, §3.8). Returns (low, high) in d's unit."""
+    rng = np.random.default_rng(seed)
+    parts = [d[groups == g] for g in np.unique(groups)]
+    sizes = np.array([len(x) for x in parts])
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    flat = np.concatenate(parts)
+    pick = rng.integers(0, len(parts), size=(n_resamples, len(parts)))  # groups drawn, per resample
+    m = int(sizes.max())
+    within = (rng.random((n_resamples, len(parts), m)) * sizes[pick][..., None]).astype(int)
+    vals = flat[offsets[pick][..., None] + np.minimum(within, sizes[pick][..., None] - 1)]
+    vals[np.arange(m) >= sizes[pick][..., None]] = np.nan  # a smaller group draws only its own size
+    stats = np.nanmedian(vals.reshape(n_resamples, -1), axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(stats, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 def unpaired(

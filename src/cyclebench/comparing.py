@@ -1,9 +1,11 @@
 """`cyclebench compare`: run benchmarks side by side and judge them, or judge two stored runs.
 
-Benchmarks of one binary are measured together in one runner process, alternating batch
-by batch (engine/measure.c), once per parameter; every result is stored like a `run`
-result (variant "compare"), and each benchmark after the first is compared with the first
-(compare.paired), p-values Holm-adjusted across all comparisons of the command.
+Benchmarks of one binary are measured together, alternating batch by batch
+(engine/measure.c), their rounds spread over several runner processes with the order
+reversed in every other one (interleave.py), once per parameter; every result is stored
+like a `run` result (variant "compare"), and each benchmark after the first is compared
+with the first (compare.paired, CI bootstrapped over processes), p-values Holm-adjusted
+across all comparisons of the command.
 Two stored runs: every (benchmark, parameter, variant) present in both is compared with
 compare.unpaired over the per-round costs recomputed from the stored samples.
 """
@@ -14,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cyclebench import calibrate, sysinfo
+from cyclebench import calibrate, interleave, sysinfo
 from cyclebench.compare import ALPHA, Comparison, holm, paired, unpaired, with_adjusted_p
 from cyclebench.measure import SelectionError
 from cyclebench.runner import OK
@@ -65,16 +67,17 @@ def _groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> 
 
 def execute(
     cfg: RunConfig, prepared: Prepared, store: Store, names: Sequence[str], params: Sequence[int],
-    alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None,
+    alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None, processes: int = 4,
 ) -> tuple[int, list[Row], list[dict[str, Any]]]:
-    """Measure and compare. Returns (run id, comparison rows, stored result rows)."""
+    """Measure and compare, the rounds of each set spread over ``processes`` runner
+    processes. Returns (run id, comparison rows, stored result rows)."""
     groups = _groups(prepared, names, params)
     run_id, rate = begin(cfg, prepared, store)
     rows: list[Row] = []
     results: list[dict[str, Any]] = []
     try:
         for param, benches in groups:
-            outs = prepared.runner.run_many([(b, param) for b in benches], cfg.options, cfg.options.timeout())
+            outs, procs = interleave.measure(prepared.runner, [(b, param) for b in benches], cfg.options, processes)
             costs = []
             good = [o.result for o in outs if o.status == OK and o.result]
             shared = iter(calibrate.shared_round_ratio(good))  # one clock per round for all sides
@@ -91,7 +94,8 @@ def execute(
                     continue
                 ok = [i for i in range(min(len(base[0]), len(c[0]))) if base[0][i] == base[0][i] and c[0][i] == c[0][i]]
                 try:
-                    cmp = paired(base[0][ok], c[0][ok], alpha=alpha)
+                    g = procs[ok] if len(procs) == len(base[0]) else None
+                    cmp = paired(base[0][ok], c[0][ok], alpha=alpha, groups=g)
                 except ValueError as e:
                     rows.append(Row(benches[0], b, param, base[1], None, str(e)))
                     continue

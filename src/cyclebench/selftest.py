@@ -3,7 +3,8 @@
 Checks (each PASS/FAIL with expected and measured figures):
 * calibration — a chain of 300 dependent adds measures 300 cycles~ (±3%), and the imul
   chain gives the same clock as the add chain (±3%);
-* A/A — the same benchmark against itself, interleaved, ``aa_reps`` times: no difference
+* A/A — the same benchmark against itself, measured as `compare` measures (interleaved,
+  rounds over PROCESSES runner processes, CI bootstrapped over them), ``aa_reps`` times: no difference
   may be reported (false-positive rate ≤ α; with 20 repetitions and α = 0.002 that is none);
 * +1 cycle — chains of 300 and 301 adds: the difference is found (verdict "slower") and
   measured as 1.0 ± 0.25 cycles~ with a CI no wider than that; while the CI is wider (a
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench import calibrate, sysinfo
+from cyclebench import calibrate, interleave, sysinfo
 from cyclebench.build import BuildSpec, build, suite_sources
 from cyclebench.compare import ALPHA, paired
 from cyclebench.measure import MeasureOptions
@@ -31,6 +32,7 @@ from cyclebench.runner import OK, Outcome, Runner
 from cyclebench.stats import estimate
 
 PLUS_TOLERANCE = 0.25  # cycles: the +1 step must measure 1.00 ± this, with a CI no wider
+PROCESSES = 4  # runner processes per comparison, as `cyclebench compare` uses by default
 PLUS_BLOCKS = 6  # blocks of +1 rounds at most, pooled, while the pooled CI stays wider than the tolerance
 
 
@@ -66,19 +68,24 @@ def _cycles_rounds(o: Outcome, ratio: np.ndarray | None = None) -> np.ndarray:
     return slopes
 
 
-def _paired_rounds(outs: list[Outcome]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-round cycles~ of two benchmarks measured together, on one shared clock per round
-    (as compare does), with the rounds either lacks dropped."""
+def _paired_rounds(outs: list[Outcome], procs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-round cycles~ of two benchmarks measured together (interleave.measure), on one
+    shared clock per round (as compare does), with the rounds either lacks dropped, and the
+    process of each round kept."""
     for o in outs:
         if o.status != OK or o.result is None:
             raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
     ra, rb = calibrate.shared_round_ratio([o.result for o in outs if o.result])
-    return _pair(_cycles_rounds(outs[0], ra), _cycles_rounds(outs[1], rb))
-
-
-def _pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _cycles_rounds(outs[0], ra), _cycles_rounds(outs[1], rb)
     ok = np.isfinite(a) & np.isfinite(b)
-    return a[ok], b[ok]
+    g = procs[ok] if len(procs) == len(a) else np.zeros(int(ok.sum()), dtype=int)
+    return a[ok], b[ok], g
+
+
+def _together(runner: Runner, a: str, b: str, opts: MeasureOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """a and b measured as `cyclebench compare` measures them: rounds over PROCESSES processes."""
+    outs, procs = interleave.measure(runner, [(a, None), (b, None)], opts, PROCESSES)
+    return _paired_rounds(outs, procs)
 
 
 def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | None = None) -> SelftestReport:
@@ -112,8 +119,8 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     reps = aa_reps or (20 if quick else 40)
     positives, diffs = 0, []
     for _ in range(reps):
-        oa, ob = runner.run_many([("selftest/add300", None), ("selftest/add300", None)], opts, timeout)
-        cmp = paired(*_paired_rounds([oa, ob]))
+        a, b, g = _together(runner, "selftest/add300", "selftest/add300", opts)
+        cmp = paired(a, b, groups=g)
         positives += cmp.verdict != "~"
         diffs.append(cmp.diff)
     rate = positives / reps
@@ -127,12 +134,12 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     # pyperf and hyperfine add runs). Pooling is sound: every round is an ABBA pair on one
     # shared clock, so a block measured in another host state adds spread, not bias.
     plus = MeasureOptions(min_time=0.2 if quick else 0.3, repeat=80 if quick else 120, warmup=opts.warmup)
-    tries, pa, pb = [], np.empty(0), np.empty(0)
-    for _ in range(PLUS_BLOCKS):
-        oa, ob = runner.run_many([("selftest/add300", None), ("selftest/add301", None)], plus, plus.timeout())
-        a, b = _paired_rounds([oa, ob])
+    tries, pa, pb, pg = [], np.empty(0), np.empty(0), np.empty(0, dtype=int)
+    for blk in range(PLUS_BLOCKS):
+        a, b, g = _together(runner, "selftest/add300", "selftest/add301", plus)
         pa, pb = np.concatenate([pa, a]), np.concatenate([pb, b])
-        cmp = paired(pa, pb)
+        pg = np.concatenate([pg, g + blk * PROCESSES])  # every process of every block is a group
+        cmp = paired(pa, pb, groups=pg)
         tries.append(cmp)
         if (cmp.ci_high - cmp.ci_low) / 2 <= PLUS_TOLERANCE:
             break

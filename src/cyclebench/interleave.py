@@ -1,0 +1,108 @@
+"""Benchmarks measured together, their rounds spread over several runner processes.
+
+Why several processes: on the project's AMD EPYC VM an A/A comparison (a 300-cycle add
+chain against itself) measured in one process was biased by up to ±3 cycles~ for the
+whole process (all six 10-round segments of a 60-round run on one side), so a test over
+its rounds, which takes them as independent, called 3 of 40 identical pairs different at
+α = 0.002. Process-level effects (memory layout, the host's phase relative to the
+batches) are what Mytkowicz et al., "Producing wrong data without doing anything
+obviously wrong!" (ASPLOS 2009), describe and why pyperf spawns many worker processes.
+
+So the rounds are split over ``processes`` runner processes (``runner.run_many`` each:
+batches alternate ABBA within a process), the benchmark order is reversed in every other
+process (counterbalanced), and each round keeps the index of its process so that
+compare.paired can bootstrap over processes. The outcomes of one benchmark are merged into
+one (samples concatenated in process order, so rounds stay whole and in step across the
+benchmarks).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from cyclebench.measure import MeasureOptions
+from cyclebench.runner import OK, Outcome, Runner
+
+MIN_ROUNDS = 5  # rounds per process at least: fewer processes when the rounds are few
+SUMMED = ("rounds", "measured_ns", "total_iters", "warmup_ns", "sizing_ns")
+
+
+def split(repeat: int, processes: int) -> list[int]:
+    """Rounds per process: ``repeat`` rounds over at most ``processes`` processes of at
+    least MIN_ROUNDS rounds each (all of them in one process when too few). E.g.
+    split(60, 4) == [15, 15, 15, 15], split(8, 4) == [8]."""
+    p = max(1, min(processes, repeat // MIN_ROUNDS))
+    each = math.ceil(repeat / p)
+    return [each] * p
+
+
+def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One runner result from several of the same benchmark: per-sample lists and counter
+    reads concatenated, counts summed, the timer overhead the median of the processes'.
+    ``processes`` and ``process_rounds`` say how it was made."""
+    if len(results) == 1:
+        return {**results[0], "processes": 1, "process_rounds": [results[0].get("rounds")]}
+    out = dict(results[0])
+    for key in ("n", "ticks", "disturbed"):
+        out[key] = [x for r in results for x in (r.get(key) or [])]
+    cals = [r.get("cal") for r in results]
+    out["cal"] = None if any(c is None for c in cals) else [x for c in cals for x in c]
+    pmu = [r.get("pmu_cycles") for r in results]
+    out["pmu_cycles"] = None if any(p is None for p in pmu) else [x for p in pmu for x in p]
+    if all(r.get("counters") for r in results):
+        out["counters"] = {**results[0]["counters"],
+                           "reads": [x for r in results for x in r["counters"].get("reads") or []]}
+    for key in SUMMED:
+        if all(isinstance(r.get(key), int) for r in results):
+            out[key] = sum(r[key] for r in results)
+    tos = [r.get("timer_overhead") or {} for r in results]
+    if all(tos):
+        out["timer_overhead"] = {k: int(np.median([t[k] for t in tos])) for k in tos[0]}
+    out["processes"] = len(results)
+    out["process_rounds"] = [r.get("rounds") for r in results]
+    return out
+
+
+def measure(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions,
+            processes: int = 4) -> tuple[list[Outcome], np.ndarray]:
+    """Measure ``items`` together (see the module docstring). The batches are sized as one
+    process would size them (each process gets its share of ``opts.min_time``); each
+    process adds its own warm-up and calibration (tens of milliseconds).
+
+    Returns one Outcome per item, in the order given, and the process index of each round
+    (1-D int array, one entry per round of the merged results). An item that fails in any
+    process gets that process's failing Outcome; the others are still merged. A crash or
+    timeout ends the measurement: later processes are not started. KeyboardInterrupt
+    propagates (the runner process is killed by run_many).
+    """
+    plan = split(opts.repeat, processes)
+    per_item: list[list[Outcome]] = [[] for _ in items]
+    for i, rounds in enumerate(plan):
+        order = list(range(len(items)))[:: -1 if i % 2 else 1]
+        sub = replace(opts, repeat=rounds, min_time=opts.min_time * rounds / opts.repeat)  # same batch sizes
+        outs = runner.run_many([items[k] for k in order], sub, sub.timeout())
+        for k, o in zip(order, outs, strict=True):
+            per_item[k].append(o)
+        if any(o.status != OK for o in outs):
+            break
+    merged: list[Outcome] = []
+    for outs in per_item:
+        bad = next((o for o in outs if o.status != OK or o.result is None), None)
+        if bad is not None:
+            merged.append(bad)
+            continue
+        results = [o.result for o in outs if o.result is not None]
+        merged.append(replace(outs[0], result=merge(results), stderr="".join(o.stderr for o in outs),
+                              wall_s=sum(o.wall_s for o in outs), lines=[x for o in outs for x in o.lines]))
+    done = len(per_item[0]) if per_item else 0
+    groups = np.repeat(np.arange(done), [plan[i] for i in range(done)])
+    ok = [o for o in merged if o.status == OK and o.result]
+    if ok:  # a runner may stop a benchmark's rounds early (max_time): count what each process gave
+        rounds = ok[0].result.get("process_rounds") or []
+        if len(rounds) == done and all(isinstance(r, int) for r in rounds):
+            groups = np.repeat(np.arange(done), rounds)
+    return merged, groups

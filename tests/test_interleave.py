@@ -1,0 +1,90 @@
+"""Rounds over several runner processes (interleave.py) and the CI bootstrapped over them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cyclebench import interleave
+from cyclebench.build import BuildSpec, build
+from cyclebench.compare import cluster_ci, paired
+from cyclebench.measure import MeasureOptions
+from cyclebench.runner import OK, Runner
+
+from conftest import DATA, cli
+
+
+def test_split() -> None:
+    assert interleave.split(60, 4) == [15, 15, 15, 15]
+    assert interleave.split(61, 4) == [16, 16, 16, 16]  # never fewer rounds than asked
+    assert interleave.split(12, 4) == [6, 6]  # at least MIN_ROUNDS a process
+    assert interleave.split(8, 4) == [8]
+    assert interleave.split(40, 1) == [40]
+
+
+def _res(rounds: int, base: int, to: int) -> dict:
+    k = 2 * rounds
+    return {"bench": "x", "rounds": rounds, "ladder": 2, "n": list(range(base, base + k)), "ticks": [5] * k,
+            "cal": [7] * k, "disturbed": [0] * k, "pmu_cycles": None, "timer_overhead": {"min": to, "median": to},
+            "total_iters": 10, "counters": {"nevents": [1], "reads": [[1, 2, 3]] * k}}
+
+
+def test_merge_concatenates_samples_in_process_order() -> None:
+    m = interleave.merge([_res(3, 0, 40), _res(2, 100, 60), _res(3, 200, 50)])
+    assert m["n"] == [0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 200, 201, 202, 203, 204, 205]
+    assert len(m["ticks"]) == len(m["cal"]) == len(m["disturbed"]) == len(m["counters"]["reads"]) == 16
+    assert m["rounds"] == 8 and m["total_iters"] == 30 and m["pmu_cycles"] is None
+    assert m["timer_overhead"] == {"min": 50, "median": 50}
+    assert m["processes"] == 3 and m["process_rounds"] == [3, 2, 3]
+    one = interleave.merge([_res(3, 0, 40)])
+    assert one["processes"] == 1 and one["n"] == list(range(6))
+
+
+def test_cluster_ci_widens_for_a_per_process_bias() -> None:
+    """Rounds that agree within each process but not across processes: the bootstrap over
+    rounds claims a difference the processes do not support; the one over processes does not."""
+    rng = np.random.default_rng(3)
+    bias = [2.5, 1.5, -1.0, 2.0]
+    d = np.concatenate([b + rng.normal(0, 0.5, 15) for b in bias])
+    g = np.repeat(np.arange(4), 15)
+    flat = paired(np.full(60, 300.0), 300 + d)
+    clustered = paired(np.full(60, 300.0), 300 + d, groups=g)
+    assert flat.ci_low > 0.25 and flat.verdict == "slower"
+    assert clustered.ci_low < 0 < clustered.ci_high and clustered.verdict == "~"
+    # with no process effect the two CIs agree roughly and both find a real step
+    d2 = 1 + rng.normal(0, 0.3, 200)
+    lo, hi = cluster_ci(d2, np.repeat(np.arange(4), 50))
+    f = paired(np.zeros(200), d2)
+    assert lo > 0.8 and hi < 1.2 and abs((hi - lo) - (f.ci_high - f.ci_low)) < 0.1
+    with pytest.raises(ValueError):
+        paired(np.zeros(10), np.ones(10), groups=np.zeros(9))
+
+
+def test_measure_spreads_rounds_and_reverses_the_order() -> None:
+    runner = Runner(build(BuildSpec(sources=(DATA / "chain.c",), werror=True)).path, None)
+    opts = MeasureOptions(min_time=0.02, repeat=20, warmup=0.002)
+    outs, procs = interleave.measure(runner, [("chain/add200", None), ("chain/add400", None)], opts, 4)
+    assert [o.status for o in outs] == [OK, OK]
+    assert [o.bench for o in outs] == ["chain/add200", "chain/add400"]  # back in the order given
+    r = outs[0].result or {}
+    assert r["processes"] == 4 and sum(r["process_rounds"]) == r["rounds"] == len(procs)
+    assert len(r["n"]) == r["rounds"] * r["ladder"]
+    assert list(np.unique(procs)) == [0, 1, 2, 3]
+    bad, procs = interleave.measure(runner, [("chain/add200", None), ("chain/nope", None)], opts, 4)
+    assert bad[1].status != OK and len(bad[0].result["process_rounds"] if bad[0].result else []) <= 1
+
+
+def test_compare_stores_the_processes(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--processes", "3",
+            "--repeat", "18", "--min-time", "0.03", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    assert "rounds over 3 processes" in r.output
+    from cyclebench.store import Store
+    s = Store(db)
+    rows = s.results(s.last_run_id())
+    assert all((x.get("extra") or {}).get("processes") == 3 for x in rows)
+    assert json.loads(out.read_text())[0]["comparison"]["pairs"] == 18
