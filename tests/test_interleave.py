@@ -88,3 +88,13 @@ def test_compare_stores_the_processes(db: str, tmp_path: Path) -> None:
     rows = s.results(s.last_run_id())
     assert all((x.get("extra") or {}).get("processes") == 3 for x in rows)
     assert json.loads(out.read_text())[0]["comparison"]["pairs"] == 18
+
+
+def test_process_note_only_when_processes_disagree() -> None:
+    from cyclebench.comparing import process_note
+    g = np.repeat(np.arange(4), 10)
+    a = np.concatenate([np.full(10, v) for v in (157.0, 160.0, 250.0, 300.0)])
+    note = process_note(a, a + 6, g)
+    assert "157.0–300.0" in note and "+6 to +6" in note and "4 processes" in note
+    assert process_note(np.full(40, 300.0), np.full(40, 301.0), g) == ""
+    assert process_note(a, a + 6, None) == ""

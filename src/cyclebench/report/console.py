@@ -167,18 +167,18 @@ def print_comparisons(rows: Iterable[Any], console: Console, title: str | None =
     table = Table(title=title, header_style="bold")
     for col, just in (("A", "left"), ("B", "left"), ("param", "right"), ("A per op", "right"),
                       ("B per op", "right"), ("Δ (B−A)", "right"), ("Δ%", "right"), ("95% CI of Δ", "right"),
-                      ("p (Holm)", "right"), ("verdict", "left"), ("unit", "left")):
-        table.add_column(col, justify=just, no_wrap=col not in ("A",))
+                      ("p (Holm)", "right"), ("verdict", "left"), ("unit", "left"), ("notes", "left")):
+        table.add_column(col, justify=just, no_wrap=col not in ("A", "notes"))
     for r in rows:
         c = r.cmp
         param = "" if r.param is None else str(r.param)
         if c is None:
-            table.add_row(r.a, r.b, param, "-", "-", "-", "-", "-", "-", f"[red]{r.note}[/]", r.unit)
+            table.add_row(r.a, r.b, param, "-", "-", "-", "-", "-", "-", "[red]failed[/]", r.unit, r.note)
             continue
         style = {"faster": "green", "slower": "red"}.get(c.verdict, "")
         verdict = f"[{style}]{c.verdict}[/]" if style else c.verdict
         table.add_row(r.a, r.b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
-                      f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", f"{c.p:.1e}", verdict, r.unit)
+                      f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", f"{c.p:.1e}", verdict, r.unit, r.note)
     table.caption = (f"verdict only when p < {alpha:g} and the CI lies outside the margin "
                      "(0.25 unit or 0.5%, the smaller)")
     console.print(table)
