@@ -337,3 +337,24 @@ def test_stored_rows_give_back_the_series(cli_run: dict[str, Any]) -> None:
     assert [(s.bench, s.mode, [p["tasks"] for p in s.points]) for s in series] == [
         ("contend/getppid", "threads", [1, 2, 3]), ("contend/padded", "threads", [1, 2, 3])]
     assert plots.scale_table(series[0]).row_count == 3
+
+
+def test_ctrl_c_mid_sweep_keeps_finished_passes(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the second pass: the task counts measured in the first are stored, marked."""
+    real, calls = scale.measure, []
+
+    def measure(*a: Any, **kw: Any) -> Any:
+        calls.append(a[4])  # the task count
+        if len(calls) == 4:  # pass 1: 1, 2 tasks; pass 2: 2, then 1 ← here
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(scale, "measure", measure)
+    r = cli("scale", "contend/getppid", "--tasks", "1,2", "--passes", "2", "--mode", "threads", *SHORT)
+    assert r.exit_code == 130 and "kept" in r.output, r.output
+    con = sqlite3.connect(db.removeprefix("sqlite:///"))
+    status = con.execute("select status from runs").fetchone()[0]
+    extras = [json.loads(x) for (x,) in con.execute("select extra from results order by id")]
+    assert status == "interrupted" and calls == [1, 2, 2, 1]
+    assert [(e["tasks"], e["passes"]) for e in extras] == [(1, 1), (2, 2)]
+    assert all("interrupted after" in " ".join(e["notes"]) for e in extras)

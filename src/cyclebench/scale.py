@@ -444,26 +444,48 @@ def _merge(runs: Sequence[ScaleRun]) -> ScaleRun:
     return merged
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep; ``done`` holds what sweep() would have returned for the passes
+    finished so far (task counts with no finished pass are absent)."""
+
+    def __init__(self, done: list[tuple[ScaleRun, dict[str, Any]]]) -> None:
+        super().__init__()
+        self.done = done
+
+
 def sweep(binary: Path, bench: str, param: int | None, mode: str, cfg: ScaleConfig, cpus: Sequence[int],
           on_start: Callable[[str], None] = lambda _l: None) -> list[tuple[ScaleRun, dict[str, Any]]]:
     """Every task count of one benchmark and mode, in cfg.passes alternating passes (see the
     module docstring). Returns (merged run, summary) per task count measured, in task order;
-    a run that does not end OK ends the sweep (its intervals are kept)."""
+    a run that does not end OK ends the sweep (its intervals are kept). Ctrl-C raises
+    SweepInterrupted carrying the summaries of the runs finished before it."""
     counts = sorted(cfg.tasks)
     passes = max(1, cfg.passes)
     sub = ScaleConfig(**{**cfg.__dict__, "duration": cfg.duration / passes})
     got: dict[int, list[tuple[ScaleRun, dict[str, Any]]]] = {n: [] for n in counts}
-    stop = False
-    for p in range(passes):
-        for n in counts if p % 2 == 0 else counts[::-1]:
-            on_start(f"{bench} {mode} ×{n}" + (f" (pass {p + 1}/{passes})" if passes > 1 else ""))
-            run, s = measure(binary, bench, param, mode, n, sub, cpus)
-            got[n].append((run, s))
-            if run.status != OK:
-                stop = True
+    stop = interrupted = False
+    try:
+        for p in range(passes):
+            for n in counts if p % 2 == 0 else counts[::-1]:
+                on_start(f"{bench} {mode} ×{n}" + (f" (pass {p + 1}/{passes})" if passes > 1 else ""))
+                run, s = measure(binary, bench, param, mode, n, sub, cpus)
+                got[n].append((run, s))
+                if run.status != OK:
+                    stop = True
+                    break
+            if stop:
                 break
-        if stop:
-            break
+    except KeyboardInterrupt:
+        interrupted = True
+    out = _combine(got, counts, cpus)
+    if interrupted:
+        raise SweepInterrupted(out)
+    return out
+
+
+def _combine(got: dict[int, list[tuple[ScaleRun, dict[str, Any]]]], counts: list[int],
+             cpus: Sequence[int]) -> list[tuple[ScaleRun, dict[str, Any]]]:
+    """Each task count's passes merged and summarised, with speed-ups against 1 task."""
     out: list[tuple[ScaleRun, dict[str, Any]]] = []
     base: dict[str, Any] | None = None
     for n in counts:
@@ -562,11 +584,12 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
             for mode in cfg.modes:
                 ser = Series(item.bench, item.param, mode)
                 series.append(ser)
-                for run, s in sweep(b.path, item.bench, item.param, mode, cfg, cpus, on_start):
-                    fields = row_fields(run, s)
-                    fields["id"] = store.add_result(run_id, fields)
-                    ser.points.append({**s, "status": run.status, "reason": run.reason,
-                                       "notes": fields["extra"]["notes"]})
+                try:
+                    done = sweep(b.path, item.bench, item.param, mode, cfg, cpus, on_start)
+                except SweepInterrupted as e:  # keep the passes finished before Ctrl-C
+                    _store_points(store, run_id, ser, e.done, interrupted=True)
+                    raise
+                _store_points(store, run_id, ser, done)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
         raise
@@ -578,6 +601,16 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
          "speedup": {str(p["tasks"]): p.get("speedup") for p in s.points}} for s in series]})
     store.finish_run(run_id, "complete")
     return run_id, series
+
+
+def _store_points(store: Store, run_id: int, ser: Series, done: list[tuple[ScaleRun, dict[str, Any]]],
+                  interrupted: bool = False) -> None:
+    for run, s in done:
+        fields = row_fields(run, s)
+        if interrupted:
+            fields["extra"]["notes"] = [*fields["extra"]["notes"], f"interrupted after {s.get('passes')} pass(es)"]
+        fields["id"] = store.add_result(run_id, fields)
+        ser.points.append({**s, "status": run.status, "reason": run.reason, "notes": fields["extra"]["notes"]})
 
 
 def sampler_cpu_pct(series: Sequence[Series]) -> float | None:
