@@ -182,23 +182,8 @@ class Runner:
             args += groups_argv(events)
         for bench, param in items:
             args += ["--run", bench] + (["--param", str(param)] if param is not None else [])
-        t0 = time.monotonic()
-        proc = subprocess.Popen(
-            self._argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill(proc)
-            stdout, stderr = proc.communicate()
-        except BaseException:
-            _kill(proc)
-            proc.communicate()
-            raise
-        wall = time.monotonic() - t0
+        child = run_child(self._argv(*args), timeout)
+        stdout, stderr, timed_out, wall = child.stdout, child.stderr, child.timed_out, child.wall_s
         lines = _parse_lines(stdout)
         finals = [ln for ln in lines if ln.get("type") in ("result", "skip", "fail", "error")]
         outcomes = []
@@ -207,7 +192,7 @@ class Runner:
             mine = [ln for ln in finals if ln.get("bench") == bench and ln.get("param") == param]
             k = sum(1 for b, p in items[:i] if (b, p) == (bench, param))
             final = mine[k] if k < len(mine) else (finals[0] if finals and finals[0]["type"] == "error" else None)
-            outcomes.append(self._outcome(bench, param, final, proc.returncode, timed_out, timeout, stderr, wall,
+            outcomes.append(self._outcome(bench, param, final, child.returncode, timed_out, timeout, stderr, wall,
                                           lines))
         return outcomes
 
@@ -243,6 +228,38 @@ class Runner:
         if returncode > 0 and outcome.status == OK:
             outcome.status, outcome.reason = ERROR, f"runner exited {returncode} after its result"
         return outcome
+
+
+@dataclass
+class Child:
+    """What run_child saw: the child's output, exit status (negative: killed by that
+    signal), whether it hit the time limit, and its wall time in seconds."""
+
+    stdout: str
+    stderr: str
+    returncode: int
+    timed_out: bool
+    wall_s: float
+
+
+def run_child(argv: list[str], timeout: float) -> Child:
+    """Run argv in its own session, output captured, killed (the whole session: it may have
+    forked or started threads) at ``timeout`` seconds or when the caller is interrupted —
+    KeyboardInterrupt and every other exception propagate after the kill."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    timed_out = False
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill(proc)
+        stdout, stderr = proc.communicate()
+    except BaseException:
+        _kill(proc)
+        proc.communicate()
+        raise
+    return Child(stdout, stderr, proc.returncode, timed_out, time.monotonic() - t0)
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

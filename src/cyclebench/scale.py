@@ -34,9 +34,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import signal
-import subprocess
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +44,19 @@ import numpy as np
 from cyclebench import __version__, sysinfo
 from cyclebench.build import Binary, BuildSpec, build
 from cyclebench.measure import Item, SelectionError, plan
-from cyclebench.runner import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Runner, _parse_lines, _signal_name
+from cyclebench.runner import (
+    CRASHED,
+    ERROR,
+    FAILED,
+    INVALID,
+    OK,
+    SKIPPED,
+    TIMEOUT,
+    Runner,
+    _parse_lines,
+    _signal_name,
+    run_child,
+)
 from cyclebench.store import Store
 
 MODES = ("threads", "processes")
@@ -234,21 +243,11 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
     if cpus:
         argv += ["--cpus", ",".join(map(str, cpus))]
     run = ScaleRun(bench, param, mode, tasks)
-    stat0, t0 = _cpu_stat(), time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    timed_out = False
+    stat0 = _cpu_stat()
     timeout = cfg.timeout()
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill(proc)
-        stdout, stderr = proc.communicate()
-    except BaseException:
-        _kill(proc)
-        proc.communicate()
-        raise
-    run.wall_s = time.monotonic() - t0
+    child = run_child(argv, timeout)
+    stdout, stderr, timed_out = child.stdout, child.stderr, child.timed_out
+    run.wall_s = child.wall_s
     run.steal = _steal_share(stat0, _cpu_stat(), {cpus[i % len(cpus)] for i in range(tasks)} if cpus else set())
     run.stderr = stderr[-4000:]
     lines = _parse_lines(stdout)
@@ -266,8 +265,8 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
     done = f" after {len(run.intervals)} interval(s)"
     if timed_out:
         run.status, run.reason = TIMEOUT, f"timed out after {timeout:g} s (killed){done}"
-    elif proc.returncode < 0:
-        sig = _signal_name(-proc.returncode)
+    elif child.returncode < 0:
+        sig = _signal_name(-child.returncode)
         run.status = CRASHED
         run.reason = (f"crashed: {sig}{done}" + (" (threads mode: a crashing task kills the whole runner)"
                                                  if mode == "threads" else ""))
@@ -280,20 +279,13 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
     elif run.end is None:
         tail = [ln for ln in stderr.strip().splitlines() if ln.strip()]
         run.status = ERROR
-        run.reason = f"runner exited {proc.returncode} without an end line" + (f": {tail[-1][:200]}" if tail else "")
+        run.reason = f"runner exited {child.returncode} without an end line" + (f": {tail[-1][:200]}" if tail else "")
     else:
         verified, reasons = run.end.get("verified") or [], run.end.get("reasons") or []
         bad = [(i, r) for i, (v, r) in enumerate(zip(verified, reasons, strict=False)) if v is False]
         if bad:
             run.status, run.reason = INVALID, f"verification failed in task {bad[0][0]}: {bad[0][1]}"
     return run
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
 
 
 # ----------------------------------------------------------------------------- statistics
