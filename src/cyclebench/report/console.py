@@ -232,6 +232,9 @@ def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | N
                 rel = f"{100 * (i1 - base) / base:+.1f}%" if i1 is not None and base else ""
                 sim.add_row(v["label"], fmt(ev.get("Ir")), fmt(i1), rel, fmt(ev.get("D1mr")), fmt(ev.get("DLmr")),
                             fmt(ev.get("Bcm")), str(v.get("text_bytes") or "-"))
+            sim.caption = ("per op = (E(2N) − E(N)) / N after a warm-up batch: exact for Ir; misses near 0 may "
+                           "come out slightly negative (the simulated cache and predictor state differ by a few "
+                           "events between the two batches)")
             console.print(sim)
         if disasm:
             classes = Table(title=f"{name}: instructions in the body", header_style="bold")
