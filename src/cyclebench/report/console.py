@@ -150,7 +150,8 @@ def environment_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
         lines.append("disturbed samples: not detected (no perf events, no getrusage)")
     trimmed = sum(r.get("n_trimmed") or 0 for r in rows)
     if trimmed:
-        total = sum(r.get("n_samples") or 0 for r in rows)
+        total = sum((r.get("n_samples") or 0) + (r.get("n_trimmed") or 0) + (r.get("n_disturbed") or 0)
+                    for r in rows)  # n_samples counts the samples the estimate used
         lines.append(f"slow side trimmed: {trimmed} of {total} samples (above their round's median and > 1% over "
                      "its fastest: interrupts and VM exits add time, never remove it)")
     ghz = [r["core_ghz"] for r in rows if r.get("core_ghz")]
