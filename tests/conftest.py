@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 DATA = Path(__file__).parent / "data"
+FIXTURES = Path(__file__).parent / "fixtures"  # sysfs/procfs trees of real machines
 # Short measurements: tests assert orderings and ratios, not precision.
 FAST = ["--min-time", "0.01", "--repeat", "12", "--warmup", "0.002"]
 
@@ -45,3 +47,18 @@ def cli(*args: str) -> Result:
 def cli_subprocess(*args: str, **kw: object) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "cyclebench.cli", *args], text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # type: ignore[call-overload]
+
+
+def write_file(root: Path, rel: str, text: str) -> None:
+    """Write one sysfs/procfs file (a line) under a fixture tree, creating its directories."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n")
+
+
+@pytest.fixture
+def metal(tmp_path: Path) -> Path:
+    """A writable copy of the bare-metal fixture tree, for variants."""
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "sysroot_baremetal", root)
+    return root

@@ -25,6 +25,8 @@ from rich.console import Console
 from cyclebench import check
 from cyclebench.check import NAMES, Finding, apply_fixes, render, run_checks, summary_exit_code
 
+from conftest import write_file
+
 FIXTURES = Path(__file__).parent / "fixtures"
 KVM = FIXTURES / "sysroot_kvm"
 METAL = FIXTURES / "sysroot_baremetal"
@@ -36,17 +38,6 @@ def by_name(findings: list[Finding]) -> dict[str, Finding]:
     return {f.name: f for f in findings}
 
 
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + "\n")
-
-
-@pytest.fixture
-def metal(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    shutil.copytree(METAL, root)
-    return root
 
 
 @pytest.fixture
@@ -177,13 +168,13 @@ def test_baremetal_rest() -> None:
 
 
 def test_variants_that_are_fine(metal: Path) -> None:
-    _write(metal, f"{CPU}/intel_pstate/no_turbo", "1")
-    _write(metal, f"{CPU}/cpu3/cpufreq/scaling_governor", "performance")
-    _write(metal, "proc/sys/kernel/perf_event_paranoid", "1")
-    _write(metal, "proc/sys/kernel/nmi_watchdog", "0")
-    _write(metal, f"{CPU}/cpu1/online", "0")
-    _write(metal, f"{CPU}/online", "0,2-3")
-    _write(metal, "proc/loadavg", "2.50 1.00 0.50 3/812 12345")
+    write_file(metal, f"{CPU}/intel_pstate/no_turbo", "1")
+    write_file(metal, f"{CPU}/cpu3/cpufreq/scaling_governor", "performance")
+    write_file(metal, "proc/sys/kernel/perf_event_paranoid", "1")
+    write_file(metal, "proc/sys/kernel/nmi_watchdog", "0")
+    write_file(metal, f"{CPU}/cpu1/online", "0")
+    write_file(metal, f"{CPU}/online", "0,2-3")
+    write_file(metal, "proc/loadavg", "2.50 1.00 0.50 3/812 12345")
     f = by_name(run_checks(3, metal))
     assert f["boost"].status == "OK" and f["governor"].status == "OK"
     assert f["perf_event_paranoid"].status == "OK" and f["nmi_watchdog"].status == "OK"
@@ -193,7 +184,7 @@ def test_variants_that_are_fine(metal: Path) -> None:
 
 def test_tsc_variants(metal: Path, tmp_path: Path) -> None:
     cs = "sys/devices/system/clocksource/clocksource0/current_clocksource"
-    _write(metal, cs, "hpet")
+    write_file(metal, cs, "hpet")
     tsc = by_name(run_checks(3, metal))["tsc"]
     assert tsc.status == "WARN" and "hpet" in tsc.detail
     assert tsc.fix == "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"
@@ -202,8 +193,8 @@ def test_tsc_variants(metal: Path, tmp_path: Path) -> None:
     (metal / "proc/cpuinfo").write_text(cpuinfo)
     assert "nonstop_tsc" in by_name(run_checks(3, metal))["tsc"].detail
     arm = tmp_path / "arm"
-    _write(arm, "proc/cpuinfo", "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n\n")
-    _write(arm, "proc/sys/kernel/arch", "aarch64")
+    write_file(arm, "proc/cpuinfo", "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n\n")
+    write_file(arm, "proc/sys/kernel/arch", "aarch64")
     tsc = by_name(run_checks(0, arm))["tsc"]
     assert tsc.status == "INFO" and tsc.detail.startswith("no TSC: generic timer")
 
@@ -211,7 +202,7 @@ def test_tsc_variants(metal: Path, tmp_path: Path) -> None:
 def test_nmi_watchdog_without_pmu_holds_no_counter(tmp_path: Path) -> None:
     root = tmp_path / "kvm"
     shutil.copytree(KVM, root)
-    _write(root, "proc/sys/kernel/nmi_watchdog", "1")
+    write_file(root, "proc/sys/kernel/nmi_watchdog", "1")
     nmi = by_name(run_checks(1, root))["nmi_watchdog"]
     assert nmi.status == "INFO" and not nmi.fix_writes
 
@@ -267,7 +258,7 @@ def test_amd_fixture() -> None:
 
 def test_amd_pstate_per_policy_boost(amd: Path) -> None:
     (amd / f"{CPU}/cpufreq/boost").unlink()
-    _write(amd, f"{CPU}/cpu5/cpufreq/boost", "1")
+    write_file(amd, f"{CPU}/cpu5/cpufreq/boost", "1")
     boost = by_name(run_checks(5, amd))["boost"]
     path = "/sys/devices/system/cpu/cpu5/cpufreq/boost"
     assert boost.status == "WARN" and boost.fix_writes == ((path, "0"),)

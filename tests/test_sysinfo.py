@@ -16,24 +16,14 @@ import pytest
 
 from cyclebench import sysinfo
 
+from conftest import write_file
+
 FIXTURES = Path(__file__).parent / "fixtures"
 KVM = FIXTURES / "sysroot_kvm"
 METAL = FIXTURES / "sysroot_baremetal"
 CPU = "sys/devices/system/cpu"
 
 
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + "\n")
-
-
-@pytest.fixture
-def metal(tmp_path: Path) -> Path:
-    """A writable copy of the bare-metal tree, for variants."""
-    root = tmp_path / "root"
-    shutil.copytree(METAL, root)
-    return root
 
 
 # ----------------------------------------------------------------------------- cpu_info
@@ -63,7 +53,7 @@ def test_cpu_info_baremetal() -> None:
 
 
 def test_cpu_info_arm64(tmp_path: Path) -> None:
-    _write(tmp_path, "proc/cpuinfo",
+    write_file(tmp_path, "proc/cpuinfo",
            "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes crc32 atomics\n"
            "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\n"
            "CPU part\t: 0xd0c\nCPU revision\t: 1\n\n")
@@ -117,14 +107,14 @@ def test_frequency_intel_pstate() -> None:
 
 
 def test_frequency_no_turbo(metal: Path) -> None:
-    _write(metal, f"{CPU}/intel_pstate/no_turbo", "1")
+    write_file(metal, f"{CPU}/intel_pstate/no_turbo", "1")
     assert sysinfo.frequency_info(0, metal)["turbo"] is False
 
 
 def test_frequency_acpi_cpufreq_boost(tmp_path: Path) -> None:
-    _write(tmp_path, f"{CPU}/cpu0/cpufreq/scaling_driver", "acpi-cpufreq")
-    _write(tmp_path, f"{CPU}/cpu0/cpufreq/scaling_governor", "performance")
-    _write(tmp_path, f"{CPU}/cpufreq/boost", "0")
+    write_file(tmp_path, f"{CPU}/cpu0/cpufreq/scaling_driver", "acpi-cpufreq")
+    write_file(tmp_path, f"{CPU}/cpu0/cpufreq/scaling_governor", "performance")
+    write_file(tmp_path, f"{CPU}/cpufreq/boost", "0")
     f = sysinfo.frequency_info(0, tmp_path)
     assert (f["driver"], f["governor"], f["boost"], f["turbo"], f["no_turbo"]) == (
         "acpi-cpufreq", "performance", 0, False, None)
@@ -183,12 +173,12 @@ def test_kernel_info_kvm_ignores_init_args() -> None:
 def test_kernel_info_cmdline_only_and_sysfs_wins(metal: Path) -> None:
     (metal / CPU / "isolated").unlink()
     (metal / CPU / "nohz_full").unlink()
-    _write(metal, "proc/cmdline", "ro isolcpus=nohz,domain,1-N nohz_full=2")
+    write_file(metal, "proc/cmdline", "ro isolcpus=nohz,domain,1-N nohz_full=2")
     k = sysinfo.kernel_info(metal)
     assert k["isolcpus"] == [1, 2, 3] and k["isolcpus_flags"] == ["nohz", "domain"]
     assert k["nohz_full"] == [2]
-    _write(metal, f"{CPU}/isolated", "")  # e.g. isolcpus=nohz,... without 'domain'
-    _write(metal, f"{CPU}/nohz_full", "(null)")
+    write_file(metal, f"{CPU}/isolated", "")  # e.g. isolcpus=nohz,... without 'domain'
+    write_file(metal, f"{CPU}/nohz_full", "(null)")
     k = sysinfo.kernel_info(metal)
     assert k["isolcpus"] == [] and k["cmdline_isolcpus"] == [1, 2, 3]
     assert k["nohz_full"] == []
@@ -228,20 +218,20 @@ def _flag_hypervisor(root: Path) -> None:
 def test_hypervisor_from_dmi(metal: Path, dmi: dict[str, str], expected: str) -> None:
     _flag_hypervisor(metal)
     for field, value in dmi.items():
-        _write(metal, f"sys/class/dmi/id/{field}", value)
+        write_file(metal, f"sys/class/dmi/id/{field}", value)
     assert sysinfo.hypervisor(metal) == expected
 
 
 def test_hypervisor_sys_hypervisor_and_unknown(metal: Path) -> None:
     _flag_hypervisor(metal)
     assert sysinfo.hypervisor(metal) == "unknown"  # flag set, LENOVO DMI, no paravirt clock
-    _write(metal, "sys/hypervisor/type", "xen")
+    write_file(metal, "sys/hypervisor/type", "xen")
     assert sysinfo.hypervisor(metal) == "Xen"
 
 
 def test_hypervisor_ec2_metal_is_bare(metal: Path) -> None:
-    _write(metal, "sys/class/dmi/id/sys_vendor", "Amazon EC2")
-    _write(metal, "sys/class/dmi/id/product_name", "m5.metal")
+    write_file(metal, "sys/class/dmi/id/sys_vendor", "Amazon EC2")
+    write_file(metal, "sys/class/dmi/id/product_name", "m5.metal")
     assert sysinfo.hypervisor(metal) is None
 
 
@@ -271,10 +261,10 @@ def test_pmu_info() -> None:
 
 def test_pmu_hybrid_and_arm(tmp_path: Path) -> None:
     for name in ("cpu_atom", "cpu_core", "software"):
-        _write(tmp_path, f"sys/bus/event_source/devices/{name}/type", "1")
+        write_file(tmp_path, f"sys/bus/event_source/devices/{name}/type", "1")
     assert sysinfo.pmu_info(tmp_path)["pmu"] == "cpu_atom"
     arm = tmp_path / "arm"
-    _write(arm, "sys/bus/event_source/devices/armv8_pmuv3_0/type", "8")
+    write_file(arm, "sys/bus/event_source/devices/armv8_pmuv3_0/type", "8")
     assert sysinfo.pmu_info(arm)["hardware_pmu"] is True
     (arm / "sys/bus/event_source/devices/armv8_pmuv3_0/type").unlink()
     assert sysinfo.pmu_info(arm)["hardware_pmu"] is False  # a directory without 'type' is no PMU
@@ -384,27 +374,27 @@ def test_choose_cpu_prefers_isolated() -> None:
 
 
 def test_choose_cpu_picks_isolated_over_higher(metal: Path) -> None:
-    _write(metal, "proc/cmdline", "ro isolcpus=1")
-    _write(metal, f"{CPU}/isolated", "1")
-    _write(metal, f"{CPU}/nohz_full", "")
+    write_file(metal, "proc/cmdline", "ro isolcpus=1")
+    write_file(metal, f"{CPU}/isolated", "1")
+    write_file(metal, f"{CPU}/nohz_full", "")
     assert sysinfo.choose_cpu(metal) == 1
 
 
 def test_choose_cpu_avoids_cpu0_and_its_sibling(metal: Path) -> None:
-    _write(metal, "proc/cmdline", "ro quiet")
-    _write(metal, f"{CPU}/isolated", "")
-    _write(metal, f"{CPU}/nohz_full", "")
-    _write(metal, f"{CPU}/online", "0-2")
+    write_file(metal, "proc/cmdline", "ro quiet")
+    write_file(metal, f"{CPU}/isolated", "")
+    write_file(metal, f"{CPU}/nohz_full", "")
+    write_file(metal, f"{CPU}/online", "0-2")
     assert sysinfo.choose_cpu(metal) == 1  # 2 is CPU 0's SMT sibling
-    _write(metal, f"{CPU}/isolated", "2")  # an isolated sibling of CPU 0 is still avoided
+    write_file(metal, f"{CPU}/isolated", "2")  # an isolated sibling of CPU 0 is still avoided
     assert sysinfo.choose_cpu(metal) == 1
 
 
 def test_choose_cpu_fallbacks(metal: Path) -> None:
-    _write(metal, f"{CPU}/isolated", "")
-    _write(metal, f"{CPU}/online", "0,2")
+    write_file(metal, f"{CPU}/isolated", "")
+    write_file(metal, f"{CPU}/online", "0,2")
     assert sysinfo.choose_cpu(metal) == 2  # only CPU 0 and its sibling: the highest
-    _write(metal, f"{CPU}/online", "0")
+    write_file(metal, f"{CPU}/online", "0")
     assert sysinfo.choose_cpu(metal) == 0  # a 1-CPU machine
 
 
