@@ -78,7 +78,7 @@ def execute(
     run_id, rate = begin(cfg, prepared, store)
     rows: list[Row] = []
     results: list[dict[str, Any]] = []
-    try:
+    with store.finishing(run_id):
         for param, benches in groups:
             outs, procs = interleave.measure(prepared.runner, [(b, param) for b in benches], cfg.options, processes)
             costs = []
@@ -104,9 +104,6 @@ def execute(
                     continue
                 rows.append(Row(benches[0], b, param, base[1], cmp, process_note(base[0][ok], c[0][ok], g)))
             on_done(param)
-    except KeyboardInterrupt:
-        store.finish_run(run_id, "interrupted")
-        raise
     _adjust(rows, alpha)
     store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows]})
     store.finish_run(run_id, "complete")

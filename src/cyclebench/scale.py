@@ -571,7 +571,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
                "key": b.key},
     )
     series: list[Series] = []
-    try:
+    with store.finishing(run_id):
         for item in prepared.items:
             for mode in cfg.modes:
                 ser = Series(item.bench, item.param, mode)
@@ -582,12 +582,6 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
                     _store_points(store, run_id, ser, e.done, interrupted=True)
                     raise
                 _store_points(store, run_id, ser, done)
-    except KeyboardInterrupt:
-        store.finish_run(run_id, "interrupted")
-        raise
-    except BaseException:
-        store.finish_run(run_id, "failed")
-        raise
     store.update_run(run_id, summary={"scale": [
         {"bench": s.bench, "param": s.param, "mode": s.mode,
          "speedup": {str(p["tasks"]): p.get("speedup") for p in s.points}} for s in series]})

@@ -223,7 +223,7 @@ def execute(
     rows: list[dict[str, Any]] = []
     loop: dict[str, Any] | None = None
     timeout = cfg.timeout or cfg.options.timeout()
-    try:
+    with store.finishing(run_id):
         for item in prepared.items:
             on_start(item)
             if cfg.backend == "callgrind":
@@ -243,11 +243,5 @@ def execute(
             fields["id"] = store.add_result(run_id, fields, sample_rows(res))
             rows.append(fields)
             on_done(item, fields)
-    except KeyboardInterrupt:
-        store.finish_run(run_id, "interrupted")
-        raise
-    except BaseException:
-        store.finish_run(run_id, "failed")
-        raise
     store.finish_run(run_id, "complete")
     return run_id, rows

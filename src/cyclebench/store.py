@@ -11,10 +11,11 @@ journal, so a reader never blocks the run writing it).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -230,6 +231,20 @@ class Store:
 
     def finish_run(self, run_id: int, status: str) -> None:
         self.update_run(run_id, status=status, finished_at=now())
+
+    @contextlib.contextmanager
+    def finishing(self, run_id: int) -> Iterator[None]:
+        """Around a run's measurements: Ctrl-C marks the run 'interrupted', any other
+        exception 'failed', and both propagate; results stored before stay. The caller
+        marks it 'complete' (after its summary) when the block ends normally."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.finish_run(run_id, "interrupted")
+            raise
+        except BaseException:
+            self.finish_run(run_id, "failed")
+            raise
 
     @_guard
     def add_result(self, run_id: int, fields: dict[str, Any], sample_rows: Sequence[Sequence[int | None]] = ()) -> int:
