@@ -53,3 +53,17 @@ def test_wal_and_results_survive_reopen(tmp_path: Path) -> None:
     with s.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     assert Store(url).results(rid)[0]["bench"] == "a/b"
+
+
+def test_finishing_marks_interrupted_and_failed_runs_and_keeps_results(tmp_path: Path) -> None:
+    s = Store(f"sqlite:///{tmp_path / 'f.db'}")
+    for exc, status in ((KeyboardInterrupt, "interrupted"), (RuntimeError, "failed")):
+        rid = s.begin_run(status="running")
+        with pytest.raises(exc), s.finishing(rid):
+            s.add_result(rid, {"bench": "a/b", "status": "ok", "per_op": 1.0})
+            raise exc()
+        assert s.get_run(rid)["status"] == status and len(s.results(rid)) == 1
+    rid = s.begin_run(status="running")
+    with s.finishing(rid):
+        pass
+    assert s.get_run(rid)["status"] == "running"  # a normal end is the caller's to mark
