@@ -53,3 +53,26 @@ def test_variant_errors(db: str) -> None:
     assert r.exit_code == 2 and "same build" in r.output
     r = cli("variants", str(DATA / "chain.c"), "--cc", "no-such-cc")
     assert r.exit_code == 2 and "not found" in r.output
+
+
+def test_ctrl_c_keeps_the_benchmarks_measured_on_every_variant(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """chain/add200 is measured on both variants and stored; Ctrl-C during chain/add400 keeps it."""
+    from cyclebench.runner import Runner
+    from cyclebench.store import Store
+
+    real = Runner.run
+
+    def run(self: Runner, bench: str, *a: object, **kw: object) -> object:
+        if bench == "chain/add400":
+            raise KeyboardInterrupt
+        return real(self, bench, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Runner, "run", run)
+    r = cli("variants", str(DATA / "chain.c"), "--flags", "-O1", "--flags", "-O2", "-b", "chain/add200",
+            "-b", "chain/add400", "--rounds", "6", "--min-time", "0.01")
+    assert r.exit_code == 130 and "1 benchmark(s)" in r.output, r.output
+    s = Store(db)
+    run_ = s.get_run(s.last_run_id())
+    assert run_["status"] == "interrupted"
+    assert sorted((x["bench"], x["variant"]) for x in s.results(run_["id"])) == [
+        ("chain/add200", "-O1"), ("chain/add200", "-O2")]

@@ -362,29 +362,41 @@ def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple
         raise click.BadParameter(str(e), param_hint="--flags") from None
     cpu = cpu if cpu is not None else sysinfo.choose_cpu()
     store = _open_store(db)
+    run_id: int | None = None
+    stored: list[int] = []  # one entry per benchmark stored
     try:
         vs = variants.make_variants(ccs, sets, target)
         with err.status("building variants", spinner="dots"):
             built = variants.build_all(vs, [f.resolve() for f in files], [d.resolve() for d in include_dirs],
                                        defines, cpu)
         opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
-        with err.status("measuring", spinner="dots") as status:
-            results = variants.measure(built, globs, _params(params), rounds, opts,
-                                       on_step=lambda s: status.update(f"measuring {s}"), simulate_counts=sim)
         spec = BuildSpec(sources=tuple(f.resolve() for f in files), cc=vs[0].cc, cflags=vs[0].cflags,
                          target=target)
         cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
-        run_id, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
-        variants.store_results(store, run_id, rate, results, built)
+        rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
+        run_id = rid
+
+        def keep(r: variants.BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
+            variants.store_results(store, rid, rate, [r], built)
+            stored.append(1)
+
+        with err.status("measuring", spinner="dots") as status, store.finishing(rid):
+            results = variants.measure(built, globs, _params(params), rounds, opts,
+                                       on_step=lambda s: status.update(f"measuring {s}"), simulate_counts=sim,
+                                       on_result=keep)
         data = variants.summary(built, results, disasm)
-        store.update_run(run_id, summary={"variants": data})
-        store.finish_run(run_id, "complete")
+        store.update_run(rid, summary={"variants": data})
+        store.finish_run(rid, "complete")
     except (BuildError, RunnerError, SelectionError, StoreError, variants.VariantError) as e:
         if isinstance(e, BuildError) and e.output:
             err.print(e.output, markup=False, highlight=False)
         raise UserError(str(e)) from None
     except KeyboardInterrupt:
-        err.print("cyclebench: interrupted")
+        if run_id is None:
+            err.print("cyclebench: interrupted")
+        else:
+            err.print(f"cyclebench: interrupted: {len(stored)} benchmark(s) measured on every variant are kept in "
+                      f"run #{run_id} ({store.url})")
         sys.exit(130)
     console_report.print_variants(data, out, run_id=run_id, disasm=disasm)
     if json_path is not None:

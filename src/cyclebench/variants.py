@@ -192,11 +192,13 @@ class BenchResult:
 def measure(
     built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int, opts: MeasureOptions,
     on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None, simulate_counts: bool = False,
+    on_result: Callable[[BenchResult], None] = lambda _r: None,
 ) -> list[BenchResult]:
     """Run every benchmark of the first variant's binary on every variant (see module doc).
     simulate_counts: also run each native variant once under callgrind (simulate.py) for
     exact per-op instruction, cache-miss and branch counts — the I-cache misses of seed 001
-    on a machine without a PMU."""
+    on a machine without a PMU. on_result: called with each benchmark's result as soon as
+    all its variants are measured (to store it: Ctrl-C later keeps it)."""
     from cyclebench import simulate
     items = plan(built[0].runner.list(), globs, params)
     if not globs:  # the engine's own loop reference is not one of the user's benchmarks
@@ -250,6 +252,7 @@ def measure(
                 if so.status != OK:
                     notes[b.variant.label] = f"callgrind: {so.status}: {so.reason}"
         out.append(BenchResult(item, merged, per_inv, unit, comps, notes, sims))
+        on_result(out[-1])
     judged = [(r, k) for r in out for k, c in r.comparisons.items() if c is not None]
     adjusted = holm([r.comparisons[k].p for r, k in judged])  # type: ignore[union-attr]
     for (r, k), p in zip(judged, adjusted, strict=True):
