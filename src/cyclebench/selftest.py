@@ -97,9 +97,11 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     binary = build(BuildSpec(sources=(src, *timer_src), werror=True))
     cpu = cpu if cpu is not None else sysinfo.choose_cpu()
     runner = Runner(binary.path, cpu)
-    # quick: 20 rounds, so that compare's 4 processes get 5 rounds each (a bootstrap over 2 processes,
-    # which 12 rounds gave, is too coarse: 1 of 20 A/A pairs was called different in CI)
-    opts = MeasureOptions(min_time=0.03 if quick else 0.1, repeat=20 if quick else 40, warmup=0.005)
+    opts = MeasureOptions(min_time=0.02 if quick else 0.1, repeat=12 if quick else 40, warmup=0.005)
+    # A/A as compare runs it: 40 rounds over 4 processes even when quick. With 12 or 20 rounds
+    # (3–6 per process) the process-level bootstrap is too coarse: on the AMD VM 1 of 20 A/A
+    # pairs was called different in 2 of ~8 quick runs; with 10 rounds a process, 0 of 320.
+    aa = MeasureOptions(min_time=0.05 if quick else 0.1, repeat=40, warmup=0.005)
     timeout = opts.timeout()
     report = SelftestReport(cpu=cpu)
     add = report.checks.append
@@ -121,7 +123,7 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     reps = aa_reps or (20 if quick else 40)
     positives, diffs = 0, []
     for _ in range(reps):
-        a, b, g = _together(runner, "selftest/add300", "selftest/add300", opts)
+        a, b, g = _together(runner, "selftest/add300", "selftest/add300", aa)
         cmp = paired(a, b, groups=g)
         positives += cmp.verdict != "~"
         diffs.append(cmp.diff)
