@@ -83,6 +83,7 @@ def test_compare_stores_the_processes(db: str, tmp_path: Path) -> None:
             "--repeat", "18", "--min-time", "0.03", "--json", str(out))
     assert r.exit_code == 0, r.output
     assert "rounds over 3 processes" in r.output
+    assert "warning: 6 rounds per process" in r.output  # fewer than SAFE_ROUNDS: said
     from cyclebench.store import Store
     s = Store(db)
     rows = s.results(s.last_run_id())

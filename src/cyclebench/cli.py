@@ -283,7 +283,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
     verdict only for real differences."""
     import json
 
-    from cyclebench import comparing
+    from cyclebench import comparing, interleave
 
     store = _open_store(db)
     if all(t.isdigit() for t in targets):
@@ -300,6 +300,10 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
         sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
         spec = BuildSpec(sources=sources, cflags=tuple(shlex.split(cflags)), werror=not files)
         opts = MeasureOptions(min_time=min_time, repeat=repeat)
+        plan = interleave.split(repeat, processes)
+        if len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
+            err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
+                      "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
         cfg = RunConfig(spec=spec, globs=targets, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
         try:
             with err.status("building", spinner="dots"):

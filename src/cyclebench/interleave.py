@@ -28,6 +28,7 @@ from cyclebench.measure import MeasureOptions
 from cyclebench.runner import OK, Outcome, Runner
 
 MIN_ROUNDS = 5  # rounds per process at least: fewer processes when the rounds are few
+SAFE_ROUNDS = 10  # below this per process, A/A false positives were seen (docs/method.md §5)
 SUMMED = ("rounds", "measured_ns", "total_iters", "warmup_ns", "sizing_ns")
 
 
