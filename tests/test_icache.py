@@ -25,7 +25,10 @@ def test_generated_source_has_the_functions() -> None:
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed (apt-get install valgrind)")
 def test_align_functions_changes_simulated_i1_misses(db: str, tmp_path: Path) -> None:
     src = tmp_path / "ic.c"
-    assert cli("gen", "icache", "--funcs", "2048", "--size", "4", "-o", str(src)).exit_code == 0
+    # 1024 functions: I1 misses 703 (align 1) vs 1132 (align 32) on the AMD VM. With 2048 the order
+    # flipped (2508 vs 2295) when the engine's code grew by a few hundred bytes: past twice the
+    # I1 size, misses follow set conflicts of the absolute layout more than the footprint.
+    assert cli("gen", "icache", "--funcs", "1024", "--size", "4", "-o", str(src)).exit_code == 0
     out = tmp_path / "v.json"
     r = cli("variants", str(src), "--callgrind", "--flags", "-O2 -falign-functions=1",
             "--flags", "-O2 -falign-functions=32", "--rounds", "6", "--min-time", "0.01", "--json", str(out))
@@ -35,5 +38,5 @@ def test_align_functions_changes_simulated_i1_misses(db: str, tmp_path: Path) ->
     assert b["text_bytes"] > a["text_bytes"] * 1.1  # padding makes the code bigger
     assert a["simulated"]["Ir"] == b["simulated"]["Ir"]  # same instructions executed...
     assert b["simulated"]["I1mr"] > a["simulated"]["I1mr"] * 1.05  # ...with more I-cache misses
-    assert a["simulated"]["I1mr"] > 1000  # the footprint exceeds the simulated 32 KiB I1
+    assert a["simulated"]["I1mr"] > 300  # the footprint exceeds the simulated 32 KiB I1
     assert "simulated by callgrind" in r.output

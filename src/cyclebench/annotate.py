@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cyclebench.build import ToolMissing
 from cyclebench.measure import MeasureOptions
+from cyclebench.runner import run_child
 from cyclebench.variants import body_symbol
 
 
@@ -48,7 +49,11 @@ def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, secon
         argv = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(freq), "-o", str(data), "--",
                 str(binary), "--run", bench, *(["--param", str(param)] if param is not None else []),
                 *opts.argv(), *(["--cpu", str(cpu)] if cpu is not None else [])]
-        rec = subprocess.run(argv, capture_output=True, text=True, timeout=seconds * 20 + 60, check=False)
+        limit = seconds * 20 + 60
+        # perf and the runner it starts share one session: a timeout or Ctrl-C kills both (D1)
+        rec = run_child(argv, limit)
+        if rec.timed_out:
+            raise RuntimeError(f"perf record of {bench} timed out after {limit:g} s (killed)")
         if rec.returncode != 0 or not data.exists():
             tail = [ln for ln in rec.stderr.splitlines() if ln.strip()][-1:] or ["no output"]
             raise RuntimeError(f"perf record failed: {tail[0]}")

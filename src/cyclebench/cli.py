@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,27 @@ def _open_store(db: str | None) -> Store:
         raise UserError(str(e)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (what `timeout`, a CI cancel or a closed terminal send), raised where
+    Ctrl-C would be, so every command kills its runners and keeps what it stored (audit D1)."""
+
+
+def _terminated(signum: int, _frame: Any) -> None:
+    raise Terminated(signal.Signals(signum).name)
+
+
+class _Cli(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _terminated)
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # one not handled by the command itself (e.g. during a build)
+            err.print("cyclebench: interrupted", highlight=False)
+            sys.exit(130)
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cyclebench")
 def main() -> None:
     """Measure low-level code in cycles per operation."""
@@ -118,6 +139,8 @@ def main() -> None:
               help="callgrind cache geometry (bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
 @click.option("--fifo", "fifo", type=click.IntRange(1, 99), default=None, metavar="PRIO",
               help="Run the runner under SCHED_FIFO at PRIO (root/CAP_SYS_NICE), bounded by RLIMIT_RTTIME.")
+@click.option("--max-rss", type=click.IntRange(1, 1 << 30), default=None, metavar="MiB",
+              help="Kill a runner whose resident memory (with what it forked) passes this; its row says so.")
 @click.option("--cc", default="cc", show_default=True, help="C compiler.")
 @click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True,
               help="Flags for the benchmark sources (split like a shell would, passed as argv).")
@@ -129,7 +152,7 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, quiet: bool, net: bool, events_spec: str | None, backend: str,
         sim_iters: int,
-        cache_spec: str | None, fifo: int | None, cc: str, cflags: str,
+        cache_spec: str | None, fifo: int | None, max_rss: int | None, cc: str, cflags: str,
         include_dirs: tuple[Path, ...], defines: tuple[str, ...], ldflags: str) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     try:
@@ -154,7 +177,7 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
         raise UserError(str(e)) from None
     cfg = RunConfig(spec=spec, globs=globs, params=_params(params), cpu=cpu, options=opts, timeout=timeout,
                     command=["cyclebench", *sys.argv[1:]], fifo=fifo, backend=backend, sim_iters=sim_iters,
-                    cache=cache, events=groups)
+                    cache=cache, events=groups, max_rss=max_rss << 20 if max_rss else None)
     try:
         with err.status("building", spinner="dots") if not quiet else _null():
             prepared = prepare(cfg)

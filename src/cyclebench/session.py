@@ -45,6 +45,7 @@ class RunConfig:
     sim_iters: int = 10  # callgrind: batches of sim_iters and 2·sim_iters operations
     cache: dict[str, tuple[int, int, int]] | None = None  # callgrind cache geometry
     events: list[list[Any]] | None = None  # counter groups (counters.Event) read around every batch
+    max_rss: int | None = None  # bytes: a runner whose session's RSS passes this is killed (row 'failed')
 
 
 @dataclass
@@ -62,7 +63,7 @@ def prepare(cfg: RunConfig) -> Prepared:
         raise SelectionError(f"CPU {cfg.cpu} is not available here (allowed: {','.join(map(str, allowed))})")
     binary = build(cfg.spec)
     cpu = cfg.cpu if cfg.cpu is not None else sysinfo.choose_cpu()
-    runner = Runner(binary.path, cpu, fifo=cfg.fifo)
+    runner = Runner(binary.path, cpu, fifo=cfg.fifo, max_rss=cfg.max_rss)
     benches = runner.list()
     items = plan(benches, cfg.globs, cfg.params)
     # The loop's own cost is measured first in every run, so every result has a net figure.

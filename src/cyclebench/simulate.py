@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from cyclebench.runner import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Outcome, _parse_lines
+from cyclebench.runner import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Outcome, _parse_lines, run_child
 
 # A typical modern core's L1s and a mid-size LL: sizes in bytes, associativity, line size.
 DEFAULT_CACHE = {"I1": (32768, 8, 64), "D1": (32768, 8, 64), "LL": (8388608, 16, 64)}
@@ -53,6 +52,7 @@ def valgrind_argv(out_file: Path, cache: dict[str, tuple[int, int, int]], branch
     if shutil.which("valgrind") is None:
         raise SimulationError("valgrind not found: install it (apt-get install valgrind) for --backend callgrind")
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--cache-sim=yes",
+            "--vgdb=no",  # no vgdb-pipe-* debris in /tmp when a run is killed (audit D15)
             f"--branch-sim={'yes' if branch_sim else 'no'}", f"--callgrind-out-file={out_file}.%p"]
     argv += [f"--{lvl}={','.join(map(str, geo))}" for lvl, geo in cache.items()]
     return argv
@@ -90,9 +90,8 @@ def simulate(binary: Path, bench: str, param: int | None, n1: int = 10, cache: d
         if cpu is not None:
             argv += ["--cpu", str(cpu)]
         t0 = time.monotonic()
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
+        proc = run_child(argv, timeout)
+        if proc.timed_out:
             return Outcome(bench, param, TIMEOUT, f"timed out after {timeout:g} s under callgrind (killed)")
         wall = time.monotonic() - t0
         lines = _parse_lines(proc.stdout)

@@ -46,6 +46,7 @@ from typing import Any
 from cyclebench import __version__, counters, simulate
 from cyclebench.build import BuildError, _run, cache_root, compiler_version, engine_dir
 from cyclebench.counters import Event
+from cyclebench.runner import die_with_parent
 
 DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
 LAUNCHER_SOURCE = "statexec.c"
@@ -95,15 +96,21 @@ def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (
         cmd.append("--no-inherit")
     r, w = os.pipe()
     try:
-        proc = subprocess.Popen([*cmd, "--json-fd", str(w), "--", *argv], pass_fds=(w,))
+        proc = subprocess.Popen([*cmd, "--json-fd", str(w), "--", *argv], pass_fds=(w,),
+                                preexec_fn=die_with_parent())
     except BaseException:
         os.close(r)
         raise
     finally:
         os.close(w)
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    rc = proc.wait()
+    try:
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        rc = proc.wait()
+    except BaseException:  # Ctrl-C or SIGTERM reaching only us: statexec and the command go too (D1)
+        proc.kill()
+        proc.wait()
+        raise
     if rc != 0 or not data.strip():
         raise StatError(f"the stat launcher failed (exit {rc}) running {shlex.join(argv)}")
     return json.loads(data.decode())

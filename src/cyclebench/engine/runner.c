@@ -20,6 +20,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@
 #include <cpuid.h>
 #endif
 
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include "json.h"
@@ -111,7 +114,10 @@ static void list(void) {
         const cb_bench *b = cb_bench_at(i);
         const cb_hook *req = cb_hook_for(b, CB_HOOK_REQUIRE);
         fputs("{\"type\":\"bench\",\"name\":", out);
-        fprintf(out, "\"%s/%s\",\"group\":", b->group, b->name);
+        char full[512]; /* escaped like every string (audit D11: a '"' in a name lost the benchmark) */
+        snprintf(full, sizeof full, "%s/%s", b->group, b->name);
+        cb_json_str(out, full);
+        fputs(",\"group\":", out);
         cb_json_str(out, b->group);
         fputs(",\"params\":", out);
         if (b->nparams) {
@@ -191,7 +197,12 @@ static int parse_cpus(const char *s, int *cpus, int cap) {
 }
 
 int main(int argc, char **argv) {
-    int fd = dup(1);
+    /* Die with whoever started us (cyclebench, perf, valgrind): a hung body otherwise spins on
+     * its pinned CPU forever once the CLI is killed (audit D1). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* The protocol stream is private: a body's stray write to a low fd or an exec'd helper
+     * must not reach it (audit D21). */
+    int fd = fcntl(1, F_DUPFD_CLOEXEC, 100); /* not fd 3, where a stray write lands */
     out = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!out) {
         perror("cyclebench runner: stdout");

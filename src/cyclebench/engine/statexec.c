@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -212,6 +213,10 @@ int main(int argc, char **argv) {
         perror("statexec: pipe");
         return 1;
     }
+    /* The command dies with statexec and statexec with cyclebench (audit D1: a CLI killed by
+     * SIGKILL left both running). PDEATHSIG survives execve of non-setuid programs. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pid_t self = getpid();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -219,6 +224,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != self) _exit(127); /* statexec died before prctl */
         close(go[1]);
         close(ex[0]);
         if (json_fd < 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) _exit(127);

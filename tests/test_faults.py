@@ -1,0 +1,138 @@
+"""Faults a benchmark or a signal can cause (audit D1, D2, D4, D20, D21 and --max-rss): nothing
+outlives the CLI, its memory stays bounded, and a benchmark's writes never pass for the protocol."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from cyclebench.runner import STDERR_TAIL, run_child
+from cyclebench.store import Store
+
+from conftest import DATA, FAST, cli, cli_subprocess
+
+HOSTILE = str(DATA / "hostile.c")
+
+
+def procs_with(marker: str) -> list[int]:
+    """PIDs whose command line contains ``marker`` (this test process excluded)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and "cyclebench.cli" not in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for(pred, seconds: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return bool(pred())
+
+
+def rows(db: str) -> dict[str, dict]:  # type: ignore[type-arg]
+    store = Store(db)
+    rid = store.last_run_id()
+    return {r["bench"]: r for r in store.results(rid)}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+def test_signal_to_the_cli_leaves_no_runner(db: str, sig: signal.Signals) -> None:
+    """D1: what `timeout`, a CI cancel or a closed terminal send reaches only the CLI; the
+    runner of a hung benchmark dies with it within 2 s."""
+    marker = "--run hostile/hang"
+    proc = cli_subprocess("run", HOSTILE, "-b", "hostile/hang", "--timeout", "120", "-q")
+    try:
+        assert wait_for(lambda: procs_with(marker), 60), proc.stderr.read() if proc.poll() is not None else ""
+        time.sleep(0.3)  # into the body's loop
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=30)
+        assert wait_for(lambda: not procs_with(marker), 2.0), f"runner outlived the CLI after {sig.name}"
+    finally:
+        for pid in procs_with(marker):
+            os.kill(pid, signal.SIGKILL)
+        proc.kill()
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:  # handled like Ctrl-C: exit 130, the run marked, no traceback
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err and "interrupted" in err
+        store = Store(db)
+        assert store.get_run(store.last_run_id())["status"] == "interrupted"
+
+
+def test_stderr_flood_keeps_the_cli_small(db: str) -> None:
+    """D2: a body looping on write(2) drove the CLI to 1.9 GB in 1 s; only a tail is kept."""
+    proc = cli_subprocess("run", HOSTILE, "-b", "hostile/stderr_flood", "--timeout", "3", "-q")
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert usage.ru_maxrss < 200 * 1024, f"CLI peak RSS {usage.ru_maxrss / 1024:.0f} MB"
+    row = rows(db)["hostile/stderr_flood"]
+    assert row["status"] == "timeout"
+
+
+def test_run_child_keeps_only_a_tail_of_stderr() -> None:
+    code = "import sys\nfor i in range(2000): sys.stderr.write(str(i % 10) * 65535 + '\\n')\nprint('done')"
+    child = run_child([sys.executable, "-c", code], timeout=60)
+    assert child.returncode == 0 and not child.timed_out
+    assert child.stdout.strip() == "done"
+    assert 0 < len(child.stderr) <= STDERR_TAIL and child.stderr.rstrip().endswith("9" * 100)
+
+
+def test_run_child_stdin_is_devnull_and_fds_private() -> None:
+    child = run_child([sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout=30)
+    assert child.stdout.strip() == "''"
+
+
+def test_forked_child_holding_the_pipes_costs_no_result(db: str) -> None:
+    """D20: the body's forked child keeps stdout/stderr open for 60 s; the finished result
+    stands, and the child is killed with the runner's session."""
+    t0 = time.monotonic()
+    r = cli("run", HOSTILE, "-b", "hostile/fork_holds_pipes", "--timeout", "30", *FAST)
+    assert r.exit_code == 0, r.output
+    assert time.monotonic() - t0 < 25
+    assert rows(db)["hostile/fork_holds_pipes"]["status"] == "ok"
+    assert wait_for(lambda: not procs_with("--run hostile/fork_holds_pipes"), 2.0)
+
+
+def test_benchmark_cannot_write_into_the_protocol_and_reads_no_terminal(db: str) -> None:
+    """D21: the protocol fd is close-on-exec and not fd 3; stdin is /dev/null."""
+    r = cli("run", HOSTILE, "-b", "hostile/fake_result_on_fd3", "-b", "hostile/stdin_is_null", *FAST)
+    assert r.exit_code == 0, r.output
+    got = rows(db)
+    fake = got["hostile/fake_result_on_fd3"]
+    assert fake["status"] == "ok" and fake["n_samples"] and fake["per_op"] is not None
+    assert got["hostile/stdin_is_null"]["status"] == "ok"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root or CAP_SYS_NICE")
+def test_fifo_reaches_the_benchmark(db: str) -> None:
+    """D4: --fifo was dropped before the engine; the body's verify hook checks its policy."""
+    assert cli("run", HOSTILE, "-b", "hostile/fifo", *FAST).exit_code == 1
+    assert rows(db)["hostile/fifo"]["status"] == "invalid"
+    r = cli("run", HOSTILE, "-b", "hostile/fifo", "--fifo", "10", *FAST)
+    assert r.exit_code == 0, r.output
+    assert rows(db)["hostile/fifo"]["status"] == "ok"
+
+
+def test_max_rss_kills_a_runner_that_grows(db: str) -> None:
+    r = cli("run", HOSTILE, "-b", "hostile/touch_300mb", "--max-rss", "100", "--timeout", "30", *FAST)
+    assert r.exit_code == 1
+    row = rows(db)["hostile/touch_300mb"]
+    assert row["status"] == "failed" and "--max-rss 100 MiB" in row["reason"]
+    assert cli("run", HOSTILE, "-b", "hostile/touch_300mb", "--max-rss", "1000", *FAST).exit_code == 0
+
+
