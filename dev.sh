@@ -71,6 +71,7 @@ case "$cmd" in
     test)
         setup test
         "$VENV/bin/ruff" check src tests bench
+        "$VENV/bin/lint-imports" --no-cache   # the house's arrows (pyproject.toml, docs/architecture.md)
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     *) echo "usage: bash dev.sh run|test|setup [args]" >&2; exit 2 ;;

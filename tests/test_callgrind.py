@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.simulate import parse_cache
+from cyclebench.runner.callgrind import parse_cache
 from cyclebench.store import Store
 
 from conftest import DATA, cli

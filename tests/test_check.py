@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cyclebench import check
-from cyclebench.check import NAMES, Finding, apply_fixes, render, run_checks, summary_exit_code
+from cyclebench.env import check
+from cyclebench.env.check import NAMES, Finding, apply_fixes, run_checks, summary_exit_code
+from cyclebench.report.check import render
 
 from conftest import write_file
 
@@ -342,7 +343,7 @@ def test_render_table() -> None:
 
 
 def test_real_machine_runs_every_check_and_is_json() -> None:
-    from cyclebench import sysinfo
+    from cyclebench.env import sysinfo
 
     findings = run_checks(sysinfo.choose_cpu())
     assert [f.name for f in findings] == list(check.NAMES)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench import counters, pfm4
+from cyclebench import counters
 from cyclebench.build import BuildSpec, build
+from cyclebench.counters import pfm4
 from cyclebench.runner import Runner
 
 from conftest import DATA, cli

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cyclebench.build import BuildSpec, build
-from cyclebench.measure import MeasureOptions
 from cyclebench.runner import Runner
+from cyclebench.runner.plan import MeasureOptions
 
 from conftest import DATA
 

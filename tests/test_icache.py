@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.icache import generate
+from cyclebench.build.icache import generate
 
 from conftest import cli
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cyclebench import interleave
 from cyclebench.build import BuildSpec, build
-from cyclebench.compare import cluster_ci, paired
-from cyclebench.measure import MeasureOptions
-from cyclebench.runner import OK, Runner
+from cyclebench.model import OK
+from cyclebench.runner import Runner, interleave
+from cyclebench.runner.plan import MeasureOptions
+from cyclebench.stats.ab import cluster_ci, paired
 
 from conftest import DATA, cli
 
@@ -92,7 +92,7 @@ def test_compare_stores_the_processes(db: str, tmp_path: Path) -> None:
 
 
 def test_process_note_only_when_processes_disagree() -> None:
-    from cyclebench.comparing import process_note
+    from cyclebench.commands.compare import process_note
     g = np.repeat(np.arange(4), 10)
     a = np.concatenate([np.full(10, v) for v in (157.0, 160.0, 250.0, 300.0)])
     note = process_note(a, a + 6, g)

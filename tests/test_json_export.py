@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cyclebench.report import json as json_report
 from cyclebench.store import Store
+from cyclebench.store import runfile as json_report
 
 from conftest import DATA, FAST, cli
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from cyclebench.measure import Item, SelectionError, plan
-from cyclebench.runner import BenchInfo
+from cyclebench.model import BenchInfo, Item
+from cyclebench.runner.plan import SelectionError, plan
 
 
 def b(name: str, params: tuple[int, ...] | None = None) -> BenchInfo:

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from cyclebench import scale
 from cyclebench.build import BuildSpec, build, suite_sources
+from cyclebench.commands import scale
+from cyclebench.model import CRASHED, OK
 from cyclebench.report import plots
-from cyclebench.runner import CRASHED, OK
 
 from conftest import DATA, cli
 

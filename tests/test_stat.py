@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench import counters, statcmd, sysinfo
+from cyclebench import counters
+from cyclebench.commands import stat as statcmd
+from cyclebench.env import sysinfo
 from cyclebench.store import Store
 
 from conftest import cli

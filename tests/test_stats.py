@@ -69,7 +69,7 @@ def test_round_median_uses_rounds_and_catches_drift() -> None:
 
 
 def test_paired_comparison_verdicts() -> None:
-    from cyclebench.compare import paired
+    from cyclebench.stats.ab import paired
 
     rng = np.random.default_rng(5)
     drift = np.linspace(300, 330, 40)  # both sides drift alike, round by round
@@ -85,7 +85,7 @@ def test_paired_comparison_verdicts() -> None:
 
 
 def test_holm_and_unpaired() -> None:
-    from cyclebench.compare import holm, unpaired, with_adjusted_p
+    from cyclebench.stats.ab import holm, unpaired, with_adjusted_p
 
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.5]) == [0.5]
@@ -149,7 +149,7 @@ def test_gating_removes_the_bias_interrupts_put_on_slopes() -> None:
 def test_round_ratio_dithers_a_stepped_tsc() -> None:
     """AMD's TSC moves in ~24.5-tick steps: the mean of a round's chain readings finds the
     true length; the median sticks to a step."""
-    from cyclebench.calibrate import round_ratio
+    from cyclebench.stats.clock import round_ratio
 
     rng = np.random.default_rng(5)
     true_ticks, step, adds = 1700.4, 24.5, 2048
@@ -162,7 +162,7 @@ def test_round_ratio_dithers_a_stepped_tsc() -> None:
 
 
 def test_shared_round_ratio_gives_both_sides_one_clock() -> None:
-    from cyclebench.calibrate import shared_round_ratio
+    from cyclebench.stats.clock import shared_round_ratio
 
     rng = np.random.default_rng(6)
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.store import SCHEMA_VERSION, Store, StoreError
+from cyclebench.store import Store, StoreError
+from cyclebench.store.db import SCHEMA_VERSION
 
 
 def test_old_database_gains_new_columns(tmp_path: Path) -> None:

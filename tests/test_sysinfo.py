@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench import sysinfo
+from cyclebench.env import sysinfo
 
 from conftest import write_file
 

@@ -28,12 +28,14 @@ from rich.table import Table
 from cyclebench import __version__
 from cyclebench.build import DEFAULT_CFLAGS, BuildError, BuildSpec, ToolMissing, suite_sources
 from cyclebench.build import build as build_binary
-from cyclebench.measure import Item, MeasureOptions, SelectionError
+from cyclebench.commands.run import RunConfig, execute, prepare
+from cyclebench.model import Item
+from cyclebench.report import check as check_report
 from cyclebench.report import console as console_report
-from cyclebench.report import json as json_report
 from cyclebench.runner import RunnerError
-from cyclebench.session import RunConfig, execute, prepare
+from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.store import Store, StoreError
+from cyclebench.store import runfile as json_report
 
 FAILED_STATUSES = ("invalid", "failed", "crashed", "timeout", "error")
 
@@ -163,17 +165,18 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
     spec = BuildSpec(sources=sources, cc=cc, cflags=split_cflags, include_dirs=tuple(d.resolve() for d in include_dirs),
                      defines=defines, ldflags=split_ldflags, werror=not files)
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
-    from cyclebench import counters, simulate
+    from cyclebench import counters
+    from cyclebench.runner import callgrind
 
     try:
         groups = counters.parse_events(events_spec) if events_spec else None
     except counters.EventError as e:
         raise UserError(str(e)) from None
     try:
-        cache = simulate.parse_cache(cache_spec)
+        cache = callgrind.parse_cache(cache_spec)
         if backend == "callgrind":
-            simulate.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
-    except simulate.SimulationError as e:
+            callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
+    except callgrind.SimulationError as e:
         raise UserError(str(e)) from None
     cfg = RunConfig(spec=spec, globs=globs, params=_params(params), cpu=cpu, options=opts, timeout=timeout,
                     command=["cyclebench", *sys.argv[1:]], fifo=fifo, backend=backend, sim_iters=sim_iters,
@@ -306,7 +309,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
     verdict only for real differences."""
     import json
 
-    from cyclebench import comparing, interleave
+    from cyclebench.commands import compare as comparing
+    from cyclebench.runner import interleave
 
     store = _open_store(db)
     if all(t.isdigit() for t in targets):
@@ -380,8 +384,9 @@ def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple
     """Build FILES once per flag set / compiler / target and measure the builds side by side."""
     import json
 
-    from cyclebench import sysinfo, variants
-    from cyclebench.session import Prepared, begin
+    from cyclebench.commands import variants
+    from cyclebench.commands.run import Prepared, begin
+    from cyclebench.env import sysinfo
 
     try:
         sets = [tuple(shlex.split(f)) for f in flag_sets]
@@ -438,7 +443,7 @@ def counters_group() -> None:
 
 
 def _suite_runner(cpu: int | None = None) -> Any:
-    from cyclebench import sysinfo
+    from cyclebench.env import sysinfo
     from cyclebench.runner import Runner
 
     try:
@@ -452,7 +457,8 @@ def _suite_runner(cpu: int | None = None) -> Any:
 @click.option("--all", "show_all", is_flag=True, help="Also list the events that cannot be counted here.")
 def counters_list(show_all: bool) -> None:
     """Every event name known here (generic perf names, libpfm4's PMU events), each tried."""
-    from cyclebench import counters, pfm4
+    from cyclebench import counters
+    from cyclebench.counters import pfm4
 
     runner = _suite_runner()
     cat = counters.catalogue()
@@ -485,7 +491,7 @@ def counters_sweep(bench: str, param: int | None, group_size: int, min_per_op: f
     """Run BENCH once per group of countable events, over every event here, and list the
     events with a non-negligible count per op, largest first (seed 004's "try all counters")."""
     from cyclebench import counters
-    from cyclebench.session import counter_fields
+    from cyclebench.commands.run import counter_fields
 
     runner = _suite_runner()
     names = {b.name: b for b in runner.list()}
@@ -530,8 +536,9 @@ def counters_sweep(bench: str, param: int | None, group_size: int, min_per_op: f
 @click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin to (default: not CPU 0).")
 def annotate_cmd(bench: str, files: tuple[Path, ...], param: int | None, seconds: float, cpu: int | None) -> None:
     """Hot symbols and the benchmark body's hot instructions (perf record -e cpu-clock + perf annotate)."""
-    from cyclebench import annotate, sysinfo
+    from cyclebench.env import sysinfo
     from cyclebench.runner import Runner
+    from cyclebench.runner import perf_record as annotate
 
     sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
     try:
@@ -571,7 +578,7 @@ def gen_icache(funcs: int, size: int, seed: int, output: Path) -> None:
 
     Then: cyclebench variants FILE --backend callgrind --flags "-O2 -falign-functions=1" ...
     """
-    from cyclebench import icache
+    from cyclebench.build import icache
 
     output.write_text(icache.generate(funcs, size, seed))
     err.print(f"wrote {output} (icache/calls{funcs}x{size})")
@@ -595,12 +602,13 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
              db: str | None, quiet: bool, command: tuple[str, ...]) -> None:
     """Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec,
     children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS]."""
-    from cyclebench import simulate, statcmd
+    from cyclebench.commands import stat as statcmd
+    from cyclebench.runner import callgrind
 
     try:
-        cache = simulate.parse_cache(cache_spec)
+        cache = callgrind.parse_cache(cache_spec)
         st = statcmd.Stat(command, events=events, pre=pre, backend=backend, cache=cache)
-    except (statcmd.StatError, simulate.SimulationError) as e:
+    except (statcmd.StatError, callgrind.SimulationError) as e:
         raise UserError(str(e)) from None
     except BuildError as e:
         if e.output:
@@ -659,11 +667,11 @@ def check_cmd(cpu: int | None, fix: bool, strict: bool, json_path: Path | None) 
     """What spoils measurements on this machine, and the command that fixes each (like pyperf system show)."""
     import json
 
-    from cyclebench import check, sysinfo
+    from cyclebench.env import check, sysinfo
 
     cpu = cpu if cpu is not None else sysinfo.choose_cpu()
     findings = check.run_checks(cpu)
-    check.render(findings, out)
+    check_report.render(findings, out)
     if fix:
         try:
             applied = check.apply_fixes(findings)
@@ -692,7 +700,7 @@ def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: P
     """Check cyclebench's own precision here with known effects (A/A, +1 cycle, linearity, timer)."""
     import json
 
-    from cyclebench import selftest
+    from cyclebench.commands import selftest
 
     try:
         with err.status("self-test", spinner="dots"):
@@ -752,7 +760,7 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
     efficiency, per-task fairness (will-it-scale done right)."""
     import csv
 
-    from cyclebench import scale
+    from cyclebench.commands import scale
     from cyclebench.report import plots
 
     if plot_path is not None and plot_path.suffix.lower() not in plots.FORMATS:
@@ -852,7 +860,7 @@ def show_cmd(run_id: int | None, db: str | None) -> None:
     run = store.get_run(rid) if rid is not None else None
     if run is None:
         raise UserError(f"no run {'#' + str(rid) if rid is not None else ''} in {store.url}".replace("  ", " "))
-    from cyclebench import scale
+    from cyclebench.commands import scale
     from cyclebench.report import plots
 
     rows = store.results(rid)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from cyclebench.scale import Series
+    from cyclebench.model import Series
 
 FORMATS = (".png", ".svg", ".pdf")
 BAR_WIDTH = 30

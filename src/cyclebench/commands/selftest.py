@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench import calibrate, interleave, sysinfo
 from cyclebench.build import BuildSpec, build, suite_sources
-from cyclebench.compare import ALPHA, paired
-from cyclebench.measure import MeasureOptions
-from cyclebench.runner import OK, Outcome, Runner
-from cyclebench.stats import estimate
+from cyclebench.env import sysinfo
+from cyclebench.model import OK, Outcome
+from cyclebench.runner import Runner, interleave
+from cyclebench.runner.plan import MeasureOptions
+from cyclebench.stats import clock, estimate
+from cyclebench.stats.ab import ALPHA, paired
 
 PLUS_TOLERANCE = 0.25  # cycles: the +1 step must measure 1.00 ± this, with a CI no wider
 PROCESSES = 4  # runner processes per comparison, as `cyclebench compare` uses by default
@@ -62,7 +63,7 @@ def _cycles_rounds(o: Outcome, ratio: np.ndarray | None = None) -> np.ndarray:
     res = o.result
     if o.status != OK or res is None:
         raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
-    slopes, unit = calibrate.round_costs(res, ratio)
+    slopes, unit = clock.round_costs(res, ratio)
     if unit != "cycles~":
         raise RuntimeError("no add-chain calibration on this architecture: cycles~ unavailable")
     return slopes
@@ -75,7 +76,7 @@ def _paired_rounds(outs: list[Outcome], procs: np.ndarray) -> tuple[np.ndarray, 
     for o in outs:
         if o.status != OK or o.result is None:
             raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
-    ra, rb = calibrate.shared_round_ratio([o.result for o in outs if o.result])
+    ra, rb = clock.shared_round_ratio([o.result for o in outs if o.result])
     a, b = _cycles_rounds(outs[0], ra), _cycles_rounds(outs[1], rb)
     ok = np.isfinite(a) & np.isfinite(b)
     g = procs[ok] if len(procs) == len(a) else np.zeros(int(ok.sum()), dtype=int)
@@ -92,7 +93,7 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     """Run every check; ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
     RunnerError on a broken installation, never on a failed check (that is a FAIL row)."""
     t0 = time.monotonic()
-    src = Path(str(resources.files("cyclebench") / "selftest_chains.c"))
+    src = Path(str(resources.files("cyclebench") / "suite" / "selftest" / "chains.c"))
     timer_src = [p for p in suite_sources() if p.name == "timer.c"]
     binary = build(BuildSpec(sources=(src, *timer_src), werror=True))
     cpu = cpu if cpu is not None else sysinfo.choose_cpu()
@@ -115,7 +116,7 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
         report.seconds = time.monotonic() - t0
         return report
     add(Check("calibration: 300 adds", "300 ± 9 cycles~", f"{c300:.2f} cycles~", abs(c300 - 300) <= 9))
-    agree = calibrate.chain_agreement(o300.result or {})
+    agree = clock.chain_agreement(o300.result or {})
     add(Check("calibration: imul vs add clock", "1.00 ± 0.03", "-" if agree is None else f"{agree:.3f}",
               None if agree is None else abs(agree - 1) <= 0.03))
 

@@ -41,22 +41,14 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench import __version__, sysinfo
+from cyclebench import __version__
 from cyclebench.build import Binary, BuildSpec, build
-from cyclebench.measure import Item, SelectionError, plan
-from cyclebench.runner import (
-    CRASHED,
-    ERROR,
-    FAILED,
-    INVALID,
-    OK,
-    SKIPPED,
-    TIMEOUT,
-    Runner,
-    _parse_lines,
-    _signal_name,
-    run_child,
-)
+from cyclebench.env import sysinfo
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Item, Series
+from cyclebench.runner import Runner, run_child
+from cyclebench.runner.plan import SelectionError, plan
+from cyclebench.runner.protocol import parse_lines as _parse_lines
+from cyclebench.runner.protocol import signal_name as _signal_name
 from cyclebench.store import Store
 
 MODES = ("threads", "processes")
@@ -538,25 +530,11 @@ def row_fields(run: ScaleRun, s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@dataclass
-class Series:
-    """One benchmark in one mode: a summary per task count, in task order."""
-
-    bench: str
-    param: int | None
-    mode: str
-    points: list[dict[str, Any]] = field(default_factory=list)  # summaries, each with status/reason
-
-    @property
-    def label(self) -> str:
-        return f"{self.bench}{'' if self.param is None else f'[{self.param}]'} ({self.mode})"
-
-
 def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
             on_start: Callable[[str], None] = lambda _l: None) -> tuple[int, list[Series]]:
     """Run the sweep; each task count is stored as it comes. Returns (run id, series).
     KeyboardInterrupt marks the run interrupted and propagates (stored rows stay)."""
-    from cyclebench.session import code_revision
+    from cyclebench.commands.run import code_revision
 
     cpus = prepared.cpus
     env = sysinfo.capture(cpus[0], cc=cfg.spec.cc)

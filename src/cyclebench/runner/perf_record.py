@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cyclebench.build import ToolMissing
-from cyclebench.measure import MeasureOptions
+from cyclebench.build.elf import body_symbol
 from cyclebench.runner import run_child
-from cyclebench.variants import body_symbol
+from cyclebench.runner.plan import MeasureOptions
 
 
 @dataclass

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench.measure import MeasureOptions
-from cyclebench.runner import OK, Outcome, Runner
+from cyclebench.model import OK, Outcome
+from cyclebench.runner import Runner
+from cyclebench.runner.plan import MeasureOptions
 
 MIN_ROUNDS = 5  # rounds per process at least: fewer processes when the rounds are few
 SAFE_ROUNDS = 10  # below this per process, A/A false positives were seen (docs/method.md §5)

@@ -11,10 +11,8 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from cyclebench.runner import BenchInfo
+from cyclebench.model import BenchInfo, Item
 
 
 class SelectionError(ValueError):
@@ -54,18 +52,6 @@ class MeasureOptions:
     def timeout(self) -> float:
         """Per-benchmark time limit: generous against slow operations, finite against hangs."""
         return max(20.0, 3 * (self.max_time + self.warmup) + 5)
-
-
-@dataclass(frozen=True)
-class Item:
-    """One unit of work: a benchmark at one parameter (None: it takes none)."""
-
-    bench: str
-    param: int | None
-
-    @property
-    def label(self) -> str:
-        return self.bench if self.param is None else f"{self.bench}[{self.param}]"
 
 
 def plan(

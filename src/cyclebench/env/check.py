@@ -45,14 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from cyclebench import sysinfo
+from cyclebench.env import sysinfo
 
 STATUSES = ("OK", "WARN", "INFO")
-STATUS_STYLE = {"OK": "green", "WARN": "yellow", "INFO": "dim"}
 NAMES = ("governor", "boost", "smt", "isolation", "hypervisor", "tsc", "perf_event_paranoid", "pmu", "load",
          "busy", "nmi_watchdog", "aslr")
 LOAD_PER_CPU = 0.5  # 1-min load average above this × online CPUs: WARN
@@ -479,27 +474,3 @@ def summary_exit_code(findings: Iterable[Finding], strict: bool = False) -> int:
     """Exit status of ``cyclebench check``: 0, even with WARNs (a VM cannot fix most of them);
     with ``strict`` (for a future ``--strict``), 1 when any finding is a WARN."""
     return 1 if strict and any(f.status == "WARN" for f in findings) else 0
-
-
-# ----------------------------------------------------------------------------- report
-
-
-def render(findings: Sequence[Finding], console: Console) -> None:
-    """A table: check | status (green OK, yellow WARN, dim INFO) | detail | fix.
-
-    Text is printed literally (no rich markup), so commands can be copied as shown. The
-    caption names the checks that ``--fix`` would change.
-    """
-    table = Table(title="cyclebench check", title_justify="left")
-    table.add_column("check", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("detail", overflow="fold", ratio=3)
-    table.add_column("fix", overflow="fold", ratio=2)
-    for f in findings:
-        table.add_row(Text(f.name), Text(f.status, style=STATUS_STYLE.get(f.status, "")), Text(f.detail),
-                      Text(f.fix) if f.fix else Text("-", style="dim"))
-    fixable = [f.name for f in findings if f.status == "WARN" and f.fix_writes]
-    if fixable:
-        table.caption = f"--fix (as root) changes: {', '.join(fixable)}"
-        table.caption_justify = "left"
-    console.print(table)

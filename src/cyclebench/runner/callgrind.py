@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cyclebench.runner import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Outcome, _parse_lines, run_child
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Outcome
+from cyclebench.runner import run_child
+from cyclebench.runner.protocol import parse_lines as _parse_lines
 
 # A typical modern core's L1s and a mid-size LL: sizes in bytes, associativity, line size.
 DEFAULT_CACHE = {"I1": (32768, 8, 64), "D1": (32768, 8, 64), "LL": (8388608, 16, 64)}

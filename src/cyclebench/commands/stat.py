@@ -14,7 +14,7 @@ sample stddev relative to the mean (the CV), the spread of one run, and the JSON
 
 ``backend="callgrind"`` runs the command under ``valgrind --tool=callgrind`` instrumented
 from the start (no client requests: the whole program, its children too) with the fixed
-cache geometry of simulate.py: Ir, cache and branch misses, identical from run to run for
+cache geometry of callgrind.py: Ir, cache and branch misses, identical from run to run for
 a deterministic command — labelled *simulated*. Limitation (valgrind 3.19, seen here): a
 process that calls execve loses the instructions it ran before the exec (callgrind dumps at
 exit only, and the new image writes the same per-pid file): ``sh -c 'a; exec b'`` reports a
@@ -43,15 +43,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cyclebench import __version__, counters, simulate
-from cyclebench.build import BuildError, _run, cache_root, compiler_version, engine_dir
+from cyclebench import __version__, counters
+from cyclebench.build import BuildError, cache_root, compiler_version, engine_dir
+from cyclebench.build.compile import _run
 from cyclebench.counters import Event
-from cyclebench.runner import die_with_parent
+from cyclebench.runner import callgrind, die_with_parent
 
 DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
 LAUNCHER_SOURCE = "statexec.c"
 LAUNCHER_FLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror")
-CALLGRIND_EVENTS = simulate.EVENT_NAMES
+CALLGRIND_EVENTS = callgrind.EVENT_NAMES
 
 
 class StatError(Exception):
@@ -278,7 +279,7 @@ class Stat:
                  cc: str = "cc") -> None:
         self.argv = list(argv)
         self.backend = backend
-        self.cache = cache or simulate.DEFAULT_CACHE
+        self.cache = cache or callgrind.DEFAULT_CACHE
         _check_command(self.argv)
         try:
             self.pre = shlex.split(pre) if pre else None
@@ -298,8 +299,8 @@ class Stat:
             raise StatError(str(e)) from None
         if backend == "callgrind":
             try:
-                simulate.valgrind_argv(Path("x"), self.cache)
-            except simulate.SimulationError as e:
+                callgrind.valgrind_argv(Path("x"), self.cache)
+            except callgrind.SimulationError as e:
                 raise StatError(str(e)) from None
         self.exe = build_statexec(cc)
 
@@ -326,7 +327,7 @@ class Stat:
     def _callgrind_once(self) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="cb-stat-cg-") as tmp:
             out = Path(tmp) / "cg.out"
-            vg = simulate.valgrind_argv(out, self.cache)
+            vg = callgrind.valgrind_argv(out, self.cache)
             vg = [a.replace("--instr-atstart=no", "--instr-atstart=yes").replace("--collect-atstart=no",
                                                                                   "--collect-atstart=yes")
                   for a in vg]
@@ -335,7 +336,7 @@ class Stat:
             events: dict[str, int] = {}
             files = sorted(Path(tmp).glob("cg.out.*"))
             for f in files:
-                for ev, v in simulate.parse_dump(f)[1].items():
+                for ev, v in callgrind.parse_dump(f)[1].items():
                     events[ev] = events.get(ev, 0) + v
             rec["events"] = events
             rec["processes"] = len(files)
@@ -398,7 +399,7 @@ def result_rows(stat: Stat, reps: Sequence[dict[str, Any]], metrics: Sequence[Me
 
 
 def begin_run(store: Any, stat: Stat, command: Sequence[str]) -> int:
-    from cyclebench import sysinfo
+    from cyclebench.env import sysinfo
 
     cpu = sysinfo.cpu_info()
     env = {"kernel": sysinfo.kernel_info(), "pmu": sysinfo.pmu_info(), "cpu_info": cpu}

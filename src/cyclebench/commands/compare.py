@@ -18,12 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench import calibrate, interleave, sysinfo
-from cyclebench.compare import ALPHA, Comparison, holm, paired, unpaired, with_adjusted_p
-from cyclebench.measure import SelectionError
+from cyclebench.commands.run import Prepared, RunConfig, begin, result_fields, sample_rows
+from cyclebench.env import sysinfo
+from cyclebench.model import OK, Comparison
 from cyclebench.report.console import fmt
-from cyclebench.runner import OK
-from cyclebench.session import Prepared, RunConfig, begin, result_fields, sample_rows
+from cyclebench.runner import interleave
+from cyclebench.runner.plan import SelectionError
+from cyclebench.stats import clock
+from cyclebench.stats.ab import ALPHA, holm, paired, unpaired, with_adjusted_p
 from cyclebench.store import Store
 
 
@@ -83,12 +85,12 @@ def execute(
             outs, procs = interleave.measure(prepared.runner, [(b, param) for b in benches], cfg.options, processes)
             costs = []
             good = [o.result for o in outs if o.status == OK and o.result]
-            shared = iter(calibrate.shared_round_ratio(good))  # one clock per round for all sides
+            shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
             for o in outs:
                 fields = result_fields(o, rate, "compare")
                 fields["id"] = store.add_result(run_id, fields, sample_rows(o.result))
                 results.append(fields)
-                costs.append(calibrate.round_costs(o.result, next(shared)) if o.status == OK and o.result else None)
+                costs.append(clock.round_costs(o.result, next(shared)) if o.status == OK and o.result else None)
             base = costs[0]
             for b, o, c in zip(benches[1:], outs[1:], costs[1:], strict=True):
                 if base is None or c is None:
@@ -159,8 +161,8 @@ def compare_runs(store: Store, run_a: int, run_b: int, alpha: float = ALPHA) -> 
         raise CompareError(f"runs {run_a} and {run_b} have no valid result in common")
     rows = []
     for key in keys:
-        ca, ua = calibrate.round_costs(_stored_result(store, ia[key]))
-        cb, ub = calibrate.round_costs(_stored_result(store, ib[key]))
+        ca, ua = clock.round_costs(_stored_result(store, ia[key]))
+        cb, ub = clock.round_costs(_stored_result(store, ib[key]))
         label = key[0] + (f" [{key[2]}]" if key[2] else "")
         if ua != ub:
             rows.append(Row(f"#{run_a}", f"#{run_b}", key[1], ua, None, f"{label}: units differ ({ua} vs {ub})"))

@@ -20,7 +20,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_TRACEPOINT, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW = 0, 1, 2, 3, 4
+from cyclebench.counters import pfm4
+from cyclebench.counters.event import (
+    PERF_TYPE_HARDWARE,
+    PERF_TYPE_HW_CACHE,
+    PERF_TYPE_RAW,
+    PERF_TYPE_SOFTWARE,
+    Event,
+    EventError,
+)
 
 HARDWARE = {
     "cycles": 0, "cpu-cycles": 0, "instructions": 1, "cache-references": 2, "cache-misses": 3,
@@ -38,29 +46,6 @@ _CACHE_RESULTS = {"": 0, "access": 0, "miss": 1}
 
 # Events whose count is in nanoseconds rather than a number of occurrences.
 TIME_EVENTS = {"cpu-clock", "task-clock"}
-
-
-class EventError(ValueError):
-    """An event name nobody knows, or a malformed -e list."""
-
-
-@dataclass(frozen=True)
-class Event:
-    """One event: its name as the user wrote it and its perf_event_attr encoding."""
-
-    name: str
-    type: int
-    config: int
-    config1: int = 0
-    config2: int = 0
-
-    @property
-    def encoding(self) -> str:
-        return f"{self.type}:{self.config:#x}:{self.config1:#x}:{self.config2:#x}"
-
-    @property
-    def is_hardware(self) -> bool:
-        return self.type not in (PERF_TYPE_SOFTWARE, PERF_TYPE_TRACEPOINT)
 
 
 def _cache_event(name: str) -> Event | None:
@@ -103,8 +88,6 @@ def resolve(name: str) -> Event:
     ev = generic(name)
     if ev is not None:
         return ev
-    from cyclebench import pfm4
-
     ev = pfm4.encode(name)
     if ev is not None:
         return ev
@@ -246,8 +229,6 @@ def catalogue() -> list[tuple[str, Event]]:
         ev = generic(name)
         if ev is not None:
             out.append(("generic: software" if ev.type == PERF_TYPE_SOFTWARE else "generic: hardware", ev))
-    from cyclebench import pfm4
-
     for pmu, evs in pfm4.events().items():
         if pmu in ("perf", "perf_raw"):
             continue  # libpfm4's copy of the generic names

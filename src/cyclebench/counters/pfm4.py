@@ -14,7 +14,7 @@ import ctypes
 import ctypes.util
 from functools import cache
 
-from cyclebench.counters import Event
+from cyclebench.counters.event import Event
 
 PFM_SUCCESS = 0
 PFM_OS_PERF_EVENT_EXT = 2

@@ -26,34 +26,14 @@ bootstrap CI of the difference of medians — benchstat's approach for two sets 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
-
 import numpy as np
 from scipy import stats as sps
+
+from cyclebench.model import Comparison
 
 ALPHA = 0.002
 MARGIN_ABS = 0.25
 MARGIN_REL = 0.005
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """B − A per op, in the unit of the slopes given (e.g. cycles~)."""
-
-    median_a: float
-    median_b: float
-    diff: float
-    ci_low: float
-    ci_high: float
-    rel: float  # diff / median_a
-    p: float
-    pairs: int
-    margin: float
-    verdict: str  # "slower" (B costs more), "faster", or "~"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def paired(

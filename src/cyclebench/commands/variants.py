@@ -16,33 +16,21 @@ class and a diff against the first variant.
 
 from __future__ import annotations
 
-import difflib
 import random
-import re
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from elftools.elf.elffile import ELFFile
 
-from cyclebench import calibrate
-from cyclebench.build import Binary, BuildSpec, build, cross_cc, launcher_for, objdump_for
-from cyclebench.compare import Comparison, holm, paired, with_adjusted_p
-from cyclebench.measure import Item, MeasureOptions, plan
-from cyclebench.runner import OK, Outcome, Runner
-
-# Instruction classes counted in a body (x86-64 and aarch64 mnemonics).
-CLASSES: dict[str, re.Pattern[str]] = {
-    "atomic": re.compile(r"^(lock\b|xchg|cmpxchg|xadd|ldaxr|ldxr|stlxr|stxr|ldaxp|stlxp|cas|ldadd|ldclr|ldeor"
-                         r"|ldset|ldsmax|ldsmin|ldumax|ldumin|swp)"),
-    "fence": re.compile(r"^(mfence|lfence|sfence|dmb|dsb|isb)\b"),
-    "rep-string": re.compile(r"^rep[a-z]*\s+(movs|stos|cmps|scas|lods)"),
-    "simd": re.compile(r"%[xyz]mm\d|\b[vq]\d+(\.\w+)?\b"),
-    "call": re.compile(r"^(call|bl)\b"),
-}
+from cyclebench.build import Binary, BuildSpec, build, cross_cc, launcher_for
+from cyclebench.build.elf import body_symbol, classify, disassemble, elf_sizes, helper_calls
+from cyclebench.model import OK, Comparison, Item, Outcome
+from cyclebench.runner import Runner
+from cyclebench.runner.plan import MeasureOptions, plan
+from cyclebench.stats import clock
+from cyclebench.stats.ab import holm, paired, with_adjusted_p
 
 
 class VariantError(Exception):
@@ -85,69 +73,6 @@ class Built:
     binary: Binary
     runner: Runner
     sizes: dict[str, int] = field(default_factory=dict)  # section and body symbol sizes, bytes
-
-
-def body_symbol(bench: str) -> str:
-    group, name = bench.split("/", 1)
-    return f"cb_body_{group}_{name}"
-
-
-def elf_sizes(path: Path) -> dict[str, int]:
-    """Sizes in bytes: ".text", ".data", ".bss" sections and every cb_body_* function symbol
-    (st_size from .symtab; 0 when the binary is stripped)."""
-    sizes: dict[str, int] = {}
-    with path.open("rb") as f:
-        elf = ELFFile(f)
-        for name in (".text", ".data", ".bss"):
-            sec = elf.get_section_by_name(name)
-            sizes[name] = int(sec["sh_size"]) if sec is not None else 0
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is not None:
-            for sym in symtab.iter_symbols():
-                if sym.name.startswith("cb_body_") and sym["st_info"]["type"] == "STT_FUNC":
-                    sizes[sym.name] = int(sym["st_size"])
-    return sizes
-
-
-def disassemble(path: Path, target: str | None, bench: str) -> list[str]:
-    """The body's instructions, addresses and encodings dropped (so builds diff cleanly).
-    Raises ToolMissing without the right objdump."""
-    proc = subprocess.run(
-        [objdump_for(target), "-d", "--no-show-raw-insn", f"--disassemble={body_symbol(bench)}", str(path)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )
-    out = []
-    for line in proc.stdout.splitlines():
-        m = re.match(r"^\s+[0-9a-f]+:\s+(.*)$", line)
-        if m:
-            ins = re.sub(r"\s+//.*$|\s+#\s.*$", "", m.group(1))  # objdump's comments (aarch64 //, x86 #)
-            ins = re.sub(r"\b[0-9a-f]+ <", "<", ins)  # branch targets: symbol+offset only
-            out.append(re.sub(r"\s+", " ", ins).strip())
-    return out
-
-
-def classify(instructions: Sequence[str]) -> dict[str, int]:
-    counts = {k: 0 for k in CLASSES}
-    for ins in instructions:
-        for k, pat in CLASSES.items():
-            if pat.search(ins):
-                counts[k] += 1
-    counts["total"] = len(instructions)
-    return counts
-
-
-def helper_calls(instructions: Sequence[str]) -> list[str]:
-    """Names of functions the body calls (e.g. __aarch64_cas8_acq_rel for outline atomics)."""
-    names = []
-    for ins in instructions:
-        m = re.match(r"^(?:call|bl)\s+.*<([^>+]+)", ins)
-        if m and m.group(1) not in names:
-            names.append(m.group(1))
-    return names
-
-
-def diff(a: Sequence[str], b: Sequence[str], a_label: str, b_label: str) -> list[str]:
-    return list(difflib.unified_diff(list(a), list(b), a_label, b_label, lineterm="", n=1))
 
 
 def build_all(variants: Sequence[Variant], sources: Sequence[Path], include_dirs: Sequence[Path] = (),
@@ -195,11 +120,11 @@ def measure(
     on_result: Callable[[BenchResult], None] = lambda _r: None,
 ) -> list[BenchResult]:
     """Run every benchmark of the first variant's binary on every variant (see module doc).
-    simulate_counts: also run each native variant once under callgrind (simulate.py) for
+    simulate_counts: also run each native variant once under callgrind (callgrind.py) for
     exact per-op instruction, cache-miss and branch counts — the I-cache misses of seed 001
     on a machine without a PMU. on_result: called with each benchmark's result as soon as
     all its variants are measured (to store it: Ctrl-C later keeps it)."""
-    from cyclebench import simulate
+    from cyclebench.runner import callgrind
     items = plan(built[0].runner.list(), globs, params)
     if not globs:  # the engine's own loop reference is not one of the user's benchmarks
         items = [i for i in items if i.bench != "loop/empty"] or items
@@ -226,7 +151,7 @@ def measure(
             vals = []
             for o in runs[b.variant.label]:
                 if o.status == OK and o.result:
-                    slopes, unit = calibrate.round_costs(o.result)
+                    slopes, unit = clock.round_costs(o.result)
                     vals.append(float(np.nanmedian(slopes)) if np.isfinite(slopes).any() else float("nan"))
                 else:
                     vals.append(float("nan"))
@@ -247,7 +172,7 @@ def measure(
         if simulate_counts:
             for b in native:
                 on_step(f"{item.label} {b.variant.label} (callgrind)")
-                so = simulate.simulate(b.binary.path, item.bench, item.param, cpu=b.runner.cpu)
+                so = callgrind.simulate(b.binary.path, item.bench, item.param, cpu=b.runner.cpu)
                 sims[b.variant.label] = (so.result or {}).get("events") if so.status == OK else None
                 if so.status != OK:
                     notes[b.variant.label] = f"callgrind: {so.status}: {so.reason}"
@@ -292,7 +217,7 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
 def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built]) -> None:
     """One result row per benchmark × variant (variant = its label); emulated rows keep their
     status and reason but no figure: their unit is "emulated"."""
-    from cyclebench.session import result_fields, sample_rows
+    from cyclebench.commands.run import result_fields, sample_rows
 
     emulated = {b.variant.label for b in built if b.variant.emulated}
     for r in results:

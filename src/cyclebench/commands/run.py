@@ -18,11 +18,13 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench import __version__, calibrate, check, counters, simulate, sysinfo
+from cyclebench import __version__, counters
 from cyclebench.build import Binary, BuildSpec, build
-from cyclebench.measure import Item, MeasureOptions, SelectionError, plan
-from cyclebench.runner import OK, Outcome, Runner
-from cyclebench.stats import NotEnoughSamples, combine_difference, estimate, slow_side
+from cyclebench.env import check, sysinfo
+from cyclebench.model import OK, Item, Outcome
+from cyclebench.runner import Runner, callgrind
+from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
+from cyclebench.stats import NotEnoughSamples, clock, combine_difference, estimate, slow_side
 from cyclebench.store import Store
 
 LOOP_REFERENCE = "loop/empty"
@@ -41,7 +43,7 @@ class RunConfig:
     variant: str = ""
     command: Sequence[str] = ()
     fifo: int | None = None  # SCHED_FIFO priority for the runner
-    backend: str = "timing"  # or "callgrind": simulated counts (simulate.py), no timing
+    backend: str = "timing"  # or "callgrind": simulated counts (callgrind.py), no timing
     sim_iters: int = 10  # callgrind: batches of sim_iters and 2·sim_iters operations
     cache: dict[str, tuple[int, int, int]] | None = None  # callgrind cache geometry
     events: list[list[Any]] | None = None  # counter groups (counters.Event) read around every batch
@@ -129,7 +131,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     n = np.asarray(res["n"], dtype=float)
     t = np.asarray(res["ticks"], dtype=float)
     keep = np.asarray(res.get("disturbed") or np.zeros(len(n)), dtype=int) == 0
-    ratio = calibrate.core_ratio(res)
+    ratio = clock.core_ratio(res)
     if ratio is not None:
         keep &= np.isfinite(ratio)
     if keep.sum() < max(3, len(keep) // 2):  # a storm of disturbances: keep all rather than nothing
@@ -151,14 +153,14 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     fields.update(est.to_dict())
     fields["ns_per_op"] = est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op
     if ratio is not None:
-        smooth = calibrate.round_ratio(np.where(keep, ratio, np.nan), group)
+        smooth = clock.round_ratio(np.where(keep, ratio, np.nan), group)
         cyc = estimate(n, np.where(keep, t * np.nan_to_num(smooth), 0.0), seed=seed, group=group, keep=keep)
         r = ratio[keep]
         fields.update(
             cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,
             cycles_rcv=cyc.rcv, core_ghz=float(np.median(r)) * rate_hz / 1e9,
             ratio_rcv=float(sps.median_abs_deviation(r, scale="normal") / np.median(r)),
-            chain_agreement=calibrate.chain_agreement(res),
+            chain_agreement=clock.chain_agreement(res),
         )
     if events:
         fields["extra"]["counters"] = counter_fields(res, events, n, group, keep, seed)
@@ -197,7 +199,7 @@ def add_net(fields: dict[str, Any], loop: dict[str, Any] | None) -> None:
 def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]:
     """Calibrate, capture the environment and open a run row. Returns (run id, timer Hz)."""
     calib = prepared.runner.calibrate()
-    rate, source = calibrate.timer_rate(calib, sysinfo.kernel_tsc_hz())
+    rate, source = clock.timer_rate(calib, sysinfo.kernel_tsc_hz())
     calib = {**calib, "rate_hz": rate, "rate_source": source}
     env = sysinfo.capture(prepared.cpu, cc=cfg.spec.cc)
     env["check"] = [f.to_dict() for f in check.run_checks(prepared.cpu)]  # what `cyclebench check` says now
@@ -228,9 +230,9 @@ def execute(
         for item in prepared.items:
             on_start(item)
             if cfg.backend == "callgrind":
-                outcome = simulate.simulate(prepared.binary.path, item.bench, item.param, cfg.sim_iters, cfg.cache,
+                outcome = callgrind.simulate(prepared.binary.path, item.bench, item.param, cfg.sim_iters, cfg.cache,
                                             timeout=max(600.0, timeout), cpu=prepared.cpu)
-                fields = simulate.result_fields(outcome, cfg.variant)
+                fields = callgrind.result_fields(outcome, cfg.variant)
                 fields["id"] = store.add_result(run_id, fields)
                 rows.append(fields)
                 on_done(item, fields)

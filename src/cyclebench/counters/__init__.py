@@ -1,0 +1,53 @@
+"""Counter events: names and encodings (event, events), libpfm4 (pfm4), group reads."""
+
+from cyclebench.counters.event import (
+    PERF_TYPE_HARDWARE,
+    PERF_TYPE_HW_CACHE,
+    PERF_TYPE_RAW,
+    PERF_TYPE_SOFTWARE,
+    PERF_TYPE_TRACEPOINT,
+    Event,
+    EventError,
+)
+from cyclebench.counters.events import (
+    HARDWARE,
+    SOFTWARE,
+    TIME_EVENTS,
+    GroupRead,
+    catalogue,
+    derived,
+    generic,
+    generic_names,
+    groups_argv,
+    parse_events,
+    parse_group_read,
+    per_sample_counts,
+    probe_all,
+    resolve,
+    split_reads,
+)
+
+__all__ = [
+    "HARDWARE",
+    "PERF_TYPE_HARDWARE",
+    "PERF_TYPE_HW_CACHE",
+    "PERF_TYPE_RAW",
+    "PERF_TYPE_SOFTWARE",
+    "PERF_TYPE_TRACEPOINT",
+    "SOFTWARE",
+    "TIME_EVENTS",
+    "Event",
+    "EventError",
+    "GroupRead",
+    "catalogue",
+    "derived",
+    "generic",
+    "generic_names",
+    "groups_argv",
+    "parse_events",
+    "parse_group_read",
+    "per_sample_counts",
+    "probe_all",
+    "resolve",
+    "split_reads",
+]

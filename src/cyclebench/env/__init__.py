@@ -1,0 +1,1 @@
+"""The machine: sysinfo (facts read from sysfs/procfs), CPU choice and pinning, check (findings as data)."""

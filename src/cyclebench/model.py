@@ -1,0 +1,99 @@
+"""Records that cross rooms: what the runner produced, what a result and a comparison are.
+
+Imports nothing of the project (import-linter checks it): every room may use these types,
+and none of them knows how they are made, analysed, stored or shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Outcome statuses, in the order a reader cares about them.
+OK, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
+    "ok", "invalid", "skipped", "failed", "crashed", "timeout", "error",
+)
+STATUSES = (OK, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR)
+FAILED_STATUSES = (INVALID, FAILED, CRASHED, TIMEOUT, ERROR)
+
+# The kinds of rows in the results table (a column since schema 3; guessed from unit/extra before).
+TIMING, SIMULATED, SCALING, STAT, EMULATED = "timing", "simulated", "scaling", "stat", "emulated"
+KINDS = (TIMING, SIMULATED, SCALING, STAT, EMULATED)
+
+
+@dataclass(frozen=True)
+class BenchInfo:
+    """One registered benchmark, from ``runner --list``."""
+
+    name: str
+    group: str
+    params: tuple[int, ...] | None
+    require: str | None
+    file: str
+    line: int
+    has_verify: bool
+
+
+@dataclass(frozen=True)
+class Item:
+    """One unit of work: a benchmark at one parameter (None: it takes none)."""
+
+    bench: str
+    param: int | None
+
+    @property
+    def label(self) -> str:
+        return self.bench if self.param is None else f"{self.bench}[{self.param}]"
+
+
+@dataclass
+class Outcome:
+    """What one runner invocation produced for one item.
+
+    ``status`` is one of ok, invalid (verify failed), skipped (feature gate or setup),
+    failed (setup, runner-reported failure or a resource limit), crashed (signal), timeout,
+    error. ``result`` is the runner's result line (samples in ``n``/``ticks``) when there is
+    one; ``stderr`` is the tail of the process's stderr; ``wall_s`` seconds.
+    """
+
+    bench: str
+    param: int | None
+    status: str
+    reason: str | None = None
+    result: dict[str, Any] | None = None
+    stderr: str = ""
+    wall_s: float = 0.0
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """B − A per op, in the unit of the slopes given (e.g. cycles~)."""
+
+    median_a: float
+    median_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    rel: float  # diff / median_a
+    p: float
+    pairs: int
+    margin: float
+    verdict: str  # "slower" (B costs more), "faster", or "~"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Series:
+    """One benchmark under `scale` in one mode: a summary per task count, in task order."""
+
+    bench: str
+    param: int | None
+    mode: str
+    points: list[dict[str, Any]] = field(default_factory=list)  # summaries, each with status/reason
+
+    @property
+    def label(self) -> str:
+        return f"{self.bench}{'' if self.param is None else f'[{self.param}]'} ({self.mode})"

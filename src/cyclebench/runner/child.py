@@ -1,0 +1,156 @@
+"""Start a child process the way every measurement does: its own session, stdin from
+/dev/null, dying with cyclebench, output read with bounded memory, killed as a whole at a
+time or memory limit or when cyclebench is interrupted (audit D1, D2, D20, D21).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Child:
+    """What run_child saw: the child's output, exit status (negative: killed by that
+    signal), whether it hit the time limit, its wall time in seconds, and ``limit``: why
+    cyclebench killed it other than the timeout (memory cap, protocol flood), else None.
+    ``stderr`` is only its last STDERR_TAIL bytes."""
+
+    stdout: str
+    stderr: str
+    returncode: int
+    timed_out: bool
+    wall_s: float
+    limit: str | None = None
+    peak_rss: int | None = None  # bytes, when --max-rss watched it
+
+
+# A benchmark looping on write(2, ...) produced 1.9 GB of stderr in 1 s (audit D2); only a
+# tail is ever shown (the last line names a crash), so that is all that is kept.
+STDERR_TAIL = 64 * 1024
+# The protocol is a few JSON lines per benchmark (raw samples: ~100 kB for 40 rounds × 8 sizes);
+# more than this is a body writing into it, not a measurement.
+PROTOCOL_CAP = 64 * 1024 * 1024
+# After the child exits, a process it forked may still hold the pipes (audit D20): its result is
+# already complete, so wait this long for EOF, then kill the session and keep what was read.
+EXIT_GRACE_S = 0.5
+RSS_POLL_S = 0.05
+
+_PR_SET_PDEATHSIG = 1
+_libc: Any = None
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn`` that makes the child get SIGKILL when this process dies, whatever kills
+    it (SIGKILL and the OOM killer included: no handler runs then). prctl(2) PR_SET_PDEATHSIG
+    fires when the forking *thread* exits; run_child waits in that thread, so it outlives the
+    child. The getppid check closes the race of a parent that died before prctl ran."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    prctl, parent = _libc.prctl, os.getpid()
+
+    def pre() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(137)
+
+    return pre
+
+
+def session_rss(sid: int) -> int:
+    """Resident set size in bytes summed over every process of session ``sid`` (the child and
+    whatever it forked), from /proc/PID/stat (field 6: session, 24: rss in pages; proc(5))."""
+    page, total = os.sysconf("SC_PAGE_SIZE"), 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[3]) == sid:
+            total += int(fields[21]) * page
+    return total
+
+
+def run_child(argv: list[str], timeout: float, max_rss: int | None = None) -> Child:
+    """Run argv in its own session, stdin from /dev/null, output captured, and killed (the whole
+    session: it may have forked or started threads) at ``timeout`` seconds, when its session's
+    RSS exceeds ``max_rss`` bytes, or when the caller is interrupted — KeyboardInterrupt and
+    every other exception propagate after the kill. The child also dies with this process
+    (die_with_parent). Memory stays bounded: stdout up to PROTOCOL_CAP, stderr's tail only."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=die_with_parent())
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    timed_out, limit, peak = False, None, 0
+    exited_at: float | None = None
+    next_rss = t0
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_S:
+                break
+            if now - t0 >= timeout:
+                timed_out = True
+                break
+            if max_rss is not None and now >= next_rss:
+                next_rss = now + RSS_POLL_S
+                peak = max(peak, session_rss(proc.pid))
+                if peak > max_rss:
+                    limit = f"exceeded --max-rss {max_rss / 2**20:g} MiB (RSS {peak / 2**20:.0f} MiB; killed)"
+                    break
+            wait = min(timeout - (now - t0), RSS_POLL_S if max_rss is not None or exited_at is not None else 0.2)
+            for key, _ in sel.select(max(wait, 0.001)):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    sel.unregister(key.fileobj)
+                elif key.fileobj is proc.stdout:
+                    out += data
+                    if len(out) > PROTOCOL_CAP:
+                        limit = f"wrote over {PROTOCOL_CAP >> 20} MiB into the protocol stream (killed)"
+                else:
+                    err += data
+                    if len(err) > 2 * STDERR_TAIL:
+                        del err[:-STDERR_TAIL]
+            if limit:
+                break
+    except BaseException:
+        _kill(proc)
+        proc.wait()
+        raise
+    finally:
+        sel.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    if not (timed_out or limit):
+        with contextlib.suppress(subprocess.TimeoutExpired):  # pipes at EOF: the child is exiting
+            proc.wait(timeout=EXIT_GRACE_S)
+    _kill(proc)  # what it forked dies with it; a no-op when the session is already gone
+    proc.wait()
+    return Child(out.decode(errors="replace"), err[-STDERR_TAIL:].decode(errors="replace"), proc.returncode,
+                 timed_out, time.monotonic() - t0, limit, peak or None)
+
+
+def _kill(proc: subprocess.Popen[Any]) -> None:
+    """Kill the child's whole session (it may have forked or spawned threads)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

@@ -1,0 +1,159 @@
+"""Spawn the runner binary: pinning, timeout, crash isolation and JSON-lines parsing.
+
+Each (benchmark, parameter) runs in its own process, so a benchmark that crashes or
+hangs costs one result row with the signal or the timeout, never the run. The child is
+started in its own session: Ctrl-C reaches only cyclebench, which kills the child and
+keeps what was already stored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cyclebench.model import ERROR, FAILED, INVALID, OK, SKIPPED, BenchInfo, Outcome
+from cyclebench.runner.child import Child, run_child
+from cyclebench.runner.plan import MeasureOptions
+from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines, signal_name
+
+
+class RunnerError(Exception):
+    """The runner could not be used at all (not a per-benchmark failure)."""
+
+
+class Runner:
+    """A built runner binary, pinned to ``cpu`` (None: not pinned)."""
+
+    def __init__(self, binary: Path, cpu: int | None = None, fifo: int | None = None,
+                 launcher: list[str] | None = None, max_rss: int | None = None) -> None:
+        self.binary = binary
+        self.max_rss = max_rss  # bytes of RSS (the runner's whole session) before it is killed
+        self.cpu = cpu
+        self.fifo = fifo
+        self.launcher = launcher or []  # e.g. qemu-user for a cross target: results are *emulated*
+
+    def _argv(self, *args: str) -> list[str]:
+        argv = [*self.launcher, str(self.binary), *args]
+        if self.cpu is not None:
+            argv += ["--cpu", str(self.cpu)]
+        if self.fifo is not None and ("--run" in args or "--scale" in args):  # measuring calls only
+            argv += ["--fifo", str(self.fifo)]
+        return argv
+
+    def _simple(self, *args: str, timeout: float = 30) -> list[dict[str, Any]]:
+        proc = run_child(self._argv(*args), timeout, self.max_rss)
+        if proc.timed_out or proc.limit:
+            raise RunnerError(f"runner {' '.join(args)} " + (proc.limit or f"timed out after {timeout:g} s"))
+        lines = parse_lines(proc.stdout)
+        errors = [ln for ln in lines if ln.get("type") == "error"]
+        if errors:
+            raise RunnerError(str(errors[0].get("reason")))
+        if proc.returncode != 0:
+            why = signal_name(-proc.returncode) if proc.returncode < 0 else f"exit {proc.returncode}"
+            raise RunnerError(f"runner {' '.join(args)} failed ({why}): {last_stderr_line(proc.stderr)}")
+        return lines
+
+    def list(self) -> list[BenchInfo]:
+        """Every registered benchmark. Raises RunnerError (e.g. a hook naming no benchmark)."""
+        out = []
+        for ln in self._simple("--list"):
+            if ln.get("type") != "bench":
+                continue
+            params = ln.get("params")
+            out.append(
+                BenchInfo(
+                    name=ln["name"], group=ln["group"], params=tuple(params) if params else None,
+                    require=ln.get("require"), file=ln.get("file", ""), line=int(ln.get("line", 0)),
+                    has_verify=bool(ln.get("has_verify")),
+                )
+            )
+        return out
+
+    def features(self) -> dict[str, int]:
+        """CPU features as the engine's CB_REQUIRE gates see them: name → 1, 0 (or -1: unknown)."""
+        for ln in self._simple("--features"):
+            if ln.get("type") == "features":
+                return {k: int(v) for k, v in ln.items() if k != "type"}
+        raise RunnerError("runner --features printed nothing")
+
+    def calibrate(self) -> dict[str, Any]:
+        """The runner's calibration line: timer name and unit, its cost in ticks, the TSC
+        rate from cpuid and as measured against CLOCK_MONOTONIC_RAW."""
+        for ln in self._simple("--calibrate"):
+            if ln.get("type") == "calibration":
+                return ln
+        raise RunnerError("runner --calibrate printed no calibration")
+
+    def probe(self, groups: list[list[Any]]) -> list[str | None]:
+        """Try to open each counter group here: None where it opens, else the error text."""
+        from cyclebench.counters import groups_argv
+
+        for ln in self._simple("--probe", *groups_argv(groups)):
+            if ln.get("type") == "probe":
+                return list(ln["open_errors"])
+        raise RunnerError("runner --probe printed nothing")
+
+    def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float,
+            events: list[list[Any]] | None = None) -> Outcome:
+        """Measure one benchmark at one parameter in a fresh process.
+
+        Never raises for the benchmark's own faults (crash, hang, failed verify): those
+        come back as an Outcome. KeyboardInterrupt kills the child and propagates.
+        """
+        return self.run_many([(bench, param)], opts, timeout, events)[0]
+
+    def run_many(self, items: list[tuple[str, int | None]], opts: MeasureOptions, timeout: float,
+                 events: list[list[Any]] | None = None) -> list[Outcome]:
+        """Measure several benchmarks interleaved in one process (round r runs them forward
+        when r is even, backward when odd), so their rounds pair up for a paired comparison.
+        The same name may appear twice (an A/A test). One Outcome per item, in order; a crash
+        or a timeout is reported on every item that had no result yet."""
+        args = [*opts.argv()]
+        if events:
+            from cyclebench.counters import groups_argv
+
+            args += groups_argv(events)
+        for bench, param in items:
+            args += ["--run", bench] + (["--param", str(param)] if param is not None else [])
+        child = run_child(self._argv(*args), timeout, self.max_rss)
+        lines = parse_lines(child.stdout)
+        finals = [ln for ln in lines if ln.get("type") in ("result", "skip", "fail", "error")]
+        outcomes = []
+        for i, (bench, param) in enumerate(items):
+            # lines come in request order; a request that never got one shares the process's fate
+            mine = [ln for ln in finals if ln.get("bench") == bench and ln.get("param") == param]
+            k = sum(1 for b, p in items[:i] if (b, p) == (bench, param))
+            final = mine[k] if k < len(mine) else (finals[0] if finals and finals[0]["type"] == "error" else None)
+            outcomes.append(self._outcome(bench, param, final, child, timeout, lines))
+        return outcomes
+
+    @staticmethod
+    def _outcome(bench: str, param: int | None, final: dict[str, Any] | None, child: Child, timeout: float,
+                 lines: list[dict[str, Any]]) -> Outcome:
+        returncode, stderr = child.returncode, child.stderr
+        outcome = Outcome(bench, param, ERROR, stderr=stderr[-4000:], wall_s=child.wall_s, lines=lines)
+        ended = classify(child, timeout)
+        if ended:
+            outcome.status, outcome.reason = ended
+            return outcome
+        if final is None:
+            tail = last_stderr_line(stderr)
+            outcome.reason = f"runner exited {returncode} without a result" + (f": {tail}" if tail else "")
+        elif final["type"] == "result":
+            outcome.result = final
+            if final.get("verified") is False or final.get("reason"):
+                outcome.status = INVALID
+                outcome.reason = f"verification failed: {final.get('reason') or 'verify hook returned false'}"
+            else:
+                outcome.status = OK
+        elif final["type"] == "skip":
+            outcome.status, outcome.reason = SKIPPED, final.get("reason")
+        elif final["type"] == "fail":
+            outcome.status, outcome.reason = FAILED, final.get("reason")
+        else:
+            outcome.status, outcome.reason = ERROR, final.get("reason")
+        if returncode > 0 and outcome.status == OK:
+            outcome.status, outcome.reason = ERROR, f"runner exited {returncode} after its result"
+        return outcome
+
+
