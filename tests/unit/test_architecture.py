@@ -15,8 +15,8 @@ LINT = Path(sys.executable).with_name("lint-imports")
 
 def lint(src: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(LINT), "--no-cache", "--config", str(ROOT / "pyproject.toml")],
-                          capture_output=True, text=True, cwd=src, env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
-                          timeout=120, check=False)
+                          capture_output=True, text=True, cwd=src, timeout=120, check=False,
+                          env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"})
 
 
 pytestmark = pytest.mark.skipif(not LINT.exists(), reason="import-linter not installed (pip install '.[test]')")

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import DATA, cli
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 CROSS = [t for t in ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-objdump", "qemu-aarch64") if not shutil.which(t)]
 
 

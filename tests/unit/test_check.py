@@ -23,32 +23,29 @@ import pytest
 from rich.console import Console
 
 from cyclebench.env import check
-from cyclebench.env.check import NAMES, Finding, apply_fixes, run_checks, summary_exit_code
+from cyclebench.env.check import Finding, apply_fixes, run_checks, summary_exit_code
 from cyclebench.report.check import render
 
 from conftest import write_file
 
-FIXTURES = Path(__file__).parent / "fixtures"
-KVM = FIXTURES / "sysroot_kvm"
-METAL = FIXTURES / "sysroot_baremetal"
-AMD = FIXTURES / "sysroot_amd"
-CPU = "sys/devices/system/cpu"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
+KVM = FIXTURES / "sysroot_kvm"
+
+METAL = FIXTURES / "sysroot_baremetal"
+
+AMD = FIXTURES / "sysroot_amd"
+
+CPU = "sys/devices/system/cpu"
 
 def by_name(findings: list[Finding]) -> dict[str, Finding]:
     return {f.name: f for f in findings}
-
-
-
 
 @pytest.fixture
 def amd(tmp_path: Path) -> Path:
     root = tmp_path / "amd"
     shutil.copytree(AMD, root)
     return root
-
-
-# ----------------------------------------------------------------------------- shape
 
 
 @pytest.mark.parametrize("root,cpu", [(KVM, 1), (METAL, 0), (METAL, 3), (AMD, 5)])
@@ -78,9 +75,6 @@ def test_finding_validates_and_serialises() -> None:
         "fix_writes": [["/a", "1"]], "revert_writes": [["/a", "0"]]}
 
 
-# ----------------------------------------------------------------------------- KVM guest
-
-
 def test_kvm_fixture() -> None:
     f = by_name(run_checks(1, KVM))
     assert f["hypervisor"].status == "WARN" and f["hypervisor"].detail.startswith("KVM guest")
@@ -107,9 +101,6 @@ def test_fixture_results_do_not_depend_on_who_runs_them(monkeypatch: pytest.Monk
         assert f.status == "WARN" and f.fix == "sysctl -w kernel.perf_event_paranoid=1"
         assert f.fix_writes == (("/proc/sys/kernel/perf_event_paranoid", "1"),)
         assert f.revert_writes == (("/proc/sys/kernel/perf_event_paranoid", "2"),)
-
-
-# ----------------------------------------------------------------------------- bare metal (Intel laptop)
 
 
 def test_baremetal_governor_and_boost() -> None:
@@ -227,9 +218,6 @@ def test_a_failing_check_does_not_stop_the_others(monkeypatch: pytest.MonkeyPatc
     assert f["pmu"].status == "WARN"
 
 
-# ----------------------------------------------------------------------------- AMD desktop
-
-
 def test_amd_fixture() -> None:
     f = by_name(run_checks(5, AMD))
     gov = f["governor"]
@@ -268,9 +256,6 @@ def test_amd_pstate_per_policy_boost(amd: Path) -> None:
 def test_smt_sibling_cpu0_cannot_be_offlined(amd: Path) -> None:
     smt = by_name(run_checks(6, amd))["smt"]
     assert smt.status == "WARN" and "CPU 0" in smt.detail and smt.fix is None
-
-
-# ----------------------------------------------------------------------------- apply_fixes
 
 
 def test_apply_fixes_writes_the_tree_copy(metal: Path) -> None:
@@ -312,9 +297,6 @@ def test_apply_fixes_needs_root_on_the_real_machine(monkeypatch: pytest.MonkeyPa
         apply_fixes(findings, Path("/"))
 
 
-# ----------------------------------------------------------------------------- exit code, table
-
-
 def test_summary_exit_code() -> None:
     findings = run_checks(3, METAL)
     assert any(f.status == "WARN" for f in findings)
@@ -339,9 +321,6 @@ def test_render_table() -> None:
     assert "\x1b[33mWARN" in out and "\x1b[32mOK" in out  # yellow WARN, green OK
 
 
-# ----------------------------------------------------------------------------- the real machine
-
-
 def test_real_machine_runs_every_check_and_is_json() -> None:
     from cyclebench.env import sysinfo
 
@@ -350,20 +329,3 @@ def test_real_machine_runs_every_check_and_is_json() -> None:
     data = json.loads(json.dumps([f.to_dict() for f in findings]))
     assert all(d["status"] in ("OK", "WARN", "INFO") for d in data)
     assert not any(f.detail.startswith("check failed") for f in findings)
-
-
-def test_check_command_and_findings_stored_with_runs(tmp_path: Path, db: str) -> None:
-    from cyclebench.store import Store
-
-    from conftest import DATA, cli
-
-    out = tmp_path / "check.json"
-    r = cli("check", "--json", str(out))
-    assert r.exit_code == 0, r.output
-    names = [f["name"] for f in json.loads(out.read_text())]
-    assert names == list(NAMES)
-    r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "-q", "--min-time", "0.01", "--repeat", "6")
-    assert r.exit_code == 0
-    store = Store(db)
-    env = store.get_run(store.last_run_id())["env"]
-    assert [f["name"] for f in env["check"]] == list(NAMES)

@@ -18,7 +18,7 @@ from cyclebench.env import sysinfo
 
 from conftest import write_file
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 KVM = FIXTURES / "sysroot_kvm"
 METAL = FIXTURES / "sysroot_baremetal"
 CPU = "sys/devices/system/cpu"

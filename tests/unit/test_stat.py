@@ -1,0 +1,94 @@
+"""cyclebench stat -- CMD: whole commands like `perf stat -r`, counters enabled at exec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cyclebench import counters
+from cyclebench.commands import stat as statcmd
+from cyclebench.store import Store
+
+from conftest import cli
+
+
+def one_line_error(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+def rows_by_metric(db: str) -> dict[str, dict]:
+    store = Store(db)
+    rid = store.last_run_id()
+    assert rid is not None
+    return {r["bench"].split("/", 1)[1]: r for r in store.results(rid)}
+
+def _rep(groups: list[list[int]], errors: list[str | None], wall_ms: float = 2.0) -> dict:
+    return {"type": "stat", "exit": 0, "signal": None, "wall_ns": int(wall_ms * 1e6), "user_us": 1000,
+            "sys_us": 500, "maxrss_kb": 1000, "groups": groups, "open_errors": errors, "inherit": True,
+            "user_only": [False] * len(groups)}
+
+
+def test_command_not_found(db: str) -> None:
+    r = cli("stat", "-r", "3", "--", "no-such-command-xyz")
+    assert r.exit_code == 2
+    assert "no-such-command-xyz" in one_line_error(r.output)
+
+
+def test_not_executable(db: str, tmp_path: Path) -> None:
+    f = tmp_path / "data"
+    f.write_text("x")
+    r = cli("stat", "--", str(f))
+    assert r.exit_code == 2
+    assert "not executable" in one_line_error(r.output)
+
+
+def test_aggregate_recorded_buffers() -> None:
+    """The PMU path without a PMU: recorded group reads — counted, multiplexed, not counted, not supported."""
+    groups = counters.parse_events("{cycles,instructions},branch-misses,task-clock,cache-misses")
+    reps = [
+        # {cycles,instructions}: full; branch-misses: multiplexed (running = enabled/2, scaled ×2);
+        # task-clock (ns); cache-misses: not counted (running 0)
+        _rep([[2, 1000, 1000, 4000, 8000], [1, 1000, 500, 10], [1, 1500000, 1500000, 1500000], [1, 1000, 0, 0]],
+             [None] * 4, wall_ms=2.0),
+        _rep([[2, 1000, 1000, 6000, 12000], [1, 1000, 250, 10], [1, 2500000, 2500000, 2500000], [1, 1000, 0, 0]],
+             [None] * 4, wall_ms=4.0),
+    ]
+    m = {x.name: x for x in statcmd.aggregate(reps, groups)}
+    assert m["wall"].values == [2.0, 4.0] and m["user"].values == [1.0, 1.0] and m["sys"].values == [0.5, 0.5]
+    s = m["wall"].summary()
+    assert s["mean"] == 3.0 and s["min"] == 2.0 and s["max"] == 4.0
+    assert s["stddev"] == pytest.approx(2 ** 0.5) and s["cv"] == pytest.approx(2 ** 0.5 / 3)
+    assert s["sem"] == pytest.approx(1.0)
+    assert m["cycles"].values == [4000, 6000] and m["instructions"].values == [8000, 12000]
+    assert m["cycles"].notes == []
+    assert m["branch-misses"].values == [20, 40]  # 10 × 1000/500, 10 × 1000/250
+    assert m["branch-misses"].notes == ["multiplexed 38%"]  # 750 of 2000 ns on the PMU
+    assert m["task-clock"].values == [1.5, 2.5] and m["task-clock"].unit == "ms"
+    assert m["task-clock"].notes == ["0.67 CPUs utilized"]
+    assert m["cache-misses"].status == "not counted" and m["cache-misses"].counted == []
+    assert m["IPC"].status == "derived" and m["IPC"].values == [pytest.approx(2.0)]
+    assert m["branch-misses MPKI"].values == [pytest.approx(3.0)]
+
+    # a group the kernel refused: not supported, with its reason; the others still counted
+    refused = [_rep([[1, 10, 10, 7], []], [None, "No such file or directory"])] * 3
+    m2 = {x.name: x for x in statcmd.aggregate(refused, counters.parse_events("page-faults,cycles"))}
+    assert m2["page-faults"].values == [7, 7, 7] and m2["page-faults"].summary()["cv"] == 0
+    assert m2["cycles"].status == "not supported" and "No such file" in (m2["cycles"].reason or "")
+
+    # not counted in one repetition only: the others make the mean, the row says so
+    part = [_rep([[1, 10, 10, 5]], [None]), _rep([[1, 10, 0, 0]], [None])]
+    m3 = {x.name: x for x in statcmd.aggregate(part, counters.parse_events("page-faults"))}
+    assert m3["page-faults"].values == [5, None] and m3["page-faults"].summary()["mean"] == 5
+    assert "not counted in 1/2 runs" in m3["page-faults"].notes
+
+    with pytest.raises(ValueError):  # a truncated buffer is an error, not a silent zero
+        statcmd.aggregate([_rep([[2, 10, 10, 1]], [None])], counters.parse_events("{cycles,instructions}"))
+
+
+def test_callgrind_refuses_events(db: str) -> None:
+    r = cli("stat", "--backend", "callgrind", "-e", "cycles", "--", "/bin/true")
+    assert r.exit_code == 2
+    assert "-e applies to the timing backend" in one_line_error(r.output)
