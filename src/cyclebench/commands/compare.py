@@ -12,21 +12,34 @@ compare.unpaired over the per-round costs recomputed from the stored samples.
 
 from __future__ import annotations
 
+import shlex
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
 
-from cyclebench.commands.run import Prepared, RunConfig, begin, result_fields, sample_rows
+from cyclebench.build import DEFAULT_CFLAGS, BuildError, BuildSpec, suite_sources
+from cyclebench.commands._common import (
+    UserError,
+    err,
+    open_store,
+    out,
+    parse_params,
+)
+from cyclebench.commands.run import Prepared, RunConfig, begin, prepare, result_fields, sample_rows
 from cyclebench.env import sysinfo
 from cyclebench.model import OK, Comparison
+from cyclebench.report import console as console_report
 from cyclebench.report.console import fmt
-from cyclebench.runner import interleave
-from cyclebench.runner.plan import SelectionError
+from cyclebench.runner import RunnerError, interleave
+from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
 from cyclebench.stats.ab import ALPHA, holm, paired, unpaired, with_adjusted_p
-from cyclebench.store import Store
+from cyclebench.store import Store, StoreError
 
 
 class CompareError(Exception):
@@ -177,3 +190,75 @@ def compare_runs(store: Store, run_a: int, run_b: int, alpha: float = ALPHA) -> 
 
 def default_cpu() -> int:
     return sysinfo.choose_cpu()
+
+
+@click.command("compare")
+@click.argument("targets", nargs=-1, required=True)
+@click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
+              help="Parameters to compare at (default: every parameter the benchmarks share).")
+@click.option("-f", "--file", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="C file(s) holding the benchmarks (default: the built-in suite).")
+@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0).")
+@click.option("--repeat", type=click.IntRange(6, 100000), default=60, show_default=True,
+              help="Rounds (pairs) per comparison.")
+@click.option("--min-time", type=click.FloatRange(min=0), default=0.2, show_default=True,
+              help="Seconds of timed samples per benchmark.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
+              help="Significance level (after Holm correction).")
+@click.option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Runner processes the rounds are spread over (order reversed in every other one; "
+                   "the CI is bootstrapped over them).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@click.option("--db", metavar="URL", help="Database URL.")
+@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
+def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[Path, ...], cpu: int | None,
+                repeat: int, min_time: float, alpha: float, processes: int, json_path: Path | None, db: str | None,
+                cflags: str) -> None:
+    """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
+    several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
+    verdict only for real differences."""
+    import json
+
+    from cyclebench.runner import interleave
+
+    store = open_store(db)
+    if all(t.isdigit() for t in targets):
+        if len(targets) != 2:
+            raise UserError("compare of stored runs takes exactly two run ids")
+        try:
+            rows = compare_runs(store, int(targets[0]), int(targets[1]), alpha)
+        except CompareError as e:
+            raise UserError(str(e)) from None
+        title = f"run #{targets[1]} vs run #{targets[0]} (unpaired: Mann–Whitney, Holm)"
+    else:
+        if len(targets) < 2:
+            raise UserError("compare needs at least two benchmarks (or two run ids)")
+        sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
+        spec = BuildSpec(sources=sources, cflags=tuple(shlex.split(cflags)), werror=not files)
+        opts = MeasureOptions(min_time=min_time, repeat=repeat)
+        plan = interleave.split(repeat, processes)
+        if len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
+            err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
+                      "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
+        cfg = RunConfig(spec=spec, globs=targets, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
+        try:
+            with err.status("building", spinner="dots"):
+                prepared = prepare(cfg)
+            with err.status("measuring (interleaved)", spinner="dots"):
+                run_id, rows, measured = execute(cfg, prepared, store, targets, parse_params(params), alpha,
+                                                      processes=processes)
+        except BuildError as e:
+            if e.output:
+                err.print(e.output, markup=False, highlight=False)
+            raise UserError(str(e)) from None
+        except (RunnerError, SelectionError, StoreError) as e:
+            raise UserError(str(e)) from None
+        except KeyboardInterrupt:
+            err.print("cyclebench: interrupted: measured results are kept in the database")
+            sys.exit(130)
+        procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
+        title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
+                 f"CPU {prepared.cpu} · Wilcoxon signed-rank, Holm, CI bootstrapped over processes")
+    console_report.print_comparisons(rows, out, title=title, alpha=alpha)
+    if json_path is not None:
+        json_path.write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")

@@ -8,6 +8,7 @@ finished result is already committed.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -15,17 +16,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
 from scipy import stats as sps
 
 from cyclebench import __version__, counters
-from cyclebench.build import Binary, BuildSpec, build
+from cyclebench.build import DEFAULT_CFLAGS, Binary, BuildError, BuildSpec, ToolMissing, build, suite_sources
+from cyclebench.commands._common import (
+    FAILED_STATUSES,
+    UserError,
+    err,
+    null_context,
+    open_store,
+    out,
+    parse_params,
+)
 from cyclebench.env import check, sysinfo
 from cyclebench.model import OK, Item, Outcome
-from cyclebench.runner import Runner, callgrind
+from cyclebench.report import console as console_report
+from cyclebench.runner import Runner, RunnerError, callgrind
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import NotEnoughSamples, clock, combine_difference, estimate, slow_side
-from cyclebench.store import Store
+from cyclebench.store import Store, StoreError
+from cyclebench.store import runfile as json_report
 
 LOOP_REFERENCE = "loop/empty"
 
@@ -248,3 +270,170 @@ def execute(
             on_done(item, fields)
     store.finish_run(run_id, "complete")
     return run_id, rows
+
+
+@click.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-b", "--bench", "globs", multiple=True, metavar="GLOB",
+              help="Benchmarks to run: group/name glob or group (repeatable). Default: all.")
+@click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
+              help="Only these parameters (sizes, counts); with an exact -b name, any value.")
+@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0).")
+@click.option("--repeat", type=click.IntRange(1, 100000), default=MeasureOptions.repeat, show_default=True,
+              help="Rounds over the batch-size ladder (samples per batch size).")
+@click.option("--min-time", type=click.FloatRange(min=0), default=MeasureOptions.min_time, show_default=True,
+              help="Seconds of timed samples per benchmark (sizes the batches).")
+@click.option("--max-time", type=click.FloatRange(min=0.001), default=MeasureOptions.max_time,
+              show_default=True, help="Cap in seconds for slow operations (fewer rounds, at least 3).")
+@click.option("--warmup", type=click.FloatRange(min=0), default=MeasureOptions.warmup, show_default=True,
+              help="Seconds of untimed warm-up batches.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
+              help="Seconds before a benchmark is declared hung and killed (default from --max-time).")
+@click.option("--seed", type=int, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
+@click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the run as lossless JSON to this file.")
+@click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
+@click.option("--net", is_flag=True, help="Show costs net of the loop's own cost (loop/empty, measured first).")
+@click.option("-e", "--events", "events_spec", default=None, metavar="EVENTS",
+              help="Counters read around every batch, perf syntax: 'task-clock,{cycles,instructions}'.")
+@click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
+              help="callgrind: exact simulated counts per op (Ir, cache and branch misses) instead of timing.")
+@click.option("--sim-iters", type=click.IntRange(1), default=10, show_default=True,
+              help="callgrind: operations in the first collected batch (the second has twice as many).")
+@click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
+              help="callgrind cache geometry (bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
+@click.option("--fifo", "fifo", type=click.IntRange(1, 99), default=None, metavar="PRIO",
+              help="Run the runner under SCHED_FIFO at PRIO (root/CAP_SYS_NICE), bounded by RLIMIT_RTTIME.")
+@click.option("--max-rss", type=click.IntRange(1, 1 << 30), default=None, metavar="MiB",
+              help="Kill a runner whose resident memory (with what it forked) passes this; its row says so.")
+@click.option("--cc", default="cc", show_default=True, help="C compiler.")
+@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True,
+              help="Flags for the benchmark sources (split like a shell would, passed as argv).")
+@click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Include directory for the benchmark sources.")
+@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Preprocessor definition.")
+@click.option("--ldflags", default="", help="Extra link flags/libraries (e.g. '-ljemalloc').")
+def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...], cpu: int | None, repeat: int,
+        min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
+        json_path: Path | None, db: str | None, quiet: bool, net: bool, events_spec: str | None, backend: str,
+        sim_iters: int,
+        cache_spec: str | None, fifo: int | None, max_rss: int | None, cc: str, cflags: str,
+        include_dirs: tuple[Path, ...], defines: tuple[str, ...], ldflags: str) -> None:
+    """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
+    try:
+        split_cflags, split_ldflags = tuple(shlex.split(cflags)), tuple(shlex.split(ldflags))
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--cflags/--ldflags") from None
+    sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
+    spec = BuildSpec(sources=sources, cc=cc, cflags=split_cflags, include_dirs=tuple(d.resolve() for d in include_dirs),
+                     defines=defines, ldflags=split_ldflags, werror=not files)
+    opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
+    from cyclebench import counters
+    from cyclebench.runner import callgrind
+
+    try:
+        groups = counters.parse_events(events_spec) if events_spec else None
+    except counters.EventError as e:
+        raise UserError(str(e)) from None
+    try:
+        cache = callgrind.parse_cache(cache_spec)
+        if backend == "callgrind":
+            callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
+    except callgrind.SimulationError as e:
+        raise UserError(str(e)) from None
+    cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=cpu, options=opts, timeout=timeout,
+                    command=["cyclebench", *sys.argv[1:]], fifo=fifo, backend=backend, sim_iters=sim_iters,
+                    cache=cache, events=groups, max_rss=max_rss << 20 if max_rss else None)
+    try:
+        with err.status("building", spinner="dots") if not quiet else null_context():
+            prepared = prepare(cfg)
+    except BuildError as e:
+        if e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e) if isinstance(e, ToolMissing) else f"{e} (compiler output above)") from None
+    except (FileNotFoundError, RunnerError, SelectionError) as e:
+        raise UserError(str(e)) from None
+
+    if list_only:
+        _print_list(prepared.runner.list())
+        return
+    if groups:
+        _check_events(prepared.runner, groups)
+
+    store = open_store(db)
+    rows: list[dict[str, Any]] = []
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
+    run_id: int | None = None
+    try:
+        with progress:
+            task = progress.add_task("measuring", total=len(prepared.items))
+
+            def on_start(item: Item) -> None:
+                progress.update(task, description=f"{item.label:<32.32}")
+
+            def on_done(_item: Item, row: dict[str, Any]) -> None:
+                rows.append(row)
+                progress.advance(task)
+
+            run_id, _ = execute(cfg, prepared, store, on_start, on_done)
+    except KeyboardInterrupt:
+        if not quiet and rows:
+            console_report.print_results(rows, out, net=net)
+        last = store.last_run_id()
+        err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept in run #{last} ({store.url})")
+        sys.exit(130)
+    except RunnerError as e:
+        raise UserError(str(e)) from None
+    except StoreError as e:
+        raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
+
+    if not quiet:
+        title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
+        if backend == "callgrind":
+            console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
+        else:
+            console_report.print_results(rows, out, title=title, net=net)
+            if groups:
+                console_report.print_counters(rows, out)
+        run_row = store.get_run(run_id) or {}
+        if backend == "timing":
+            err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
+        for line in console_report.environment_lines(rows):
+            err.print(line, highlight=False)
+    if json_path is not None:
+        json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+    bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
+    if not quiet:
+        err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
+    if bad:
+        err.print(f"cyclebench: {len(bad)} benchmark(s) did not produce a valid result (see notes)", style="red")
+        sys.exit(1)
+
+
+def _check_events(runner: Any, groups: list[list[Any]]) -> None:
+    """Open the requested groups once before measuring: a machine that cannot count them
+    gets one line now, not a table of holes later."""
+    errors = runner.probe(groups)
+    failed = [(g, e) for g, e in zip(groups, errors, strict=True) if e]
+    if not failed:
+        return
+    hw = [g for g, _ in failed if any(ev.is_hardware for ev in g)]
+    names = ", ".join(ev.name for g, _ in failed for ev in g)
+    if len(failed) == len(groups) and hw:
+        raise UserError(f"hardware events are not available here ({names}: {failed[0][1]}; no PMU exposed, "
+                        "as in most VMs): use --backend callgrind for simulated counts, or software events "
+                        "(task-clock, context-switches, page-faults)")
+    err.print(f"[yellow]cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})[/]")
+
+
+def _print_list(benches: list[Any]) -> None:
+    table = Table(header_style="bold")
+    for col in ("benchmark", "params", "requires", "verify", "source"):
+        table.add_column(col)
+    for b in benches:
+        table.add_row(b.name, ",".join(map(str, b.params)) if b.params else "", b.require or "",
+                      "yes" if b.has_verify else "", f"{Path(b.file).name}:{b.line}")
+    out.print(table)

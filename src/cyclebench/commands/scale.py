@@ -1,6 +1,6 @@
 """Scaling mode (DESIGN.md §6): how throughput grows with the number of tasks.
 
-For each benchmark, mode (threads, processes) and task count, the runner (engine/scale.c)
+For each benchmark, mode (threads, processes) and task count, the runner (engine/c)
 starts N pinned tasks that run the body in small batches and bump their own counter; a
 sampler prints every interval how many operations each task did, and (from schedstat) how
 long each task ran and waited for its CPU. This module runs the sweep, turns the interval
@@ -34,22 +34,34 @@ from __future__ import annotations
 import math
 import os
 import re
+import shlex
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
 
 from cyclebench import __version__
-from cyclebench.build import Binary, BuildSpec, build
+from cyclebench.build import DEFAULT_CFLAGS, Binary, BuildError, BuildSpec, build, suite_sources
+from cyclebench.commands._common import (
+    FAILED_STATUSES,
+    UserError,
+    err,
+    open_store,
+    out,
+)
+from cyclebench.commands.run import code_revision
 from cyclebench.env import sysinfo
 from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Item, Series
-from cyclebench.runner import Runner, run_child
+from cyclebench.runner import Runner, RunnerError, run_child
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.protocol import parse_lines as _parse_lines
 from cyclebench.runner.protocol import signal_name as _signal_name
-from cyclebench.store import Store
+from cyclebench.store import Store, StoreError
+from cyclebench.store import runfile as json_report
 
 MODES = ("threads", "processes")
 WAIT_LIMIT = 0.02  # a task waiting for its CPU more than 2% of an interval: the interval is disturbed
@@ -534,7 +546,6 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
             on_start: Callable[[str], None] = lambda _l: None) -> tuple[int, list[Series]]:
     """Run the sweep; each task count is stored as it comes. Returns (run id, series).
     KeyboardInterrupt marks the run interrupted and propagates (stored rows stay)."""
-    from cyclebench.commands.run import code_revision
 
     cpus = prepared.cpus
     env = sysinfo.capture(cpus[0], cc=cfg.spec.cc)
@@ -617,3 +628,99 @@ def series_from_rows(rows: Sequence[dict[str, Any]]) -> list[Series]:
         ser = out.setdefault(key, Series(*key))
         ser.points.append({**e, "status": r.get("status"), "reason": r.get("reason")})
     return list(out.values())
+
+
+@click.command("scale")
+@click.argument("benches", nargs=-1, required=True)
+@click.option("-f", "--file", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="C file(s) holding the benchmarks (default: the built-in suite).")
+@click.option("--tasks", "tasks_text", metavar="1..N|1,2,4",
+              help="Task counts to sweep (N alone: 1..N; 1 is always added). Default: powers of two up to the "
+                   "CPU count, the CPU count and one more.")
+@click.option("--mode", type=click.Choice(["threads", "processes", "both"]), default="threads", show_default=True)
+@click.option("--duration", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+              help="Seconds sampled per task count, after the warm-ups (split over the passes).")
+@click.option("--passes", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Alternating passes over the task counts (1..N, N..1, ...); speed-up = median of the passes' "
+                   "own ratios, so clock drift between task counts cancels.")
+@click.option("--interval", type=click.FloatRange(min=0.001), default=0.1, show_default=True,
+              help="Seconds between two reads of the counters.")
+@click.option("--warmup", type=click.FloatRange(min=0), default=0.5, show_default=True,
+              help="Seconds of intervals dropped at the start.")
+@click.option("--cpus", "cpus_text", metavar="LIST",
+              help="CPUs for the tasks, in order (task i → i-th, wrapping). Default: distinct cores first, then "
+                   "SMT siblings, CPU 0's core last.")
+@click.option("--retries", type=click.IntRange(0, 20), default=2, show_default=True,
+              help="Measure a task count again while other programs kept its tasks waiting for their CPUs.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write throughput and efficiency vs tasks to FILE.png|svg|pdf.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the run as lossless JSON.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write one CSV row per benchmark × mode × task count.")
+@click.option("--db", metavar="URL", help="Database URL.")
+@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
+def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str | None, mode: str,
+              duration: float, passes: int, interval: float, warmup: float, cpus_text: str | None, retries: int,
+              plot_path: Path | None, json_path: Path | None, csv_path: Path | None, db: str | None,
+              cflags: str) -> None:
+    """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
+    efficiency, per-task fairness (will-it-scale done right)."""
+    import csv
+
+    from cyclebench.report import plots
+
+    if plot_path is not None and plot_path.suffix.lower() not in plots.FORMATS:
+        raise UserError(f"--plot: the file must end in {', '.join(plots.FORMATS)}")
+    try:
+        cpus = parse_cpus(cpus_text) if cpus_text else None
+        modes = parse_modes(mode)
+        ncpus = len(cpus) if cpus else len(os.sched_getaffinity(0))
+        tasks = parse_tasks(tasks_text) if tasks_text else default_tasks(ncpus)
+        sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
+        spec = BuildSpec(sources=sources, cflags=tuple(shlex.split(cflags)), werror=not files)
+    except (ScaleError, ValueError) as e:
+        raise UserError(str(e)) from None
+    cfg = ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration,
+                            interval=interval, warmup=warmup, cpus=cpus, retries=retries, passes=passes,
+                            command=["cyclebench", *sys.argv[1:]])
+    store = open_store(db)
+    try:
+        with err.status("building", spinner="dots"):
+            prepared = prepare(cfg)
+        with err.status("scaling", spinner="dots") as status:
+            run_id, series = execute(cfg, prepared, store, lambda label: status.update(f"scaling: {label}"))
+    except BuildError as e:
+        if e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    except (FileNotFoundError, RunnerError, SelectionError, StoreError) as e:
+        raise UserError(str(e)) from None
+    except KeyboardInterrupt:
+        err.print(f"cyclebench: interrupted: task counts measured so far are kept ({store.url})")
+        sys.exit(130)
+    used = len(set(prepared.cpus))
+    for s in series:
+        out.print(plots.scale_table(s))
+    chart = plots.text_chart(series)
+    if chart:
+        out.print("\n".join(chart), highlight=False, markup=False)
+    pct = sampler_cpu_pct(series)
+    err.print(f"run #{run_id} · tasks on CPUs {','.join(map(str, prepared.cpus))} ({used} CPUs) · sampler used "
+              f"{'-' if pct is None else f'{pct:.3f}'}% of one CPU at most · stored in {store.url}", highlight=False)
+    if plot_path is not None:
+        w, h = plots.plot_scaling(series, plot_path, ncpus=used, title=f"cyclebench scale · run #{run_id}")
+        err.print(f"plot written to {plot_path} ({w}×{h} px)", highlight=False)
+    if json_path is not None:
+        json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+    if csv_path is not None:
+        rows = csv_rows(series)
+        with csv_path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["bench"])
+            writer.writeheader()
+            writer.writerows(rows)
+    bad = [(s.label, p) for s in series for p in s.points if p.get("status") in FAILED_STATUSES]
+    for label, p in bad:
+        err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False)
+    if bad:
+        sys.exit(1)

@@ -16,18 +16,26 @@ Checks (each PASS/FAIL with expected and measured figures):
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
+from rich.table import Table
 
-from cyclebench.build import BuildSpec, build, suite_sources
+from cyclebench.build import BuildError, BuildSpec, build, suite_sources
+from cyclebench.commands._common import (
+    UserError,
+    err,
+    out,
+)
 from cyclebench.env import sysinfo
 from cyclebench.model import OK, Outcome
-from cyclebench.runner import Runner, interleave
+from cyclebench.runner import Runner, RunnerError, interleave
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock, estimate
 from cyclebench.stats.ab import ALPHA, paired
@@ -193,3 +201,34 @@ def _per_op(o: Outcome) -> float:
 def to_dict(report: SelftestReport) -> dict[str, Any]:
     return {"passed": report.passed, "seconds": report.seconds, "cpu": report.cpu,
             "checks": [c.__dict__ for c in report.checks]}
+
+
+@click.command("selftest")
+@click.option("--quick", is_flag=True, help="Fewer rounds (what the test suite runs).")
+@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin to (default: not CPU 0).")
+@click.option("--aa-reps", type=click.IntRange(min=20), default=None,
+              help="Repetitions of the A/A test (default 40; 20 with --quick).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: Path | None) -> None:
+    """Check cyclebench's own precision here with known effects (A/A, +1 cycle, linearity, timer)."""
+    import json
+
+
+    try:
+        with err.status("self-test", spinner="dots"):
+            report = run_selftest(quick=quick, cpu=cpu, aa_reps=aa_reps)
+    except (BuildError, RunnerError, RuntimeError) as e:
+        raise UserError(str(e)) from None
+    table = Table(title=f"cyclebench selftest · CPU {report.cpu} · {report.seconds:.1f} s", header_style="bold")
+    for col in ("check", "expected", "measured", "result"):
+        table.add_column(col)
+    for c in report.checks:
+        verdict = "[green]PASS[/]" if c.passed else "[dim]n/a[/]" if c.passed is None else "[red]FAIL[/]"
+        table.add_row(c.name, c.expected, c.measured + (f" ({c.detail})" if c.detail else ""), verdict)
+    out.print(table)
+    if json_path is not None:
+        json_path.write_text(json.dumps(to_dict(report), indent=1) + "\n")
+    if not report.passed:
+        err.print("cyclebench: selftest FAILED: numbers from this machine are not to be trusted as they are",
+                  style="red")
+        sys.exit(1)

@@ -37,17 +37,33 @@ import shlex
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
+from rich.table import Table
+
 from cyclebench import __version__, counters
-from cyclebench.build import BuildError, cache_root, compiler_version, engine_dir
+from cyclebench.build import (
+    BuildError,
+    cache_root,
+    compiler_version,
+    engine_dir,
+)
 from cyclebench.build.compile import _run
+from cyclebench.commands._common import (
+    UserError,
+    err,
+    open_store,
+    out,
+)
 from cyclebench.counters import Event
 from cyclebench.runner import callgrind, die_with_parent
+from cyclebench.store import StoreError
 
 DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
 LAUNCHER_SOURCE = "statexec.c"
@@ -432,7 +448,6 @@ def _fmt(x: float | None) -> str:
 
 def stat_table(metrics: Sequence[Metric], title: str | None = None) -> Any:
     """perf-stat-like rich table: metric, mean, ± stddev (% of the mean), min, max, unit, notes."""
-    from rich.table import Table
 
     table = Table(title=title, header_style="bold")
     table.add_column("metric", no_wrap=True)
@@ -462,3 +477,76 @@ def hints(stat: Stat, metrics: Sequence[Metric]) -> list[str]:
     why = (missing[0].reason or "").removeprefix("not supported: ")
     return [f"hardware events are not available here ({', '.join(m.name for m in missing)}: {why}; no PMU "
             "exposed, as in most VMs): use --backend callgrind for simulated counts"]
+
+
+@click.command("stat", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-r", "--repeat", type=click.IntRange(1, 100000), default=1, show_default=True,
+              help="Run the command this many times; mean ± stddev, min, max over the runs.")
+@click.option("-e", "--events", default=None, metavar="EVENTS",
+              help="perf events (comma list, {a,b} groups); default task-clock,context-switches,cpu-migrations,"
+                   "page-faults.")
+@click.option("--pre", default=None, metavar="CMD", help="Run CMD before each repetition (not measured).")
+@click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
+              help="callgrind: the whole command under valgrind callgrind: simulated Ir, cache and branch misses.")
+@click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
+              help="callgrind cache geometry (default as for run).")
+@click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
+@click.option("-q", "--quiet", is_flag=True, help="No table.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cache_spec: str | None,
+             db: str | None, quiet: bool, command: tuple[str, ...]) -> None:
+    """Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec,
+    children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS]."""
+    from cyclebench.runner import callgrind
+
+    try:
+        cache = callgrind.parse_cache(cache_spec)
+        st = Stat(command, events=events, pre=pre, backend=backend, cache=cache)
+    except (StatError, callgrind.SimulationError) as e:
+        raise UserError(str(e)) from None
+    except BuildError as e:
+        if e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    argv = ["cyclebench", "stat", "-r", str(repeat), "--backend", backend, *(["-e", events] if events else []),
+            *(["--pre", pre] if pre else []), "--", *command]
+    store = open_store(db)
+    reps: list[dict[str, Any]] = []
+    run_id: int | None = None
+    status, failure = "complete", None
+    try:
+        for k in range(repeat):
+            reps.append(st.run_one(k))
+            if run_id is None:
+                run_id = begin_run(store, st, argv)
+            record_repetition(store, run_id, st, reps)
+    except KeyboardInterrupt:
+        status = "interrupted"
+    except StatError as e:
+        status, failure = "failed", e
+    except StoreError as e:
+        raise UserError(f"{e} ({len(reps)} repetition(s) measured)") from None
+    metrics = st.summarize(reps) if reps else []
+    if run_id is not None:
+        try:
+            store_results(store, run_id, st, reps, metrics, status)
+        except StoreError as e:
+            raise UserError(str(e)) from None
+    if reps and not quiet:
+        what = "simulated (callgrind)" if backend == "callgrind" else "counters enabled at exec"
+        out.print(stat_table(metrics, title=f"stat #{run_id} · '{shlex.join(command)}' · {len(reps)} "
+                                     f"run{'s' if len(reps) > 1 else ''} · {what}"))
+        for line in hints(st, metrics):
+            err.print(line, highlight=False)
+    text, all_zero = exit_summary(reps) if reps else ("", True)
+    if failure is not None:
+        kept = f" ({len(reps)} repetition(s) kept in run #{run_id})" if reps else ""
+        raise UserError(f"{failure}{kept}")
+    if reps:
+        err.print(f"command: {text}; run #{run_id} stored in {store.url}", highlight=False,
+                  style=None if all_zero else "red")
+    if status == "interrupted":
+        err.print(f"cyclebench: interrupted after {len(reps)} repetition(s)")
+        sys.exit(130)
+    if not all_zero:
+        sys.exit(1)

@@ -17,20 +17,40 @@ class and a diff against the first variant.
 from __future__ import annotations
 
 import random
+import shlex
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
 
-from cyclebench.build import Binary, BuildSpec, build, cross_cc, launcher_for
+from cyclebench.build import (
+    Binary,
+    BuildError,
+    BuildSpec,
+    build,
+    cross_cc,
+    launcher_for,
+)
 from cyclebench.build.elf import body_symbol, classify, disassemble, elf_sizes, helper_calls
+from cyclebench.commands._common import (
+    UserError,
+    err,
+    open_store,
+    out,
+    parse_params,
+)
+from cyclebench.commands.run import Prepared, RunConfig, begin, result_fields, sample_rows
 from cyclebench.model import OK, Comparison, Item, Outcome
-from cyclebench.runner import Runner
-from cyclebench.runner.plan import MeasureOptions, plan
+from cyclebench.report import console as console_report
+from cyclebench.runner import Runner, RunnerError
+from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
 from cyclebench.stats.ab import holm, paired, with_adjusted_p
+from cyclebench.store import StoreError
 
 
 class VariantError(Exception):
@@ -217,7 +237,6 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
 def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built]) -> None:
     """One result row per benchmark × variant (variant = its label); emulated rows keep their
     status and reason but no figure: their unit is "emulated"."""
-    from cyclebench.commands.run import result_fields, sample_rows
 
     emulated = {b.variant.label for b in built if b.variant.emulated}
     for r in results:
@@ -231,3 +250,83 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
             fields = result_fields(o, rate, label)
             fields.setdefault("extra", {})["per_invocation"] = r.per_invocation.get(label)
             store.add_result(run_id, fields, sample_rows(o.result))
+
+
+@click.command("variants")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--flags", "flag_sets", multiple=True, metavar='"FLAGS"',
+              help="One variant's compiler flags (repeatable; split like a shell would). Default: -O2.")
+@click.option("--cc", "ccs", multiple=True, help="Compiler (repeatable: every compiler × every flag set).")
+@click.option("--target", type=click.Choice(["aarch64"]), default=None,
+              help="Cross-build for this target and run under qemu-user: correctness only (emulated), no times.")
+@click.option("-b", "--bench", "globs", multiple=True, metavar="GLOB", help="Benchmarks to run (default: all).")
+@click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]", help="Only these parameters.")
+@click.option("--disasm", is_flag=True, help="Show each variant's body disassembly, instruction classes and diff.")
+@click.option("--callgrind", "sim", is_flag=True,
+              help="Also count each variant under callgrind: exact Ir, I1/D1/LL misses, branch misses per op.")
+@click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
+              help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict).")
+@click.option("--min-time", type=click.FloatRange(min=0), default=0.03, show_default=True,
+              help="Seconds of timed samples per invocation.")
+@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin to (default: not CPU 0).")
+@click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
+@click.option("--db", metavar="URL", help="Database URL.")
+def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple[str, ...], target: str | None,
+                 globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, sim: bool, rounds: int,
+                 min_time: float,
+                 cpu: int | None, include_dirs: tuple[Path, ...], defines: tuple[str, ...], json_path: Path | None,
+                 db: str | None) -> None:
+    """Build FILES once per flag set / compiler / target and measure the builds side by side."""
+    import json
+
+    from cyclebench.env import sysinfo
+
+    try:
+        sets = [tuple(shlex.split(f)) for f in flag_sets]
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--flags") from None
+    cpu = cpu if cpu is not None else sysinfo.choose_cpu()
+    store = open_store(db)
+    run_id: int | None = None
+    stored: list[int] = []  # one entry per benchmark stored
+    try:
+        vs = make_variants(ccs, sets, target)
+        with err.status("building variants", spinner="dots"):
+            built = build_all(vs, [f.resolve() for f in files], [d.resolve() for d in include_dirs],
+                                       defines, cpu)
+        opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
+        spec = BuildSpec(sources=tuple(f.resolve() for f in files), cc=vs[0].cc, cflags=vs[0].cflags,
+                         target=target)
+        cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
+        rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
+        run_id = rid
+
+        def keep(r: BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
+            store_results(store, rid, rate, [r], built)
+            stored.append(1)
+
+        with err.status("measuring", spinner="dots") as status, store.finishing(rid):
+            results = measure(built, globs, parse_params(params), rounds, opts,
+                                       on_step=lambda s: status.update(f"measuring {s}"), simulate_counts=sim,
+                                       on_result=keep)
+        data = summary(built, results, disasm)
+        store.update_run(rid, summary={"variants": data})
+        store.finish_run(rid, "complete")
+    except (BuildError, RunnerError, SelectionError, StoreError, VariantError) as e:
+        if isinstance(e, BuildError) and e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    except KeyboardInterrupt:
+        if run_id is None:
+            err.print("cyclebench: interrupted")
+        else:
+            err.print(f"cyclebench: interrupted: {len(stored)} benchmark(s) measured on every variant are kept in "
+                      f"run #{run_id} ({store.url})")
+        sys.exit(130)
+    console_report.print_variants(data, out, run_id=run_id, disasm=disasm)
+    if json_path is not None:
+        json_path.write_text(json.dumps(data, indent=1) + "\n")
+    if any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
+        sys.exit(1)

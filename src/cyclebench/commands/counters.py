@@ -1,0 +1,108 @@
+"""`cyclebench counters list|sweep`: which events count here, and trying them all on a benchmark."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from cyclebench.build import BuildError, BuildSpec, suite_sources
+from cyclebench.build import build as build_binary
+from cyclebench.commands._common import (
+    UserError,
+    err,
+    out,
+)
+from cyclebench.report import console as console_report
+from cyclebench.runner.plan import MeasureOptions
+
+
+@click.group("counters")
+def counters_group() -> None:
+    """Counter events: which ones this machine can count, and trying them all on a benchmark."""
+
+
+def _suite_runner(cpu: int | None = None) -> Any:
+    from cyclebench.env import sysinfo
+    from cyclebench.runner import Runner
+
+    try:
+        binary = build_binary(BuildSpec(sources=tuple(suite_sources()), werror=True))
+    except BuildError as e:
+        raise UserError(str(e)) from None
+    return Runner(binary.path, cpu if cpu is not None else sysinfo.choose_cpu())
+
+
+@counters_group.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Also list the events that cannot be counted here.")
+def counters_list(show_all: bool) -> None:
+    """Every event name known here (generic perf names, libpfm4's PMU events), each tried."""
+    from cyclebench import counters
+    from cyclebench.counters import pfm4
+
+    runner = _suite_runner()
+    cat = counters.catalogue()
+    with err.status(f"trying {len(cat)} events", spinner="dots"):
+        errors = counters.probe_all(runner, [e for _, e in cat])
+    table = Table(header_style="bold", title="counter events" + ("" if pfm4.available() else
+                                                                 " (libpfm4 not installed: generic names only)"))
+    for col in ("source", "event", "encoding", "countable here"):
+        table.add_column(col)
+    shown = 0
+    for (src, ev), e in zip(cat, errors, strict=True):
+        if e and not show_all and not src.startswith("generic"):
+            continue
+        shown += 1
+        table.add_row(src, ev.name, ev.encoding, "[green]yes[/]" if not e else f"[red]no[/] ({e})")
+    out.print(table)
+    ok = sum(e is None for e in errors)
+    err.print(f"{ok} of {len(cat)} events countable here; {len(cat) - shown} PMU events not countable not shown "
+              "(--all shows them)" if not show_all else f"{ok} of {len(cat)} events countable here")
+
+
+@counters_group.command("sweep")
+@click.argument("bench")
+@click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
+@click.option("--group-size", type=click.IntRange(1, 8), default=1, show_default=True,
+              help="Events read together per run (fewer: no multiplexing).")
+@click.option("--min-per-op", type=float, default=0.01, show_default=True,
+              help="Hide events below this count per op.")
+def counters_sweep(bench: str, param: int | None, group_size: int, min_per_op: float) -> None:
+    """Run BENCH once per group of countable events, over every event here, and list the
+    events with a non-negligible count per op, largest first (seed 004's "try all counters")."""
+    from cyclebench import counters
+    from cyclebench.commands.run import counter_fields
+
+    runner = _suite_runner()
+    names = {b.name: b for b in runner.list()}
+    if bench not in names:
+        raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
+    if names[bench].params and param is None:
+        param = names[bench].params[0]
+    cat = [e for _, e in counters.catalogue()]
+    errors = counters.probe_all(runner, cat)
+    countable = [e for e, x in zip(cat, errors, strict=True) if x is None]
+    opts = MeasureOptions(min_time=0.02, repeat=8, warmup=0.005)
+    found: list[tuple[str, float]] = []
+    with err.status("sweeping", spinner="dots") as status:
+        for i in range(0, len(countable), group_size):
+            group = countable[i : i + group_size]
+            status.update(f"sweeping {i + len(group)}/{len(countable)} events")
+            o = runner.run(bench, param, opts, opts.timeout(), [group])
+            if o.result is None:
+                raise UserError(f"{bench}: {o.status}: {o.reason}")
+            import numpy as np
+
+            n = np.asarray(o.result["n"], dtype=float)
+            keep = np.ones(len(n), dtype=bool)
+            cf = counter_fields(o.result, [group], n, o.result.get("ladder"), keep, 0)
+            found += [(k, v["per_op"]) for k, v in cf["events"].items() if "per_op" in v]
+    table = Table(title=f"{bench}{'' if param is None else f' [{param}]'}: events per op "
+                  f"({len(countable)} of {len(cat)} countable here)", header_style="bold")
+    table.add_column("event")
+    table.add_column("per op", justify="right")
+    for name, v in sorted(found, key=lambda x: -abs(x[1])):
+        if abs(v) >= min_per_op:
+            table.add_row(name, console_report.fmt(v))
+    out.print(table)
