@@ -23,11 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from cyclebench import calibrate, interleave, sysinfo
 from cyclebench.build import BuildSpec, build
-from cyclebench.compare import paired
-from cyclebench.measure import MeasureOptions
-from cyclebench.runner import OK, Runner
+from cyclebench.env import sysinfo
+from cyclebench.model import OK
+from cyclebench.runner import Runner, interleave
+from cyclebench.runner.plan import MeasureOptions
+from cyclebench.stats import clock
+from cyclebench.stats.ab import paired
 
 DELTAS = (1, 2, 3, 5)
 
@@ -36,9 +38,9 @@ def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions, processes
     (oa, ob), procs = interleave.measure(runner, [(a, None), (b, None)], opts, processes)
     if oa.status != OK or ob.status != OK:
         raise SystemExit(f"{a}/{b}: {oa.status} {ob.status}: {oa.reason or ob.reason}")
-    ra, rb = calibrate.shared_round_ratio([oa.result or {}, ob.result or {}])  # one clock per round, as compare
-    ca, _ = calibrate.round_costs(oa.result or {}, ra)
-    cb, _ = calibrate.round_costs(ob.result or {}, rb)
+    ra, rb = clock.shared_round_ratio([oa.result or {}, ob.result or {}])  # one clock per round, as compare
+    ca, _ = clock.round_costs(oa.result or {}, ra)
+    cb, _ = clock.round_costs(ob.result or {}, rb)
     ok = np.isfinite(ca) & np.isfinite(cb)
     c = paired(ca[ok], cb[ok], groups=procs[ok] if len(procs) == len(ok) else None)
     return c.verdict, c.diff

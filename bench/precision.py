@@ -31,11 +31,13 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench import calibrate, sysinfo
 from cyclebench.build import BuildSpec, build, suite_sources
-from cyclebench.measure import MeasureOptions
-from cyclebench.runner import OK, Runner
-from cyclebench.session import result_fields
+from cyclebench.env import sysinfo
+from cyclebench.model import OK
+from cyclebench.runner import Runner
+from cyclebench.runner.plan import MeasureOptions
+from cyclebench.stats import clock
+from cyclebench.stats.result import result_fields
 
 ITEMS = [("syscall/getpid", None), ("copy/memcpy", 48), ("counter/lock_add", None)]
 
@@ -78,7 +80,7 @@ def main() -> int:
     binary = build(BuildSpec(sources=tuple(suite_sources()), werror=True))
     cpu = args.cpu if args.cpu is not None else sysinfo.choose_cpu()
     runner = Runner(binary.path, cpu)
-    rate, source = calibrate.timer_rate(runner.calibrate(), sysinfo.kernel_tsc_hz())
+    rate, source = clock.timer_rate(runner.calibrate(), sysinfo.kernel_tsc_hz())
     opts = MeasureOptions()
     t0 = time.monotonic()
     rows: dict[str, list[dict]] = {f"{b}[{p}]" if p else b: [] for b, p in ITEMS}

@@ -6,6 +6,7 @@ import pytest
 
 from cyclebench import counters
 from cyclebench.counters import pfm4
+from cyclebench.stats.result import derived
 
 
 def test_event_syntax_and_names() -> None:
@@ -43,7 +44,7 @@ def test_group_reads_recorded_buffers() -> None:
 
 
 def test_derived_metrics() -> None:
-    d = counters.derived({"cycles": 100.0, "instructions": 250.0, "branches": 50.0, "branch-misses": 5.0,
+    d = derived({"cycles": 100.0, "instructions": 250.0, "branches": 50.0, "branch-misses": 5.0,
                           "L1-icache-load-misses": 2.5})
     assert d["IPC"] == 2.5 and d["branch-miss rate"] == 0.1 and d["L1-icache-load-misses MPKI"] == 10.0
 

@@ -16,8 +16,8 @@ def test_pmu_cycles_path_without_a_pmu() -> None:
     # per TSC tick (plus a fixed 3000-cycle read overhead), with a chain saying the same.
     import numpy as np
 
-    from cyclebench.commands.run import result_fields
     from cyclebench.model import Outcome
+    from cyclebench.stats.result import result_fields
 
     rng = np.random.default_rng(1)
     n = np.concatenate([rng.permutation(np.arange(1, 9) * 1000) for _ in range(20)])

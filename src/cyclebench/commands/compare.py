@@ -30,7 +30,7 @@ from cyclebench.commands._common import (
     out,
     parse_params,
 )
-from cyclebench.commands.run import Prepared, RunConfig, begin, prepare, result_fields, sample_rows
+from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
 from cyclebench.model import OK, Comparison
 from cyclebench.report import console as console_report
@@ -39,6 +39,7 @@ from cyclebench.runner import RunnerError, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
 from cyclebench.stats.ab import ALPHA, holm, paired, unpaired, with_adjusted_p
+from cyclebench.stats.result import result_fields, sample_rows
 from cyclebench.store import Store, StoreError
 
 

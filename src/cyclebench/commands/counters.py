@@ -72,7 +72,7 @@ def counters_sweep(bench: str, param: int | None, group_size: int, min_per_op: f
     """Run BENCH once per group of countable events, over every event here, and list the
     events with a non-negligible count per op, largest first (seed 004's "try all counters")."""
     from cyclebench import counters
-    from cyclebench.commands.run import counter_fields
+    from cyclebench.stats.result import counter_fields
 
     runner = _suite_runner()
     names = {b.name: b for b in runner.list()}

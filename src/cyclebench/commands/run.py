@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -27,7 +25,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-from scipy import stats as sps
 
 from cyclebench import __version__, counters
 from cyclebench.build import DEFAULT_CFLAGS, Binary, BuildError, BuildSpec, ToolMissing, build, suite_sources
@@ -41,11 +38,13 @@ from cyclebench.commands._common import (
     parse_params,
 )
 from cyclebench.env import check, sysinfo
-from cyclebench.model import OK, Item, Outcome
+from cyclebench.env.identity import code_revision
+from cyclebench.model import OK, Item
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
-from cyclebench.stats import NotEnoughSamples, clock, combine_difference, estimate, slow_side
+from cyclebench.stats import clock
+from cyclebench.stats.result import add_net, result_fields, sample_rows
 from cyclebench.store import Store, StoreError
 from cyclebench.store import runfile as json_report
 
@@ -95,127 +94,6 @@ def prepare(cfg: RunConfig) -> Prepared:
     if any(b.name == LOOP_REFERENCE for b in benches):
         items = [ref] + [i for i in items if i != ref]
     return Prepared(binary, runner, items, cpu)
-
-
-def code_revision(sources: Sequence[Path]) -> str | None:
-    """``git describe --always --dirty`` of the first source's repository, or None."""
-    if not sources:
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(Path(sources[0]).resolve().parent), "describe", "--always", "--dirty"],
-            capture_output=True, text=True, timeout=5, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return proc.stdout.strip() or None if proc.returncode == 0 else None
-
-
-def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, group: int | None,
-                   keep: np.ndarray, seed: int) -> dict[str, Any]:
-    """Per-op slope of every requested event (counters.py parses the runner's raw group
-    reads), its status, and derived metrics (IPC, MPKI, branch-miss rate)."""
-    c = res.get("counters") or {}
-    names = [e.name for g in events for e in g]
-    series, status = counters.per_sample_counts(c.get("reads") or [], c.get("nevents") or [],
-                                                c.get("open_errors") or [None] * len(events))
-    out: dict[str, Any] = {}
-    per_op: dict[str, float] = {}
-    for name, vals, st in zip(names, series, status, strict=True):
-        entry: dict[str, Any] = {"status": st}
-        if vals is not None and len(vals) == len(n):
-            try:
-                est = estimate(n, np.asarray(vals), seed=seed, group=group, keep=keep)
-                entry.update(per_op=est.per_op, ci_low=est.ci_low, ci_high=est.ci_high)
-                per_op[name] = est.per_op
-            except NotEnoughSamples as e:
-                entry["status"] = f"not counted: {e}"
-        out[name] = entry
-    return {"events": out, "derived": counters.derived(per_op)}
-
-
-def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
-                  events: list[list[Any]] | None = None) -> dict[str, Any]:
-    """The results-table row for one outcome: estimators in the timer's unit and in
-    cycles~ (when the runner timed its calibration chain), disturbed samples dropped."""
-    fields: dict[str, Any] = {
-        "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
-        "reason": outcome.reason, "wall_s": outcome.wall_s,
-    }
-    res = outcome.result
-    if res is None:
-        return fields
-    unit = res.get("unit", "ticks")
-    fields["unit"] = unit
-    fields["timer_overhead"] = (res.get("timer_overhead") or {}).get("median")
-    fields["extra"] = {k: v for k, v in res.items()
-                       if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters")}
-    n = np.asarray(res["n"], dtype=float)
-    t = np.asarray(res["ticks"], dtype=float)
-    keep = np.asarray(res.get("disturbed") or np.zeros(len(n)), dtype=int) == 0
-    ratio = clock.core_ratio(res)
-    if ratio is not None:
-        keep &= np.isfinite(ratio)
-    if keep.sum() < max(3, len(keep) // 2):  # a storm of disturbances: keep all rather than nothing
-        fields["extra"]["disturbed_ignored"] = True
-        keep = np.ones(len(n), dtype=bool) if ratio is None else np.isfinite(ratio)
-    fields["n_disturbed"] = int(len(n) - keep.sum())
-    seed = int(res.get("seed", 0)) & 0xFFFFFFFF
-    group = res.get("ladder")
-    if not fields["extra"].get("disturbed_ignored"):  # a benchmark that disturbs itself varies by nature
-        hit = slow_side(n, t, group, keep, float(fields["timer_overhead"] or 0))
-        fields["n_trimmed"] = int(hit.sum())
-        keep &= ~hit
-    try:
-        est = estimate(n, t, seed=seed, group=group, keep=keep)
-    except NotEnoughSamples as e:
-        if fields["status"] == OK:
-            fields["status"], fields["reason"] = "error", str(e)
-        return fields
-    fields.update(est.to_dict())
-    fields["ns_per_op"] = est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op
-    if ratio is not None:
-        smooth = clock.round_ratio(np.where(keep, ratio, np.nan), group)
-        cyc = estimate(n, np.where(keep, t * np.nan_to_num(smooth), 0.0), seed=seed, group=group, keep=keep)
-        r = ratio[keep]
-        fields.update(
-            cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,
-            cycles_rcv=cyc.rcv, core_ghz=float(np.median(r)) * rate_hz / 1e9,
-            ratio_rcv=float(sps.median_abs_deviation(r, scale="normal") / np.median(r)),
-            chain_agreement=clock.chain_agreement(res),
-        )
-    if events:
-        fields["extra"]["counters"] = counter_fields(res, events, n, group, keep, seed)
-    if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
-        pmu = estimate(n, np.asarray(res["pmu_cycles"], dtype=float), seed=seed, group=group, keep=keep)
-        fields.update(pmu_cycles_per_op=pmu.per_op, pmu_ci_low=pmu.ci_low, pmu_ci_high=pmu.ci_high)
-        if fields.get("cycles_per_op") and pmu.per_op > 0:
-            fields["pmu_agreement"] = fields["cycles_per_op"] / pmu.per_op
-    return fields
-
-
-def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None, int | None]]:
-    if not res:
-        return []
-    n = len(res["n"])
-    cal = res.get("cal") or [None] * n
-    dist = res.get("disturbed") or [None] * n
-    pmu = res.get("pmu_cycles") or [None] * n
-    return list(zip(res["n"], res["ticks"], cal, dist, pmu, strict=True))
-
-
-def add_net(fields: dict[str, Any], loop: dict[str, Any] | None) -> None:
-    """Fill the net-of-loop columns of ``fields`` from the loop/empty row of the same run."""
-    if not loop or fields.get("per_op") is None or loop.get("per_op") is None:
-        return
-    if fields.get("unit") == loop.get("unit"):
-        d = combine_difference(
-            (fields["per_op"], fields["ci_low"], fields["ci_high"]), (loop["per_op"], loop["ci_low"], loop["ci_high"]))
-        fields["net_per_op"], fields["net_ci_low"], fields["net_ci_high"] = d
-    if fields.get("cycles_per_op") is not None and loop.get("cycles_per_op") is not None:
-        d = combine_difference((fields["cycles_per_op"], fields["cycles_ci_low"], fields["cycles_ci_high"]),
-                               (loop["cycles_per_op"], loop["cycles_ci_low"], loop["cycles_ci_high"]))
-        fields["cycles_net"], fields["cycles_net_ci_low"], fields["cycles_net_ci_high"] = d
 
 
 def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]:
@@ -330,7 +208,6 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
     spec = BuildSpec(sources=sources, cc=cc, cflags=split_cflags, include_dirs=tuple(d.resolve() for d in include_dirs),
                      defines=defines, ldflags=split_ldflags, werror=not files)
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
-    from cyclebench import counters
     from cyclebench.runner import callgrind
 
     try:

@@ -63,6 +63,7 @@ from cyclebench.commands._common import (
 )
 from cyclebench.counters import Event
 from cyclebench.runner import callgrind, die_with_parent
+from cyclebench.stats.result import derived
 from cyclebench.store import StoreError
 
 DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
@@ -246,7 +247,7 @@ def aggregate(reps: Sequence[dict[str, Any]], groups: Sequence[Sequence[Event]])
     if reps and not all(r.get("inherit", True) for r in reps):
         for m in metrics[4:]:
             m.notes.append("children not counted (kernel refused inherit with group reads)")
-    for name, value in counters.derived(means).items():
+    for name, value in derived(means).items():
         metrics.append(Metric(name, "", [value], status="derived", notes=["derived from the means"]))
     return metrics
 

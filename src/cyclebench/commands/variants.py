@@ -43,13 +43,14 @@ from cyclebench.commands._common import (
     out,
     parse_params,
 )
-from cyclebench.commands.run import Prepared, RunConfig, begin, result_fields, sample_rows
+from cyclebench.commands.run import Prepared, RunConfig, begin
 from cyclebench.model import OK, Comparison, Item, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
 from cyclebench.stats.ab import holm, paired, with_adjusted_p
+from cyclebench.stats.result import result_fields, sample_rows
 from cyclebench.store import StoreError
 
 

@@ -153,23 +153,6 @@ def parse_group_read(buf: Sequence[int], nr_expected: int | None = None) -> Grou
     return GroupRead(tuple(int(v) for v in buf[3:]), enabled, running)
 
 
-def derived(per_op: dict[str, float]) -> dict[str, float]:
-    """Metrics from per-op counts when their inputs exist: IPC, misses per 1000
-    instructions (MPKI) for every *-misses event, branch-miss rate."""
-    out: dict[str, float] = {}
-    ins, cyc = per_op.get("instructions"), per_op.get("cycles") or per_op.get("cpu-cycles")
-    if ins and cyc:
-        out["IPC"] = ins / cyc
-    if ins:
-        for k, v in per_op.items():
-            if k.endswith(("-misses", "-miss")) or k == "cache-misses":
-                out[f"{k} MPKI"] = 1000 * v / ins
-    br, bm = per_op.get("branches") or per_op.get("branch-instructions"), per_op.get("branch-misses")
-    if br and bm is not None:
-        out["branch-miss rate"] = bm / br
-    return out
-
-
 def split_reads(words: Sequence[int], nevents: Sequence[int]) -> list[list[int]]:
     """One sample's concatenated group reads → one word list per group."""
     out, i = [], 0

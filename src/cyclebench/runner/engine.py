@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cyclebench.counters import groups_argv, per_sample_counts
 from cyclebench.model import ERROR, FAILED, INVALID, OK, SKIPPED, BenchInfo, Outcome
 from cyclebench.runner.child import Child, run_child
 from cyclebench.runner.plan import MeasureOptions
@@ -86,8 +87,6 @@ class Runner:
 
     def probe(self, groups: list[list[Any]]) -> list[str | None]:
         """Try to open each counter group here: None where it opens, else the error text."""
-        from cyclebench.counters import groups_argv
-
         for ln in self._simple("--probe", *groups_argv(groups)):
             if ln.get("type") == "probe":
                 return list(ln["open_errors"])
@@ -110,9 +109,7 @@ class Runner:
         or a timeout is reported on every item that had no result yet."""
         args = [*opts.argv()]
         if events:
-            from cyclebench.counters import groups_argv
-
-            args += groups_argv(events)
+                args += groups_argv(events)
         for bench, param in items:
             args += ["--run", bench] + (["--param", str(param)] if param is not None else [])
         child = run_child(self._argv(*args), timeout, self.max_rss)
@@ -125,6 +122,10 @@ class Runner:
             k = sum(1 for b, p in items[:i] if (b, p) == (bench, param))
             final = mine[k] if k < len(mine) else (finals[0] if finals and finals[0]["type"] == "error" else None)
             outcomes.append(self._outcome(bench, param, final, child, timeout, lines))
+        if events:
+            for o in outcomes:
+                if o.result is not None:
+                    decode_counters(o.result, events)
         return outcomes
 
     @staticmethod
@@ -157,3 +158,11 @@ class Runner:
         return outcome
 
 
+def decode_counters(result: dict[str, Any], events: list[list[Any]]) -> None:
+    """Turn the runner's raw group reads in ``result["counters"]`` into one per-sample series
+    per event (None: not counted) and its status, added as ``series`` and ``status``."""
+    c = result.get("counters")
+    if c is None:
+        return
+    c["series"], c["status"] = per_sample_counts(c.get("reads") or [], c.get("nevents") or [],
+                                                 c.get("open_errors") or [None] * len(events))

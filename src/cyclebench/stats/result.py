@@ -1,0 +1,142 @@
+"""Outcome → result fields: the row of the results table for one measured item, made from
+the runner's raw samples (estimators, cycles~, counters per op, net of the loop's cost).
+
+Pure: numpy/scipy and the model only (the runner has already decoded counter reads).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from cyclebench.model import OK, Outcome
+from cyclebench.stats import clock
+from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, slow_side
+
+
+def derived(per_op: dict[str, float]) -> dict[str, float]:
+    """Metrics from per-op counts when their inputs exist: IPC, misses per 1000
+    instructions (MPKI) for every *-misses event, branch-miss rate."""
+    out: dict[str, float] = {}
+    ins, cyc = per_op.get("instructions"), per_op.get("cycles") or per_op.get("cpu-cycles")
+    if ins and cyc:
+        out["IPC"] = ins / cyc
+    if ins:
+        for k, v in per_op.items():
+            if k.endswith(("-misses", "-miss")) or k == "cache-misses":
+                out[f"{k} MPKI"] = 1000 * v / ins
+    br, bm = per_op.get("branches") or per_op.get("branch-instructions"), per_op.get("branch-misses")
+    if br and bm is not None:
+        out["branch-miss rate"] = bm / br
+    return out
+
+
+
+
+def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, group: int | None,
+                   keep: np.ndarray, seed: int) -> dict[str, Any]:
+    """Per-op slope of every requested event (the runner decoded its raw group reads into
+    ``res["counters"]["series"/"status"]``), its status, and derived metrics (IPC, MPKI,
+    branch-miss rate)."""
+    c = res.get("counters") or {}
+    names = [e.name for g in events for e in g]
+    series, status = c.get("series") or [None] * len(names), c.get("status") or ["not counted"] * len(names)
+    out: dict[str, Any] = {}
+    per_op: dict[str, float] = {}
+    for name, vals, st in zip(names, series, status, strict=True):
+        entry: dict[str, Any] = {"status": st}
+        if vals is not None and len(vals) == len(n):
+            try:
+                est = estimate(n, np.asarray(vals), seed=seed, group=group, keep=keep)
+                entry.update(per_op=est.per_op, ci_low=est.ci_low, ci_high=est.ci_high)
+                per_op[name] = est.per_op
+            except NotEnoughSamples as e:
+                entry["status"] = f"not counted: {e}"
+        out[name] = entry
+    return {"events": out, "derived": derived(per_op)}
+
+
+def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
+                  events: list[list[Any]] | None = None) -> dict[str, Any]:
+    """The results-table row for one outcome: estimators in the timer's unit and in
+    cycles~ (when the runner timed its calibration chain), disturbed samples dropped."""
+    fields: dict[str, Any] = {
+        "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
+        "reason": outcome.reason, "wall_s": outcome.wall_s,
+    }
+    res = outcome.result
+    if res is None:
+        return fields
+    unit = res.get("unit", "ticks")
+    fields["unit"] = unit
+    fields["timer_overhead"] = (res.get("timer_overhead") or {}).get("median")
+    fields["extra"] = {k: v for k, v in res.items()
+                       if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters")}
+    n = np.asarray(res["n"], dtype=float)
+    t = np.asarray(res["ticks"], dtype=float)
+    keep = np.asarray(res.get("disturbed") or np.zeros(len(n)), dtype=int) == 0
+    ratio = clock.core_ratio(res)
+    if ratio is not None:
+        keep &= np.isfinite(ratio)
+    if keep.sum() < max(3, len(keep) // 2):  # a storm of disturbances: keep all rather than nothing
+        fields["extra"]["disturbed_ignored"] = True
+        keep = np.ones(len(n), dtype=bool) if ratio is None else np.isfinite(ratio)
+    fields["n_disturbed"] = int(len(n) - keep.sum())
+    seed = int(res.get("seed", 0)) & 0xFFFFFFFF
+    group = res.get("ladder")
+    if not fields["extra"].get("disturbed_ignored"):  # a benchmark that disturbs itself varies by nature
+        hit = slow_side(n, t, group, keep, float(fields["timer_overhead"] or 0))
+        fields["n_trimmed"] = int(hit.sum())
+        keep &= ~hit
+    try:
+        est = estimate(n, t, seed=seed, group=group, keep=keep)
+    except NotEnoughSamples as e:
+        if fields["status"] == OK:
+            fields["status"], fields["reason"] = "error", str(e)
+        return fields
+    fields.update(est.to_dict())
+    fields["ns_per_op"] = est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op
+    if ratio is not None:
+        smooth = clock.round_ratio(np.where(keep, ratio, np.nan), group)
+        cyc = estimate(n, np.where(keep, t * np.nan_to_num(smooth), 0.0), seed=seed, group=group, keep=keep)
+        r = ratio[keep]
+        fields.update(
+            cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,
+            cycles_rcv=cyc.rcv, core_ghz=float(np.median(r)) * rate_hz / 1e9,
+            ratio_rcv=float(sps.median_abs_deviation(r, scale="normal") / np.median(r)),
+            chain_agreement=clock.chain_agreement(res),
+        )
+    if events:
+        fields["extra"]["counters"] = counter_fields(res, events, n, group, keep, seed)
+    if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
+        pmu = estimate(n, np.asarray(res["pmu_cycles"], dtype=float), seed=seed, group=group, keep=keep)
+        fields.update(pmu_cycles_per_op=pmu.per_op, pmu_ci_low=pmu.ci_low, pmu_ci_high=pmu.ci_high)
+        if fields.get("cycles_per_op") and pmu.per_op > 0:
+            fields["pmu_agreement"] = fields["cycles_per_op"] / pmu.per_op
+    return fields
+
+
+def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None, int | None]]:
+    if not res:
+        return []
+    n = len(res["n"])
+    cal = res.get("cal") or [None] * n
+    dist = res.get("disturbed") or [None] * n
+    pmu = res.get("pmu_cycles") or [None] * n
+    return list(zip(res["n"], res["ticks"], cal, dist, pmu, strict=True))
+
+
+def add_net(fields: dict[str, Any], loop: dict[str, Any] | None) -> None:
+    """Fill the net-of-loop columns of ``fields`` from the loop/empty row of the same run."""
+    if not loop or fields.get("per_op") is None or loop.get("per_op") is None:
+        return
+    if fields.get("unit") == loop.get("unit"):
+        d = combine_difference(
+            (fields["per_op"], fields["ci_low"], fields["ci_high"]), (loop["per_op"], loop["ci_low"], loop["ci_high"]))
+        fields["net_per_op"], fields["net_ci_low"], fields["net_ci_high"] = d
+    if fields.get("cycles_per_op") is not None and loop.get("cycles_per_op") is not None:
+        d = combine_difference((fields["cycles_per_op"], fields["cycles_ci_low"], fields["cycles_ci_high"]),
+                               (loop["cycles_per_op"], loop["cycles_ci_low"], loop["cycles_ci_high"]))
+        fields["cycles_net"], fields["cycles_net_ci_low"], fields["cycles_net_ci_high"] = d
