@@ -11,7 +11,7 @@ from conftest import DATA, cli
 
 @pytest.mark.skipif(shutil.which("perf") is None, reason="perf not installed (apt-get install linux-perf)")
 def test_annotate_shows_the_hot_instructions() -> None:
-    r = cli("annotate", "chain/add400", str(DATA / "chain.c"), "--seconds", "0.3")
+    r = cli("annotate", "chain/add400", "-f", str(DATA / "chain.c"), "--seconds", "0.3")
     assert r.exit_code == 0, r.output
     assert "cb_body_chain_add400" in r.output
     assert "hottest symbols" in r.output
@@ -20,5 +20,5 @@ def test_annotate_shows_the_hot_instructions() -> None:
 
 
 def test_annotate_unknown_benchmark() -> None:
-    r = cli("annotate", "nosuch/bench", str(DATA / "chain.c"))
+    r = cli("annotate", "nosuch/bench", "-f", str(DATA / "chain.c"))
     assert r.exit_code == 2 and "unknown benchmark" in r.output

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
+from cyclebench import __version__
+from cyclebench.build import Binary
+from cyclebench.env import check, sysinfo
+from cyclebench.env.identity import code_revision
 from cyclebench.model import FAILED_STATUSES
+from cyclebench.runner import Runner
+from cyclebench.stats import clock
 from cyclebench.store import Store, StoreError
 
-__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_store", "out", "parse_params"]
+__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "open_store", "out", "parse_params"]
 
 
 def _width(stream: Any) -> int | None:
@@ -63,3 +71,27 @@ class null_context:
 
     def __exit__(self, *a: object) -> None:
         return None
+
+
+def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path], binary: Binary | None,
+             runner: Runner | None, cc: str = "cc") -> tuple[int, float]:
+    """The one way a run is opened: calibrate the timer (when there is a runner), capture the
+    environment of ``cpu`` (sysinfo, and what `cyclebench check` says now), and insert the run
+    row. Returns (run id, timer rate in Hz; 0.0 without a runner)."""
+    calib: dict[str, Any] | None = None
+    rate = 0.0
+    if runner is not None:
+        calib = runner.calibrate()
+        rate, source = clock.timer_rate(calib, sysinfo.kernel_tsc_hz())
+        calib = {**calib, "rate_hz": rate, "rate_source": source}
+    env = sysinfo.capture(cpu, cc=binary.cc if binary is not None else cc)
+    env["check"] = [f.to_dict() for f in check.run_checks(cpu)]
+    build = None if binary is None else {"cc": binary.cc, "cc_version": binary.cc_version,
+                                          "cflags": list(binary.cflags), "sources": list(binary.sources),
+                                          "key": binary.key}
+    run_id = store.begin_run(
+        command=list(command) or sys.argv, host=env.get("hostname"),
+        cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=cpu, tool_version=__version__,
+        code_rev=code_revision(sources), calibration=calib, env=env, build=build,
+    )
+    return run_id, rate

@@ -2,45 +2,50 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from cyclebench.build import BuildError, BuildSpec, suite_sources
+from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
 from cyclebench.commands._common import (
     UserError,
     err,
     out,
 )
+from cyclebench.commands._options import (
+    BuildOptions,
+    RunnerOptions,
+    build_options,
+    not_a_file,
+    runner_options,
+)
 from cyclebench.runner import RunnerError
 
 
 @click.command("annotate")
 @click.argument("bench")
-@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
 @click.option("--seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="About how long to sample.")
-@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin to (default: not CPU 0).")
-def annotate_cmd(bench: str, files: tuple[Path, ...], param: int | None, seconds: float, cpu: int | None) -> None:
+@runner_options
+@build_options()
+def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, seconds: float) -> None:
     """Hot symbols and the benchmark body's hot instructions (perf record -e cpu-clock + perf annotate)."""
     from cyclebench.env import sysinfo
     from cyclebench.runner import Runner
     from cyclebench.runner import perf_record as annotate
 
-    sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
+    not_a_file(bench, "annotate")
     try:
-        binary = build_binary(BuildSpec(sources=sources, werror=not files))
+        binary = build_binary(build.spec())
         runner = Runner(binary.path)
         names = {b.name: b for b in runner.list()}
         if bench not in names:
             raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
         if names[bench].params and param is None:
             param = names[bench].params[0]
-        cpu = cpu if cpu is not None else sysinfo.choose_cpu()
+        cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
         with err.status(f"sampling {bench} for ~{seconds:g} s", spinner="dots"):
-            a = annotate.annotate(binary.path, bench, param, cpu, seconds)
+            a = annotate.annotate(binary.path, bench, param, cpu, seconds, fifo=pin.fifo)
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     label = bench + ("" if param is None else f" [{param}]")

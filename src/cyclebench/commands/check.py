@@ -12,6 +12,9 @@ from cyclebench.commands._common import (
     err,
     out,
 )
+from cyclebench.commands._options import (
+    valid_cpu,
+)
 from cyclebench.report import check as check_report
 
 
@@ -26,7 +29,7 @@ def check_cmd(cpu: int | None, fix: bool, strict: bool, json_path: Path | None) 
 
     from cyclebench.env import check, sysinfo
 
-    cpu = cpu if cpu is not None else sysinfo.choose_cpu()
+    cpu = valid_cpu(cpu) if cpu is not None else sysinfo.choose_cpu()
     findings = check.run_checks(cpu)
     check_report.render(findings, out)
     if fix:

@@ -12,7 +12,6 @@ compare.unpaired over the per-round costs recomputed from the stored samples.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,13 +21,22 @@ from typing import Any
 import click
 import numpy as np
 
-from cyclebench.build import DEFAULT_CFLAGS, BuildError, BuildSpec, suite_sources
+from cyclebench.build import BuildError
 from cyclebench.commands._common import (
     UserError,
     err,
     open_store,
     out,
     parse_params,
+)
+from cyclebench.commands._options import (
+    BuildOptions,
+    RunnerOptions,
+    build_options,
+    db_option,
+    json_option,
+    not_a_file,
+    runner_options,
 )
 from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
@@ -197,9 +205,6 @@ def default_cpu() -> int:
 @click.argument("targets", nargs=-1, required=True)
 @click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
               help="Parameters to compare at (default: every parameter the benchmarks share).")
-@click.option("-f", "--file", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="C file(s) holding the benchmarks (default: the built-in suite).")
-@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0).")
 @click.option("--repeat", type=click.IntRange(6, 100000), default=60, show_default=True,
               help="Rounds (pairs) per comparison.")
 @click.option("--min-time", type=click.FloatRange(min=0), default=0.2, show_default=True,
@@ -209,12 +214,13 @@ def default_cpu() -> int:
 @click.option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Runner processes the rounds are spread over (order reversed in every other one; "
                    "the CI is bootstrapped over them).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
-@click.option("--db", metavar="URL", help="Database URL.")
-@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
-def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[Path, ...], cpu: int | None,
-                repeat: int, min_time: float, alpha: float, processes: int, json_path: Path | None, db: str | None,
-                cflags: str) -> None:
+@json_option
+@db_option
+@runner_options
+@build_options()
+def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
+                repeat: int, min_time: float, alpha: float, processes: int, json_path: Path | None,
+                db: str | None) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
     verdict only for real differences."""
@@ -232,16 +238,18 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], files: tuple[
             raise UserError(str(e)) from None
         title = f"run #{targets[1]} vs run #{targets[0]} (unpaired: Mann–Whitney, Holm)"
     else:
+        for t in targets:
+            not_a_file(t, "compare")
         if len(targets) < 2:
             raise UserError("compare needs at least two benchmarks (or two run ids)")
-        sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
-        spec = BuildSpec(sources=sources, cflags=tuple(shlex.split(cflags)), werror=not files)
+        spec = build.spec()
         opts = MeasureOptions(min_time=min_time, repeat=repeat)
         plan = interleave.split(repeat, processes)
         if len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
             err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
                       "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
-        cfg = RunConfig(spec=spec, globs=targets, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
+        cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
+                        fifo=pin.fifo, max_rss=pin.max_rss)
         try:
             with err.status("building", spinner="dots"):
                 prepared = prepare(cfg)

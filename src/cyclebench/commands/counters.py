@@ -7,12 +7,19 @@ from typing import Any
 import click
 from rich.table import Table
 
-from cyclebench.build import BuildError, BuildSpec, suite_sources
+from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
 from cyclebench.commands._common import (
     UserError,
     err,
     out,
+)
+from cyclebench.commands._options import (
+    BuildOptions,
+    RunnerOptions,
+    build_options,
+    not_a_file,
+    runner_options,
 )
 from cyclebench.report import console as console_report
 from cyclebench.runner.plan import MeasureOptions
@@ -23,15 +30,17 @@ def counters_group() -> None:
     """Counter events: which ones this machine can count, and trying them all on a benchmark."""
 
 
-def _suite_runner(cpu: int | None = None) -> Any:
+def _suite_runner(build: BuildOptions | None = None, pin: RunnerOptions | None = None) -> Any:
     from cyclebench.env import sysinfo
     from cyclebench.runner import Runner
 
+    build, pin = build or BuildOptions(), pin or RunnerOptions()
     try:
-        binary = build_binary(BuildSpec(sources=tuple(suite_sources()), werror=True))
+        binary = build_binary(build.spec())
     except BuildError as e:
         raise UserError(str(e)) from None
-    return Runner(binary.path, cpu if cpu is not None else sysinfo.choose_cpu())
+    cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
+    return Runner(binary.path, cpu, fifo=pin.fifo, max_rss=pin.max_rss)
 
 
 @counters_group.command("list")
@@ -68,13 +77,17 @@ def counters_list(show_all: bool) -> None:
               help="Events read together per run (fewer: no multiplexing).")
 @click.option("--min-per-op", type=float, default=0.01, show_default=True,
               help="Hide events below this count per op.")
-def counters_sweep(bench: str, param: int | None, group_size: int, min_per_op: float) -> None:
+@runner_options
+@build_options()
+def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, group_size: int,
+                   min_per_op: float) -> None:
     """Run BENCH once per group of countable events, over every event here, and list the
     events with a non-negligible count per op, largest first (seed 004's "try all counters")."""
     from cyclebench import counters
     from cyclebench.stats.result import counter_fields
 
-    runner = _suite_runner()
+    not_a_file(bench, "counters sweep")
+    runner = _suite_runner(build, pin)
     names = {b.name: b for b in runner.list()}
     if bench not in names:
         raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")

@@ -8,7 +8,6 @@ finished result is already committed.
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,24 +25,31 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from cyclebench import __version__, counters
-from cyclebench.build import DEFAULT_CFLAGS, Binary, BuildError, BuildSpec, ToolMissing, build, suite_sources
+from cyclebench import counters
+from cyclebench.build import Binary, BuildError, BuildSpec, ToolMissing, build
 from cyclebench.commands._common import (
     FAILED_STATUSES,
     UserError,
     err,
     null_context,
+    open_run,
     open_store,
     out,
     parse_params,
 )
-from cyclebench.env import check, sysinfo
-from cyclebench.env.identity import code_revision
+from cyclebench.commands._options import (
+    BuildOptions,
+    RunnerOptions,
+    build_options,
+    db_option,
+    json_option,
+    runner_options,
+)
+from cyclebench.env import sysinfo
 from cyclebench.model import OK, Item
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
-from cyclebench.stats import clock
 from cyclebench.stats.result import add_net, result_fields, sample_rows
 from cyclebench.store import Store, StoreError
 from cyclebench.store import runfile as json_report
@@ -97,21 +103,8 @@ def prepare(cfg: RunConfig) -> Prepared:
 
 
 def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]:
-    """Calibrate, capture the environment and open a run row. Returns (run id, timer Hz)."""
-    calib = prepared.runner.calibrate()
-    rate, source = clock.timer_rate(calib, sysinfo.kernel_tsc_hz())
-    calib = {**calib, "rate_hz": rate, "rate_source": source}
-    env = sysinfo.capture(prepared.cpu, cc=cfg.spec.cc)
-    env["check"] = [f.to_dict() for f in check.run_checks(prepared.cpu)]  # what `cyclebench check` says now
-    b = prepared.binary
-    run_id = store.begin_run(
-        command=list(cfg.command) or sys.argv, host=env.get("hostname"),
-        cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=prepared.cpu, tool_version=__version__,
-        code_rev=code_revision(cfg.spec.sources), calibration=calib, env=env,
-        build={"cc": b.cc, "cc_version": b.cc_version, "cflags": list(b.cflags), "sources": list(b.sources),
-               "key": b.key},
-    )
-    return run_id, rate
+    """Open the run of `run`, `compare` and `variants` (see open_run). Returns (run id, timer Hz)."""
+    return open_run(store, cfg.command, prepared.cpu, cfg.spec.sources, prepared.binary, prepared.runner)
 
 
 def execute(
@@ -156,7 +149,6 @@ def execute(
               help="Benchmarks to run: group/name glob or group (repeatable). Default: all.")
 @click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
               help="Only these parameters (sizes, counts); with an exact -b name, any value.")
-@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0).")
 @click.option("--repeat", type=click.IntRange(1, 100000), default=MeasureOptions.repeat, show_default=True,
               help="Rounds over the batch-size ladder (samples per batch size).")
 @click.option("--min-time", type=click.FloatRange(min=0), default=MeasureOptions.min_time, show_default=True,
@@ -169,9 +161,8 @@ def execute(
               help="Seconds before a benchmark is declared hung and killed (default from --max-time).")
 @click.option("--seed", type=int, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
 @click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the run as lossless JSON to this file.")
-@click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
+@json_option
+@db_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
 @click.option("--net", is_flag=True, help="Show costs net of the loop's own cost (loop/empty, measured first).")
 @click.option("-e", "--events", "events_spec", default=None, metavar="EVENTS",
@@ -182,31 +173,14 @@ def execute(
               help="callgrind: operations in the first collected batch (the second has twice as many).")
 @click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
               help="callgrind cache geometry (bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
-@click.option("--fifo", "fifo", type=click.IntRange(1, 99), default=None, metavar="PRIO",
-              help="Run the runner under SCHED_FIFO at PRIO (root/CAP_SYS_NICE), bounded by RLIMIT_RTTIME.")
-@click.option("--max-rss", type=click.IntRange(1, 1 << 30), default=None, metavar="MiB",
-              help="Kill a runner whose resident memory (with what it forked) passes this; its row says so.")
-@click.option("--cc", default="cc", show_default=True, help="C compiler.")
-@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True,
-              help="Flags for the benchmark sources (split like a shell would, passed as argv).")
-@click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Include directory for the benchmark sources.")
-@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Preprocessor definition.")
-@click.option("--ldflags", default="", help="Extra link flags/libraries (e.g. '-ljemalloc').")
-def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...], cpu: int | None, repeat: int,
+@runner_options
+@build_options(positional=True)
+def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...], repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, quiet: bool, net: bool, events_spec: str | None, backend: str,
-        sim_iters: int,
-        cache_spec: str | None, fifo: int | None, max_rss: int | None, cc: str, cflags: str,
-        include_dirs: tuple[Path, ...], defines: tuple[str, ...], ldflags: str) -> None:
+        sim_iters: int, cache_spec: str | None) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
-    try:
-        split_cflags, split_ldflags = tuple(shlex.split(cflags)), tuple(shlex.split(ldflags))
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--cflags/--ldflags") from None
-    sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
-    spec = BuildSpec(sources=sources, cc=cc, cflags=split_cflags, include_dirs=tuple(d.resolve() for d in include_dirs),
-                     defines=defines, ldflags=split_ldflags, werror=not files)
+    spec = build.spec()
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
     from cyclebench.runner import callgrind
 
@@ -220,9 +194,9 @@ def run(files: tuple[Path, ...], globs: tuple[str, ...], params: tuple[str, ...]
             callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
     except callgrind.SimulationError as e:
         raise UserError(str(e)) from None
-    cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=cpu, options=opts, timeout=timeout,
-                    command=["cyclebench", *sys.argv[1:]], fifo=fifo, backend=backend, sim_iters=sim_iters,
-                    cache=cache, events=groups, max_rss=max_rss << 20 if max_rss else None)
+    cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=pin.cpu, options=opts, timeout=timeout,
+                    command=["cyclebench", *sys.argv[1:]], fifo=pin.fifo, backend=backend, sim_iters=sim_iters,
+                    cache=cache, events=groups, max_rss=pin.max_rss)
     try:
         with err.status("building", spinner="dots") if not quiet else null_context():
             prepared = prepare(cfg)

@@ -53,8 +53,8 @@ from cyclebench.commands._common import (
     open_store,
     out,
 )
-from cyclebench.commands.run import code_revision
 from cyclebench.env import sysinfo
+from cyclebench.env.identity import code_revision
 from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Item, Series
 from cyclebench.runner import Runner, RunnerError, run_child
 from cyclebench.runner.plan import SelectionError, plan

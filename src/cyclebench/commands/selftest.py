@@ -33,6 +33,11 @@ from cyclebench.commands._common import (
     err,
     out,
 )
+from cyclebench.commands._options import (
+    RunnerOptions,
+    json_option,
+    runner_options,
+)
 from cyclebench.env import sysinfo
 from cyclebench.model import OK, Outcome
 from cyclebench.runner import Runner, RunnerError, interleave
@@ -97,7 +102,8 @@ def _together(runner: Runner, a: str, b: str, opts: MeasureOptions) -> tuple[np.
     return _paired_rounds(outs, procs)
 
 
-def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | None = None) -> SelftestReport:
+def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | None = None, fifo: int | None = None,
+                 max_rss: int | None = None) -> SelftestReport:
     """Run every check; ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
     RunnerError on a broken installation, never on a failed check (that is a FAIL row)."""
     t0 = time.monotonic()
@@ -105,7 +111,7 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     timer_src = [p for p in suite_sources() if p.name == "timer.c"]
     binary = build(BuildSpec(sources=(src, *timer_src), werror=True))
     cpu = cpu if cpu is not None else sysinfo.choose_cpu()
-    runner = Runner(binary.path, cpu)
+    runner = Runner(binary.path, cpu, fifo=fifo, max_rss=max_rss)
     opts = MeasureOptions(min_time=0.02 if quick else 0.1, repeat=12 if quick else 40, warmup=0.005)
     # A/A as compare runs it: 40 rounds over 4 processes even when quick. With 12 or 20 rounds
     # (3–6 per process) the process-level bootstrap is too coarse: on the AMD VM 1 of 20 A/A
@@ -205,18 +211,18 @@ def to_dict(report: SelftestReport) -> dict[str, Any]:
 
 @click.command("selftest")
 @click.option("--quick", is_flag=True, help="Fewer rounds (what the test suite runs).")
-@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin to (default: not CPU 0).")
 @click.option("--aa-reps", type=click.IntRange(min=20), default=None,
               help="Repetitions of the A/A test (default 40; 20 with --quick).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
-def selftest_cmd(quick: bool, cpu: int | None, aa_reps: int | None, json_path: Path | None) -> None:
+@json_option
+@runner_options
+def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, json_path: Path | None) -> None:
     """Check cyclebench's own precision here with known effects (A/A, +1 cycle, linearity, timer)."""
     import json
 
 
     try:
         with err.status("self-test", spinner="dots"):
-            report = run_selftest(quick=quick, cpu=cpu, aa_reps=aa_reps)
+            report = run_selftest(quick=quick, cpu=pin.cpu, aa_reps=aa_reps, fifo=pin.fifo, max_rss=pin.max_rss)
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     table = Table(title=f"cyclebench selftest · CPU {report.cpu} · {report.seconds:.1f} s", header_style="bold")

@@ -20,7 +20,7 @@ import random
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ import numpy as np
 from cyclebench.build import (
     Binary,
     BuildError,
-    BuildSpec,
     build,
     cross_cc,
     launcher_for,
@@ -43,8 +42,16 @@ from cyclebench.commands._common import (
     out,
     parse_params,
 )
+from cyclebench.commands._options import (
+    BuildOptions,
+    RunnerOptions,
+    build_options,
+    db_option,
+    json_option,
+    runner_options,
+)
 from cyclebench.commands.run import Prepared, RunConfig, begin
-from cyclebench.model import OK, Comparison, Item, Outcome
+from cyclebench.model import CRASHED, OK, TIMEOUT, Comparison, Item, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
@@ -96,15 +103,19 @@ class Built:
     sizes: dict[str, int] = field(default_factory=dict)  # section and body symbol sizes, bytes
 
 
-def build_all(variants: Sequence[Variant], sources: Sequence[Path], include_dirs: Sequence[Path] = (),
-              defines: Sequence[str] = (), cpu: int | None = None) -> list[Built]:
-    """Build every variant (cached). Raises BuildError/ToolMissing naming the variant."""
+def build_all(variants: Sequence[Variant], opts: BuildOptions, pin: RunnerOptions) -> list[Built]:
+    """Build every variant (cached; ``opts.cflags`` come before each variant's flags). Raises
+    BuildError/ToolMissing naming the variant (audit D14)."""
     built = []
     for v in variants:
-        spec = BuildSpec(sources=tuple(sources), cc=v.cc, cflags=v.cflags, include_dirs=tuple(include_dirs),
-                         defines=tuple(defines), target=v.target)
-        b = build(spec)
-        built.append(Built(v, b, Runner(b.path, cpu, launcher=launcher_for(v.target)), elf_sizes(b.path)))
+        spec = opts.spec(cc=v.cc, target=v.target, werror=False)
+        spec = replace(spec, cflags=(*opts.cflags, *v.cflags))
+        try:
+            b = build(spec)
+        except BuildError as e:
+            raise type(e)(f"variant '{v.label}': {e}", e.output, e.file) from None
+        runner = Runner(b.path, pin.cpu, fifo=pin.fifo, launcher=launcher_for(v.target), max_rss=pin.max_rss)
+        built.append(Built(v, b, runner, elf_sizes(b.path)))
     return built
 
 
@@ -138,13 +149,15 @@ class BenchResult:
 def measure(
     built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int, opts: MeasureOptions,
     on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None, simulate_counts: bool = False,
-    on_result: Callable[[BenchResult], None] = lambda _r: None,
+    on_result: Callable[[BenchResult], None] = lambda _r: None, timeout: float | None = None,
 ) -> list[BenchResult]:
     """Run every benchmark of the first variant's binary on every variant (see module doc).
     simulate_counts: also run each native variant once under callgrind (callgrind.py) for
     exact per-op instruction, cache-miss and branch counts — the I-cache misses of seed 001
     on a machine without a PMU. on_result: called with each benchmark's result as soon as
-    all its variants are measured (to store it: Ctrl-C later keeps it)."""
+    all its variants are measured (to store it: Ctrl-C later keeps it). timeout: seconds per
+    invocation (default opts.timeout(); under callgrind 600 s unless given); a variant that hung
+    or crashed on a benchmark is not invoked again for it (audit D14: 6 rounds × 35 s)."""
     from cyclebench.runner import callgrind
     items = plan(built[0].runner.list(), globs, params)
     if not globs:  # the engine's own loop reference is not one of the user's benchmarks
@@ -159,12 +172,16 @@ def measure(
                 quick = MeasureOptions(min_time=0.0, repeat=3, warmup=0.0, min_batch_ns=1000)
                 on_step(f"{item.label} {b.variant.label} (emulated)")
                 runs[b.variant.label].append(b.runner.run(item.bench, item.param, quick, 600))
+        dead: set[str] = set()
         for _ in range(rounds if native else 0):
-            order = list(native)
+            order = [b for b in native if b.variant.label not in dead]
             rng.shuffle(order)
             for b in order:
                 on_step(f"{item.label} {b.variant.label}")
-                runs[b.variant.label].append(b.runner.run(item.bench, item.param, opts, opts.timeout()))
+                o = b.runner.run(item.bench, item.param, opts, timeout or opts.timeout())
+                runs[b.variant.label].append(o)
+                if o.status in (TIMEOUT, CRASHED):
+                    dead.add(b.variant.label)
         merged = {k: _merge(v) for k, v in runs.items()}
         per_inv: dict[str, list[float]] = {}
         unit = ""
@@ -193,7 +210,8 @@ def measure(
         if simulate_counts:
             for b in native:
                 on_step(f"{item.label} {b.variant.label} (callgrind)")
-                so = callgrind.simulate(b.binary.path, item.bench, item.param, cpu=b.runner.cpu)
+                so = callgrind.simulate(b.binary.path, item.bench, item.param, cpu=b.runner.cpu,
+                                        timeout=timeout or 600.0)
                 sims[b.variant.label] = (so.result or {}).get("events") if so.status == OK else None
                 if so.status != OK:
                     notes[b.variant.label] = f"callgrind: {so.status}: {so.reason}"
@@ -254,7 +272,7 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 
 
 @click.command("variants")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--flags", "flag_sets", multiple=True, metavar='"FLAGS"',
               help="One variant's compiler flags (repeatable; split like a shell would). Default: -O2.")
 @click.option("--cc", "ccs", multiple=True, help="Compiler (repeatable: every compiler × every flag set).")
@@ -263,21 +281,23 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 @click.option("-b", "--bench", "globs", multiple=True, metavar="GLOB", help="Benchmarks to run (default: all).")
 @click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]", help="Only these parameters.")
 @click.option("--disasm", is_flag=True, help="Show each variant's body disassembly, instruction classes and diff.")
-@click.option("--callgrind", "sim", is_flag=True,
-              help="Also count each variant under callgrind: exact Ir, I1/D1/LL misses, branch misses per op.")
+@click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
+              help="callgrind: also count each variant under callgrind (exact Ir, I1/D1/LL and branch misses per op).")
+@click.option("--callgrind", "callgrind_flag", is_flag=True, hidden=True)  # the old spelling of --backend callgrind
 @click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
               help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict).")
 @click.option("--min-time", type=click.FloatRange(min=0), default=0.03, show_default=True,
               help="Seconds of timed samples per invocation.")
-@click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin to (default: not CPU 0).")
-@click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON.")
-@click.option("--db", metavar="URL", help="Database URL.")
-def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple[str, ...], target: str | None,
-                 globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, sim: bool, rounds: int,
-                 min_time: float,
-                 cpu: int | None, include_dirs: tuple[Path, ...], defines: tuple[str, ...], json_path: Path | None,
+@click.option("--timeout", type=click.FloatRange(min=0.1, max=86400), default=None,
+              help="Seconds before an invocation is declared hung (default from the timing; 600 under callgrind).")
+@json_option
+@db_option
+@runner_options
+@build_options(positional=True, cc=False, cflags_default="",
+               cflags_help="Flags every variant shares, before its own --flags.")
+def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, ...], ccs: tuple[str, ...],
+                 target: str | None, globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, backend: str,
+                 callgrind_flag: bool, rounds: int, min_time: float, timeout: float | None, json_path: Path | None,
                  db: str | None) -> None:
     """Build FILES once per flag set / compiler / target and measure the builds side by side."""
     import json
@@ -288,18 +308,20 @@ def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple
         sets = [tuple(shlex.split(f)) for f in flag_sets]
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--flags") from None
-    cpu = cpu if cpu is not None else sysinfo.choose_cpu()
+    if not build.files:
+        raise click.UsageError("variants needs C files (FILE... or -f FILE)")
+    cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
+    pin = replace(pin, cpu=cpu)
+    sim = backend == "callgrind" or callgrind_flag
     store = open_store(db)
     run_id: int | None = None
     stored: list[int] = []  # one entry per benchmark stored
     try:
         vs = make_variants(ccs, sets, target)
         with err.status("building variants", spinner="dots"):
-            built = build_all(vs, [f.resolve() for f in files], [d.resolve() for d in include_dirs],
-                                       defines, cpu)
+            built = build_all(vs, build, pin)
         opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
-        spec = BuildSpec(sources=tuple(f.resolve() for f in files), cc=vs[0].cc, cflags=vs[0].cflags,
-                         target=target)
+        spec = replace(build.spec(cc=vs[0].cc, target=target), cflags=(*build.cflags, *vs[0].cflags))
         cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
         rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
         run_id = rid
@@ -311,7 +333,7 @@ def variants_cmd(files: tuple[Path, ...], flag_sets: tuple[str, ...], ccs: tuple
         with err.status("measuring", spinner="dots") as status, store.finishing(rid):
             results = measure(built, globs, parse_params(params), rounds, opts,
                                        on_step=lambda s: status.update(f"measuring {s}"), simulate_counts=sim,
-                                       on_result=keep)
+                                       on_result=keep, timeout=timeout)
         data = summary(built, results, disasm)
         store.update_run(rid, summary={"variants": data})
         store.finish_run(rid, "complete")

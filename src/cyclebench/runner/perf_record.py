@@ -18,8 +18,9 @@ from pathlib import Path
 
 from cyclebench.build import ToolMissing
 from cyclebench.build.elf import body_symbol
-from cyclebench.runner import run_child
+from cyclebench.runner.child import run_child
 from cyclebench.runner.plan import MeasureOptions
+from cyclebench.runner.protocol import parse_lines
 
 
 @dataclass
@@ -36,7 +37,7 @@ def perf_tool() -> str:
 
 
 def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, seconds: float = 1.0,
-             freq: int = 10000) -> Annotation:
+             freq: int = 10000, fifo: int | None = None) -> Annotation:
     """Profile one benchmark for about ``seconds`` and annotate its body.
 
     Raises ToolMissing without perf, RuntimeError when perf cannot record (e.g.
@@ -48,12 +49,19 @@ def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, secon
         data = Path(tmp) / "perf.data"
         argv = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(freq), "-o", str(data), "--",
                 str(binary), "--run", bench, *(["--param", str(param)] if param is not None else []),
-                *opts.argv(), *(["--cpu", str(cpu)] if cpu is not None else [])]
+                *opts.argv(), *(["--cpu", str(cpu)] if cpu is not None else []),
+                *(["--fifo", str(fifo)] if fifo is not None else [])]
         limit = seconds * 20 + 60
         # perf and the runner it starts share one session: a timeout or Ctrl-C kills both (D1)
         rec = run_child(argv, limit)
         if rec.timed_out:
             raise RuntimeError(f"perf record of {bench} timed out after {limit:g} s (killed)")
+        finals = [ln for ln in parse_lines(rec.stdout) if ln.get("type") in ("result", "skip", "fail", "error")]
+        if rec.returncode != 0 and not finals and data.exists():  # perf recorded; the benchmark died (D19)
+            raise RuntimeError(f"{bench} produced no result under perf record (perf exit {rec.returncode}): it "
+                               f"crashed or failed; `cyclebench run -b {bench}` says why")
+        if finals and finals[0]["type"] != "result":
+            raise RuntimeError(f"{bench}: {finals[0]['type']}: {finals[0].get('reason')}")
         if rec.returncode != 0 or not data.exists():
             tail = [ln for ln in rec.stderr.splitlines() if ln.strip()][-1:] or ["no output"]
             raise RuntimeError(f"perf record failed: {tail[0]}")

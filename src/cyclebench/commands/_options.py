@@ -1,0 +1,157 @@
+"""Options declared once and shared by every command (asv's commands/ share theirs the same way).
+
+* ``build_options``: ``-f/--file FILE`` (repeatable, globs), ``-I``, ``-D``, ``--cflags``,
+  ``--ldflags``, ``--cc`` on every command that builds; the command receives one
+  ``build: BuildOptions``.
+* ``runner_options``: ``--cpu N``, ``--fifo PRIO``, ``--max-rss MiB`` on every command that pins
+  one runner; the command receives one ``pin: RunnerOptions``.
+* ``db_option``, ``json_option``: ``--db URL`` and ``--json FILE`` with the same meaning everywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from cyclebench.build import DEFAULT_CFLAGS, BuildSpec, suite_sources
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What to build: the user's C files (empty: the built-in suite) and how."""
+
+    files: tuple[Path, ...] = ()
+    include_dirs: tuple[Path, ...] = ()
+    defines: tuple[str, ...] = ()
+    cflags: tuple[str, ...] = DEFAULT_CFLAGS
+    ldflags: tuple[str, ...] = ()
+    cc: str = "cc"
+
+    def sources(self) -> tuple[Path, ...]:
+        return self.files or tuple(suite_sources())
+
+    def spec(self, sources: Sequence[Path] | None = None, **kw: Any) -> BuildSpec:
+        """The BuildSpec of these options (``-Werror`` for the suite's own sources only)."""
+        fields: dict[str, Any] = {
+            "sources": tuple(sources) if sources is not None else self.sources(), "cc": self.cc,
+            "cflags": self.cflags, "include_dirs": self.include_dirs, "defines": self.defines,
+            "ldflags": self.ldflags, "werror": not self.files}
+        return BuildSpec(**{**fields, **kw})
+
+
+@dataclass(frozen=True)
+class RunnerOptions:
+    """How to pin and bound the runner: CPU (None: chosen), SCHED_FIFO priority, RSS cap in bytes."""
+
+    cpu: int | None = None
+    fifo: int | None = None
+    max_rss: int | None = None
+
+
+def expand_files(patterns: Sequence[str], option: str = "-f/--file") -> tuple[Path, ...]:
+    """Each pattern as a glob (a plain path matches itself); resolved, in order, without repeats.
+    Raises click.BadParameter when a pattern names no existing file."""
+    out: list[Path] = []
+    for pat in patterns:
+        hits = sorted(glob.glob(pat)) if glob.has_magic(pat) else [pat]
+        files = [Path(h) for h in hits if Path(h).is_file()]
+        if not files:
+            raise click.BadParameter(f"'{pat}' matches no file", param_hint=option)
+        out += [f.resolve() for f in files if f.resolve() not in out]
+    return tuple(out)
+
+
+def valid_cpu(cpu: int | None, option: str = "--cpu") -> int | None:
+    """``cpu`` when this process may run on it (sched_getaffinity), else click.BadParameter:
+    a self-test or check of a CPU that does not exist measured nothing (audit D18)."""
+    if cpu is not None and cpu not in (allowed := sorted(os.sched_getaffinity(0))):
+        raise click.BadParameter(f"CPU {cpu} is not available here (allowed: {','.join(map(str, allowed))})",
+                                 param_hint=option)
+    return cpu
+
+
+def _split(text: str, option: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as e:  # an unbalanced quote (audit D9): one line, exit 2
+        raise click.BadParameter(str(e), param_hint=option) from None
+
+
+def build_options(cflags_help: str = "Flags for the benchmark sources (split like a shell would, passed as argv).",
+                  positional: bool = False, cc: bool = True,
+                  cflags_default: str = " ".join(DEFAULT_CFLAGS)) -> Callable[[F], F]:
+    """Adds -f/-I/-D/--cflags/--ldflags(/--cc); the command gets ``build: BuildOptions``. With
+    ``positional``, the command's own ``files`` argument (a shorthand) is merged into -f;
+    without ``cc`` the command declares its own --cc (variants: one per compiler)."""
+
+    def deco(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            patterns = [*kw.pop("file_patterns")]
+            if positional:
+                patterns = [str(p) for p in kw.pop("files")] + patterns
+            kw["build"] = BuildOptions(
+                files=expand_files(patterns), include_dirs=tuple(Path(d).resolve() for d in kw.pop("include_dirs")),
+                defines=tuple(kw.pop("defines")), cflags=_split(kw.pop("cflags"), "--cflags"),
+                ldflags=_split(kw.pop("ldflags"), "--ldflags"), cc=kw.pop("cc") if cc else "cc")
+            return f(*args, **kw)
+
+        opts = [
+            click.option("-f", "--file", "file_patterns", multiple=True, metavar="FILE",
+                         help="C file(s) with benchmarks (repeatable, globs; default: the built-in suite)."),
+            click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False),
+                         help="Include directory for the benchmark sources."),
+            click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Preprocessor definition."),
+            click.option("--cflags", default=cflags_default, show_default=bool(cflags_default), help=cflags_help),
+            click.option("--ldflags", default="", help="Extra link flags/libraries (e.g. '-ljemalloc')."),
+        ]
+        if cc:
+            opts.append(click.option("--cc", default="cc", show_default=True, help="C compiler."))
+        for opt in reversed(opts):
+            wrapper = opt(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return deco
+
+
+def runner_options(f: F) -> F:
+    """Adds --cpu/--fifo/--max-rss; the command gets ``pin: RunnerOptions``."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        rss = kw.pop("max_rss")
+        kw["pin"] = RunnerOptions(cpu=valid_cpu(kw.pop("cpu")), fifo=kw.pop("fifo"), max_rss=rss << 20 if rss else None)
+        return f(*args, **kw)
+
+    for opt in reversed([
+        click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0)."),
+        click.option("--fifo", type=click.IntRange(1, 99), default=None, metavar="PRIO",
+                     help="Run the runner under SCHED_FIFO at PRIO (root/CAP_SYS_NICE), bounded by RLIMIT_RTTIME."),
+        click.option("--max-rss", type=click.IntRange(1, 1 << 30), default=None, metavar="MiB",
+                     help="Kill a runner whose resident memory (with what it forked) passes this; its row says so."),
+    ]):
+        wrapper = opt(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+db_option = click.option("--db", metavar="URL",
+                         help="Database URL (default: $CYCLEBENCH_DB or the user data dir's SQLite file).")
+json_option = click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+                           help="Also write the lossless JSON of what this command produced to FILE.")
+
+
+def not_a_file(name: str, command: str) -> None:
+    """A C file given where a benchmark name is expected: say to use -f (raises click.UsageError)."""
+    if name.endswith((".c", ".h")) or Path(name).is_file():
+        raise click.UsageError(f"'{name}' is a file, not a benchmark: give files with -f "
+                               f"(cyclebench {command} -f {name} BENCH...)")

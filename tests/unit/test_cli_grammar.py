@@ -1,0 +1,72 @@
+"""One way to call every command: the shared options exist wherever they apply (issue 12)."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from cyclebench.cli import main
+
+BUILDING = {"run", "compare", "variants", "annotate", "counters sweep"}
+PINNING = {"run", "compare", "variants", "selftest", "annotate", "counters sweep"}
+BUILD_OPTS = {"-f", "-I", "-D", "--cflags", "--ldflags"}
+PIN_OPTS = {"--cpu", "--fifo"}
+
+
+def commands(group: click.Group = main, prefix: str = "") -> dict[str, click.Command]:
+    out: dict[str, click.Command] = {}
+    for name, cmd in group.commands.items():
+        path = f"{prefix}{name}"
+        if isinstance(cmd, click.Group):
+            out.update(commands(cmd, path + " "))
+        else:
+            out[path] = cmd
+    return out
+
+
+def opts(cmd: click.Command) -> set[str]:
+    return {o for p in cmd.params if isinstance(p, click.Option) for o in p.opts}
+
+
+def test_every_named_command_exists() -> None:
+    assert set(commands()) >= BUILDING | PINNING
+
+
+@pytest.mark.parametrize("name", sorted(BUILDING))
+def test_building_commands_share_the_build_options(name: str) -> None:
+    assert opts(commands()[name]) >= BUILD_OPTS, BUILD_OPTS - opts(commands()[name])
+
+
+@pytest.mark.parametrize("name", sorted(PINNING))
+def test_pinning_commands_share_cpu_and_fifo(name: str) -> None:
+    assert opts(commands()[name]) >= PIN_OPTS, PIN_OPTS - opts(commands()[name])
+
+
+def test_storing_and_exporting_options_mean_the_same() -> None:
+    for name, cmd in commands().items():
+        for p in cmd.params:
+            if "--db" in getattr(p, "opts", ()):
+                assert p.metavar == "URL", name
+            if "--json" in getattr(p, "opts", ()):
+                assert isinstance(p.type, click.Path), name
+
+
+@pytest.mark.parametrize("argv", [["compare", "x.c", "a/b", "c/d"], ["annotate", "bench.c"],
+                                  ["counters", "sweep", "mine.c"]])
+def test_a_c_file_where_a_benchmark_belongs_says_use_f(argv: list[str]) -> None:
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 2
+    assert "give files with -f" in r.output and "Traceback" not in r.output
+
+
+def test_variants_old_callgrind_spelling_still_parses() -> None:
+    cmd = commands()["variants"]
+    assert "--backend" in opts(cmd) and "--callgrind" in opts(cmd)
+    assert next(p for p in cmd.params if "--callgrind" in p.opts).hidden
+
+
+@pytest.mark.parametrize("argv", [["selftest", "--cpu", "999"], ["check", "--cpu", "999"], ["run", "--cpu", "999"]])
+def test_a_cpu_that_does_not_exist_is_refused(argv: list[str]) -> None:
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 2 and "CPU 999 is not available here" in r.output
