@@ -64,3 +64,19 @@ def test_compare_errors(db: str) -> None:
     assert r.exit_code == 2 and "nosuch/x" in r.output
     r = cli("compare", "7", "8")
     assert r.exit_code == 2 and "no run 7" in r.output
+
+
+def test_a_crash_is_blamed_on_its_benchmark_and_fails_the_command(db: str, tmp_path: Path) -> None:
+    """Audit D5: compare exited 0 and marked the healthy benchmark crashed; the A vs A2
+    comparison was lost with it."""
+    out = tmp_path / "c.json"
+    r = cli("compare", "cc/good", "cc/bad", "cc/good2", "-f", str(DATA / "cmpcrash.c"), "--repeat", "24",
+            "--min-time", "0.02", "--json", str(out))
+    assert r.exit_code == 1, r.output
+    rows = {row["b"]: row for row in json.loads(out.read_text())}
+    assert rows["cc/bad"]["comparison"] is None
+    assert rows["cc/bad"]["note"].startswith("cc/bad: crashed: SIGSEGV")
+    assert rows["cc/good2"]["comparison"] is not None  # measured again without the culprit
+    store = Store(db)
+    stored = {x["bench"]: x["status"] for x in store.results(store.last_run_id())}
+    assert stored["cc/bad"] == "crashed" and stored["cc/good2"] == "ok"

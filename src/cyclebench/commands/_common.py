@@ -21,7 +21,8 @@ from cyclebench.runner import Runner
 from cyclebench.stats import clock
 from cyclebench.store import Store, StoreError
 
-__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "open_store", "out", "parse_params"]
+__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "open_store", "out", "parse_params",
+           "write_text"]
 
 
 def _width(stream: Any) -> int | None:
@@ -95,3 +96,13 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
         code_rev=code_revision(sources), calibration=calib, env=env, build=build,
     )
     return run_id, rate
+
+
+def write_text(path: Path, text: str, stored: str = "") -> None:
+    """Write an output file (--json, --csv, -o); a missing directory or no permission is one line,
+    exit 2 (audit D9), saying that what was measured is stored (``stored``, e.g. "run #3")."""
+    try:
+        path.write_text(text)
+    except OSError as e:
+        kept = f"; the results are stored ({stored})" if stored else ""
+        raise UserError(f"cannot write {path}: {e.strerror or e}{kept}") from None

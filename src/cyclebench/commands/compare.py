@@ -28,6 +28,7 @@ from cyclebench.commands._common import (
     open_store,
     out,
     parse_params,
+    write_text,
 )
 from cyclebench.commands._options import (
     BuildOptions,
@@ -40,7 +41,7 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
-from cyclebench.model import OK, Comparison
+from cyclebench.model import ERROR, FAILED_STATUSES, OK, Comparison, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.report.console import fmt
 from cyclebench.runner import RunnerError, interleave
@@ -104,7 +105,14 @@ def execute(
     results: list[dict[str, Any]] = []
     with store.finishing(run_id):
         for param, benches in groups:
-            outs, procs = interleave.measure(prepared.runner, [(b, param) for b in benches], cfg.options, processes)
+            items = [(b, param) for b in benches]
+            outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes)
+            spared = [k for k, o in enumerate(outs) if o.status == OK or _not_measured(o)]
+            if len(spared) > 1 and len(spared) < len(outs) and any(_not_measured(outs[k]) for k in spared):
+                # one benchmark brought the shared process down: measure the others again without it
+                again, procs = interleave.measure(prepared.runner, [items[k] for k in spared], cfg.options, processes)
+                for k, o in zip(spared, again, strict=True):
+                    outs[k] = o
             costs = []
             good = [o.result for o in outs if o.status == OK and o.result]
             shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
@@ -115,9 +123,10 @@ def execute(
                 costs.append(clock.round_costs(o.result, next(shared)) if o.status == OK and o.result else None)
             base = costs[0]
             for b, o, c in zip(benches[1:], outs[1:], costs[1:], strict=True):
-                if base is None or c is None:
-                    bad = outs[0] if base is None else o
-                    rows.append(Row(benches[0], b, param, "", None, f"{bad.bench}: {bad.status}: {bad.reason}"))
+                if base is None or c is None:  # the culprit first, then what it cost the other side
+                    bad = sorted((x for x in (outs[0], o) if x.status != OK), key=_not_measured)
+                    rows.append(Row(benches[0], b, param, "", None,
+                                    "; ".join(f"{x.bench}: {x.status}: {x.reason}" for x in bad)))
                     continue
                 ok = [i for i in range(min(len(base[0]), len(c[0]))) if base[0][i] == base[0][i] and c[0][i] == c[0][i]]
                 try:
@@ -132,6 +141,11 @@ def execute(
     store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows]})
     store.finish_run(run_id, "complete")
     return run_id, rows, results
+
+
+def _not_measured(o: Outcome) -> bool:
+    """An item that lost its measurement to another's crash (runner.engine attributes it)."""
+    return o.status == ERROR and (o.reason or "").startswith("not measured")
 
 
 PROCESS_SPREAD = 0.05  # per-process medians of A further apart than this (relative) are worth a note
@@ -237,6 +251,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         except CompareError as e:
             raise UserError(str(e)) from None
         title = f"run #{targets[1]} vs run #{targets[0]} (unpaired: Mann–Whitney, Holm)"
+        measured = []
     else:
         for t in targets:
             not_a_file(t, "compare")
@@ -270,4 +285,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
                  f"CPU {prepared.cpu} · Wilcoxon signed-rank, Holm, CI bootstrapped over processes")
     console_report.print_comparisons(rows, out, title=title, alpha=alpha)
     if json_path is not None:
-        json_path.write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+        write_text(json_path, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+    failed = sorted({r["bench"] for r in measured if r.get("status") in FAILED_STATUSES})
+    if failed:  # a crash is never a pass (audit D5)
+        err.print(f"cyclebench: {', '.join(failed)} did not produce a valid result (see notes)", style="red")
+        sys.exit(1)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cyclebench.counters import groups_argv, per_sample_counts
-from cyclebench.model import ERROR, FAILED, INVALID, OK, SKIPPED, BenchInfo, Outcome
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, BenchInfo, Outcome
 from cyclebench.runner.child import Child, run_child
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines, signal_name
@@ -117,23 +117,56 @@ class Runner:
         finals = [ln for ln in lines if ln.get("type") in ("result", "skip", "fail", "error")]
         outcomes = []
         for i, (bench, param) in enumerate(items):
-            # lines come in request order; a request that never got one shares the process's fate
+            # lines come in request order; a request that got its own final line keeps it even if
+            # the process died later (audit D5: a crash in B marked A crashed too); one that never
+            # got one shares the process's fate
             mine = [ln for ln in finals if ln.get("bench") == bench and ln.get("param") == param]
             k = sum(1 for b, p in items[:i] if (b, p) == (bench, param))
             final = mine[k] if k < len(mine) else (finals[0] if finals and finals[0]["type"] == "error" else None)
             outcomes.append(self._outcome(bench, param, final, child, timeout, lines))
+        if len(items) > 1 and child.returncode != 0:
+            self._attribute(items, outcomes, opts, timeout, events)
         if events:
             for o in outcomes:
                 if o.result is not None:
                     decode_counters(o.result, events)
         return outcomes
 
+    def _attribute(self, items: list[tuple[str, int | None]], outcomes: list[Outcome], opts: MeasureOptions,
+                   timeout: float, events: list[list[Any]] | None) -> None:
+        """Several items shared a process that crashed or hung before some of them reported:
+        run each of those alone, briefly, to find whose fault it was. The culprit keeps the
+        process's status with its own reason; the others become 'error: not measured', naming
+        it — never blamed for a crash that was not theirs."""
+        from dataclasses import replace as dc_replace
+
+        lost = [i for i, o in enumerate(outcomes) if o.status in (CRASHED, TIMEOUT) and o.result is None]
+        if len({items[i] for i in lost}) < 2:
+            return  # at most one item went without a result: the fault is its own
+        probe = dc_replace(opts, repeat=3, min_time=0.0, warmup=0.0, max_time=min(opts.max_time, 1.0))
+        culprits: dict[tuple[str, int | None], Outcome] = {}
+        for i in lost:
+            if items[i] in culprits:
+                continue
+            alone = self.run_many([items[i]], probe, min(timeout, 30.0), events)[0]
+            if alone.status in (CRASHED, TIMEOUT, FAILED, ERROR):
+                culprits[items[i]] = alone
+        if not culprits:
+            return
+        names = ", ".join(b if p is None else f"{b}[{p}]" for b, p in culprits)
+        for i in lost:
+            if items[i] in culprits:
+                outcomes[i].reason = f"{outcomes[i].reason}; alone too: {culprits[items[i]].reason}"
+            else:
+                outcomes[i].status = ERROR
+                outcomes[i].reason = f"not measured: the runner process it shared failed in {names}"
+
     @staticmethod
     def _outcome(bench: str, param: int | None, final: dict[str, Any] | None, child: Child, timeout: float,
                  lines: list[dict[str, Any]]) -> Outcome:
         returncode, stderr = child.returncode, child.stderr
         outcome = Outcome(bench, param, ERROR, stderr=stderr[-4000:], wall_s=child.wall_s, lines=lines)
-        ended = classify(child, timeout)
+        ended = classify(child, timeout) if final is None or final["type"] == "error" else None
         if ended:
             outcome.status, outcome.reason = ended
             return outcome

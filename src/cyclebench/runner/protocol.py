@@ -51,5 +51,5 @@ def classify(child: Child, timeout: float, what: str = "") -> tuple[str, str] | 
         return TIMEOUT, f"timed out after {timeout:g} s{what} (killed)"
     if child.returncode < 0:
         tail = last_stderr_line(child.stderr)
-        return CRASHED, f"crashed: {signal_name(-child.returncode)}{what}" + (f" ({tail})" if tail else "")
+        return CRASHED, f"{signal_name(-child.returncode)}{what}" + (f" ({tail})" if tail else "")
     return None
