@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
+from rich.text import Text
 
 from cyclebench import __version__
 from cyclebench.commands import (
@@ -28,6 +29,7 @@ from cyclebench.commands import (
     variants,
 )
 from cyclebench.commands._common import err
+from cyclebench.store import StoreError
 
 
 class Terminated(KeyboardInterrupt):
@@ -48,6 +50,19 @@ class _Cli(click.Group):
         except KeyboardInterrupt:  # one not handled by the command itself (e.g. during a build)
             err.print("cyclebench: interrupted", highlight=False)
             sys.exit(130)
+        # The one error → exit-code map for what no command caught: a user's database or file
+        # problem is one line and exit 2, never a traceback (audit D9); what was stored stays.
+        except StoreError as e:
+            fail(str(e))
+        except OSError as e:
+            if e.filename is None:
+                raise
+            fail(f"{e.filename}: {e.strerror or e}")
+
+
+def fail(message: str) -> NoReturn:
+    err.print(Text(f"cyclebench: error: {message}", style="bold red"), soft_wrap=True)
+    sys.exit(2)
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})

@@ -45,6 +45,9 @@ class UserError(click.ClickException):
         err.print(f"[bold red]cyclebench: error:[/] {self.message}", highlight=False, soft_wrap=True)
 
 
+INT64_MAX = 2**63 - 1
+
+
 def parse_params(values: tuple[str, ...]) -> list[int]:
     out_: list[int] = []
     for v in values:
@@ -53,9 +56,12 @@ def parse_params(values: tuple[str, ...]) -> list[int]:
             if not part:
                 continue
             try:
-                out_.append(int(part, 0))
+                value = int(part, 0)
             except ValueError:
                 raise click.BadParameter(f"'{part}' is not an integer", param_hint="-p/--param") from None
+            if not 0 <= value <= INT64_MAX:  # sizes and counts; the DB stores int64 (audit D9, D16)
+                raise click.BadParameter(f"'{part}' is not a size or count (0..{INT64_MAX})", param_hint="-p/--param")
+            out_.append(value)
     return out_
 
 

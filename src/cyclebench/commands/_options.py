@@ -155,3 +155,27 @@ def not_a_file(name: str, command: str) -> None:
     if name.endswith((".c", ".h")) or Path(name).is_file():
         raise click.UsageError(f"'{name}' is a file, not a benchmark: give files with -f "
                                f"(cyclebench {command} -f {name} BENCH...)")
+
+
+class Seconds(click.ParamType):
+    """A finite number of seconds in [low, high]: nan, inf and 1e308 are refused in one line at
+    parse time, not in every row later (audit D9, D16)."""
+
+    name = "SECONDS"
+
+    def __init__(self, low: float = 0.0, high: float = 86400.0, low_open: bool = False) -> None:
+        self.low, self.high, self.low_open = low, high, low_open
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"'{value}' is not a number of seconds", param, ctx)
+        if not (x > self.low if self.low_open else x >= self.low) or not x <= self.high:  # nan fails both
+            self.fail(f"{value} is not in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}] seconds",
+                      param, ctx)
+        return x
+
+
+SEED = click.IntRange(0, 2**63 - 1)
+RUN_ID = click.IntRange(1, 2**63 - 1)

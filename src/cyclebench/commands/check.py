@@ -11,6 +11,7 @@ from cyclebench.commands._common import (
     UserError,
     err,
     out,
+    write_text,
 )
 from cyclebench.commands._options import (
     valid_cpu,
@@ -46,5 +47,5 @@ def check_cmd(cpu: int | None, fix: bool, strict: bool, json_path: Path | None) 
         if not applied:
             err.print("nothing that --fix may change needs changing", highlight=False)
     if json_path is not None:
-        json_path.write_text(json.dumps([f.to_dict() for f in findings], indent=1) + "\n")
+        write_text(json_path, json.dumps([f.to_dict() for f in findings], indent=1) + "\n")
     sys.exit(check.summary_exit_code(findings, strict=strict))

@@ -33,6 +33,7 @@ from cyclebench.commands._common import (
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
+    Seconds,
     build_options,
     db_option,
     json_option,
@@ -221,7 +222,7 @@ def default_cpu() -> int:
               help="Parameters to compare at (default: every parameter the benchmarks share).")
 @click.option("--repeat", type=click.IntRange(6, 100000), default=60, show_default=True,
               help="Rounds (pairs) per comparison.")
-@click.option("--min-time", type=click.FloatRange(min=0), default=0.2, show_default=True,
+@click.option("--min-time", type=Seconds(0, 3600), default=0.2, show_default=True,
               help="Seconds of timed samples per benchmark.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
               help="Significance level (after Holm correction).")

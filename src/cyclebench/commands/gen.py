@@ -8,6 +8,7 @@ import click
 
 from cyclebench.commands._common import (
     err,
+    write_text,
 )
 
 
@@ -21,7 +22,7 @@ def gen_group() -> None:
               help="Number of small functions.")
 @click.option("--size", type=click.IntRange(1, 1000), default=8, show_default=True,
               help="Operations per function (about that many instructions).")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the call order.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True, help="Seed of the call order.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def gen_icache(funcs: int, size: int, seed: int, output: Path) -> None:
     """The I-cache workload of seed 001: many small functions called in a fixed shuffled order.
@@ -30,5 +31,5 @@ def gen_icache(funcs: int, size: int, seed: int, output: Path) -> None:
     """
     from cyclebench.build import icache
 
-    output.write_text(icache.generate(funcs, size, seed))
+    write_text(output, icache.generate(funcs, size, seed))
     err.print(f"wrote {output} (icache/calls{funcs}x{size})")

@@ -18,7 +18,7 @@ from cyclebench.store import runfile as json_report
 
 
 @click.command("export")
-@click.argument("run_id", type=int, required=False)
+@click.argument("run_id", type=click.IntRange(1, 2**63 - 1), required=False)
 @click.option("--json", "json_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Output file.")
 @click.option("--db", metavar="URL", help="Database URL.")
@@ -49,7 +49,7 @@ def import_cmd(path: Path, db: str | None) -> None:
 
 
 @click.command("show")
-@click.argument("run_id", type=int, required=False)
+@click.argument("run_id", type=click.IntRange(1, 2**63 - 1), required=False)
 @click.option("--db", metavar="URL", help="Database URL.")
 def show_cmd(run_id: int | None, db: str | None) -> None:
     """Print the table of a stored run (default: the last)."""
@@ -77,7 +77,7 @@ def show_cmd(run_id: int | None, db: str | None) -> None:
 
 @click.command("runs")
 @click.option("--db", metavar="URL", help="Database URL.")
-@click.option("-n", "limit", type=int, default=20, show_default=True)
+@click.option("-n", "limit", type=click.IntRange(1, 1_000_000), default=20, show_default=True)
 def runs_cmd(db: str | None, limit: int) -> None:
     """List stored runs, newest first."""
     store = open_store(db)

@@ -38,8 +38,10 @@ from cyclebench.commands._common import (
     parse_params,
 )
 from cyclebench.commands._options import (
+    SEED,
     BuildOptions,
     RunnerOptions,
+    Seconds,
     build_options,
     db_option,
     json_option,
@@ -113,9 +115,12 @@ def execute(
     store: Store,
     on_start: Callable[[Item], None] = lambda _i: None,
     on_done: Callable[[Item, dict[str, Any]], None] = lambda _i, _r: None,
+    on_open: Callable[[int], None] = lambda _r: None,
 ) -> tuple[int, list[dict[str, Any]]]:
-    """Measure every item and store each result as it comes. Returns (run id, rows)."""
+    """Measure every item and store each result as it comes. Returns (run id, rows).
+    ``on_open`` gets the run id as soon as the run row exists (for an interrupt message)."""
     run_id, rate = begin(cfg, prepared, store)
+    on_open(run_id)
     rows: list[dict[str, Any]] = []
     loop: dict[str, Any] | None = None
     timeout = cfg.timeout or cfg.options.timeout()
@@ -124,7 +129,7 @@ def execute(
             on_start(item)
             if cfg.backend == "callgrind":
                 outcome = callgrind.simulate(prepared.binary.path, item.bench, item.param, cfg.sim_iters, cfg.cache,
-                                            timeout=max(600.0, timeout), cpu=prepared.cpu)
+                                            timeout=cfg.timeout or 600.0, cpu=prepared.cpu)
                 fields = callgrind.result_fields(outcome, cfg.variant)
                 fields["id"] = store.add_result(run_id, fields)
                 rows.append(fields)
@@ -151,15 +156,15 @@ def execute(
               help="Only these parameters (sizes, counts); with an exact -b name, any value.")
 @click.option("--repeat", type=click.IntRange(1, 100000), default=MeasureOptions.repeat, show_default=True,
               help="Rounds over the batch-size ladder (samples per batch size).")
-@click.option("--min-time", type=click.FloatRange(min=0), default=MeasureOptions.min_time, show_default=True,
+@click.option("--min-time", type=Seconds(0, 3600), default=MeasureOptions.min_time, show_default=True,
               help="Seconds of timed samples per benchmark (sizes the batches).")
-@click.option("--max-time", type=click.FloatRange(min=0.001), default=MeasureOptions.max_time,
+@click.option("--max-time", type=Seconds(0.001, 3600), default=MeasureOptions.max_time,
               show_default=True, help="Cap in seconds for slow operations (fewer rounds, at least 3).")
-@click.option("--warmup", type=click.FloatRange(min=0), default=MeasureOptions.warmup, show_default=True,
+@click.option("--warmup", type=Seconds(0, 3600), default=MeasureOptions.warmup, show_default=True,
               help="Seconds of untimed warm-up batches.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
+@click.option("--timeout", type=Seconds(0.1, 86400), default=None,
               help="Seconds before a benchmark is declared hung and killed (default from --max-time).")
-@click.option("--seed", type=int, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
+@click.option("--seed", type=SEED, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
 @click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
 @json_option
 @db_option
@@ -180,6 +185,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         json_path: Path | None, db: str | None, quiet: bool, net: bool, events_spec: str | None, backend: str,
         sim_iters: int, cache_spec: str | None) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
+    if min_time > max_time:
+        raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
     spec = build.spec()
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
     from cyclebench.runner import callgrind
@@ -218,6 +225,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
     run_id: int | None = None
+    opened: list[int] = []
     try:
         with progress:
             task = progress.add_task("measuring", total=len(prepared.items))
@@ -229,12 +237,12 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
                 rows.append(row)
                 progress.advance(task)
 
-            run_id, _ = execute(cfg, prepared, store, on_start, on_done)
+            run_id, _ = execute(cfg, prepared, store, on_start, on_done, on_open=opened.append)
     except KeyboardInterrupt:
         if not quiet and rows:
             console_report.print_results(rows, out, net=net)
-        last = store.last_run_id()
-        err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept in run #{last} ({store.url})")
+        where = f"run #{opened[0]}" if opened else "no run was opened"  # ours, not the DB's newest (D17)
+        err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
         sys.exit(130)
     except RunnerError as e:
         raise UserError(str(e)) from None
@@ -255,7 +263,11 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         for line in console_report.environment_lines(rows):
             err.print(line, highlight=False)
     if json_path is not None:
-        json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+        try:
+            json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+        except OSError as e:  # after the run is stored: say so (audit D9)
+            raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored (run #{run_id})"
+                            ) from None
     bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
     if not quiet:
         err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)

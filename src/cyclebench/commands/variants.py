@@ -45,6 +45,7 @@ from cyclebench.commands._common import (
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
+    Seconds,
     build_options,
     db_option,
     json_option,
@@ -286,7 +287,7 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 @click.option("--callgrind", "callgrind_flag", is_flag=True, hidden=True)  # the old spelling of --backend callgrind
 @click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
               help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict).")
-@click.option("--min-time", type=click.FloatRange(min=0), default=0.03, show_default=True,
+@click.option("--min-time", type=Seconds(0, 3600), default=0.03, show_default=True,
               help="Seconds of timed samples per invocation.")
 @click.option("--timeout", type=click.FloatRange(min=0.1, max=86400), default=None,
               help="Seconds before an invocation is declared hung (default from the timing; 600 under callgrind).")

@@ -44,7 +44,7 @@ def parse_cache(spec: str | None) -> dict[str, tuple[int, int, int]]:
         if not m:
             raise SimulationError(f"bad cache geometry '{part}': want e.g. I1=32768,8,64 (size,assoc,line)")
         size, assoc, line = int(m.group(2)), int(m.group(3)), int(m.group(4))
-        if line & (line - 1) or size % (assoc * line):
+        if not (size and assoc and line) or line & (line - 1) or size % (assoc * line):
             raise SimulationError(f"{m.group(1)}: size must be a multiple of assoc × line, line a power of two")
         cache[m.group(1)] = (size, assoc, line)
     return cache

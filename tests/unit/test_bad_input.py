@@ -1,0 +1,45 @@
+"""Bad input is one line and exit 2, before anything is built or measured (audit D9, D16, D18)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cyclebench.cli import main
+
+CASES = [
+    (["run", "-b", "timer/rdtsc", "--min-time", "nan"], "nan is not in"),
+    (["run", "-b", "timer/rdtsc", "--max-time", "inf"], "inf is not in"),
+    (["run", "-b", "timer/rdtsc", "--min-time", "1e308"], "is not in"),
+    (["run", "-b", "timer/rdtsc", "--min-time", "20", "--max-time", "10"], "is above --max-time"),
+    (["run", "-b", "copy/memcpy", "-p", "99999999999999999999999"], "is not a size or count"),
+    (["run", "-b", "copy/memcpy", "-p", "-5"], "is not a size or count"),
+    (["run", "-b", "timer/rdtsc", "--seed", "99999999999999999999"], "--seed"),
+    (["run", "-b", "timer/rdtsc", "--timeout", "inf"], "inf is not in"),
+    (["run", "-b", "timer/rdtsc", "--backend", "callgrind", "--cache", "I1=0,0,0;D1=0,0,0;LL=0,0,0"],
+     "size must be a multiple"),
+    (["run", "-b", "timer/rdtsc", "--cflags", '"-O2'], "No closing quotation"),
+    (["compare", "a/b", "c/d", "--cflags", '"-O2'], "No closing quotation"),
+    (["compare", "a/b", "c/d", "--min-time", "nan"], "nan is not in"),
+    (["show", "99999999999999999999999"], "is not in the range"),
+    (["export", "99999999999999999999999", "--json", "x.json"], "is not in the range"),
+    (["selftest", "--quick", "--cpu", "999"], "CPU 999 is not available here"),
+    (["check", "--cpu", "999"], "CPU 999 is not available here"),
+    (["run", "-f", "/nonexistent/*.c"], "matches no file"),
+]
+
+
+@pytest.mark.parametrize(("argv", "says"), CASES, ids=[" ".join(a)[:50] for a, _ in CASES])
+def test_one_line_exit_2(argv: list[str], says: str, tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, [*argv, "--db", f"sqlite:///{tmp_path}/x.db"] if argv[0] in ("show", "export")
+                           else argv)
+    assert r.exit_code == 2, r.output
+    assert says in r.output and "Traceback" not in r.output
+
+
+def test_output_file_in_a_missing_directory(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["gen", "icache", "--funcs", "4", "-o", str(tmp_path / "no" / "such" / "x.c")])
+    assert r.exit_code == 2
+    assert "cannot write" in r.output and "No such file or directory" in r.output
