@@ -17,6 +17,7 @@ from rich.text import Text
 from cyclebench import __version__
 from cyclebench.commands import (
     annotate,
+    cache,
     check,
     compare,
     counters,
@@ -73,7 +74,7 @@ def main() -> None:
 
 for _cmd in (run.run, compare.compare_cmd, variants.variants_cmd, scale.scale_cmd, stat.stat_cmd,
              counters.counters_group, annotate.annotate_cmd, check.check_cmd, selftest.selftest_cmd, gen.gen_group,
-             results.runs_cmd, results.show_cmd, results.export_cmd, results.import_cmd):
+             results.runs_cmd, results.show_cmd, results.export_cmd, results.import_cmd, cache.cache_group):
     main.add_command(_cmd)
 
 

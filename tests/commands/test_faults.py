@@ -136,3 +136,16 @@ def test_max_rss_kills_a_runner_that_grows(db: str) -> None:
     assert cli("run", HOSTILE, "-b", "hostile/touch_300mb", "--max-rss", "1000", *FAST).exit_code == 0
 
 
+
+
+def test_a_killed_benchmark_leaves_nothing_in_tmp(db: str) -> None:
+    """D15: vfs/mix's directory stayed in /tmp whenever its runner was killed; every runner now
+    gets a private $TMPDIR that goes with it."""
+    import glob
+    import tempfile
+
+    pattern = f"{tempfile.gettempdir()}/cyclebench-run-*"
+    before = set(glob.glob(pattern))
+    r = cli("run", HOSTILE, "-b", "hostile/tmp_debris", "--timeout", "2", *FAST)
+    assert r.exit_code == 1 and rows(db)["hostile/tmp_debris"]["status"] == "timeout"
+    assert set(glob.glob(pattern)) <= before

@@ -2,6 +2,7 @@
  * stay bounded, kill what they leave behind, and not take their words for its protocol. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -57,4 +58,16 @@ CB_BENCH(hostile, touch_300mb) { /* RSS grows past any --max-rss a test sets */
         if (p != MAP_FAILED) memset(p, 1, 300u << 20);
     }
     for (uint64_t i = 0; i < cb_iters(s); i++) cb_clobber();
+}
+
+CB_BENCH(hostile, tmp_debris) { /* leaves a directory in $TMPDIR and hangs: killed at the timeout */
+    static int made;
+    if (!made) {
+        made = 1;
+        const char *t = getenv("TMPDIR");
+        char path[512];
+        snprintf(path, sizeof path, "%s/debris-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(path)) cb_fail(s, "mkdtemp");
+    }
+    for (;;) cb_clobber();
 }

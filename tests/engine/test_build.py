@@ -49,3 +49,27 @@ def test_user_flags_reach_only_the_benchmark(tmp_path: Path) -> None:
     with pytest.raises(BuildError) as e:
         build(BuildSpec(sources=(src,)))
     assert "MUST not defined" in e.value.output
+
+
+def test_cache_prune_removes_unused_and_half_built_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Audit D15: the cache never shrank and .tmp-* of killed builds stayed forever."""
+    import os
+    import time
+
+    from cyclebench.build.compile import cache_entries, prune
+
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    b = build(BuildSpec(sources=(DATA / "chain.c",)))
+    entry = b.path.parent
+    half = tmp_path / "build" / ".tmp-killed"
+    half.mkdir()
+    (half / "x.o").write_bytes(b"\0" * 10)
+    old = time.time() - 2 * 3600
+    os.utime(half, (old, old))
+    assert {e.path for e in cache_entries()} == {entry, half}
+    assert [e.path for e in prune()] == [half]  # the fresh entry stays
+    build(BuildSpec(sources=(DATA / "chain.c",)))  # a hit touches it
+    assert time.time() - entry.stat().st_mtime < 60
+    very_old = time.time() - 40 * 86400
+    os.utime(entry, (very_old, very_old))
+    assert [e.path for e in prune()] == [entry] and not entry.exists()

@@ -10,11 +10,13 @@ and target.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -197,7 +199,10 @@ def build(spec: BuildSpec) -> Binary:
     binary = out_dir / "runner"
     info = Binary(binary, key, spec.cc, cc_version, spec.cflags, tuple(str(s) for s in spec.sources))
     if binary.is_file() and os.access(binary, os.X_OK):
+        with contextlib.suppress(OSError):
+            os.utime(out_dir)  # last use, for pruning
         return info
+    prune_daily()
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".tmp-"))
@@ -230,3 +235,55 @@ def build(spec: BuildSpec) -> Binary:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return info
+
+
+# Each distinct source/flag set is ~72 KB (audit D15: 23 entries after one audit); entries
+# unused this long go, and a .tmp-* left by a build killed mid-way goes after an hour.
+PRUNE_AFTER_DAYS = 30
+TMP_AFTER_S = 3600
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    path: Path
+    bytes: int
+    last_used: float  # epoch seconds (the entry directory's mtime, touched on every use)
+    partial: bool  # a .tmp-* directory of a build that never finished
+
+
+def cache_entries() -> list[CacheEntry]:
+    """Every entry of the build cache, oldest use first."""
+    root = cache_root() / "build"
+    out = []
+    for d in root.iterdir() if root.is_dir() else []:
+        if not d.is_dir():
+            continue
+        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+        out.append(CacheEntry(d, size, d.stat().st_mtime, d.name.startswith(".tmp-")))
+    return sorted(out, key=lambda e: e.last_used)
+
+
+def prune(older_than_days: float = PRUNE_AFTER_DAYS, everything: bool = False) -> list[CacheEntry]:
+    """Remove entries unused for ``older_than_days`` (all with ``everything``) and abandoned
+    partial builds older than an hour. Returns what was removed."""
+    now = time.time()
+    gone = []
+    for e in cache_entries():
+        age = now - e.last_used
+        if everything or age > older_than_days * 86400 or (e.partial and age > TMP_AFTER_S):
+            shutil.rmtree(e.path, ignore_errors=True)
+            gone.append(e)
+    return gone
+
+
+def prune_daily() -> None:
+    """prune() at most once a day, on a build (a stamp file records the last time)."""
+    stamp = cache_root() / "build" / ".pruned"
+    try:
+        if stamp.exists() and time.time() - stamp.stat().st_mtime < 86400:
+            return
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:
+        return
+    prune()

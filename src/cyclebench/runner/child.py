@@ -9,8 +9,10 @@ import contextlib
 import ctypes
 import os
 import selectors
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,8 +92,23 @@ def run_child(argv: list[str], timeout: float, max_rss: int | None = None) -> Ch
     every other exception propagate after the kill. The child also dies with this process
     (die_with_parent). Memory stays bounded: stdout up to PROTOCOL_CAP, stderr's tail only."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, preexec_fn=die_with_parent())
+    # A private $TMPDIR, removed once the session is dead: what a killed benchmark (vfs/mix's
+    # directory) or valgrind left there does not pile up in /tmp (audit D15).
+    tmpdir = tempfile.mkdtemp(prefix="cyclebench-run-")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, preexec_fn=die_with_parent(),
+                                env={**os.environ, "TMPDIR": tmpdir})
+    except BaseException:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise
+    try:
+        return _wait(proc, t0, timeout, max_rss)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _wait(proc: subprocess.Popen[bytes], t0: float, timeout: float, max_rss: int | None) -> Child:
     assert proc.stdout is not None and proc.stderr is not None
     out, err = bytearray(), bytearray()
     timed_out, limit, peak = False, None, 0

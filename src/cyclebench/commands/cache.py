@@ -1,0 +1,36 @@
+"""`cyclebench cache info|clean`: the build cache (one runner binary per source/flag set)."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from cyclebench.build.compile import PRUNE_AFTER_DAYS, cache_entries, cache_root, prune
+from cyclebench.commands._common import err, out
+
+
+@click.group("cache")
+def cache_group() -> None:
+    """The build cache: how big it is, and removing what is not used."""
+
+
+@cache_group.command("info")
+def cache_info() -> None:
+    """Where the cache is, its entries and size."""
+    entries = cache_entries()
+    total = sum(e.bytes for e in entries)
+    oldest = (time.time() - entries[0].last_used) / 86400 if entries else 0.0
+    out.print(f"{cache_root() / 'build'}: {len(entries)} entries, {total / 2**20:.1f} MiB"
+              + (f", least recently used {oldest:.0f} day(s) ago" if entries else ""), highlight=False)
+
+
+@cache_group.command("clean")
+@click.option("--all", "everything", is_flag=True, help="Remove every entry (they are rebuilt on demand).")
+@click.option("--older-than", type=click.FloatRange(0, 36500), default=PRUNE_AFTER_DAYS, show_default=True,
+              metavar="DAYS", help="Remove entries unused for this many days.")
+def cache_clean(everything: bool, older_than: float) -> None:
+    """Remove unused entries and builds killed half-way (done once a day on its own)."""
+    gone = prune(older_than, everything)
+    err.print(f"removed {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} "
+              f"({sum(e.bytes for e in gone) / 2**20:.1f} MiB)", highlight=False)
