@@ -28,6 +28,7 @@ WIDE_CI = 0.05  # CI half-width above 5% of the value: flagged
 CHAIN_DISAGREEMENT = 0.03  # imul- and add-chain clocks differing by more: cycles~ flagged
 NAME_FOLD = 20  # a benchmark name may fold to this many cells to make room for the numbers
 CMP_NAME_FOLD = 12  # compare shows two names a row
+VARIANT_FOLD = 14  # variant labels (flag sets) fold at their spaces
 
 
 def fmt(x: float | None) -> str:
@@ -222,7 +223,7 @@ def variants_table(d: dict[str, Any], run_id: int | None = None, wide: bool = Fa
     Δ% vs the first and verdict stay at any width; best, body and .text sizes drop."""
     name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
     table = FitTable([
-        Column("variant", justify="left", fold=NAME_FOLD),
+        Column("variant", justify="left", fold=VARIANT_FOLD),
         Column(f"per op ({d['unit'] or '-'})"),
         Column("± half-range"),
         Column("best", priority=1),

@@ -36,6 +36,7 @@ from cyclebench.report.text import safe_text
 __all__ = ["NOTES_MIN", "Column", "FitTable", "Layout"]
 
 NOTES_MIN = 24  # narrowest notes column worth keeping beside the others
+FOLD_FLOOR = 6  # names fold this far, as a last resort, before the numbers must fold
 _NOTE_META = "cyclebench.note"  # marks the placeholder row a note under its row replaces
 _UNBOUNDED = 1_000_000
 
@@ -77,6 +78,10 @@ class Layout:
     widths: list[int] | None
     notes_under: bool
     dropped: list[str] = field(default_factory=list)
+
+
+def _longest_word(s: str) -> int:
+    return max((cell_len(w) for w in s.split()), default=0)
 
 
 def _width(t: Text) -> int:
@@ -168,8 +173,14 @@ class FitTable:
                 need = self._need(console, cols, least)
                 if need <= width:
                     return Layout(cols, self._spread(cols, full, least, width - need), notes_under, dropped)
-        # not even the answer fits: show it anyway, folded by rich, never cropped or elided
-        return Layout(shown, None, has_notes, [self.columns[i].header for i in order])
+        # not even the answer fits: fold the names further; else rich squeezes it (cells fold, never cut)
+        floor = [min(f, max(FOLD_FLOOR, _longest_word(c.header))) if c.fold is not None else least_
+                 for c, f, least_ in zip(self.columns, full, least, strict=True)]
+        dropped = [self.columns[i].header for i in order]
+        need = self._need(console, shown, floor)
+        if need <= width:
+            return Layout(shown, self._spread(shown, full, floor, width - need), has_notes, dropped)
+        return Layout(shown, None, has_notes, dropped)
 
     def _spread(self, shown: list[int], full: list[int], least: list[int], slack: int) -> list[int]:
         """Content widths: the least each column needs, then the slack to the folding
