@@ -6,6 +6,10 @@ robust CV of per-sample costs (scaled MAD / median), the unit, the same cost in 
 (core cycles estimated by the add-chain calibration, calibrate.py) ± CI, ns/op, and notes.
 With net=True the two costs are shown net of the loop's own cost (loop/empty).
 A row that has no number says why (skipped, crashed, ...).
+
+The tables fit the terminal they are printed on (report.fit: secondary columns drop,
+notes go under their row, ``wide=True`` keeps all) and print what benchmarks, the runner
+and stored runs say literally (report.text.safe_text: never markup, controls visible).
 """
 
 from __future__ import annotations
