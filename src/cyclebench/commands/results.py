@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from cyclebench.commands._common import (
     UserError,
@@ -14,6 +13,8 @@ from cyclebench.commands._common import (
     out,
 )
 from cyclebench.report import console as console_report
+from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.text import safe_text
 from cyclebench.store import runfile as json_report
 
 
@@ -51,7 +52,8 @@ def import_cmd(path: Path, db: str | None) -> None:
 @click.command("show")
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1), required=False)
 @click.option("--db", metavar="URL", help="Database URL.")
-def show_cmd(run_id: int | None, db: str | None) -> None:
+@click.option("--wide", is_flag=True, help="All columns, however wide the terminal.")
+def show_cmd(run_id: int | None, db: str | None, wide: bool) -> None:
     """Print the table of a stored run (default: the last)."""
     store = open_store(db)
     rid = run_id if run_id is not None else store.last_run_id()
@@ -65,14 +67,15 @@ def show_cmd(run_id: int | None, db: str | None) -> None:
     series = scale.series_from_rows(rows)
     others = [r for r in rows if not scale.is_scale_row(r)]
     if others or not series:
-        console_report.print_results(others, out, title=f"run #{rid} · {run['status']} · {run['started_at']}")
+        console_report.print_results(others, out, title=f"run #{rid} · {run['status']} · {run['started_at']}",
+                                     wide=wide)
     for ser in series:  # a scaling run: its own table and chart, as `scale` printed them
-        out.print(plots.scale_table(ser))
+        out.print(plots.scale_table(ser, wide=wide))
     chart = plots.text_chart(series)
     if chart:
-        out.print("\n".join(chart), highlight=False, markup=False)
+        out.print(safe_text("\n".join(chart)))
     if run.get("calibration"):
-        err.print(console_report.calibration_line(run.get("calibration")), highlight=False)
+        err.print(safe_text(console_report.calibration_line(run.get("calibration"))))
 
 
 @click.command("runs")
@@ -81,12 +84,15 @@ def show_cmd(run_id: int | None, db: str | None) -> None:
 def runs_cmd(db: str | None, limit: int) -> None:
     """List stored runs, newest first."""
     store = open_store(db)
-    table = Table(header_style="bold")
-    for col in ("run", "started", "status", "host", "cpu model", "CPU", "command"):
-        table.add_column(col)
+    table = FitTable([Column("run"), Column("started", justify="left"), Column("status", justify="left"),
+                      Column("host", justify="left", priority=2, fold=16),
+                      Column("cpu model", justify="left", priority=3, fold=16), Column("CPU", priority=1),
+                      Column("command", justify="left", notes=True)])
     for r in store.list_runs(limit):
-        table.add_row(str(r["id"]), r["started_at"], r["status"], r["host"] or "", r["cpu_model"] or "",
-                      str(r["cpu"]), " ".join(r["command"] or []))
+        command = r["command"] if isinstance(r["command"], list) else [r["command"] or ""]
+        table.add_row(*(safe_text(x, multiline=False) for x in (
+            r["id"], r["started_at"], r["status"], r["host"] or "", r["cpu_model"] or "", r["cpu"],
+            " ".join(map(str, command)))))
     out.print(table)
 
 

@@ -293,10 +293,13 @@ def _check_events(runner: Any, groups: list[list[Any]]) -> None:
 
 
 def _print_list(benches: list[Any]) -> None:
+    from cyclebench.report.text import safe_text  # names and requirements are data, never markup
+
     table = Table(header_style="bold")
     for col in ("benchmark", "params", "requires", "verify", "source"):
         table.add_column(col)
     for b in benches:
-        table.add_row(b.name, ",".join(map(str, b.params)) if b.params else "", b.require or "",
-                      "yes" if b.has_verify else "", f"{Path(b.file).name}:{b.line}")
+        table.add_row(*(safe_text(x, multiline=False) for x in (
+            b.name, ",".join(map(str, b.params)) if b.params else "", b.require or "",
+            "yes" if b.has_verify else "", f"{Path(b.file).name}:{b.line}")))
     out.print(table)

@@ -6,6 +6,10 @@ robust CV of per-sample costs (scaled MAD / median), the unit, the same cost in 
 (core cycles estimated by the add-chain calibration, calibrate.py) ± CI, ns/op, and notes.
 With net=True the two costs are shown net of the loop's own cost (loop/empty).
 A row that has no number says why (skipped, crashed, ...).
+
+The tables fit the terminal they are printed on (report.fit: secondary columns drop,
+notes go under their row, ``wide=True`` keeps all) and print what benchmarks, the runner
+and stored runs say literally (report.text.safe_text: never markup, controls visible).
 """
 
 from __future__ import annotations
@@ -17,11 +21,18 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.text import safe_text
 
 STATUS_STYLE = {"ok": "", "invalid": "red", "skipped": "yellow", "failed": "red", "crashed": "red",
                 "timeout": "red", "error": "red"}
 WIDE_CI = 0.05  # CI half-width above 5% of the value: flagged
 CHAIN_DISAGREEMENT = 0.03  # imul- and add-chain clocks differing by more: cycles~ flagged
+NAME_FOLD = 20  # a benchmark name may fold to this many cells to make room for the numbers
+CMP_NAME_FOLD = 12  # compare shows two names a row
+VARIANT_FOLD = 14  # variant labels (flag sets) fold at their spaces
 
 
 def fmt(x: float | None) -> str:
@@ -73,48 +84,58 @@ def notes(row: dict[str, Any]) -> str:
     return ", ".join(out)
 
 
-def results_table(rows: Iterable[dict[str, Any]], title: str | None = None, net: bool = False) -> Table:
-    """net: show per-op figures net of the loop's own cost (loop/empty of the same run)."""
-    table = Table(title=title, header_style="bold", show_lines=False)
-    table.add_column("benchmark", no_wrap=True)
-    table.add_column("param", justify="right", no_wrap=True)
-    table.add_column("net per op" if net else "per op", justify="right", no_wrap=True)
-    table.add_column("±CI95", justify="right", no_wrap=True)
-    table.add_column("min", justify="right", no_wrap=True)
-    table.add_column("rCV", justify="right", no_wrap=True)
-    table.add_column("unit", no_wrap=True)
-    table.add_column("cycles~" + (" net" if net else ""), justify="right", no_wrap=True)
-    table.add_column("±CI95", justify="right", no_wrap=True)
-    table.add_column("ns/op", justify="right", no_wrap=True)
-    table.add_column("notes", overflow="fold", min_width=12)
+def results_table(rows: Iterable[dict[str, Any]], title: str | None = None, net: bool = False,
+                  wide: bool = False) -> FitTable:
+    """net: show per-op figures net of the loop's own cost (loop/empty of the same run).
+
+    Fits the width it is printed at (report.fit): benchmark, param, per op, ±CI95, unit and
+    cycles~ stay at any width; the cycles~ CI, ns/op, min and rCV drop in that order from
+    the end, and notes go under their row when they do not fit beside it. ``wide``: all."""
+    table = FitTable([
+        Column("benchmark", justify="left", fold=NAME_FOLD),
+        Column("param"),
+        Column("net per op" if net else "per op"),
+        Column("±CI95"),
+        Column("min", priority=3),
+        Column("rCV", priority=4),
+        Column("unit", justify="left"),
+        Column("cycles~" + (" net" if net else "")),
+        Column("±CI95", priority=1),
+        Column("ns/op", priority=2),
+        Column("notes", justify="left", notes=True),
+    ], title=title, wide=wide)
     group = None
     for r in rows:
-        if group is not None and r["bench"].split("/")[0] != group:
+        bench = str(r.get("bench") or "")
+        if group is not None and bench.split("/")[0] != group:
             table.add_section()  # a rule between groups: copy/ rows read as one block
-        group = r["bench"].split("/")[0]
+        group = bench.split("/")[0]
         style = STATUS_STYLE.get(str(r.get("status")), "")
-        name = r["bench"] + (f" [{r['variant']}]" if r.get("variant") else "")
+        name = safe_text(bench + (f" [{r['variant']}]" if r.get("variant") else ""), multiline=False)
         param = "" if r.get("param") is None else str(r["param"])
+        unit = str(r.get("unit") or "")
+        cells: list[str | Text]
         if r.get("per_op") is not None and r.get("status") in ("ok", "invalid"):
             p, lo, hi = ("net_per_op", "net_ci_low", "net_ci_high") if net else ("per_op", "ci_low", "ci_high")
             c, clo, chi = (("cycles_net", "cycles_net_ci_low", "cycles_net_ci_high") if net
                            else ("cycles_per_op", "cycles_ci_low", "cycles_ci_high"))
             cv = r.get("rcv")
             cells = [fmt(r.get(p)), fmt_ci(_half(r, lo, hi)), fmt(r.get("min")),
-                     "-" if cv is None else f"{100 * cv:.1f}%", r.get("unit") or "",
+                     "-" if cv is None else f"{100 * cv:.1f}%", unit,
                      fmt(r.get(c)), fmt_ci(_half(r, clo, chi)), fmt(r.get("ns_per_op"))]
             if r.get("status") == "invalid":
-                cells = [f"[strike]{c}[/strike]" if c not in ("", "-") else c for c in cells]
+                cells = [safe_text(x, style="strike") if x not in ("", "-") else x for x in cells]
         else:
-            cells = ["-", "-", "-", "-", r.get("unit") or "", "-", "-", "-"]
-        table.add_row(name, param, *cells, notes(r), style=style)
+            cells = ["-", "-", "-", "-", unit, "-", "-", "-"]
+        table.add_row(name, param, *cells, safe_text(notes(r)), style=style)
     return table
 
 
 def print_results(
-    rows: Iterable[dict[str, Any]], console: Console | None = None, title: str | None = None, net: bool = False
+    rows: Iterable[dict[str, Any]], console: Console | None = None, title: str | None = None, net: bool = False,
+    wide: bool = False,
 ) -> None:
-    (console or Console()).print(results_table(rows, title, net))
+    (console or Console()).print(results_table(rows, title, net, wide))
 
 
 def calibration_line(cal: dict[str, Any] | None) -> str:
@@ -162,67 +183,100 @@ def environment_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def print_comparisons(rows: Iterable[Any], console: Console, title: str | None = None, alpha: float = 0.002) -> None:
-    """One line per comparison (comparing.Row): A, B, their medians, B − A with its 95% CI,
-    the Holm-adjusted p and the verdict; `~` means no difference worth reporting."""
-    table = Table(title=title, header_style="bold")
-    for col, just in (("A", "left"), ("B", "left"), ("param", "right"), ("A per op", "right"),
-                      ("B per op", "right"), ("Δ (B−A)", "right"), ("Δ%", "right"), ("95% CI of Δ", "right"),
-                      ("p (Holm)", "right"), ("verdict", "left"), ("unit", "left"), ("notes", "left")):
-        table.add_column(col, justify=just, no_wrap=col not in ("A", "notes"))
+def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: float = 0.002,
+                      wide: bool = False) -> FitTable:
+    """One line per comparison (compare.Row: a, b, param, unit, cmp, note): A, B, their
+    medians, B − A with its 95% CI, the Holm-adjusted p and the verdict; `~` means no
+    difference worth reporting. A, B, param, Δ, the CI of Δ and the verdict stay at any
+    width; p, A per op, B per op, unit and Δ% drop in that order."""
+    table = FitTable([
+        Column("A", justify="left", fold=CMP_NAME_FOLD),
+        Column("B", justify="left", fold=CMP_NAME_FOLD),
+        Column("param"),
+        Column("A per op", priority=4),
+        Column("B per op", priority=3),
+        Column("Δ (B−A)"),
+        Column("Δ%", priority=1),
+        Column("95% CI of Δ"),
+        Column("p (Holm)", priority=5),
+        Column("verdict", justify="left"),
+        Column("unit", justify="left", priority=2),
+        Column("notes", justify="left", notes=True),
+    ], title=title, wide=wide,
+        caption=f"verdict only when p < {alpha:g} and the CI lies outside the margin (0.25 unit or 0.5%, the smaller)")
     for r in rows:
         c = r.cmp
         param = "" if r.param is None else str(r.param)
+        a, b = safe_text(r.a, multiline=False), safe_text(r.b, multiline=False)
         if c is None:
-            table.add_row(r.a, r.b, param, "-", "-", "-", "-", "-", "-", "[red]failed[/]", r.unit, r.note)
+            table.add_row(a, b, param, "-", "-", "-", "-", "-", "-", Text("failed", style="red"), r.unit, r.note)
             continue
-        style = {"faster": "green", "slower": "red"}.get(c.verdict, "")
-        verdict = f"[{style}]{c.verdict}[/]" if style else c.verdict
-        table.add_row(r.a, r.b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
+        verdict = Text(c.verdict, style={"faster": "green", "slower": "red"}.get(c.verdict, ""))
+        table.add_row(a, b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
                       f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", f"{c.p:.1e}", verdict, r.unit, r.note)
-    table.caption = (f"verdict only when p < {alpha:g} and the CI lies outside the margin "
-                     "(0.25 unit or 0.5%, the smaller)")
-    console.print(table)
+    return table
+
+
+def print_comparisons(rows: Iterable[Any], console: Console, title: str | None = None, alpha: float = 0.002,
+                      wide: bool = False) -> None:
+    console.print(comparisons_table(rows, title, alpha, wide))
+
+
+def variants_table(d: dict[str, Any], run_id: int | None = None, wide: bool = False) -> FitTable:
+    """One benchmark's variants (an entry of variants.summary): variant, per op ± half-range,
+    Δ% vs the first and verdict stay at any width; best, body and .text sizes drop."""
+    name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
+    table = FitTable([
+        Column("variant", justify="left", fold=VARIANT_FOLD),
+        Column(f"per op ({d['unit'] or '-'})"),
+        Column("± half-range"),
+        Column("best", priority=1),
+        Column("Δ% vs first"),
+        Column("verdict", justify="left"),
+        Column("body B", priority=2),
+        Column(".text B", priority=3),
+        Column("notes", justify="left", notes=True),
+    ], title=name + (f" · run #{run_id}" if run_id else ""), wide=wide,
+        caption=("per op: median over invocations; ± half their range; best: fastest invocation; "
+                 "Δ: paired by round of invocations, Wilcoxon + bootstrap CI, Holm"))
+    for v in d["variants"]:
+        label = safe_text(v["label"], multiline=False)
+        sizes = [str(v.get("body_bytes") or "-"), str(v.get("text_bytes") or "-")]
+        if v["emulated"]:
+            verdict = "verified" if v["status"] == "ok" else str(v["status"])
+            table.add_row(label, "emulated", "", "", "", verdict, *sizes,
+                          "qemu-user: correctness only, no timing" + (f"; {v['reason']}" if v["reason"] else ""))
+            continue
+        inv = [x for x in (v.get("per_invocation") or []) if x == x]
+        if v["status"] != "ok" or not inv:
+            table.add_row(label, "-", "-", "-", "-", str(v["status"]), *sizes, str(v.get("reason") or ""),
+                          style="red")
+            continue
+        med = float(np.median(inv))
+        c = v.get("comparison")
+        half = (max(inv) - min(inv)) / 2
+        if c:
+            delta = f"{100 * c['rel']:+.2f}%"
+            verdict = c["verdict"]
+            ci = f"[{c['ci_low']:+.3g}, {c['ci_high']:+.3g}]"
+        else:
+            delta, verdict, ci = "", "(baseline)", ""
+        table.add_row(label, fmt(med), fmt_ci(half), fmt(min(inv)), delta, verdict, *sizes,
+                      f"Δ CI {ci}" if ci else "")
+    return table
 
 
 def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | None = None,
-                   disasm: bool = False) -> None:
-    """One table per benchmark (variants.summary): variant, per op ± CI, best-of, Δ% vs the
-    first with verdict, body and binary sizes; emulated variants show verification only.
-    With disasm: instruction classes per variant and the diff of each against the first."""
+                   disasm: bool = False, wide: bool = False) -> None:
+    """One table per benchmark (variants.summary, see variants_table); emulated variants
+    show verification only. With disasm: instruction classes per variant and the diff of
+    each against the first."""
     for d in data:
         name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
-        table = Table(title=f"{name}" + (f" · run #{run_id}" if run_id else ""), header_style="bold")
-        for col in ("variant", f"per op ({d['unit'] or '-'})", "± half-range", "best", "Δ% vs first", "verdict",
-                    "body B", ".text B", "notes"):
-            table.add_column(col, justify="left" if col in ("variant", "verdict", "notes") else "right")
-        for v in d["variants"]:
-            sizes = [str(v.get("body_bytes") or "-"), str(v.get("text_bytes") or "-")]
-            if v["emulated"]:
-                verdict = "verified" if v["status"] == "ok" else v["status"]
-                table.add_row(v["label"], "emulated", "", "", "", verdict, *sizes,
-                              "qemu-user: correctness only, no timing" + (f"; {v['reason']}" if v["reason"] else ""))
-                continue
-            inv = [x for x in (v.get("per_invocation") or []) if x == x]
-            if v["status"] != "ok" or not inv:
-                table.add_row(v["label"], "-", "-", "-", "-", str(v["status"]), *sizes, str(v.get("reason") or ""))
-                continue
-            med = float(np.median(inv))
-            c = v.get("comparison")
-            half = (max(inv) - min(inv)) / 2
-            if c:
-                delta = f"{100 * c['rel']:+.2f}%"
-                verdict = c["verdict"]
-                ci = f"[{c['ci_low']:+.3g}, {c['ci_high']:+.3g}]"
-            else:
-                delta, verdict, ci = "", "(baseline)", ""
-            table.add_row(v["label"], fmt(med), fmt_ci(half), fmt(min(inv)), delta, verdict, *sizes,
-                          f"Δ CI {ci}" if ci else "")
-        table.caption = ("per op: median over invocations; ± half their range; best: fastest invocation; "
-                         "Δ: paired by round of invocations, Wilcoxon + bootstrap CI, Holm")
-        console.print(table)
+        console.print(variants_table(d, run_id, wide))
         if any(v.get("simulated") for v in d["variants"]):
-            sim = Table(title=f"{name}: simulated by callgrind (per op)", header_style="bold")
+            sim = Table(title=safe_text(f"{name}: simulated by callgrind (per op)", style="table.title"),
+                        header_style="bold")
             sim.add_column("variant")
             for ev in ("Ir", "I1mr", "Δ% I1mr", "D1mr", "DLmr", "Bcm", ".text B"):
                 sim.add_column(ev, justify="right")
@@ -231,14 +285,15 @@ def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | N
                 ev = v.get("simulated") or {}
                 i1 = ev.get("I1mr")
                 rel = f"{100 * (i1 - base) / base:+.1f}%" if i1 is not None and base else ""
-                sim.add_row(v["label"], fmt(ev.get("Ir")), fmt(i1), rel, fmt(ev.get("D1mr")), fmt(ev.get("DLmr")),
-                            fmt(ev.get("Bcm")), str(v.get("text_bytes") or "-"))
+                sim.add_row(*_cells(v["label"], fmt(ev.get("Ir")), fmt(i1), rel, fmt(ev.get("D1mr")),
+                                    fmt(ev.get("DLmr")), fmt(ev.get("Bcm")), str(v.get("text_bytes") or "-")))
             sim.caption = ("per op = (E(2N) − E(N)) / N after a warm-up batch: exact for Ir; misses near 0 may "
                            "come out slightly negative (the simulated cache and predictor state differ by a few "
                            "events between the two batches)")
             console.print(sim)
         if disasm:
-            classes = Table(title=f"{name}: instructions in the body", header_style="bold")
+            classes = Table(title=safe_text(f"{name}: instructions in the body", style="table.title"),
+                            header_style="bold")
             classes.add_column("variant")
             keys = ["total", "atomic", "fence", "rep-string", "simd", "call"]
             for k in keys:
@@ -246,19 +301,25 @@ def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | N
             classes.add_column("calls")
             for v in d["variants"]:
                 cl = v.get("classes") or {}
-                classes.add_row(v["label"], *[str(cl.get(k, 0)) for k in keys], ", ".join(v.get("calls") or []))
+                classes.add_row(*_cells(v["label"], *[str(cl.get(k, 0)) for k in keys],
+                                        ", ".join(v.get("calls") or [])))
             console.print(classes)
             first = d["variants"][0]
             for v in d["variants"]:
-                console.rule(f"{name} · {v['label']}")
-                console.print("\n".join(v.get("disasm") or []), markup=False, highlight=False)
+                console.rule(safe_text(f"{name} · {v['label']}", multiline=False))
+                console.print(safe_text("\n".join(v.get("disasm") or [])))
             for v in d["variants"][1:]:
                 import difflib
 
                 lines = list(difflib.unified_diff(first.get("disasm") or [], v.get("disasm") or [], first["label"],
                                                   v["label"], lineterm="", n=1))
-                console.rule(f"diff {first['label']} → {v['label']}")
-                console.print("\n".join(lines) or "(identical)", markup=False, highlight=False)
+                console.rule(safe_text(f"diff {first['label']} → {v['label']}", multiline=False))
+                console.print(safe_text("\n".join(lines) or "(identical)"))
+
+
+def _cells(*values: Any) -> list[Text]:
+    """Cells for a plain rich table: every value literal (see report.text)."""
+    return [safe_text(v) for v in values]
 
 
 SIM_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "Bc", "Bcm", "Bi", "Bim")
@@ -268,7 +329,7 @@ def print_simulated(rows: Iterable[dict[str, Any]], console: Console, title: str
     """Per-op counts simulated by callgrind: exact and identical from run to run, for the
     fixed cache geometry in the caption — not measurements of this CPU."""
     rows = list(rows)
-    table = Table(title=title, header_style="bold")
+    table = Table(title=None if title is None else safe_text(title, style="table.title"), header_style="bold")
     table.add_column("benchmark", no_wrap=True)
     table.add_column("param", justify="right")
     for ev in SIM_EVENTS:
@@ -280,14 +341,14 @@ def print_simulated(rows: Iterable[dict[str, Any]], console: Console, title: str
         ev = extra.get("events")
         param = "" if r.get("param") is None else str(r["param"])
         if r.get("status") != "ok" or not ev:
-            table.add_row(r["bench"], param, *["-"] * len(SIM_EVENTS), notes(r), style=STATUS_STYLE.get(
+            table.add_row(*_cells(r["bench"], param, *["-"] * len(SIM_EVENTS), notes(r)), style=STATUS_STYLE.get(
                 str(r.get("status")), ""))
             continue
         geometry = extra.get("cache") or geometry
-        table.add_row(r["bench"], param, *[fmt(ev.get(e)) for e in SIM_EVENTS], "")
+        table.add_row(*_cells(r["bench"], param, *[fmt(ev.get(e)) for e in SIM_EVENTS], ""))
     if geometry:
-        table.caption = "simulated by callgrind · " + " · ".join(
-            f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items())
+        table.caption = safe_text("simulated by callgrind · " + " · ".join(
+            f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items()), style="table.caption")
     console.print(table)
 
 
@@ -302,7 +363,7 @@ def print_counters(rows: Iterable[dict[str, Any]], console: Console) -> None:
     table.add_column("benchmark", no_wrap=True)
     table.add_column("param", justify="right")
     for n in names:
-        table.add_column(n + (" (ns)" if n in ("task-clock", "cpu-clock") else ""), justify="right")
+        table.add_column(safe_text(n + (" (ns)" if n in ("task-clock", "cpu-clock") else "")), justify="right")
     table.add_column("derived / notes")
     for r in rows:
         ev = r["extra"]["counters"]["events"]
@@ -314,5 +375,6 @@ def print_counters(rows: Iterable[dict[str, Any]], console: Console) -> None:
                 notes_.append(f"{n}: {e['status']}")
         der = r["extra"]["counters"].get("derived") or {}
         notes_ = [f"{k} {v:.3g}" for k, v in der.items()] + notes_
-        table.add_row(r["bench"], "" if r.get("param") is None else str(r["param"]), *cells, "; ".join(notes_))
+        table.add_row(*_cells(r["bench"], "" if r.get("param") is None else str(r["param"]), *cells,
+                              "; ".join(notes_)))
     console.print(table)

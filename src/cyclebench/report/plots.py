@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
+from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.text import visible
 
 if TYPE_CHECKING:
     from cyclebench.model import Series
@@ -106,7 +107,7 @@ def text_chart(series: Sequence[Series], width: int = BAR_WIDTH) -> list[str]:
         pts = [p for p in s.points if p.get("efficiency") is not None]
         if not pts:
             continue
-        lines.append(f"{s.label}  efficiency (│ = 1.0)")
+        lines.append(f"{visible(s.label, multiline=False)}  efficiency (│ = 1.0)")
         for p in pts:
             b = bar(p["efficiency"], width)
             cell = (b + " " * width)[:width] + "│" + b[width:]
@@ -129,13 +130,22 @@ def _f(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
-def scale_table(s: Series) -> Table:
-    """One benchmark in one mode: a row per task count."""
-    t = Table(title=s.label, header_style="bold", title_justify="left")
-    for col, just in (("tasks", "right"), ("total ops/s", "right"), ("min–max", "right"), ("speed-up", "right"),
-                      ("effic.", "right"), ("effic./CPU-s", "right"), ("per task min/med/max", "right"),
-                      ("fairness", "right"), ("ns/op", "right"), ("wait", "right"), ("notes", "left")):
-        t.add_column(col, justify=just, no_wrap=col != "notes", overflow="fold")  # type: ignore[arg-type]
+def scale_table(s: Series, wide: bool = False) -> FitTable:
+    """One benchmark in one mode: a row per task count. Tasks, total ops/s and speed-up
+    stay at any width; the other columns drop (report.fit), notes go under their row."""
+    t = FitTable([
+        Column("tasks"),
+        Column("total ops/s"),
+        Column("min–max", priority=3),
+        Column("speed-up"),
+        Column("effic.", priority=1),
+        Column("effic./CPU-s", priority=7),
+        Column("per task min/med/max", priority=6),
+        Column("fairness", priority=2),
+        Column("ns/op", priority=4),
+        Column("wait", priority=5),
+        Column("notes", justify="left", notes=True),
+    ], title=s.label, title_justify="left", wide=wide)
     for p in s.points:
         style = "" if p.get("status") == "ok" else "red"
         has = p.get("total_median") is not None
@@ -147,6 +157,6 @@ def scale_table(s: Series) -> Table:
             f"{si(p.get('task_min'))} / {si(p.get('task_median'))} / {si(p.get('task_max'))}" if has else "-",
             _f(p.get("fairness"), ".2f"), _f(p.get("ns_per_op"), ".3g"),
             "-" if p.get("wait_pct") is None else f"{p['wait_pct']:.0f}%",
-            ", ".join(p.get("notes") or []), style=style,
+            ", ".join(str(n) for n in p.get("notes") or []), style=style,
         )
     return t

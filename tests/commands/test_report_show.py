@@ -1,0 +1,95 @@
+"""`show` and `runs` of stored runs: readable at 80 columns (issue 12) and never broken by
+what a benchmark, the runner or an imported file wrote (audit D3). No compiler: the runs
+are written to the database directly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import cyclebench
+from cyclebench.store import Store
+
+from conftest import cli
+
+REASON = "cannot open MSR device [/dev/cpu/0/msr-nope]"
+OSC = "\x1b]0;pwned\x07"
+
+
+def _ok(**kw: Any) -> dict[str, Any]:
+    row = {"bench": "copy/rep_movsb", "param": 65536, "status": "ok", "unit": "ref-cycles", "per_op": 1234.567,
+           "ci_low": 1230.1, "ci_high": 1240.3, "min": 1201.9, "rcv": 0.0123, "cycles_per_op": 1789.12,
+           "cycles_ci_low": 1780.0, "cycles_ci_high": 1799.5, "ns_per_op": 612.345, "n_samples": 40,
+           "outliers": 9, "pmu_cycles_per_op": 1790.0, "pmu_agreement": 1.0004}
+    row.update(kw)
+    return row
+
+
+def _store_run(url: str) -> int:
+    store = Store(url)
+    rid = store.begin_run(command=["cyclebench", "run", "[/oops]", OSC], host="h\x1b[31mred",
+                          cpu_model="AMD [i]x[/i]", cpu=1)
+    store.add_result(rid, _ok())
+    store.add_result(rid, _ok(bench="copy/memcpy", param=64, per_op=0.61234, ci_low=0.6, ci_high=0.63, min=0.58,
+                              cycles_per_op=0.8812, cycles_ci_low=0.87, cycles_ci_high=0.89, ns_per_op=0.3012,
+                              outliers=0, pmu_cycles_per_op=None))
+    store.add_result(rid, {"bench": "crash/msr", "status": "crashed", "reason": f"SIGABRT: {REASON}",
+                           "unit": "ref-cycles"})
+    store.add_result(rid, {"bench": "[/x]", "status": "failed", "reason": f"[i]x[/i] {OSC}", "unit": "ref-cycles"})
+    store.update_run(rid, status="complete")
+    return rid
+
+
+def _show(db: str, columns: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process of its own: its consoles take their width from COLUMNS."""
+    src = str(Path(cyclebench.__file__).resolve().parents[1])
+    env = {**os.environ, "COLUMNS": str(columns), "CYCLEBENCH_DB": db,
+           "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "cyclebench.cli", *args], env=env, text=True, capture_output=True,
+                          timeout=60, check=False)
+
+
+def test_show_at_80_columns_keeps_the_answer(db: str) -> None:
+    _store_run(db)
+    r = _show(db, 80, "show")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    head = next(ln for ln in lines if "benchmark" in ln)
+    for h in ("benchmark", "param", "per op", "±CI95", "unit", "cycles~"):
+        assert h in head, h
+    assert "rCV" not in head and "ns/op" not in head
+    for number in ("1,235", "5.1", "1,789", "0.612", "0.015", "0.881"):
+        assert number in r.stdout, number
+    assert "…" not in r.stdout
+    assert REASON in r.stdout and "[i]x[/i] \\x1b]0;pwned\\x07" in r.stdout and "\x1b" not in r.stdout
+
+    wide = _show(db, 200, "show", "--wide")
+    head = next(ln for ln in wide.stdout.splitlines() if "benchmark" in ln)
+    for h in ("min", "rCV", "ns/op", "notes"):
+        assert h in head, h
+
+
+def test_show_and_runs_of_hostile_text(db: str, tmp_path: Path) -> None:
+    """D3: a reason with a closing tag, a markup-like name, an imported command with
+    `[/oops]` and ESC sequences: printed literally, never a MarkupError."""
+    rid = _store_run(db)
+    r = cli("show", str(rid))
+    assert r.exit_code == 0
+    assert REASON in r.output and "[/x]" in r.output and "\\x1b]0;pwned\\x07" in r.output
+    assert "\x1b" not in r.output
+
+    out = tmp_path / "evil.json"
+    assert cli("export", str(rid), "--json", str(out)).exit_code == 0
+    data = json.loads(out.read_text())
+    data["run"]["command"] = ["[/oops]", "[bold]x", OSC]
+    out.write_text(json.dumps(data))
+    assert cli("import", str(out)).exit_code == 0
+    r = cli("runs")
+    assert r.exit_code == 0
+    assert "[/oops] [bold]x \\x1b]0;pwned\\x07" in r.output and "h\\x1b[31mred" in r.output
+    assert "\x1b" not in r.output

@@ -1,0 +1,223 @@
+"""Issue 12: tables a person can read in an 80-column terminal. The columns that carry the
+answer stay at any width and every number in them is printed whole; secondary columns
+drop; notes wrap under their row; wide shows every column.
+
+No compiler: rows are dicts (or the model's dataclasses) rendered to a recording console.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.cells import cell_len
+from rich.console import Console
+
+from cyclebench.model import Comparison, Series
+from cyclebench.report import console as report
+from cyclebench.report import plots
+from cyclebench.report.console import fmt, fmt_ci
+from cyclebench.report.fit import Column, FitTable
+
+
+def render(renderable: Any, width: int) -> str:
+    console = Console(record=True, width=width, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    console.file.close()
+    text = console.export_text()
+    assert "…" not in text  # rich's ellipsis: nothing is ever cut
+    assert max(cell_len(line) for line in text.splitlines()) <= width
+    return text
+
+
+def headers(text: str) -> str:
+    """The header line(s): between the top rule and the rule under the header."""
+    lines = text.splitlines()
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("┏"))
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("┡"))
+    return "\n".join(lines[top + 1:end])
+
+
+def _half(lo: float, hi: float) -> float:
+    return (hi - lo) / 2
+
+
+RESULTS = [
+    {"bench": "copy/rep_movsb", "param": 65536, "status": "ok", "unit": "ref-cycles", "per_op": 1234.567,
+     "ci_low": 1230.1, "ci_high": 1240.3, "min": 1201.9, "rcv": 0.0123, "cycles_per_op": 1789.12,
+     "cycles_ci_low": 1780.0, "cycles_ci_high": 1799.5, "ns_per_op": 612.345, "n_samples": 40, "outliers": 9,
+     "pmu_cycles_per_op": 1790.0, "pmu_agreement": 1.0004},
+    {"bench": "copy/memcpy", "param": 64, "status": "ok", "unit": "ref-cycles", "per_op": 0.61234,
+     "ci_low": 0.6, "ci_high": 0.63, "min": 0.58, "rcv": 0.2, "cycles_per_op": 0.8812, "cycles_ci_low": 0.87,
+     "cycles_ci_high": 0.89, "ns_per_op": 0.3012, "n_samples": 40, "outliers": 0},
+    {"bench": "contend/unpadded_counter", "param": None, "status": "ok", "unit": "ref-cycles",
+     "per_op": 123456.78, "ci_low": 120000.0, "ci_high": 127000.0, "min": 119876.5, "rcv": 0.031,
+     "cycles_per_op": 170001.2, "cycles_ci_low": 165000.0, "cycles_ci_high": 175000.0, "ns_per_op": 61728.4,
+     "n_samples": 40, "outliers": 1},
+    {"bench": "crash/msr", "param": None, "status": "crashed", "unit": "ref-cycles",
+     "reason": "SIGABRT: cannot open MSR device [/dev/cpu/0/msr-nope]"},
+]
+ANSWER = ("benchmark", "param", "per op", "±CI95", "unit", "cycles~")
+SECONDARY = ("min", "rCV", "ns/op")
+
+
+def answer_numbers(r: dict[str, Any]) -> list[str]:
+    return [fmt(r["per_op"]), fmt_ci(_half(r["ci_low"], r["ci_high"])), fmt(r["cycles_per_op"])]
+
+
+def test_results_at_80_keep_the_answer_whole() -> None:
+    text = render(report.results_table(RESULTS, title="run #1"), 80)
+    head = headers(text)
+    for h in ANSWER:
+        assert h in head, h
+    for h in (*SECONDARY, "notes"):
+        assert h not in head, h
+    for r in RESULTS[:3]:
+        for number in answer_numbers(r):
+            assert number in text, number
+        assert r["bench"][:12] in text
+    assert "ref-cycles" in text
+    flat = " ".join(text.split())
+    assert "crashed: SIGABRT: cannot open MSR device [/dev/cpu/0/msr-nope]" in flat  # under its row
+    assert "9/40 outliers" in flat and "wide CI" not in flat
+
+
+def test_notes_line_sits_under_its_row() -> None:
+    lines = render(report.results_table(RESULTS), 80).splitlines()
+    crash = next(i for i, ln in enumerate(lines) if "crash/msr" in ln)
+    assert "crashed:" in lines[crash + 1] and lines[crash + 1].startswith("│   ")
+
+
+def test_results_wide_keep_every_column() -> None:
+    text = render(report.results_table(RESULTS, wide=True), 220)
+    head = headers(text)
+    for h in (*ANSWER, *SECONDARY, "notes"):
+        assert h in head, h
+    for r in RESULTS[:3]:
+        for number in [*answer_numbers(r), fmt(r["min"]), fmt(r["ns_per_op"]), f"{100 * r['rcv']:.1f}%",
+                       fmt_ci(_half(r["cycles_ci_low"], r["cycles_ci_high"]))]:
+            assert number in text, number
+
+
+def test_results_wide_at_80_drop_nothing() -> None:
+    table = report.results_table(RESULTS, wide=True)
+    lay = table.layout(Console(width=80), 80)
+    assert len(lay.shown) + lay.notes_under == len(table.columns) and not lay.dropped
+    render(table, 80)  # squeezed, folded, never elided
+
+
+def test_a_wider_terminal_shows_more() -> None:
+    table = report.results_table(RESULTS)
+    shown = [len(table.layout(Console(width=w), w).shown) for w in (60, 80, 100, 120, 160, 200)]
+    assert shown == sorted(shown) and shown[0] < shown[-1]
+    assert not table.layout(Console(width=200), 200).notes_under  # room for notes beside the rows
+
+
+@pytest.mark.parametrize("width", [30, 40, 50, 60])
+def test_narrower_than_the_answer_folds_never_elides(width: int) -> None:
+    render(report.results_table(RESULTS), width)
+
+
+def _cmp(a: float, b: float, lo: float, hi: float, verdict: str) -> Comparison:
+    return Comparison(median_a=a, median_b=b, diff=b - a, ci_low=lo, ci_high=hi, rel=(b - a) / a, p=2.5e-5,
+                      pairs=30, margin=0.05, verdict=verdict)
+
+
+COMPARISONS = [
+    SimpleNamespace(a="copy/memcpy", b="copy/rep_movsb", param=4096, unit="cycles~",
+                    cmp=_cmp(123.45, 98.765, -25.1, -24.3, "faster"), note=""),
+    SimpleNamespace(a="copy/memcpy", b="copy/rep_movsb", param=64, unit="cycles~",
+                    cmp=_cmp(10.5, 10.51, -0.0123, 0.0321, "~"), note="wide CI on B, 3/40 outliers"),
+    SimpleNamespace(a="copy/memcpy", b="copy/crashes", param=8, unit="cycles~", cmp=None,
+                    note="copy/crashes: crashed: SIGSEGV"),
+]
+
+
+def test_compare_at_80_keeps_delta_ci_and_verdict() -> None:
+    text = render(report.comparisons_table(COMPARISONS, title="run #2"), 80)
+    head = headers(text)
+    for h in ("A", "B", "param", "Δ (B−A)", "95% CI of Δ", "verdict"):
+        assert h in head, h
+    assert "p (Holm)" not in head and "A per op" not in head
+    for r in COMPARISONS[:2]:
+        c = r.cmp
+        for s in (f"{c.diff:+.3g}", f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", c.verdict):
+            assert s in text, s
+    assert "failed" in text and "SIGSEGV" in text
+
+
+def test_compare_wide_keeps_every_column() -> None:
+    text = render(report.comparisons_table(COMPARISONS, wide=True), 240)
+    head = headers(text)
+    for h in ("A per op", "B per op", "Δ%", "p (Holm)", "unit", "notes"):
+        assert h in head, h
+    assert "2.5e-05" in text and fmt(123.45) in text and "-20.00%" in text
+
+
+def test_variants_at_80() -> None:
+    base = {"cc": "gcc", "cflags": [], "target": None, "emulated": False, "body_bytes": 412, "text_bytes": 16384}
+    d = {"bench": "cas/counter", "param": None, "unit": "cycles~", "variants": [
+        {**base, "label": "-O2", "status": "ok", "reason": None, "per_invocation": [12.34, 12.5, 12.41]},
+        {**base, "label": "-O2 -march=native -mtune=native", "status": "ok", "reason": None,
+         "per_invocation": [9.87, 9.9, 9.95],
+         "comparison": {"rel": -0.2043, "verdict": "faster", "ci_low": -2.61, "ci_high": -2.4}}]}
+    text = render(report.variants_table(d, run_id=4), 80)
+    head = headers(text)
+    for h in ("variant", "per op (cycles~)", "± half-range", "Δ% vs first", "verdict"):
+        assert h in head, h
+    assert ".text B" not in head
+    for s in (fmt(12.41), fmt(9.9), fmt_ci((9.95 - 9.87) / 2), "-20.43%", "faster", "(baseline)"):
+        assert s in text, s
+    assert "-march=native" in " ".join(text.split()) or "-march=nat" in text
+    wide = headers(render(report.variants_table(d, wide=True), 200))
+    assert "best" in wide and "body B" in wide and ".text B" in wide
+
+
+def test_scale_at_80_keeps_tasks_throughput_speedup() -> None:
+    pts = [{"tasks": t, "status": "ok", "total_median": 1.15e7 * t * 0.9, "total_min": 1.1e7 * t * 0.9,
+            "total_max": 1.2e7 * t * 0.9, "speedup": 0.9 * t, "efficiency": 0.9, "cpu_efficiency": 0.95,
+            "task_min": 1.0e7, "task_median": 1.03e7, "task_max": 1.05e7, "fairness": 0.98, "ns_per_op": 86.9,
+            "wait_pct": 1.0, "notes": ["oversubscribed: 3 tasks on 2 CPUs"] if t == 3 else []} for t in (1, 2, 3)]
+    s = Series(bench="contend/padded", param=None, mode="threads", points=pts)
+    text = render(plots.scale_table(s), 80)
+    head = headers(text)
+    for h in ("tasks", "total ops/s", "speed-up"):
+        assert h in head, h
+    assert "per task min/med/max" not in head
+    for p in pts:
+        assert plots.si(p["total_median"]) in text and f"{p['speedup']:.2f}×" in text
+    assert "oversubscribed: 3 tasks on 2 CPUs" in " ".join(text.split())
+    assert plots.scale_table(s).row_count == 3
+    wide = headers(render(plots.scale_table(s, wide=True), 200))
+    for h in ("min–max", "effic.", "fairness", "ns/op", "wait", "per task min/med/max"):
+        assert h in wide, h
+
+
+def test_fit_table_drops_highest_priority_number_first() -> None:
+    t = FitTable([Column("name", justify="left", fold=8), Column("answer"), Column("second", priority=1),
+                  Column("third", priority=2), Column("fourth", priority=3), Column("notes", notes=True)])
+    t.add_row("some/benchmark", "123,456,789", "22.22", "33.33", "44.44", "a note that is long enough " * 3)
+    widths = {}
+    for w in (120, 70, 50, 40, 34, 20):
+        lay = t.layout(Console(width=w), w)
+        widths[w] = [t.columns[i].header for i in lay.shown], lay.notes_under
+    assert widths[120] == (["name", "answer", "second", "third", "fourth", "notes"], False)
+    assert widths[70] == (["name", "answer", "second", "third", "fourth"], True)  # notes under the row
+    assert widths[50] == (["name", "answer", "second", "third"], True)
+    assert widths[40] == (["name", "answer", "second"], True)
+    assert widths[34] == (["name", "answer"], True)
+    assert widths[20][0] == ["name", "answer"]
+    text = render(t, 34)
+    assert "123,456,789" in text and "some/ben" in text  # the number whole, the name folded to make room
+    text = render(t, 25)
+    assert "123,456,789" in text and "some/b" in text  # names fold further before a number would
+    render(t, 20)  # the number must fold now: over two lines, not cut
+
+
+def test_fit_table_checks_its_rows() -> None:
+    t = FitTable([Column("a"), Column("b")])
+    with pytest.raises(ValueError):
+        t.add_row("1")
+    with pytest.raises(ValueError):
+        FitTable([Column("n", notes=True), Column("m", notes=True)])
