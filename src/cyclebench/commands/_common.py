@@ -11,12 +11,14 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from cyclebench import __version__
 from cyclebench.build import Binary
 from cyclebench.env import check, sysinfo
 from cyclebench.env.identity import code_revision
 from cyclebench.model import FAILED_STATUSES
+from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner
 from cyclebench.stats import clock
 from cyclebench.store import Store, StoreError
@@ -32,8 +34,11 @@ def _width(stream: Any) -> int | None:
     return 200
 
 
-out = Console(width=_width(sys.stdout))
-err = Console(stderr=True, width=_width(sys.stderr))
+# markup=False: nothing a benchmark, runner, file or database wrote is ever parsed as rich markup
+# (audit D3: a reason ending in "[/dev/cpu/0/msr-nope]" crashed `run` and broke `show` for good);
+# styles are given as Text or style=, and data goes through report.text.safe_text.
+out = Console(width=_width(sys.stdout), markup=False)
+err = Console(stderr=True, width=_width(sys.stderr), markup=False)
 
 
 class UserError(click.ClickException):
@@ -42,7 +47,8 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        err.print(f"[bold red]cyclebench: error:[/] {self.message}", highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("cyclebench: error:", "bold red"), " ", safe_text(self.message)), highlight=False,
+                  soft_wrap=True)
 
 
 INT64_MAX = 2**63 - 1

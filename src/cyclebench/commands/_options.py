@@ -146,6 +146,8 @@ def runner_options(f: F) -> F:
 
 db_option = click.option("--db", metavar="URL",
                          help="Database URL (default: $CYCLEBENCH_DB or the user data dir's SQLite file).")
+wide_option = click.option("--wide", is_flag=True,
+                           help="All columns, whatever the terminal's width (default: those that fit).")
 json_option = click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
                            help="Also write the lossless JSON of what this command produced to FILE.")
 

@@ -18,6 +18,7 @@ from cyclebench.commands._options import (
     not_a_file,
     runner_options,
 )
+from cyclebench.report.text import safe_text
 from cyclebench.runner import RunnerError
 
 
@@ -44,12 +45,12 @@ def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int
         if names[bench].params and param is None:
             param = names[bench].params[0]
         cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
-        with err.status(f"sampling {bench} for ~{seconds:g} s", spinner="dots"):
+        with err.status(safe_text(f"sampling {bench} for ~{seconds:g} s"), spinner="dots"):
             a = annotate.annotate(binary.path, bench, param, cpu, seconds, fifo=pin.fifo)
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     label = bench + ("" if param is None else f" [{param}]")
-    out.rule(f"{label}: hottest symbols ({a.samples} cpu-clock samples; kernel included)")
+    out.rule(safe_text(f"{label}: hottest symbols ({a.samples} cpu-clock samples; kernel included)"))
     out.print(a.top, markup=False, highlight=False)
-    out.rule(f"{label}: body, share of its samples per instruction (skid: charged to the next one)")
+    out.rule(safe_text(f"{label}: body, share of its samples per instruction (skid: charged to the next one)"))
     out.print(a.body, markup=False, highlight=False)

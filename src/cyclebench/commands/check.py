@@ -40,7 +40,7 @@ def check_cmd(cpu: int | None, fix: bool, strict: bool, json_path: Path | None) 
             raise UserError(str(e)) from None
         for finding, error in applied:
             if error:
-                err.print(f"[red]{finding.name}: not fixed: {error}[/]", highlight=False)
+                err.print(f"{finding.name}: not fixed: {error}", style="red", highlight=False)
             else:
                 undo = "; ".join(f"echo {v} > {p}" for p, v in finding.revert_writes)
                 err.print(f"{finding.name}: fixed (revert: {undo})", highlight=False)

@@ -39,6 +39,7 @@ from cyclebench.commands._options import (
     json_option,
     not_a_file,
     runner_options,
+    wide_option,
 )
 from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
@@ -231,11 +232,12 @@ def default_cpu() -> int:
                    "the CI is bootstrapped over them).")
 @json_option
 @db_option
+@wide_option
 @runner_options
 @build_options()
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int, min_time: float, alpha: float, processes: int, json_path: Path | None,
-                db: str | None) -> None:
+                db: str | None, wide: bool) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
     verdict only for real differences."""
@@ -284,7 +286,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
         title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
                  f"CPU {prepared.cpu} · Wilcoxon signed-rank, Holm, CI bootstrapped over processes")
-    console_report.print_comparisons(rows, out, title=title, alpha=alpha)
+    console_report.print_comparisons(rows, out, title=title, alpha=alpha, wide=wide)
     if json_path is not None:
         write_text(json_path, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
     failed = sorted({r["bench"] for r in measured if r.get("status") in FAILED_STATUSES})

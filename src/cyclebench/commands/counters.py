@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
@@ -22,6 +23,7 @@ from cyclebench.commands._options import (
     runner_options,
 )
 from cyclebench.report import console as console_report
+from cyclebench.report.text import safe_text, visible
 from cyclebench.runner.plan import MeasureOptions
 
 
@@ -63,7 +65,8 @@ def counters_list(show_all: bool) -> None:
         if e and not show_all and not src.startswith("generic"):
             continue
         shown += 1
-        table.add_row(src, ev.name, ev.encoding, "[green]yes[/]" if not e else f"[red]no[/] ({e})")
+        table.add_row(src, safe_text(ev.name), ev.encoding,
+                      Text("yes", "green") if not e else Text.assemble(("no", "red"), f" ({visible(e)})"))
     out.print(table)
     ok = sum(e is None for e in errors)
     err.print(f"{ok} of {len(cat)} events countable here; {len(cat) - shown} PMU events not countable not shown "

@@ -46,6 +46,7 @@ from cyclebench.commands._options import (
     db_option,
     json_option,
     runner_options,
+    wide_option,
 )
 from cyclebench.env import sysinfo
 from cyclebench.model import OK, Item
@@ -168,6 +169,7 @@ def execute(
 @click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
 @json_option
 @db_option
+@wide_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
 @click.option("--net", is_flag=True, help="Show costs net of the loop's own cost (loop/empty, measured first).")
 @click.option("-e", "--events", "events_spec", default=None, metavar="EVENTS",
@@ -182,8 +184,8 @@ def execute(
 @build_options(positional=True)
 def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...], repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
-        json_path: Path | None, db: str | None, quiet: bool, net: bool, events_spec: str | None, backend: str,
-        sim_iters: int, cache_spec: str | None) -> None:
+        json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
+        backend: str, sim_iters: int, cache_spec: str | None) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
@@ -222,8 +224,9 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
 
     store = open_store(db)
     rows: list[dict[str, Any]] = []
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True, disable=quiet)
+    progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True,
+                        disable=quiet)
     run_id: int | None = None
     opened: list[int] = []
     try:
@@ -240,7 +243,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
             run_id, _ = execute(cfg, prepared, store, on_start, on_done, on_open=opened.append)
     except KeyboardInterrupt:
         if not quiet and rows:
-            console_report.print_results(rows, out, net=net)
+            console_report.print_results(rows, out, net=net, wide=wide)
         where = f"run #{opened[0]}" if opened else "no run was opened"  # ours, not the DB's newest (D17)
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
         sys.exit(130)
@@ -254,7 +257,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         if backend == "callgrind":
             console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
         else:
-            console_report.print_results(rows, out, title=title, net=net)
+            console_report.print_results(rows, out, title=title, net=net, wide=wide)
             if groups:
                 console_report.print_counters(rows, out)
         run_row = store.get_run(run_id) or {}
@@ -289,7 +292,7 @@ def _check_events(runner: Any, groups: list[list[Any]]) -> None:
         raise UserError(f"hardware events are not available here ({names}: {failed[0][1]}; no PMU exposed, "
                         "as in most VMs): use --backend callgrind for simulated counts, or software events "
                         "(task-clock, context-switches, page-faults)")
-    err.print(f"[yellow]cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})[/]")
+    err.print(f"cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})", style="yellow")
 
 
 def _print_list(benches: list[Any]) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import click
 import numpy as np
 from rich.table import Table
+from rich.text import Text
 
 from cyclebench.build import BuildError, BuildSpec, build, suite_sources
 from cyclebench.commands._common import (
@@ -229,7 +230,7 @@ def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, json_path
     for col in ("check", "expected", "measured", "result"):
         table.add_column(col)
     for c in report.checks:
-        verdict = "[green]PASS[/]" if c.passed else "[dim]n/a[/]" if c.passed is None else "[red]FAIL[/]"
+        verdict = Text("PASS", "green") if c.passed else Text("n/a", "dim") if c.passed is None else Text("FAIL", "red")
         table.add_row(c.name, c.expected, c.measured + (f" ({c.detail})" if c.detail else ""), verdict)
     out.print(table)
     if json_path is not None:

@@ -50,10 +50,12 @@ from cyclebench.commands._options import (
     db_option,
     json_option,
     runner_options,
+    wide_option,
 )
 from cyclebench.commands.run import Prepared, RunConfig, begin
 from cyclebench.model import CRASHED, OK, TIMEOUT, Comparison, Item, Outcome
 from cyclebench.report import console as console_report
+from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
@@ -293,13 +295,14 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
               help="Seconds before an invocation is declared hung (default from the timing; 600 under callgrind).")
 @json_option
 @db_option
+@wide_option
 @runner_options
 @build_options(positional=True, cc=False, cflags_default="",
                cflags_help="Flags every variant shares, before its own --flags.")
 def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, ...], ccs: tuple[str, ...],
                  target: str | None, globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, backend: str,
                  callgrind_flag: bool, rounds: int, min_time: float, timeout: float | None, json_path: Path | None,
-                 db: str | None) -> None:
+                 db: str | None, wide: bool) -> None:
     """Build FILES once per flag set / compiler / target and measure the builds side by side."""
     import json
 
@@ -333,8 +336,8 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
 
         with err.status("measuring", spinner="dots") as status, store.finishing(rid):
             results = measure(built, globs, parse_params(params), rounds, opts,
-                                       on_step=lambda s: status.update(f"measuring {s}"), simulate_counts=sim,
-                                       on_result=keep, timeout=timeout)
+                              on_step=lambda s: status.update(safe_text(f"measuring {s}")), simulate_counts=sim,
+                              on_result=keep, timeout=timeout)
         data = summary(built, results, disasm)
         store.update_run(rid, summary={"variants": data})
         store.finish_run(rid, "complete")
@@ -349,7 +352,7 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
             err.print(f"cyclebench: interrupted: {len(stored)} benchmark(s) measured on every variant are kept in "
                       f"run #{run_id} ({store.url})")
         sys.exit(130)
-    console_report.print_variants(data, out, run_id=run_id, disasm=disasm)
+    console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide)
     if json_path is not None:
         json_path.write_text(json.dumps(data, indent=1) + "\n")
     if any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
