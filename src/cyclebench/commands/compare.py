@@ -41,6 +41,7 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
+from cyclebench.commands._progress import Steps
 from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
 from cyclebench.model import ERROR, FAILED_STATUSES, OK, Comparison, Outcome
@@ -98,6 +99,7 @@ def _groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> 
 def execute(
     cfg: RunConfig, prepared: Prepared, store: Store, names: Sequence[str], params: Sequence[int],
     alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None, processes: int = 4,
+    on_process: Callable[[str], None] = lambda _l: None,
 ) -> tuple[int, list[Row], list[dict[str, Any]]]:
     """Measure and compare, the rounds of each set spread over ``processes`` runner
     processes. Returns (run id, comparison rows, stored result rows)."""
@@ -108,7 +110,9 @@ def execute(
     with store.finishing(run_id):
         for param, benches in groups:
             items = [(b, param) for b in benches]
-            outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes)
+            label = " vs ".join(benches) + ("" if param is None else f" [{param}]")
+            outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes,
+                                             on_process=lambda i, label=label: on_process(f"{label} process {i + 1}"))
             spared = [k for k, o in enumerate(outs) if o.status == OK or _not_measured(o)]
             if len(spared) > 1 and len(spared) < len(outs) and any(_not_measured(outs[k]) for k in spared):
                 # one benchmark brought the shared process down: measure the others again without it
@@ -271,9 +275,10 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         try:
             with err.status("building", spinner="dots"):
                 prepared = prepare(cfg)
-            with err.status("measuring (interleaved)", spinner="dots"):
+            n_sets = len(_groups(prepared, targets, parse_params(params)))
+            with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
                 run_id, rows, measured = execute(cfg, prepared, store, targets, parse_params(params), alpha,
-                                                      processes=processes)
+                                                 processes=processes, on_process=steps.step)
         except BuildError as e:
             if e.output:
                 err.print(e.output, markup=False, highlight=False)

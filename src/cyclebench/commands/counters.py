@@ -22,6 +22,7 @@ from cyclebench.commands._options import (
     not_a_file,
     runner_options,
 )
+from cyclebench.commands._progress import Steps
 from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text, visible
 from cyclebench.runner.plan import MeasureOptions
@@ -101,11 +102,11 @@ def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: i
     countable = [e for e, x in zip(cat, errors, strict=True) if x is None]
     opts = MeasureOptions(min_time=0.02, repeat=8, warmup=0.005)
     found: list[tuple[str, float]] = []
-    with err.status("sweeping", spinner="dots") as status:
+    with Steps(-(-len(countable) // group_size), "sweeping events") as steps:
         for i in range(0, len(countable), group_size):
             group = countable[i : i + group_size]
-            status.update(f"sweeping {i + len(group)}/{len(countable)} events")
             o = runner.run(bench, param, opts, opts.timeout(), [group])
+            steps.step(",".join(e.name for e in group))
             if o.result is None:
                 raise UserError(f"{bench}: {o.status}: {o.reason}")
             import numpy as np

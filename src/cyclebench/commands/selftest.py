@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -39,6 +40,7 @@ from cyclebench.commands._options import (
     json_option,
     runner_options,
 )
+from cyclebench.commands._progress import Steps
 from cyclebench.env import sysinfo
 from cyclebench.model import OK, Outcome
 from cyclebench.runner import Runner, RunnerError, interleave
@@ -104,7 +106,7 @@ def _together(runner: Runner, a: str, b: str, opts: MeasureOptions) -> tuple[np.
 
 
 def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | None = None, fifo: int | None = None,
-                 max_rss: int | None = None) -> SelftestReport:
+                 max_rss: int | None = None, on_step: Callable[[str], None] = lambda _s: None) -> SelftestReport:
     """Run every check; ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
     RunnerError on a broken installation, never on a failed check (that is a FAIL row)."""
     t0 = time.monotonic()
@@ -140,6 +142,7 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     positives, diffs = 0, []
     for _ in range(reps):
         a, b, g = _together(runner, "selftest/add300", "selftest/add300", aa)
+        on_step("A/A")
         cmp = paired(a, b, groups=g)
         positives += cmp.verdict != "~"
         diffs.append(cmp.diff)
@@ -157,6 +160,7 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     tries, pa, pb, pg = [], np.empty(0), np.empty(0), np.empty(0, dtype=int)
     for blk in range(PLUS_BLOCKS):
         a, b, g = _together(runner, "selftest/add300", "selftest/add301", plus)
+        on_step("+1 cycle")
         pa, pb = np.concatenate([pa, a]), np.concatenate([pb, b])
         pg = np.concatenate([pg, g + blk * PROCESSES])  # every process of every block is a group
         cmp = paired(pa, pb, groups=pg)
@@ -222,8 +226,10 @@ def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, json_path
 
 
     try:
-        with err.status("self-test", spinner="dots"):
-            report = run_selftest(quick=quick, cpu=pin.cpu, aa_reps=aa_reps, fifo=pin.fifo, max_rss=pin.max_rss)
+        reps = aa_reps or (20 if quick else 40)
+        with Steps(reps + 1, "self-test") as steps:  # the A/A repetitions, then +1 blocks (1 to 6)
+            report = run_selftest(quick=quick, cpu=pin.cpu, aa_reps=aa_reps, fifo=pin.fifo, max_rss=pin.max_rss,
+                                  on_step=steps.step)
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     table = Table(title=f"cyclebench selftest · CPU {report.cpu} · {report.seconds:.1f} s", header_style="bold")

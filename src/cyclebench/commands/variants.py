@@ -52,10 +52,10 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
+from cyclebench.commands._progress import Steps
 from cyclebench.commands.run import Prepared, RunConfig, begin
 from cyclebench.model import CRASHED, OK, TIMEOUT, Comparison, Item, Outcome
 from cyclebench.report import console as console_report
-from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
@@ -153,6 +153,7 @@ def measure(
     built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int, opts: MeasureOptions,
     on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None, simulate_counts: bool = False,
     on_result: Callable[[BenchResult], None] = lambda _r: None, timeout: float | None = None,
+    on_plan: Callable[[int], None] = lambda _n: None,
 ) -> list[BenchResult]:
     """Run every benchmark of the first variant's binary on every variant (see module doc).
     simulate_counts: also run each native variant once under callgrind (callgrind.py) for
@@ -166,6 +167,8 @@ def measure(
     if not globs:  # the engine's own loop reference is not one of the user's benchmarks
         items = [i for i in items if i.bench != "loop/empty"] or items
     rng = random.Random(seed)
+    native_n = sum(1 for b in built if not b.variant.emulated)
+    on_plan(len(items) * (rounds * native_n + (len(built) - native_n) + (native_n if simulate_counts else 0)))
     out: list[BenchResult] = []
     for item in items:
         runs: dict[str, list[Outcome]] = {b.variant.label: [] for b in built}
@@ -334,10 +337,13 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
             store_results(store, rid, rate, [r], built)
             stored.append(1)
 
-        with err.status("measuring", spinner="dots") as status, store.finishing(rid):
-            results = measure(built, globs, parse_params(params), rounds, opts,
-                              on_step=lambda s: status.update(safe_text(f"measuring {s}")), simulate_counts=sim,
-                              on_result=keep, timeout=timeout)
+        with Steps(1, "measuring") as steps, store.finishing(rid):
+
+            def plan_steps(n: int) -> None:
+                steps.total = n
+
+            results = measure(built, globs, parse_params(params), rounds, opts, on_step=steps.step,
+                              simulate_counts=sim, on_result=keep, timeout=timeout, on_plan=plan_steps)
         data = summary(built, results, disasm)
         store.update_run(rid, summary={"variants": data})
         store.finish_run(rid, "complete")

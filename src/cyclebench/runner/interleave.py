@@ -19,6 +19,7 @@ benchmarks).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -70,7 +71,8 @@ def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def measure(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions,
-            processes: int = 4) -> tuple[list[Outcome], np.ndarray]:
+            processes: int = 4, on_process: Callable[[int], None] = lambda _i: None,
+            ) -> tuple[list[Outcome], np.ndarray]:
     """Measure ``items`` together (see the module docstring). The batches are sized as one
     process would size them (each process gets its share of ``opts.min_time``); each
     process adds its own warm-up and calibration (tens of milliseconds).
@@ -89,6 +91,7 @@ def measure(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOp
         outs = runner.run_many([items[k] for k in order], sub, sub.timeout())
         for k, o in zip(order, outs, strict=True):
             per_item[k].append(o)
+        on_process(i)
         if any(o.status != OK for o in outs):
             break
     merged: list[Outcome] = []

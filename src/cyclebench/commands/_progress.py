@@ -1,0 +1,60 @@
+"""Progress of a command that takes more than ~2 s: a rich bar with ETA on a terminal, one plain
+line per step on stderr otherwise (stdout stays clean for exports)."""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from cyclebench.commands._common import err
+from cyclebench.report.text import visible
+
+
+class Steps:
+    """``with Steps(total, "measuring") as p: p.step("label")`` after each step; ``total`` may be
+    raised later (``p.total = n``). Quiet: nothing at all."""
+
+    def __init__(self, total: int, what: str, console: Console = err, quiet: bool = False) -> None:
+        self.total, self.what, self.console, self.quiet = max(total, 1), what, console, quiet
+        self.done = 0
+        self._t0 = time.monotonic()
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> Steps:
+        if not self.quiet and self.console.is_terminal:
+            self._bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+                                 transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.what, total=self.total)
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(et, e, tb)
+
+    def start(self, label: str) -> None:
+        """What is being measured now (the bar's description; nothing in plain mode)."""
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=f"{visible(label, multiline=False):<40.40}")
+
+    def step(self, label: str, n: int = 1) -> None:
+        self.done += n
+        self.total = max(self.total, self.done)
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, completed=self.done, total=self.total)
+        elif not self.quiet:
+            self.console.print(f"cyclebench: {self.what} {self.done}/{self.total} {visible(label, multiline=False)} "
+                               f"({time.monotonic() - self._t0:.1f} s)", highlight=False, soft_wrap=True)
