@@ -149,3 +149,14 @@ def test_a_killed_benchmark_leaves_nothing_in_tmp(db: str) -> None:
     r = cli("run", HOSTILE, "-b", "hostile/tmp_debris", "--timeout", "2", *FAST)
     assert r.exit_code == 1 and rows(db)["hostile/tmp_debris"]["status"] == "timeout"
     assert set(glob.glob(pattern)) <= before
+
+
+def test_a_name_with_a_quote_is_listed_and_measured(db: str) -> None:
+    """D11: the engine printed names unescaped; a '"' made the line invalid JSON and the
+    benchmark vanished without a word."""
+    src = str(DATA / "name_with_quote.c")
+    r = cli("run", src, "--list")
+    assert r.exit_code == 0 and 'weird/qu"ote' in r.output
+    r = cli("run", src, "-b", "weird/*", *FAST)
+    assert r.exit_code == 0, r.output
+    assert rows(db)['weird/qu"ote']["status"] == "ok"
