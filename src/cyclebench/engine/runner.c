@@ -196,6 +196,185 @@ static int parse_cpus(const char *s, int *cpus, int cap) {
     return n;
 }
 
+/* ---- command line ---- */
+
+typedef struct {
+    cb_options o;
+    cb_request req[CB_MAX_JOBS];
+    int nreq, cpu, fifo, do_list, do_cal, do_features, do_probe, do_scale;
+    int64_t sim; /* --sim N: callgrind mode with batches of N and 2N */
+    int scale_cpus[CB_SCALE_MAX_CPUS];
+    cb_scale_options so;
+} args;
+
+/* Parses argv into *a; returns 0, or the exit status of a usage error (already reported). */
+static int parse_args(int argc, char **argv, args *a) {
+    static const struct option longopts[] = {
+        {"list", no_argument, 0, 'l'},          {"calibrate", no_argument, 0, 'c'},
+        {"features", no_argument, 0, 'f'},
+        {"run", required_argument, 0, 'r'},     {"param", required_argument, 0, 'p'},
+        {"cpu", required_argument, 0, 'C'},     {"min-time", required_argument, 0, 't'},
+        {"max-time", required_argument, 0, 'T'}, {"warmup", required_argument, 0, 'w'},
+        {"min-batch-ns", required_argument, 0, 'b'}, {"repeat", required_argument, 0, 'R'},
+        {"ladder", required_argument, 0, 'L'},  {"seed", required_argument, 0, 's'},
+        {"fifo", required_argument, 0, 'F'},
+        {"scale", required_argument, 0, 'S'},   {"tasks", required_argument, 0, 'N'},
+        {"mode", required_argument, 0, 'M'},    {"duration", required_argument, 0, 'D'},
+        {"interval", required_argument, 0, 'I'}, {"cpus", required_argument, 0, 'P'},
+        {"batch-ns", required_argument, 0, 'B'}, {"sim", required_argument, 0, 'Z'},
+        {"events", required_argument, 0, 'E'}, {"probe", no_argument, 0, 'Q'},
+        {0, 0, 0, 0}};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int64_t v;
+        double d;
+        switch (c) {
+        case 'l': a->do_list = 1; break;
+        case 'c': a->do_cal = 1; break;
+        case 'f': a->do_features = 1; break;
+        case 'S': /* a request like --run (so --param follows it), measured by scale.c */
+            a->do_scale = 1;
+            /* fall through */
+        case 'r':
+            if (a->nreq == CB_MAX_JOBS) return usage_error("too many --run (at most 16)");
+            a->req[a->nreq++] = (cb_request){optarg, 0, 0};
+            break;
+        case 'p':
+            if (!a->nreq) return usage_error("--param must follow a --run");
+            if (!parse_i64(optarg, &a->req[a->nreq - 1].param)) return usage_error("--param: not an integer");
+            a->req[a->nreq - 1].has_param = 1;
+            break;
+        case 'C':
+            if (!parse_i64(optarg, &v) || v < 0) return usage_error("--cpu: not a CPU number");
+            a->cpu = (int)v;
+            break;
+        case 'E': {
+            static cb_perf_groups groups;
+            char msg[160];
+            if (cb_perf_parse(&groups, optarg, msg, sizeof msg) != 0) return usage_error(msg);
+            a->o.perf = &groups;
+            break;
+        }
+        case 'Q': a->do_probe = 1; break;
+        case 'Z':
+            if (!parse_i64(optarg, &a->sim) || a->sim < 1) return usage_error("--sim: batch size >= 1");
+            break;
+        case 'F':
+            if (!parse_i64(optarg, &v) || v < 1 || v > 99) return usage_error("--fifo: priority 1..99");
+            a->fifo = (int)v;
+            break;
+        case 't': if (!parse_double(optarg, &a->o.min_time)) return usage_error("--min-time: bad number"); break;
+        case 'T': if (!parse_double(optarg, &a->o.max_time)) return usage_error("--max-time: bad number"); break;
+        case 'w': if (!parse_double(optarg, &a->o.warmup)) return usage_error("--warmup: bad number"); break;
+        case 'b':
+            if (!parse_double(optarg, &d)) return usage_error("--min-batch-ns: bad number");
+            a->o.min_batch_ns = (uint64_t)d;
+            break;
+        case 'R':
+            if (!parse_i64(optarg, &v) || v < 1 || v > 100000) return usage_error("--repeat: 1..100000");
+            a->o.repeat = (int)v;
+            break;
+        case 'L':
+            if (!parse_i64(optarg, &v) || v < 2 || v > 64) return usage_error("--ladder: 2..64");
+            a->o.ladder = (int)v;
+            break;
+        case 's':
+            if (!parse_i64(optarg, &v)) return usage_error("--seed: not an integer");
+            a->o.seed = (uint64_t)v;
+            break;
+        case 'N':
+            if (!parse_i64(optarg, &v) || v < 1 || v > CB_SCALE_MAX_TASKS) return usage_error("--tasks: 1..1024");
+            a->so.tasks = (int)v;
+            break;
+        case 'M':
+            if (strcmp(optarg, "threads") && strcmp(optarg, "processes"))
+                return usage_error("--mode: threads or processes");
+            a->so.processes = !strcmp(optarg, "processes");
+            break;
+        case 'D':
+            if (!parse_double(optarg, &a->so.duration) || a->so.duration <= 0)
+                return usage_error("--duration: seconds > 0");
+            break;
+        case 'I':
+            if (!parse_double(optarg, &a->so.interval) || a->so.interval < 0.001)
+                return usage_error("--interval: seconds >= 0.001");
+            break;
+        case 'P':
+            if ((a->so.ncpus = parse_cpus(optarg, a->scale_cpus, CB_SCALE_MAX_CPUS)) < 1)
+                return usage_error("--cpus: a comma-separated list of CPU numbers");
+            break;
+        case 'B':
+            if (!parse_double(optarg, &a->so.batch_ns) || a->so.batch_ns < 1)
+                return usage_error("--batch-ns: bad number");
+            break;
+        default: return usage_error("unknown or incomplete option");
+        }
+    }
+    if (optind < argc) return usage_error("unexpected argument");
+    const cb_hook *orphan = cb_orphan_hook();
+    if (orphan) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "hook for %s/%s names no registered benchmark", orphan->group,
+                 orphan->name ? orphan->name : "*");
+        return usage_error(msg);
+    }
+    return 0;
+}
+
+/* Pins to --cpu and applies --fifo; returns 0 or the exit status of the error (reported). */
+static int setup_process(args *a) {
+    if (a->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(a->cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "cannot pin to CPU %d: %s", a->cpu, strerror(errno));
+            return usage_error(msg);
+        }
+    }
+    if (a->fifo && set_fifo(a->fifo, &a->o) != 0) return 2;
+    return 0;
+}
+
+/* --probe: which counter groups open here: {"type":"probe","open_errors":[...]} */
+static int probe(args *a) {
+    if (!a->o.perf) return usage_error("--probe needs --events");
+    cb_perf_open(a->o.perf);
+    fputs("{\"type\":\"probe\",\"open_errors\":[", out);
+    for (int i = 0; i < a->o.perf->ngroups; i++) {
+        if (i) fputc(',', out);
+        cb_json_str(out, a->o.perf->fd[i] >= 0 ? NULL : strerror(a->o.perf->error[i]));
+    }
+    fputs("]}\n", out);
+    fflush(out);
+    return 0;
+}
+
+/* Every --run names a benchmark and gives --param exactly when it takes one. */
+static int check_requests(args *a) {
+    if (!a->nreq) return usage_error("nothing to do: --list, --calibrate or --run NAME");
+    for (int i = 0; i < a->nreq; i++) {
+        const cb_bench *b = cb_find(a->req[i].name);
+        char msg[300];
+        if (!b) {
+            snprintf(msg, sizeof msg, "unknown benchmark '%.200s'", a->req[i].name);
+            emit_error(a->req[i].name, msg);
+            return 2;
+        }
+        if (b->nparams && !a->req[i].has_param) {
+            snprintf(msg, sizeof msg, "%.200s takes --param", a->req[i].name);
+            return usage_error(msg);
+        }
+        if (!b->nparams && a->req[i].has_param) {
+            snprintf(msg, sizeof msg, "%.200s takes no --param", a->req[i].name);
+            return usage_error(msg);
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     /* Die with whoever started us (cyclebench, perf, valgrind): a hung body otherwise spins on
      * its pinned CPU forever once the CLI is killed (audit D1). */
@@ -213,182 +392,36 @@ int main(int argc, char **argv) {
     cb_have_rdtscp = cb_cpu_has("rdtscp") == 1;
 #endif
 
-    cb_options o = {.min_time = 0.05, .max_time = 10, .warmup = 0.01, .min_batch_ns = 2000, .repeat = 40,
-                    .ladder = 8, .seed = 0};
-    static cb_request req[CB_MAX_JOBS];
-    int nreq = 0, cpu = -1, fifo = 0;
-    int64_t sim = 0; /* --sim N: callgrind mode with batches of N and 2N */
-    int do_list = 0, do_cal = 0, do_features = 0, do_probe = 0;
-    static const struct option longopts[] = {
-        {"list", no_argument, 0, 'l'},          {"calibrate", no_argument, 0, 'c'},
-        {"features", no_argument, 0, 'f'},
-        {"run", required_argument, 0, 'r'},     {"param", required_argument, 0, 'p'},
-        {"cpu", required_argument, 0, 'C'},     {"min-time", required_argument, 0, 't'},
-        {"max-time", required_argument, 0, 'T'}, {"warmup", required_argument, 0, 'w'},
-        {"min-batch-ns", required_argument, 0, 'b'}, {"repeat", required_argument, 0, 'R'},
-        {"ladder", required_argument, 0, 'L'},  {"seed", required_argument, 0, 's'},
-        {"fifo", required_argument, 0, 'F'},
-        {"scale", required_argument, 0, 'S'},   {"tasks", required_argument, 0, 'N'},
-        {"mode", required_argument, 0, 'M'},    {"duration", required_argument, 0, 'D'},
-        {"interval", required_argument, 0, 'I'}, {"cpus", required_argument, 0, 'P'},
-        {"batch-ns", required_argument, 0, 'B'}, {"sim", required_argument, 0, 'Z'},
-        {"events", required_argument, 0, 'E'}, {"probe", no_argument, 0, 'Q'},
-        {0, 0, 0, 0}};
-    static int scale_cpus[CB_SCALE_MAX_CPUS];
-    cb_scale_options so = {.tasks = 1, .duration = 1, .interval = 0.1, .batch_ns = 20000, .cpus = scale_cpus};
-    int do_scale = 0;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        int64_t v;
-        double d;
-        switch (c) {
-        case 'l': do_list = 1; break;
-        case 'c': do_cal = 1; break;
-        case 'f': do_features = 1; break;
-        case 'S': /* a request like --run (so --param follows it), measured by scale.c */
-            do_scale = 1;
-            /* fall through */
-        case 'r':
-            if (nreq == CB_MAX_JOBS) return usage_error("too many --run (at most 16)");
-            req[nreq++] = (cb_request){optarg, 0, 0};
-            break;
-        case 'p':
-            if (!nreq) return usage_error("--param must follow a --run");
-            if (!parse_i64(optarg, &req[nreq - 1].param)) return usage_error("--param: not an integer");
-            req[nreq - 1].has_param = 1;
-            break;
-        case 'C':
-            if (!parse_i64(optarg, &v) || v < 0) return usage_error("--cpu: not a CPU number");
-            cpu = (int)v;
-            break;
-        case 'E': {
-            static cb_perf_groups groups;
-            char msg[160];
-            if (cb_perf_parse(&groups, optarg, msg, sizeof msg) != 0) return usage_error(msg);
-            o.perf = &groups;
-            break;
-        }
-        case 'Q': do_probe = 1; break;
-        case 'Z':
-            if (!parse_i64(optarg, &sim) || sim < 1) return usage_error("--sim: batch size >= 1");
-            break;
-        case 'F':
-            if (!parse_i64(optarg, &v) || v < 1 || v > 99) return usage_error("--fifo: priority 1..99");
-            fifo = (int)v;
-            break;
-        case 't': if (!parse_double(optarg, &o.min_time)) return usage_error("--min-time: bad number"); break;
-        case 'T': if (!parse_double(optarg, &o.max_time)) return usage_error("--max-time: bad number"); break;
-        case 'w': if (!parse_double(optarg, &o.warmup)) return usage_error("--warmup: bad number"); break;
-        case 'b':
-            if (!parse_double(optarg, &d)) return usage_error("--min-batch-ns: bad number");
-            o.min_batch_ns = (uint64_t)d;
-            break;
-        case 'R':
-            if (!parse_i64(optarg, &v) || v < 1 || v > 100000) return usage_error("--repeat: 1..100000");
-            o.repeat = (int)v;
-            break;
-        case 'L':
-            if (!parse_i64(optarg, &v) || v < 2 || v > 64) return usage_error("--ladder: 2..64");
-            o.ladder = (int)v;
-            break;
-        case 's': if (!parse_i64(optarg, &v)) return usage_error("--seed: not an integer"); o.seed = (uint64_t)v; break;
-        case 'N':
-            if (!parse_i64(optarg, &v) || v < 1 || v > CB_SCALE_MAX_TASKS) return usage_error("--tasks: 1..1024");
-            so.tasks = (int)v;
-            break;
-        case 'M':
-            if (strcmp(optarg, "threads") && strcmp(optarg, "processes"))
-                return usage_error("--mode: threads or processes");
-            so.processes = !strcmp(optarg, "processes");
-            break;
-        case 'D':
-            if (!parse_double(optarg, &so.duration) || so.duration <= 0) return usage_error("--duration: seconds > 0");
-            break;
-        case 'I':
-            if (!parse_double(optarg, &so.interval) || so.interval < 0.001)
-                return usage_error("--interval: seconds >= 0.001");
-            break;
-        case 'P':
-            if ((so.ncpus = parse_cpus(optarg, scale_cpus, CB_SCALE_MAX_CPUS)) < 1)
-                return usage_error("--cpus: a comma-separated list of CPU numbers");
-            break;
-        case 'B':
-            if (!parse_double(optarg, &so.batch_ns) || so.batch_ns < 1) return usage_error("--batch-ns: bad number");
-            break;
-        default: return usage_error("unknown or incomplete option");
-        }
-    }
-    if (optind < argc) return usage_error("unexpected argument");
-    const cb_hook *orphan = cb_orphan_hook();
-    if (orphan) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "hook for %s/%s names no registered benchmark", orphan->group,
-                 orphan->name ? orphan->name : "*");
-        return usage_error(msg);
-    }
-    if (cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "cannot pin to CPU %d: %s", cpu, strerror(errno));
-            return usage_error(msg);
-        }
-    }
-    if (fifo && set_fifo(fifo, &o) != 0) return 2;
-    if (do_list) {
+    static args a = {.o = {.min_time = 0.05, .max_time = 10, .warmup = 0.01, .min_batch_ns = 2000, .repeat = 40,
+                           .ladder = 8, .seed = 0},
+                     .cpu = -1,
+                     .so = {.tasks = 1, .duration = 1, .interval = 0.1, .batch_ns = 20000}};
+    a.so.cpus = a.scale_cpus;
+    int rc = parse_args(argc, argv, &a);
+    if (rc || (rc = setup_process(&a))) return rc;
+    if (a.do_list) {
         list();
         return 0;
     }
-    if (do_probe) { /* which counter groups open here: {"type":"probe","open_errors":[...]} */
-        if (!o.perf) return usage_error("--probe needs --events");
-        cb_perf_open(o.perf);
-        fputs("{\"type\":\"probe\",\"open_errors\":[", out);
-        for (int i = 0; i < o.perf->ngroups; i++) {
-            if (i) fputc(',', out);
-            cb_json_str(out, o.perf->fd[i] >= 0 ? NULL : strerror(o.perf->error[i]));
-        }
-        fputs("]}\n", out);
-        fflush(out);
-        return 0;
-    }
-    if (do_features) {
+    if (a.do_probe) return probe(&a);
+    if (a.do_features) {
         features();
         return 0;
     }
-    if (do_cal) {
+    if (a.do_cal) {
         calibrate();
         return 0;
     }
-    if (!nreq) return usage_error("nothing to do: --list, --calibrate or --run NAME");
-    for (int i = 0; i < nreq; i++) {
-        const cb_bench *b = cb_find(req[i].name);
-        char msg[300];
-        if (!b) {
-            snprintf(msg, sizeof msg, "unknown benchmark '%.200s'", req[i].name);
-            emit_error(req[i].name, msg);
-            return 2;
-        }
-        if (b->nparams && !req[i].has_param) {
-            snprintf(msg, sizeof msg, "%.200s takes --param", req[i].name);
-            return usage_error(msg);
-        }
-        if (!b->nparams && req[i].has_param) {
-            snprintf(msg, sizeof msg, "%.200s takes no --param", req[i].name);
-            return usage_error(msg);
-        }
-    }
-    if (sim) {
-        for (int i = 0; i < nreq; i++) cb_simulate(out, &req[i], (uint64_t)sim);
+    if ((rc = check_requests(&a))) return rc;
+    if (a.sim) {
+        for (int i = 0; i < a.nreq; i++) cb_simulate(out, &a.req[i], (uint64_t)a.sim);
         return 0;
     }
-    if (!o.seed) o.seed = cb_now_ns() | 1;
-    if (do_scale) {
-        if (nreq != 1) return usage_error("--scale takes one benchmark and no --run");
-        so.warmup = o.warmup;
-        return cb_scale(out, &req[0], &so);
+    if (!a.o.seed) a.o.seed = cb_now_ns() | 1;
+    if (a.do_scale) {
+        if (a.nreq != 1) return usage_error("--scale takes one benchmark and no --run");
+        a.so.warmup = a.o.warmup;
+        return cb_scale(out, &a.req[0], &a.so);
     }
-    return cb_measure(out, req, nreq, &o);
+    return cb_measure(out, a.req, a.nreq, &a.o);
 }
