@@ -185,8 +185,9 @@ static int64_t ns_now(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int main(int argc, char **argv) {
-    int json_fd = -1, i = 1;
+/* Parses the options; returns the index of the command in argv. Exits 2 on a usage error. */
+static int parse_args(int argc, char **argv, int *json_fd) {
+    int i = 1;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "--")) {
             i++;
@@ -197,7 +198,7 @@ int main(int argc, char **argv) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 0 || fcntl((int)v, F_GETFD) < 0) usage("--json-fd: not an open file descriptor");
-            json_fd = (int)v;
+            *json_fd = (int)v;
         } else if (!strcmp(argv[i], "--no-inherit")) {
             inherit_ok = 0;
         } else {
@@ -205,7 +206,61 @@ int main(int argc, char **argv) {
         }
     }
     if (i >= argc) usage("no command");
-    char **cmd = argv + i;
+    return i;
+}
+
+/* In the forked child: wait for the go byte (counters are open by then), exec the command, or
+ * report exec's errno on the ex pipe. Never returns. */
+static void child(char **cmd, int go[2], int ex[2], int json_fd, pid_t parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127); /* statexec died before prctl */
+    close(go[1]);
+    close(ex[0]);
+    if (json_fd < 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) _exit(127);
+    char c;
+    ssize_t n;
+    while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR) {}
+    if (n != 1) _exit(127); /* the parent gave up */
+    execvp(cmd[0], cmd);
+    int err = errno;
+    if (write(ex[1], &err, sizeof err) < 0) {}
+    _exit(127);
+}
+
+/* The counts of every group as JSON arrays ("groups", "open_errors", "inherit", "user_only"). */
+static void print_groups(FILE *out) {
+    fprintf(out, ",\"groups\":[");
+    for (int g = 0; g < ngroups; g++) {
+        fprintf(out, "%s[", g ? "," : "");
+        if (group_fd[g] >= 0) {
+            uint64_t words[3 + MAX_EVENTS];
+            size_t want = (size_t)(3 + nevents[g]) * sizeof(uint64_t);
+            ssize_t got = read(group_fd[g], words, want);
+            if (got == (ssize_t)want) {
+                for (int w = 0; w < 3 + nevents[g]; w++) fprintf(out, "%s%llu", w ? "," : "", (unsigned long long)words[w]);
+            } else {
+                group_err[g] = got < 0 ? errno : EIO;
+            }
+            close(group_fd[g]);
+        }
+        fprintf(out, "]");
+    }
+    fprintf(out, "],\"open_errors\":[");
+    for (int g = 0; g < ngroups; g++) {
+        fprintf(out, "%s", g ? "," : "");
+        if (group_err[g])
+            json_str(out, strerror(group_err[g]));
+        else
+            fprintf(out, "null");
+    }
+    fprintf(out, "],\"inherit\":%s,\"user_only\":[", inherit_ok ? "true" : "false");
+    for (int g = 0; g < ngroups; g++) fprintf(out, "%s%s", g ? "," : "", user_only[g] ? "true" : "false");
+    fprintf(out, "]");
+}
+
+int main(int argc, char **argv) {
+    int json_fd = -1;
+    char **cmd = argv + parse_args(argc, argv, &json_fd);
     if (json_fd >= 0) fcntl(json_fd, F_SETFD, FD_CLOEXEC);
 
     int go[2], ex[2];
@@ -223,21 +278,7 @@ int main(int argc, char **argv) {
         perror("statexec: fork");
         return 1;
     }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != self) _exit(127); /* statexec died before prctl */
-        close(go[1]);
-        close(ex[0]);
-        if (json_fd < 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) _exit(127);
-        char c;
-        ssize_t n;
-        while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR) {}
-        if (n != 1) _exit(127); /* the parent gave up */
-        execvp(cmd[0], cmd);
-        int err = errno;
-        if (write(ex[1], &err, sizeof err) < 0) {}
-        _exit(127);
-    }
+    if (pid == 0) child(cmd, go, ex, json_fd, self);
     close(go[0]);
     close(ex[1]);
     open_groups(pid);
@@ -282,32 +323,7 @@ int main(int argc, char **argv) {
     fprintf(out, ",\"wall_ns\":%lld,\"user_us\":%lld,\"sys_us\":%lld,\"maxrss_kb\":%ld", (long long)wall,
             (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
             (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss);
-    fprintf(out, ",\"groups\":[");
-    for (int g = 0; g < ngroups; g++) {
-        fprintf(out, "%s[", g ? "," : "");
-        if (group_fd[g] >= 0) {
-            uint64_t words[3 + MAX_EVENTS];
-            size_t want = (size_t)(3 + nevents[g]) * sizeof(uint64_t);
-            ssize_t got = read(group_fd[g], words, want);
-            if (got == (ssize_t)want) {
-                for (int w = 0; w < 3 + nevents[g]; w++) fprintf(out, "%s%llu", w ? "," : "", (unsigned long long)words[w]);
-            } else {
-                group_err[g] = got < 0 ? errno : EIO;
-            }
-            close(group_fd[g]);
-        }
-        fprintf(out, "]");
-    }
-    fprintf(out, "],\"open_errors\":[");
-    for (int g = 0; g < ngroups; g++) {
-        fprintf(out, "%s", g ? "," : "");
-        if (group_err[g])
-            json_str(out, strerror(group_err[g]));
-        else
-            fprintf(out, "null");
-    }
-    fprintf(out, "],\"inherit\":%s,\"user_only\":[", inherit_ok ? "true" : "false");
-    for (int g = 0; g < ngroups; g++) fprintf(out, "%s%s", g ? "," : "", user_only[g] ? "true" : "false");
-    fprintf(out, "]}\n");
+    print_groups(out);
+    fprintf(out, "}\n");
     return fclose(out) ? 1 : 0;
 }
