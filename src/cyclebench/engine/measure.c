@@ -69,11 +69,17 @@ typedef struct job {
     size_t idx;
 } job;
 
-static void emit_outcome(FILE *out, const char *type, const cb_request *r, const char *reason) {
-    fprintf(out, "{\"type\":\"%s\",\"bench\":", type);
+void cb_emit_head(FILE *out, const char *type, const cb_request *r) {
+    fputs("{\"type\":", out);
+    cb_json_str(out, type);
+    fputs(",\"bench\":", out);
     cb_json_str(out, r->name);
     if (r->has_param) fprintf(out, ",\"param\":%lld", (long long)r->param);
     else fputs(",\"param\":null", out);
+}
+
+static void emit_outcome(FILE *out, const char *type, const cb_request *r, const char *reason) {
+    cb_emit_head(out, type, r);
     fputs(",\"reason\":", out);
     cb_json_str(out, reason);
     fputs("}\n", out);

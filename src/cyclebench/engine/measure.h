@@ -30,6 +30,9 @@ extern int cb_have_rdtscp;
  * `out`. Returns 0. */
 int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o);
 
+/* Starts a protocol line: {"type":TYPE,"bench":NAME,"param":P — the caller adds fields and "}\n". */
+void cb_emit_head(FILE *out, const char *type, const cb_request *r);
+
 /* Back-to-back start/stop pairs: the fixed cost every timed batch carries. */
 void cb_timer_overhead(uint64_t *min, uint64_t *median);
 

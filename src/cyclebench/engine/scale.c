@@ -233,10 +233,7 @@ static uint64_t size_batch(double target_ns, double *per_op_ns, int *skip, char 
 /* ---- output ---- */
 
 static void emit_final(FILE *out, const char *type, const char *reason) {
-    fprintf(out, "{\"type\":\"%s\",\"bench\":", type);
-    cb_json_str(out, request->name);
-    if (request->has_param) fprintf(out, ",\"param\":%lld", (long long)request->param);
-    else fputs(",\"param\":null", out);
+    cb_emit_head(out, type, request);
     fputs(",\"reason\":", out);
     cb_json_str(out, reason);
     fputs("}\n", out);
@@ -339,13 +336,68 @@ static void emit_crash(FILE *out, int task, int st, double t) {
     fflush(out);
 }
 
-int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
-    request = req;
-    opt = o;
-    bench = cb_find(req->name);
-    int N = o->tasks;
-    char why[320];
+/* {"type":"scale_start",...}: what is about to be sampled, on which CPUs. */
+static void emit_start(FILE *out, double per_op_ns, int nwarm, int nmeas, const int *task_cpus,
+                       const int *sampler_cpus, int nsampler, int have_stat) {
+    cb_emit_head(out, "scale_start", request);
+    fprintf(out,
+            ",\"tasks\":%d,\"mode\":\"%s\",\"batch\":%llu,\"batch_per_op_ns\":%.3f,\"interval\":%.6f,"
+            "\"warmup_intervals\":%d,\"intervals\":%d,\"block_bytes\":%d,\"cpus\":",
+            opt->tasks, opt->processes ? "processes" : "threads", (unsigned long long)batch, per_op_ns, opt->interval,
+            nwarm, nmeas, CB_BLOCK);
+    emit_int_array(out, task_cpus, opt->tasks);
+    fputs(",\"sampler_cpus\":", out);
+    if (nsampler) emit_int_array(out, sampler_cpus, nsampler);
+    else fputs("null", out);
+    fprintf(out, ",\"schedstat\":%s}\n", have_stat ? "true" : "false");
+    fflush(out);
+}
 
+/* {"type":"interval",...}: each task's ops (and run/wait ns) during interval k. */
+static void emit_interval(FILE *out, int k, double t, double dt, int warmup, const uint64_t *d, int N, int have_stat) {
+    fprintf(out, "{\"type\":\"interval\",\"i\":%d,\"t\":%.6f,\"dt\":%.6f,\"warmup\":%s,\"deltas\":", k, t, dt,
+            warmup ? "true" : "false");
+    cb_json_u64_array(out, d, (size_t)N);
+    if (have_stat) {
+        fputs(",\"run_ns\":", out);
+        cb_json_u64_array(out, d + N, (size_t)N);
+        fputs(",\"wait_ns\":", out);
+        cb_json_u64_array(out, d + 2 * N, (size_t)N);
+    }
+    fputs("}\n", out);
+    fflush(out);
+}
+
+/* {"type":"scale_end",...}: totals, the sampler's own cost, and each task's verify result. */
+static void emit_end(FILE *out, int done, double sampled, double sampler_cpu, long ivcsw, const char *crash) {
+    cb_emit_head(out, "scale_end", request);
+    fprintf(out,
+            ",\"tasks\":%d,\"mode\":\"%s\",\"intervals_done\":%d,\"sampled_s\":%.6f,\"sampler_cpu_s\":%.6f,"
+            "\"sampler_involuntary_switches\":%ld,\"crashed\":%s,\"crash_reason\":",
+            opt->tasks, opt->processes ? "processes" : "threads", done, sampled, sampler_cpu, ivcsw,
+            crash ? "true" : "false");
+    cb_json_str(out, crash);
+    fputs(",\"total_ops\":[", out);
+    for (int i = 0; i < opt->tasks; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)sh->slot[i].total_iters);
+    fputs("],\"verified\":[", out);
+    for (int i = 0; i < opt->tasks; i++) {
+        int v = sh->slot[i].state == ST_DONE ? sh->slot[i].verified : -2;
+        fputs(i ? "," : "", out);
+        fputs(v == 1 ? "true" : v == 0 ? "false" : "null", out);
+    }
+    fputs("],\"reasons\":[", out);
+    for (int i = 0; i < opt->tasks; i++) {
+        fputs(i ? "," : "", out);
+        cb_json_str(out, sh->slot[i].state == ST_DONE && sh->slot[i].reason[0] ? sh->slot[i].reason : NULL);
+    }
+    fputs("]}\n", out);
+    fflush(out);
+}
+
+/* The benchmark's CPU-feature gate, then its batch size: 0 (a skip or fail line printed) when
+ * it cannot run here. */
+static uint64_t gate_and_size(FILE *out, double *per_op_ns) {
+    char why[320];
     const cb_hook *gate = cb_hook_for(bench, CB_HOOK_REQUIRE);
     if (gate && gate->arg) {
         char missing[128];
@@ -356,13 +408,48 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
             return 0;
         }
     }
-    double per_op_ns = 0;
     int skip = 0;
-    batch = size_batch(o->batch_ns, &per_op_ns, &skip, why, sizeof why);
-    if (!batch) {
-        emit_final(out, skip == 1 ? "skip" : "fail", why);
-        return 0;
+    uint64_t b = size_batch(opt->batch_ns, per_op_ns, &skip, why, sizeof why);
+    if (!b) emit_final(out, skip == 1 ? "skip" : "fail", why);
+    return b;
+}
+
+/* Joins the threads or reaps the processes; the first process task that died badly (and no
+ * earlier one) is reported as the crash. Returns 1 when it reported one. */
+static int join_tasks(FILE *out, spawned *sp, int *crashed_task, char *crash, size_t cap) {
+    int rc = 0;
+    for (int i = 0; i < sp->n; i++) {
+        if (!opt->processes) {
+            pthread_join(sp->threads[i], NULL);
+            continue;
+        }
+        if (!sp->pids[i]) continue;
+        int st;
+        while (waitpid(sp->pids[i], &st, 0) < 0 && errno == EINTR) {
+        }
+        if ((WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st))) && *crashed_task < 0) {
+            *crashed_task = i;
+            describe_death(crash, cap, i, st);
+            emit_crash(out, i, st, -1);
+            rc = 1;
+        }
     }
+    free(sp->threads);
+    free(sp->pids);
+    return rc;
+}
+
+/* One scaling run (see the file's comment). Long because the sampling loop and its clean-up
+ * share a dozen buffers and one exit path (join:); the steps around it are functions above. */
+int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
+    request = req;
+    opt = o;
+    bench = cb_find(req->name);
+    int N = o->tasks;
+    char why[320];
+
+    double per_op_ns = 0;
+    if (!(batch = gate_and_size(out, &per_op_ns))) return 0;
 
     size_t size = sizeof(shared) + (size_t)N * sizeof(task_slot);
     sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -432,21 +519,7 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     nwarm = (int)(o->warmup / o->interval + 0.999999);
     nmeas = (int)(o->duration / o->interval + 0.5);
     if (nmeas < 1) nmeas = 1;
-    fputs("{\"type\":\"scale_start\",\"bench\":", out);
-    cb_json_str(out, req->name);
-    if (req->has_param) fprintf(out, ",\"param\":%lld", (long long)req->param);
-    else fputs(",\"param\":null", out);
-    fprintf(out,
-            ",\"tasks\":%d,\"mode\":\"%s\",\"batch\":%llu,\"batch_per_op_ns\":%.3f,\"interval\":%.6f,"
-            "\"warmup_intervals\":%d,\"intervals\":%d,\"block_bytes\":%d,\"cpus\":",
-            N, o->processes ? "processes" : "threads", (unsigned long long)batch, per_op_ns, o->interval, nwarm, nmeas,
-            CB_BLOCK);
-    emit_int_array(out, task_cpus, N);
-    fputs(",\"sampler_cpus\":", out);
-    if (nsampler) emit_int_array(out, sampler_cpus, nsampler);
-    else fputs("null", out);
-    fprintf(out, ",\"schedstat\":%s}\n", have_stat ? "true" : "false");
-    fflush(out);
+    emit_start(out, per_op_ns, nwarm, nmeas, task_cpus, sampler_cpus, nsampler, have_stat);
 
     double cpu0 = thread_cpu_s(&ivcsw0);
     uint64_t t0 = mono_ns(), tprev = t0, interval_ns = (uint64_t)(o->interval * 1e9);
@@ -465,17 +538,7 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
             cur[i] = c - prev[i];
             prev[i] = c;
         }
-        fprintf(out, "{\"type\":\"interval\",\"i\":%d,\"t\":%.6f,\"dt\":%.6f,\"warmup\":%s,\"deltas\":", k,
-                (double)(tnow - t0) / 1e9, (double)(tnow - tprev) / 1e9, k <= nwarm ? "true" : "false");
-        cb_json_u64_array(out, cur, (size_t)N);
-        if (have_stat) {
-            fputs(",\"run_ns\":", out);
-            cb_json_u64_array(out, cur + N, (size_t)N);
-            fputs(",\"wait_ns\":", out);
-            cb_json_u64_array(out, cur + 2 * N, (size_t)N);
-        }
-        fputs("}\n", out);
-        fflush(out);
+        emit_interval(out, k, (double)(tnow - t0) / 1e9, (double)(tnow - tprev) / 1e9, k <= nwarm, cur, N, have_stat);
         tprev = tnow;
         if (o->processes && (crashed_task = reap_dead(&sp, &crash_status)) >= 0) {
             describe_death(crash, sizeof crash, crashed_task, crash_status);
@@ -490,24 +553,7 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
 
 join:
-    for (int i = 0; i < sp.n; i++) {
-        if (!o->processes) {
-            pthread_join(sp.threads[i], NULL);
-            continue;
-        }
-        if (!sp.pids[i]) continue;
-        int st;
-        while (waitpid(sp.pids[i], &st, 0) < 0 && errno == EINTR) {
-        }
-        if ((WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st))) && crashed_task < 0) {
-            crashed_task = i;
-            describe_death(crash, sizeof crash, i, st);
-            emit_crash(out, i, st, -1);
-            rc = 1;
-        }
-    }
-    free(sp.threads);
-    free(sp.pids);
+    if (join_tasks(out, &sp, &crashed_task, crash, sizeof crash)) rc = 1;
     if (!__atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE)) { /* never started: the lines above said why */
         free(task_cpus);
         free(prev);
@@ -516,31 +562,7 @@ join:
         munmap(sh, size);
         return rc;
     }
-    fputs("{\"type\":\"scale_end\",\"bench\":", out);
-    cb_json_str(out, req->name);
-    if (req->has_param) fprintf(out, ",\"param\":%lld", (long long)req->param);
-    else fputs(",\"param\":null", out);
-    fprintf(out,
-            ",\"tasks\":%d,\"mode\":\"%s\",\"intervals_done\":%d,\"sampled_s\":%.6f,\"sampler_cpu_s\":%.6f,"
-            "\"sampler_involuntary_switches\":%ld,\"crashed\":%s,\"crash_reason\":",
-            N, o->processes ? "processes" : "threads", k - 1, sampled, sampler_cpu, ivcsw1 - ivcsw0,
-            crashed_task >= 0 ? "true" : "false");
-    cb_json_str(out, crashed_task >= 0 ? crash : NULL);
-    fputs(",\"total_ops\":[", out);
-    for (int i = 0; i < N; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)sh->slot[i].total_iters);
-    fputs("],\"verified\":[", out);
-    for (int i = 0; i < N; i++) {
-        int v = sh->slot[i].state == ST_DONE ? sh->slot[i].verified : -2;
-        fputs(i ? "," : "", out);
-        fputs(v == 1 ? "true" : v == 0 ? "false" : "null", out);
-    }
-    fputs("],\"reasons\":[", out);
-    for (int i = 0; i < N; i++) {
-        fputs(i ? "," : "", out);
-        cb_json_str(out, sh->slot[i].state == ST_DONE && sh->slot[i].reason[0] ? sh->slot[i].reason : NULL);
-    }
-    fputs("]}\n", out);
-    fflush(out);
+    emit_end(out, k - 1, sampled, sampler_cpu, ivcsw1 - ivcsw0, crashed_task >= 0 ? crash : NULL);
     free(task_cpus);
     free(prev);
     free(cur);
