@@ -255,3 +255,12 @@ def test_list_runs_negative_limit_lists_all(tmp_path: Path) -> None:
     ids = [s.begin_run(status="complete") for _ in range(3)]
     assert [r["id"] for r in s.list_runs(-1)] == ids[::-1]
     assert [r["id"] for r in s.list_runs(2)] == ids[:0:-1]
+
+
+def test_ids_and_values_beyond_64_bits(tmp_path: Path) -> None:
+    s = Store(sqlite_url(tmp_path / "o.db"))
+    assert s.get_run(10**23) is None
+    rid = s.begin_run()
+    with pytest.raises(StoreError, match="a value does not fit the database"):
+        s.add_result(rid, {"bench": "copy/memcpy", "param": 10**23, "status": "ok"})
+    assert s.results(rid) == []

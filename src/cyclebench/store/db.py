@@ -212,6 +212,8 @@ def _guard(fn: Callable[..., T]) -> Callable[..., T]:
             return fn(self, *args, **kwargs)
         except (SQLAlchemyError, sqlite3.Error) as e:
             raise StoreError(self._scrub(f"database error: {str(e).splitlines()[0]}")) from e
+        except OverflowError as e:  # an int beyond 64 bits bound by sqlite3
+            raise StoreError(f"a value does not fit the database: {e}") from e
 
     return wrapper
 
@@ -483,6 +485,10 @@ class Store:
 
     @_guard
     def get_run(self, run_id: int) -> dict[str, Any] | None:
+        """The run (status as it stands now, see _run_out), or None — also for an id no
+        database could hold (e.g. 10**23)."""
+        if not -(2**63) <= run_id < 2**63:
+            return None
         with self.engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
         return self._run_out(row) if row else None
