@@ -271,7 +271,7 @@ class Store:
         try:
             self._url = urls.parse(raw)
         except urls.UrlError as e:
-            raise StoreError(str(e)) from None
+            raise StoreError(f"cannot open database {self.url}: {e}") from None
         self._password = self._url.password
         self._heartbeats: dict[int, _Heartbeat] = {}
         self._host_id: str | None = None
@@ -311,8 +311,8 @@ class Store:
 
     def _missing_driver(self, e: ImportError) -> str:
         if self._url.get_backend_name() == "postgresql":
-            return (f"PostgreSQL needs the psycopg driver, which is not installed ({e.name or e}): "
-                    f"{urls.POSTGRES_HINT}")
+            return (f"cannot open database {self.url}: PostgreSQL needs the psycopg driver, which is not "
+                    f"installed ({e.name or e}): {urls.POSTGRES_HINT}")
         return f"cannot open database {self.url}: driver {e.name or e} is not installed"
 
     def _scrub(self, message: str) -> str:

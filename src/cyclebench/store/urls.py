@@ -41,17 +41,17 @@ def display(url: str | URL) -> str:
 
 
 def parse(raw: str) -> URL:
-    """The SQLAlchemy URL to connect to; raises UrlError for a malformed or unsupported URL.
+    """The SQLAlchemy URL to connect to; raises UrlError (its message without the URL) for a
+    malformed or unsupported one.
     ``postgresql://`` (SQLAlchemy's default driver would be psycopg2) is driven by psycopg 3."""
     try:
         url = make_url(raw)
     except (ArgumentError, ValueError):
-        raise UrlError(f"not a database URL: {redact(raw)!r} (expected sqlite:///path or "
-                       "postgresql://user@host/db)") from None
+        raise UrlError("not a database URL (expected sqlite:///path or postgresql://user@host/db)") from None
     backend = url.get_backend_name()
     if backend not in SUPPORTED:
-        raise UrlError(f"unsupported database '{backend}' in {display(url)}: cyclebench stores results in "
-                       "SQLite (sqlite:///path) or PostgreSQL (postgresql://user@host/db)")
+        raise UrlError(f"unsupported database '{backend}': cyclebench stores results in SQLite (sqlite:///path) "
+                       "or PostgreSQL (postgresql://user@host/db)")
     if url.drivername == "postgresql":
         url = url.set(drivername="postgresql+psycopg")
     return url
