@@ -1,63 +1,35 @@
 from __future__ import annotations
 
+import datetime as dt
+import os
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from cyclebench.store import Store, StoreError
-from cyclebench.store.db import SCHEMA_VERSION
+from cyclebench.store import Store, StoreError, guess_kind, liveness, redact_argv, run_status, urls
 
 
-def test_old_database_gains_new_columns(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    con = sqlite3.connect(path)
-    con.executescript("""
-        CREATE TABLE meta (key VARCHAR(40) PRIMARY KEY, value VARCHAR(255));
-        INSERT INTO meta VALUES ('schema_version', '1');
-        CREATE TABLE runs (id INTEGER PRIMARY KEY, started_at VARCHAR(40) NOT NULL, status VARCHAR(20) NOT NULL);
-        INSERT INTO runs (started_at, status) VALUES ('2026-01-01', 'complete');
-        CREATE TABLE results (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, bench VARCHAR(255) NOT NULL,
-            variant VARCHAR(255) NOT NULL, status VARCHAR(20) NOT NULL, created_at VARCHAR(40) NOT NULL,
-            per_op FLOAT);
-        INSERT INTO results (run_id, bench, variant, status, created_at, per_op)
-            VALUES (1, 'x/y', '', 'ok', 'now', 3.5);
-    """)
-    con.commit()
-    con.close()
-    store = Store(f"sqlite:///{path}")
-    rid = store.begin_run(status="running")
-    store.add_result(rid, {"bench": "a/b", "status": "ok", "per_op": 1.0, "cycles_per_op": 2.0}, [(1, 2, 3, 0)])
-    old = store.results(1)[0]
-    assert old["per_op"] == 3.5 and old["cycles_per_op"] is None  # kept, new columns empty
-    assert store.results(rid)[0]["cycles_per_op"] == 2.0
-    assert store.samples(store.results(rid)[0]["id"]) == [(1, 2, 3, 0, None)]
-    con = sqlite3.connect(path)
-    assert con.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
-
-
-def test_newer_schema_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "new.db"
-    Store(f"sqlite:///{path}")
-    con = sqlite3.connect(path)
-    con.execute("UPDATE meta SET value = '999'")
-    con.commit()
-    with pytest.raises(StoreError, match="newer than this cyclebench"):
-        Store(f"sqlite:///{path}")
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
 
 
 def test_wal_and_results_survive_reopen(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'w.db'}"
+    url = sqlite_url(tmp_path / "w.db")
     s = Store(url)
     rid = s.begin_run(status="running")
     s.add_result(rid, {"bench": "a/b", "status": "ok", "per_op": 1.0})
     with s.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     assert Store(url).results(rid)[0]["bench"] == "a/b"
 
 
 def test_finishing_marks_interrupted_and_failed_runs_and_keeps_results(tmp_path: Path) -> None:
-    s = Store(f"sqlite:///{tmp_path / 'f.db'}")
+    s = Store(sqlite_url(tmp_path / "f.db"))
     for exc, status in ((KeyboardInterrupt, "interrupted"), (RuntimeError, "failed")):
         rid = s.begin_run(status="running")
         with pytest.raises(exc), s.finishing(rid):
@@ -68,3 +40,227 @@ def test_finishing_marks_interrupted_and_failed_runs_and_keeps_results(tmp_path:
     with s.finishing(rid):
         pass
     assert s.get_run(rid)["status"] == "running"  # a normal end is the caller's to mark
+
+
+# ---------------------------------------------------------------- kinds
+@pytest.mark.parametrize(("fields", "kind"), [
+    ({"unit": "ref-cycles", "extra": {"type": "result"}}, "timing"),
+    ({"unit": "ns"}, "timing"),
+    ({"unit": "Ir", "extra": {"simulated": True, "backend": "callgrind"}}, "simulated"),
+    ({"unit": "Ir", "extra": None}, "simulated"),  # a failed callgrind row: no extra
+    ({"unit": "ops/s", "extra": {"intervals_measured": 10}}, "scaling"),
+    ({"unit": "ms", "extra": {"stat": True, "backend": "timing"}}, "stat"),
+    ({"unit": "Ir", "extra": {"stat": True, "backend": "callgrind", "simulated": True}}, "stat"),
+    ({"unit": "emulated", "extra": {"emulated": True, "verified": True}}, "emulated"),
+])
+def test_guess_kind(fields: dict, kind: str) -> None:
+    assert guess_kind(fields) == kind
+
+
+def test_add_result_stores_kind_given_or_guessed(tmp_path: Path) -> None:
+    s = Store(sqlite_url(tmp_path / "k.db"))
+    rid = s.begin_run()
+    s.add_result(rid, {"bench": "a", "status": "ok", "unit": "Ir"})
+    s.add_result(rid, {"bench": "b", "status": "ok", "unit": "ops/s", "kind": "scaling"})
+    assert [r["kind"] for r in s.results(rid)] == ["simulated", "scaling"]
+    with pytest.raises(StoreError, match="unknown result kind 'nope'"):
+        s.add_result(rid, {"bench": "c", "status": "ok", "kind": "nope"})
+
+
+# ---------------------------------------------------------------- D13: foreign files, read-only opens
+def test_foreign_sqlite_file_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    con = sqlite3.connect(path)
+    con.executescript("CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO runs (name) VALUES ('x');")
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    for create in (True, False):
+        with pytest.raises(StoreError) as e:
+            Store(sqlite_url(path), create=create)
+        msg = str(e.value)
+        assert "\n" not in msg and f"{path} is not a cyclebench database (it has tables: runs)" in msg
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]  # no -wal, no -shm
+
+
+def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("just some text, long enough to be read as a database header " * 3)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"cannot open database .*: .*file is not a database"):
+        Store(sqlite_url(path))
+    assert path.read_bytes() == before
+
+
+def test_create_false_creates_nothing_for_a_mistyped_path(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "results.db"
+    with pytest.raises(StoreError, match=f"^no cyclebench database at {missing}$"):
+        Store(sqlite_url(missing), create=False)
+    assert not (tmp_path / "no").exists()
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    with pytest.raises(StoreError, match="no cyclebench database at"):
+        Store(sqlite_url(empty), create=False)
+    assert empty.read_bytes() == b""
+    url = sqlite_url(tmp_path / "real.db")
+    rid = Store(url).begin_run(status="complete")
+    assert Store(url, create=False).get_run(rid)["status"] == "complete"
+
+
+# ---------------------------------------------------------------- D10/D12: URLs and passwords
+def test_unsupported_dialects_are_refused_in_one_line() -> None:
+    for url, name in (("mysql://u:secret@h/db", "mysql"), ("oracle+cx_oracle://u:secret@h/db", "oracle"),
+                      ("mssql+pyodbc://u:secret@dsn", "mssql")):
+        with pytest.raises(StoreError) as e:
+            Store(url)
+        msg = str(e.value)
+        assert f"unsupported database '{name}'" in msg and "secret" not in msg and "\n" not in msg
+    with pytest.raises(StoreError, match="not a database URL") as e:
+        Store("this is not a url://u:secret@")
+    assert "secret" not in str(e.value)
+
+
+def test_postgresql_without_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    for mod in ("psycopg", "psycopg.pq", "psycopg_binary"):
+        monkeypatch.setitem(sys.modules, mod, None)  # import fails as if not installed
+    with pytest.raises(StoreError) as e:
+        Store("postgresql://bench:S3cretPW@localhost:1/cb")
+    msg = str(e.value)
+    assert "pip install 'cyclebench[postgres]'" in msg and "S3cretPW" not in msg and "\n" not in msg
+
+
+def test_password_is_never_shown() -> None:
+    assert urls.display("postgresql://bench:S3cretPW@db.example/cb") == "postgresql://bench:***@db.example/cb"
+    # a server that cannot be reached: the error names the URL, without its password
+    pytest.importorskip("psycopg", reason="psycopg not installed (pip install 'cyclebench[postgres]')")
+    with pytest.raises(StoreError) as e:
+        Store("postgresql://bench:S3cretPW@127.0.0.1:1/cb?connect_timeout=2")
+    assert "S3cretPW" not in str(e.value) and "bench:***@127.0.0.1:1" in str(e.value)
+
+
+def test_redact_argv() -> None:
+    argv = ["cyclebench", "run", "--db", "postgresql://u:pw@h/db", "--db=postgresql+psycopg://u:p%40ss@h:5/d",
+            "-b", "x", "--db", "sqlite:////tmp/x.db", "--note", "mysql://a:b@c/d", "--db", "plain.db"]
+    assert redact_argv(argv) == [
+        "cyclebench", "run", "--db", "postgresql://u:***@h/db", "--db=postgresql+psycopg://u:***@h:5/d",
+        "-b", "x", "--db", "sqlite:////tmp/x.db", "--note", "mysql://a:***@c/d", "--db", "plain.db"]
+    assert redact_argv(["--db"]) == ["--db"]
+
+
+def test_begin_run_stores_the_command_without_password(tmp_path: Path) -> None:
+    s = Store(sqlite_url(tmp_path / "p.db"))
+    rid = s.begin_run(command=["cyclebench", "run", "--db", "postgresql://u:S3cret@h/db"])
+    con = sqlite3.connect(tmp_path / "p.db")
+    stored = con.execute("SELECT command FROM runs WHERE id = ?", (rid,)).fetchone()[0]
+    assert "S3cret" not in stored and "postgresql://u:***@h/db" in stored
+
+
+# ---------------------------------------------------------------- D6: liveness
+NOW = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def _run(**kw: object) -> dict:
+    return {"status": "running", "started_at": "2026-11-23T11:00:00+00:00", "host_id": "me", "pid": 100,
+            "heartbeat_at": (NOW - dt.timedelta(seconds=10)).isoformat(), **kw}
+
+
+@pytest.mark.parametrize(("run", "alive", "expected"), [
+    (_run(status="complete"), False, "complete"),  # only 'running' is ever reconsidered
+    (_run(), True, "running"),  # fresh heartbeat, live pid
+    (_run(), False, "abandoned"),  # this host, pid gone
+    (_run(heartbeat_at="2026-11-23T11:58:00+00:00"), True, "abandoned"),  # stale heartbeat
+    (_run(host_id="other"), False, "running"),  # other host: its pid means nothing, heartbeat fresh
+    (_run(host_id="other", heartbeat_at="2026-11-23T11:58:00+00:00"), True, "abandoned"),
+    (_run(host_id=None, pid=None, heartbeat_at=None, started_at="2026-11-23T11:59:30+00:00"), True, "running"),
+    (_run(host_id=None, pid=None, heartbeat_at=None), True, "abandoned"),  # legacy row: started long ago
+    (_run(heartbeat_at="garbage", started_at="garbage"), True, "abandoned"),
+])
+def test_run_status_is_a_pure_decision(run: dict, alive: bool, expected: str) -> None:
+    assert run_status(run, now=NOW, host_id="me", pid_alive=lambda _pid: alive) == expected
+
+
+def test_pid_alive() -> None:
+    assert liveness.pid_alive(os.getpid())
+    p = subprocess.Popen(["true"])
+    p.wait()
+    assert not liveness.pid_alive(p.pid)
+    z = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and liveness.pid_alive(z.pid):
+        time.sleep(0.01)  # a zombie (not yet reaped) counts as gone
+    assert not liveness.pid_alive(z.pid)
+    z.wait()
+
+
+def test_host_id_is_stable_and_hashed() -> None:
+    a = liveness.host_id()
+    assert a == liveness.host_id() and len(a) == 32
+    machine = Path("/etc/machine-id")
+    if machine.exists():
+        assert machine.read_text().strip() not in a
+
+
+def test_a_killed_run_reads_abandoned_and_reconcile_writes_it(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path / "d6.db")
+    code = ("import os, sys; from cyclebench.store import Store; s = Store(sys.argv[1]); "
+            "rid = s.begin_run(command=['cyclebench', 'run']); print(rid, flush=True); os.kill(os.getpid(), 9)")
+    p = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert p.returncode == -9, p.stderr
+    killed = int(p.stdout)
+    s = Store(url)
+    mine = s.begin_run(command=["cyclebench", "run"])
+    assert s.get_run(killed)["status"] == "abandoned"  # same host, pid gone: at once
+    assert {r["id"]: r["status"] for r in s.list_runs()} == {killed: "abandoned", mine: "running"}
+    con = sqlite3.connect(tmp_path / "d6.db")
+    assert con.execute("SELECT status FROM runs WHERE id = ?", (killed,)).fetchone()[0] == "running"  # read only
+    assert s.reconcile() == [killed]
+    row = con.execute("SELECT status, finished_at, heartbeat_at FROM runs WHERE id = ?", (killed,)).fetchone()
+    assert row[0] == "abandoned" and row[1] == row[2]  # finished at its last sign of life
+    assert s.reconcile() == [] and s.get_run(mine)["status"] == "running"
+
+
+def test_heartbeat_thread_keeps_a_run_fresh_until_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Store, "heartbeat_every", 0.05)
+    s = Store(sqlite_url(tmp_path / "hb.db"))
+    rid = s.begin_run()
+    first = s.get_run(rid)["heartbeat_at"]
+    deadline = time.monotonic() + 10
+    while s.get_run(rid)["heartbeat_at"] == first and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert s.get_run(rid)["heartbeat_at"] > first
+    s.finish_run(rid, "complete")
+    time.sleep(0.2)
+    last = s.get_run(rid)["heartbeat_at"]
+    time.sleep(0.2)
+    assert s.get_run(rid)["heartbeat_at"] == last and s.get_run(rid)["status"] == "complete"
+    assert not s.heartbeat(rid)  # a finished run no longer beats
+
+
+def test_stale_heartbeat_reads_abandoned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Store, "heartbeat_every", 0)  # no thread: the run goes quiet
+    monkeypatch.setattr(Store, "stale_after", 0.2)
+    s = Store(sqlite_url(tmp_path / "st.db"))
+    rid = s.begin_run()
+    assert s.get_run(rid)["status"] == "running"
+    time.sleep(0.3)
+    assert s.get_run(rid)["status"] == "abandoned"
+    assert s.heartbeat(rid)
+    assert s.get_run(rid)["status"] == "running"
+
+
+def test_list_runs_negative_limit_lists_all(tmp_path: Path) -> None:
+    s = Store(sqlite_url(tmp_path / "l.db"))
+    ids = [s.begin_run(status="complete") for _ in range(3)]
+    assert [r["id"] for r in s.list_runs(-1)] == ids[::-1]
+    assert [r["id"] for r in s.list_runs(2)] == ids[:0:-1]
+
+
+def test_ids_and_values_beyond_64_bits(tmp_path: Path) -> None:
+    s = Store(sqlite_url(tmp_path / "o.db"))
+    assert s.get_run(10**23) is None
+    rid = s.begin_run()
+    with pytest.raises(StoreError, match="a value does not fit the database"):
+        s.add_result(rid, {"bench": "copy/memcpy", "param": 10**23, "status": "ok"})
+    assert s.results(rid) == []

@@ -1,9 +1,13 @@
 """The results database (SQLAlchemy Core; SQLite by default, PostgreSQL by URL).
 
-Tables: ``runs`` (one per command: environment, calibration, status), ``results`` (one
-per benchmark × parameter × variant: estimators, status, reason) and ``samples`` (the raw
-batch timings, so any result can be re-analysed). Each result is committed as soon as it
-exists: an interrupted or crashed session keeps everything it finished.
+Tables: ``runs`` (one per command: environment, calibration, status, where and whether it
+still runs), ``results`` (one per benchmark × parameter × variant: its kind, estimators,
+status, reason) and ``samples`` (the raw batch timings, so any result can be re-analysed).
+Each result is committed as soon as it exists: an interrupted or crashed session keeps
+everything it finished.
+
+The schema is versioned by Alembic (``store/migrations``, applied on open by
+``store/migrate``); ``metadata`` below is the schema at the newest revision.
 
 Default location: ``$CYCLEBENCH_DB`` or ``~/.local/share/cyclebench/results.db`` (WAL
 journal, so a reader never blocks the run writing it).
@@ -11,11 +15,15 @@ journal, so a reader never blocks the run writing it).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import datetime as dt
 import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +32,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    Connection,
     Engine,
     Float,
     ForeignKey,
@@ -35,15 +44,15 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
-    inspect,
     select,
-    text,
     update,
 )
 from sqlalchemy.exc import SQLAlchemyError
 
+from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING
+from cyclebench.store import liveness, migrate, urls
+
 T = TypeVar("T")
-SCHEMA_VERSION = 2  # 2: cycles~, net and disturbance columns (added in place by _add_missing_columns)
 
 metadata = MetaData()
 
@@ -52,7 +61,7 @@ runs = Table(
     Column("id", Integer, primary_key=True),
     Column("started_at", String(40), nullable=False),
     Column("finished_at", String(40)),
-    Column("status", String(20), nullable=False),  # running | complete | interrupted | failed
+    Column("status", String(20), nullable=False),  # running | complete | interrupted | failed | abandoned
     Column("command", JSON),  # argv of the cyclebench invocation
     Column("host", String(255)),
     Column("cpu_model", String(255)),
@@ -63,6 +72,11 @@ runs = Table(
     Column("calibration", JSON),  # timer, its rate and the rate's source, its cost
     Column("env", JSON),  # sysinfo.capture()
     Column("summary", JSON),  # results of the command beyond rows, e.g. compare verdicts
+    # where it runs and whether it still does (store.liveness): a hash of the machine-id, the
+    # measuring process, and the last time it said it was alive (every HEARTBEAT_EVERY s)
+    Column("host_id", String(64)),
+    Column("pid", Integer),
+    Column("heartbeat_at", String(40)),
 )
 
 results = Table(
@@ -120,6 +134,7 @@ results = Table(
     Column("wall_s", Float),
     Column("created_at", String(40), nullable=False),
     Column("extra", JSON),  # the runner's result line minus the samples
+    Column("kind", String(20)),  # timing | simulated | scaling | stat | emulated (model.KINDS)
 )
 
 samples = Table(
@@ -136,10 +151,12 @@ samples = Table(
 meta = Table("meta", metadata, Column("key", String(40), primary_key=True), Column("value", String(255)))
 
 RESULT_FIELDS = tuple(c.name for c in results.columns if c.name not in ("id", "run_id"))
+RUN_FIELDS = tuple(c.name for c in runs.columns if c.name != "id")
 
 
 class StoreError(Exception):
-    """The database cannot be opened or written (bad URL, permissions, newer schema)."""
+    """The database cannot be opened or written (bad URL, missing driver, foreign or newer
+    database, permissions…). Its message is one line and never holds a password."""
 
 
 def default_url() -> str:
@@ -154,24 +171,35 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=10000")
-    cur.close()
+def guess_kind(fields: Mapping[str, Any]) -> str:
+    """The kind of a result row that does not say it, told from its unit and extra as the
+    commands made them (stat rows, emulated variants, scaling rows, callgrind's Ir)."""
+    extra = fields.get("extra")
+    extra = extra if isinstance(extra, dict) else {}
+    unit = fields.get("unit")
+    if extra.get("stat"):
+        return STAT
+    if unit == "emulated" or extra.get("emulated"):
+        return EMULATED
+    if unit == "ops/s" and "intervals_measured" in extra:
+        return SCALING
+    if unit == "Ir" or extra.get("simulated"):
+        return SIMULATED
+    return TIMING
 
 
-def _add_missing_columns(conn: Any) -> None:
-    """Bring an older database up to date: schema changes so far only add nullable columns,
-    which ALTER TABLE … ADD COLUMN does in place on SQLite and PostgreSQL alike."""
-    insp = inspect(conn)
-    for table in metadata.sorted_tables:
-        have = {c["name"] for c in insp.get_columns(table.name)}
-        for col in table.columns:
-            if col.name not in have:
-                ddl = col.type.compile(dialect=conn.dialect)
-                conn.execute(text(f'ALTER TABLE {table.name} ADD COLUMN "{col.name}" {ddl}'))
+def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
+    # cyclebench emits BEGIN itself (below): sqlite3's legacy mode would not for DDL or SELECT.
+    # busy_timeout first: everything after it may wait for another process.
+    dbapi_conn.isolation_level = None
+    dbapi_conn.execute(f"PRAGMA busy_timeout={migrate.SQLITE_BUSY_MS}")
+    dbapi_conn.execute("PRAGMA foreign_keys=ON")
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # IMMEDIATE for writes (the write lock is taken up front, so a transaction that reads
+    # then writes never fails on a snapshot another writer made stale); DEFERRED to read
+    conn.exec_driver_sql("BEGIN " + conn.get_execution_options().get("cyclebench_begin", "DEFERRED"))
 
 
 def _guard(fn: Callable[..., T]) -> Callable[..., T]:
@@ -179,54 +207,180 @@ def _guard(fn: Callable[..., T]) -> Callable[..., T]:
     and everything committed before stays."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
         try:
-            return fn(*args, **kwargs)
-        except SQLAlchemyError as e:
-            raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
+            return fn(self, *args, **kwargs)
+        except (SQLAlchemyError, sqlite3.Error) as e:
+            raise StoreError(self._scrub(f"database error: {str(e).splitlines()[0]}")) from e
+        except OverflowError as e:  # an int beyond 64 bits bound by sqlite3
+            raise StoreError(f"a value does not fit the database: {e}") from e
 
     return wrapper
 
 
-class Store:
-    """Open (creating if needed) the database at ``url`` (None: default_url())."""
+class _Heartbeat:
+    """A daemon thread refreshing a run's heartbeat_at until stopped (or the process ends)."""
 
-    def __init__(self, url: str | None = None) -> None:
-        self.url = url or default_url()
+    def __init__(self, store: Store, run_id: int, every: float) -> None:
+        self.stop_event = threading.Event()
+        self.store_ref = weakref.ref(store)
+        self.run_id, self.every = run_id, every
+        self.thread = threading.Thread(target=self._loop, name=f"cyclebench-heartbeat-{run_id}", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while not self.stop_event.wait(self.every):
+            store = self.store_ref()
+            if store is None:
+                return
+            try:
+                if not store.heartbeat(self.run_id):
+                    return  # finished (or gone) elsewhere
+            except Exception:  # a busy or vanished database: try again next time
+                pass
+            del store
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+
+_BEATING: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all_heartbeats() -> None:
+    for store in list(_BEATING):
+        store._stop_heartbeats()
+
+
+class Store:
+    """The database at ``url`` (None: default_url()), at the newest schema.
+
+    ``create=True`` (writing commands) creates the database if there is none; ``create=False``
+    (read-only commands: runs, show, export) raises StoreError "no cyclebench database at …"
+    instead, creating neither file nor directory. Either way a database that is not
+    cyclebench's is refused untouched, and an older cyclebench database is upgraded.
+    """
+
+    heartbeat_every = liveness.HEARTBEAT_EVERY
+    stale_after = liveness.STALE_AFTER
+
+    def __init__(self, url: str | None = None, *, create: bool = True) -> None:
+        raw = url or default_url()
+        self.url = urls.display(raw)  # for messages and exports: never the password
         try:
-            if self.url.startswith("sqlite:///"):
-                Path(self.url.removeprefix("sqlite:///")).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self.engine: Engine = create_engine(self.url)
-            if self.engine.dialect.name == "sqlite":
-                event.listen(self.engine, "connect", _sqlite_pragmas)
-            metadata.create_all(self.engine)
-            with self.engine.begin() as conn:
-                row = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).first()
-                if row is None:
-                    conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
-                elif int(row[0]) > SCHEMA_VERSION:
-                    raise StoreError(f"database {self.url} has schema {row[0]}, newer than this cyclebench")
-                else:
-                    # additive changes need no version bump: any column this cyclebench knows and
-                    # the file lacks is added (cheap: one PRAGMA per table)
-                    _add_missing_columns(conn)
-                    if int(row[0]) < SCHEMA_VERSION:
-                        conn.execute(
-                            update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
-        except (SQLAlchemyError, OSError, ValueError) as e:
-            raise StoreError(f"cannot open database {self.url}: {str(e).splitlines()[0]}") from e
+            self._url = urls.parse(raw)
+        except urls.UrlError as e:
+            raise StoreError(f"cannot open database {self.url}: {e}") from None
+        self._password = self._url.password
+        self._heartbeats: dict[int, _Heartbeat] = {}
+        self._host_id: str | None = None
+        path = urls.sqlite_path(self._url)
+        where = path if path is not None else self.url
+        if path is not None:
+            p = Path(path)
+            if not create and (not p.is_file() or p.stat().st_size == 0):
+                raise StoreError(f"no cyclebench database at {path}")
+            if p.is_dir():
+                raise StoreError(f"cannot open database {self.url}: {path} is a directory")
+            if create:
+                try:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as e:
+                    raise StoreError(f"cannot open database {self.url}: {e.strerror}: {p.parent}") from None
+        try:
+            self.engine: Engine = create_engine(self._url)
+        except ImportError as e:
+            raise StoreError(self._missing_driver(e)) from None
+        except (SQLAlchemyError, ValueError, TypeError) as e:
+            raise StoreError(self._scrub(f"cannot open database {self.url}: {str(e).splitlines()[0]}")) from e
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_connect)
+            event.listen(self.engine, "begin", _sqlite_begin)
+        try:
+            migrate.prepare(self.engine, create=create, where=where)
+        except migrate.SchemaError as e:
+            self.engine.dispose()
+            raise StoreError(str(e)) from None
+        except ImportError as e:
+            self.engine.dispose()
+            raise StoreError(self._missing_driver(e)) from None
+        except (SQLAlchemyError, sqlite3.Error, OSError, ValueError) as e:
+            self.engine.dispose()
+            raise StoreError(self._scrub(f"cannot open database {self.url}: {str(e).splitlines()[0]}")) from e
+
+    def _missing_driver(self, e: ImportError) -> str:
+        if self._url.get_backend_name() == "postgresql":
+            return (f"cannot open database {self.url}: PostgreSQL needs the psycopg driver, which is not "
+                    f"installed ({e.name or e}): {urls.POSTGRES_HINT}")
+        return f"cannot open database {self.url}: driver {e.name or e} is not installed"
+
+    def _scrub(self, message: str) -> str:
+        """A message with no password in it (drivers may echo the connection string)."""
+        message = urls.redact(message)
+        if self._password:
+            message = message.replace(str(self._password), "***")
+        return message
+
+    def close(self) -> None:
+        """Stop heartbeats and release connections (the object stays usable: it reconnects)."""
+        self._stop_heartbeats()
+        self.engine.dispose()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A write transaction (on SQLite, holding the write lock from its start)."""
+        with self.engine.connect() as conn:
+            conn.execution_options(cyclebench_begin="IMMEDIATE")
+            with conn.begin():
+                yield conn
+
+    @property
+    def host_id(self) -> str:
+        if self._host_id is None:
+            self._host_id = liveness.host_id()
+        return self._host_id
 
     # ---- writing ----
     @_guard
     def begin_run(self, **fields: Any) -> int:
-        """Insert a run in status 'running'; returns its id."""
-        values = {"started_at": now(), "status": "running", **fields}
-        with self.engine.begin() as conn:
-            return int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
+        """Insert a run in status 'running' (this host, this process, beating now); returns
+        its id. The command line is stored with any --db password masked. While the run is
+        'running' in this process a background thread refreshes its heartbeat every
+        ``heartbeat_every`` s, until finish_run (or the process ends)."""
+        t = now()
+        values = {"started_at": t, "status": liveness.RUNNING, "host_id": self.host_id, "pid": os.getpid(),
+                  "heartbeat_at": t, **fields}
+        if values.get("command") is not None:
+            values["command"] = urls.redact_argv(values["command"])
+        with self._write() as conn:
+            run_id = int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
+        if values["status"] == liveness.RUNNING and self.heartbeat_every:
+            self._heartbeats[run_id] = _Heartbeat(self, run_id, self.heartbeat_every)
+            _BEATING.add(self)
+        return run_id
+
+    @_guard
+    def heartbeat(self, run_id: int) -> bool:
+        """Say run ``run_id`` is alive (now); False if it is no longer 'running'."""
+        with self._write() as conn:
+            n = conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status == liveness.RUNNING)
+                             .values(heartbeat_at=now())).rowcount
+        return bool(n)
+
+    def _stop_heartbeats(self, run_id: int | None = None) -> None:
+        for rid in [run_id] if run_id is not None else list(self._heartbeats):
+            hb = self._heartbeats.pop(rid, None)
+            if hb is not None:
+                hb.stop()
 
     @_guard
     def update_run(self, run_id: int, **fields: Any) -> None:
-        with self.engine.begin() as conn:
+        if fields.get("status", liveness.RUNNING) != liveness.RUNNING:
+            self._stop_heartbeats(run_id)
+        if fields.get("command") is not None:
+            fields["command"] = urls.redact_argv(fields["command"])
+        with self._write() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(**fields))
 
     def finish_run(self, run_id: int, status: str) -> None:
@@ -246,30 +400,98 @@ class Store:
             self.finish_run(run_id, "failed")
             raise
 
-    @_guard
-    def add_result(self, run_id: int, fields: dict[str, Any], sample_rows: Sequence[Sequence[int | None]] = ()) -> int:
-        """Insert one result and its raw samples [(iters, ticks[, cal, disturbed]), ...] in one transaction."""
+    @staticmethod
+    def _result_values(fields: Mapping[str, Any]) -> dict[str, Any]:
         values = {k: fields.get(k) for k in RESULT_FIELDS}
         values["variant"] = values.get("variant") or ""
         values["created_at"] = values.get("created_at") or now()
-        with self.engine.begin() as conn:
-            rid = int(conn.execute(insert(results).values(run_id=run_id, **values)).inserted_primary_key[0])
-            if sample_rows:
-                conn.execute(
-                    insert(samples),
-                    [{"result_id": rid, "idx": i, "iters": int(row[0]), "ticks": int(row[1]),
-                      "cal": row[2] if len(row) > 2 else None, "disturbed": row[3] if len(row) > 3 else None,
-                      "pmu": row[4] if len(row) > 4 else None}
-                     for i, row in enumerate(sample_rows)],
-                )
+        values["kind"] = values.get("kind") or guess_kind(fields)
+        if values["kind"] not in KINDS:
+            raise StoreError(f"unknown result kind {values['kind']!r} (one of {', '.join(KINDS)})")
+        return values
+
+    @staticmethod
+    def _insert_result(conn: Connection, run_id: int, values: dict[str, Any],
+                       sample_rows: Sequence[Sequence[int | None]]) -> int:
+        rid = int(conn.execute(insert(results).values(run_id=run_id, **values)).inserted_primary_key[0])
+        if sample_rows:
+            conn.execute(
+                insert(samples),
+                [{"result_id": rid, "idx": i, "iters": int(row[0]), "ticks": int(row[1]),
+                  "cal": row[2] if len(row) > 2 else None, "disturbed": row[3] if len(row) > 3 else None,
+                  "pmu": row[4] if len(row) > 4 else None}
+                 for i, row in enumerate(sample_rows)],
+            )
         return rid
 
+    @_guard
+    def add_result(self, run_id: int, fields: dict[str, Any], sample_rows: Sequence[Sequence[int | None]] = ()) -> int:
+        """Insert one result and its raw samples [(iters, ticks[, cal, disturbed, pmu]), ...] in
+        one transaction. ``kind`` (model.KINDS) is guessed from unit/extra when not given."""
+        values = self._result_values(fields)
+        with self._write() as conn:
+            return self._insert_result(conn, run_id, values, sample_rows)
+
+    @_guard
+    def insert_run(self, run: Mapping[str, Any],
+                   rows: Sequence[tuple[Mapping[str, Any], Sequence[Sequence[int | None]]]]) -> int:
+        """Insert a whole run — its row as given (status included) and its results with their
+        samples — in ONE transaction: all of it is stored, or nothing (import)."""
+        values = {k: run.get(k) for k in RUN_FIELDS}
+        values["status"] = values.get("status") or "complete"
+        if values.get("command") is not None:
+            values["command"] = urls.redact_argv(values["command"])
+        prepared = [(self._result_values(fields), smp) for fields, smp in rows]
+        with self._write() as conn:
+            run_id = int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
+            for fields, smp in prepared:
+                self._insert_result(conn, run_id, fields, smp)
+        return run_id
+
+    @_guard
+    def reconcile(self) -> list[int]:
+        """Mark the runs that read as abandoned (liveness.run_status) 'abandoned' in the
+        database, finished at their last sign of life; returns their ids. For writing
+        commands; a run that beats meanwhile is left alone."""
+        done = []
+        with self._write() as conn:
+            rows = conn.execute(select(runs.c.id, runs.c.status, runs.c.started_at, runs.c.host_id, runs.c.pid,
+                                       runs.c.heartbeat_at).where(runs.c.status == liveness.RUNNING)).mappings().all()
+            for r in rows:
+                if self._status(r) != liveness.ABANDONED:
+                    continue
+                cond = [runs.c.id == r["id"], runs.c.status == liveness.RUNNING]
+                cond.append(runs.c.heartbeat_at.is_(None) if r["heartbeat_at"] is None
+                            else runs.c.heartbeat_at == r["heartbeat_at"])
+                n = conn.execute(update(runs).where(*cond).values(
+                    status=liveness.ABANDONED, finished_at=liveness.last_sign_of_life(r))).rowcount
+                if n:
+                    done.append(int(r["id"]))
+        return done
+
     # ---- reading ----
+    def _status(self, run: Mapping[str, Any]) -> str:
+        return liveness.run_status(run, now=dt.datetime.now(dt.timezone.utc), host_id=self.host_id,
+                                   pid_alive=liveness.pid_alive, stale_after=self.stale_after)
+
+    def _run_out(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """A runs row as read: status as it stands now (abandoned when its process is gone),
+        command without passwords (rows stored before redaction existed)."""
+        run = dict(row)
+        run["status"] = self._status(run)
+        if isinstance(run.get("command"), list):
+            run["command"] = urls.redact_argv(run["command"])
+        return run
+
     @_guard
     def get_run(self, run_id: int) -> dict[str, Any] | None:
+        """The run (status as it stands now, see _run_out), or None — also for an id no
+        database could hold (e.g. 10**23)."""
+        if not -(2**63) <= run_id < 2**63:
+            return None
         with self.engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
-        return dict(row) if row else None
+        return self._run_out(row) if row else None
 
     @_guard
     def last_run_id(self) -> int | None:
@@ -278,10 +500,14 @@ class Store:
         return int(row[0]) if row else None
 
     @_guard
-    def list_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+    def list_runs(self, limit: int | None = 20) -> list[dict[str, Any]]:
+        """The newest ``limit`` runs (None or negative: all), newest first."""
+        q = select(runs).order_by(runs.c.id.desc())
+        if limit is not None and limit >= 0:
+            q = q.limit(limit)
         with self.engine.connect() as conn:
-            rows = conn.execute(select(runs).order_by(runs.c.id.desc()).limit(limit)).mappings().all()
-        return [dict(r) for r in rows]
+            rows = conn.execute(q).mappings().all()
+        return [self._run_out(r) for r in rows]
 
     @_guard
     def results(self, run_id: int) -> list[dict[str, Any]]:

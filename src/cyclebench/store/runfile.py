@@ -1,26 +1,42 @@
 """Lossless JSON export and import of a stored run.
 
 Format (``format: "cyclebench-run"``, ``version: 1``): the run row, and for each result
-its row and its raw samples as two parallel integer lists ``iters`` and ``ticks``. Loading
-the file and importing it into another database gives back the same rows and samples, so
-a run can be moved between machines and re-analysed.
+its row and its raw samples as parallel integer lists ``iters``, ``ticks`` (and ``cal``,
+``disturbed``, ``pmu``, each absent or as long). Loading the file and importing it into
+another database gives back the same rows and samples, so a run can be moved between
+machines and re-analysed. Passwords are not exported (the source URL and the stored command
+line are masked).
+
+An import is checked before anything is written — JSON Schema (built from the tables, so a
+string never reaches a number column, an integer never exceeds its column, a text never its
+length) plus what a schema cannot say (sample lists of one length, no NUL, valid Unicode) —
+and is then inserted in one transaction: a bad file leaves the database as it was, and
+fails with one ExportError (a ValueError) naming the place in the file.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from cyclebench.store import RESULT_FIELDS, Store
+import jsonschema
+from sqlalchemy import JSON, BigInteger, Float, Integer, String, Table, Text
+
+from cyclebench.model import KINDS
+from cyclebench.store import urls
+from cyclebench.store.db import RESULT_FIELDS, RUN_FIELDS, Store, results, runs
 
 FORMAT, VERSION = "cyclebench-run", 1
-RUN_FIELDS = ("started_at", "finished_at", "status", "command", "host", "cpu_model", "cpu", "tool_version",
-              "code_rev", "build", "calibration", "env", "summary")
+SAMPLE_LISTS = ("iters", "ticks", "cal", "disturbed", "pmu")
+INT64 = (-(2**63), 2**63 - 1)
+INT32 = (-(2**31), 2**31 - 1)  # Integer columns are 32-bit on PostgreSQL
 
 
-class ExportError(Exception):
-    """Unknown run id, or a file that is not a cyclebench run export."""
+class ExportError(ValueError):
+    """Unknown run id, or a file that is not a valid cyclebench run export (import refused)."""
 
 
 def run_to_dict(store: Store, run_id: int) -> dict[str, Any]:
@@ -34,36 +50,193 @@ def run_to_dict(store: Store, run_id: int) -> dict[str, Any]:
         row["samples"] = {"iters": [x[0] for x in s], "ticks": [x[1] for x in s], "cal": [x[2] for x in s],
                           "disturbed": [x[3] for x in s], "pmu": [x[4] for x in s]}
         out_results.append(row)
-    return {"format": FORMAT, "version": VERSION, "run": {k: run[k] for k in RUN_FIELDS},
-            "source": {"db": store.url, "run_id": run_id}, "results": out_results}
+    run_out = {k: run.get(k) for k in RUN_FIELDS}
+    if isinstance(run_out.get("command"), list):
+        run_out["command"] = urls.redact_argv(run_out["command"])
+    return {"format": FORMAT, "version": VERSION, "run": run_out,
+            "source": {"db": urls.display(store.url), "run_id": run_id}, "results": out_results}
 
 
 def dump(data: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(data, indent=1, allow_nan=True) + "\n")
 
 
-def load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ExportError(f"{path}: not readable JSON ({e})") from e
+# ---------------------------------------------------------------- the file's schema
+def _column_schema(col: Any, required: bool) -> dict[str, Any]:
+    t = col.type
+    if isinstance(t, JSON):
+        s: dict[str, Any] = {}
+    elif isinstance(t, Float):
+        s = {"type": "number"}
+    elif isinstance(t, BigInteger):
+        s = {"type": "integer", "minimum": INT64[0], "maximum": INT64[1]}
+    elif isinstance(t, Integer):
+        s = {"type": "integer", "minimum": INT32[0], "maximum": INT32[1]}
+    elif isinstance(t, String) and t.length:
+        s = {"type": "string", "maxLength": t.length}
+    elif isinstance(t, (String, Text)):
+        s = {"type": "string"}
+    else:  # pragma: no cover - a column type this file does not know yet
+        raise TypeError(f"no JSON schema for {col.name}: {t!r}")
+    if col.name == "kind":
+        s = {"enum": list(KINDS)}
+    if s and not required:  # what the store fills in when absent (variant "", created_at now…) may be null
+        if "enum" in s:
+            s["enum"].append(None)
+        else:
+            s["type"] = [s["type"], "null"]
+    return s
+
+
+def _table_schema(table: Table, fields: Sequence[str], required: Sequence[str]) -> dict[str, Any]:
+    props = {name: _column_schema(table.c[name], name in required) for name in fields}
+    return {"type": "object", "properties": props, "required": list(required)}
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """JSON Schema (2020-12) of an export, built from the tables of the current schema.
+    Unknown keys are allowed (a newer cyclebench may add columns) and ignored on import."""
+    result = _table_schema(results, RESULT_FIELDS, ("bench", "status"))
+    result["properties"]["samples"] = {
+        "type": "object",
+        "properties": {k: {"type": "array"} for k in SAMPLE_LISTS},  # items: checked in Python (fast)
+        "required": ["iters", "ticks"],
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "format": {"const": FORMAT},
+            "version": {"type": "integer", "minimum": 1, "maximum": VERSION},
+            "run": _table_schema(runs, RUN_FIELDS, ("started_at",)),
+            "source": {"type": "object"},
+            "results": {"type": "array", "items": result},
+        },
+        "required": ["format", "version", "run", "results"],
+    }
+
+
+def _where(path: Sequence[Any]) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "top level"
+
+
+def _short(text: str, n: int = 160) -> str:
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def _check_samples(data: Mapping[str, Any], name: str) -> None:
+    for i, r in enumerate(data["results"]):
+        smp = r.get("samples")
+        if smp is None:
+            continue
+        n = len(smp["iters"])
+        for key in SAMPLE_LISTS:
+            values = smp.get(key)
+            if values is None:
+                continue
+            where = f"results[{i}].samples.{key}"
+            if len(values) != n:
+                raise ExportError(f"{name}: {where} has {len(values)} values but iters has {n}: "
+                                  "the sample lists must be as long as each other")
+            lo, hi = INT32 if key == "disturbed" else INT64
+            nullable = key not in ("iters", "ticks")
+            for j, v in enumerate(values):
+                if v is None and nullable:
+                    continue
+                if type(v) is not int:
+                    raise ExportError(f"{name}: {where}[{j}] is {_short(json.dumps(v))}, not an integer")
+                if not lo <= v <= hi:
+                    raise ExportError(f"{name}: {where}[{j}] = {v} does not fit a {64 if hi == INT64[1] else 32}-bit "
+                                      "integer")
+
+
+def _check_float_columns(data: Mapping[str, Any], name: str) -> None:
+    """An integer literal in a float column must fit 64 bits too (databases bind it as one)."""
+    rows = [("run", runs, data["run"])] + [(f"results[{i}]", results, r) for i, r in enumerate(data["results"])]
+    for where, table, row in rows:
+        for k, v in row.items():
+            if (k in table.c and isinstance(table.c[k].type, Float) and type(v) is int
+                    and not INT64[0] <= v <= INT64[1]):
+                raise ExportError(f"{name}: {where}.{k} = {v} is an integer beyond 64 bits (write it as a float)")
+
+
+def validate(data: Any, name: str = "import") -> None:
+    """Raise ExportError (one line, naming the place) unless ``data`` is an importable run."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ExportError(f"{path}: not a cyclebench run export")
-    if int(data.get("version", 0)) > VERSION:
-        raise ExportError(f"{path}: export version {data['version']} is newer than this cyclebench")
+        raise ExportError(f"{name}: not a cyclebench run export (no \"format\": \"{FORMAT}\")")
+    version = data.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        raise ExportError(f"{name}: export version {version} is newer than this cyclebench (it reads {VERSION})")
+    validator = jsonschema.Draft202012Validator(schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise ExportError(f"{name}: {_where(error.absolute_path)}: {_short(error.message)}")
+    _check_samples(data, name)
+    _check_float_columns(data, name)
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=True)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ExportError(f"{name}: a string holds an unpaired surrogate: not valid Unicode") from None
+    except (ValueError, RecursionError) as e:
+        raise ExportError(f"{name}: cannot be stored: {_short(str(e))}") from None
+    if "\\u0000" in text:
+        raise ExportError(f"{name}: a string holds a NUL character (\\u0000), which databases cannot store")
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and validate an export; raises ExportError (a ValueError) for any bad file."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ExportError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ExportError(f"{path}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ExportError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise ExportError(f"{path}: not importable JSON: nested too deeply") from None
+    validate(data, str(path))
     return data
 
 
+def _coerce(table: Table, row: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
+    """Values as their columns hold them: 2**70 in a float column is a float, 3.0 in an
+    integer column an int (the schema allowed both)."""
+    out = {}
+    for k in fields:
+        v = row.get(k)
+        t = table.c[k].type
+        if v is not None and isinstance(t, Float) and isinstance(v, int):
+            v = float(v)
+        elif v is not None and isinstance(t, Integer) and isinstance(v, float):
+            v = int(v)
+        out[k] = v
+    return out
+
+
 def import_run(store: Store, data: dict[str, Any]) -> int:
-    """Insert an exported run (new ids); returns the new run id."""
-    run = dict(data["run"])
-    run_id = store.begin_run(**{k: run.get(k) for k in RUN_FIELDS if k not in ("status",)})
+    """Insert an exported run (new ids) in one transaction; returns the new run id. Raises
+    ExportError if ``data`` is not a valid export (nothing is written), StoreError if the
+    database fails (nothing is written either)."""
+    validate(data)
+    run = _coerce(runs, data["run"], RUN_FIELDS)
+    run["status"] = run.get("status") or "complete"
+    rows = []
     for r in data["results"]:
         smp = r.get("samples") or {}
-        iters, ticks = smp.get("iters", []), smp.get("ticks", [])
-        cal = smp.get("cal") or [None] * len(iters)
-        dist = smp.get("disturbed") or [None] * len(iters)
-        pmu = smp.get("pmu") or [None] * len(iters)
-        store.add_result(run_id, r, list(zip(iters, ticks, cal, dist, pmu, strict=True)))
-    store.update_run(run_id, status=run.get("status") or "complete", finished_at=run.get("finished_at"))
-    return run_id
+        iters, ticks = smp.get("iters") or [], smp.get("ticks") or []
+        n = len(iters)
+        cal = smp.get("cal") or [None] * n
+        dist = smp.get("disturbed") or [None] * n
+        pmu = smp.get("pmu") or [None] * n
+        rows.append((_coerce(results, r, RESULT_FIELDS), list(zip(iters, ticks, cal, dist, pmu, strict=True))))
+    return store.insert_run(run, rows)

@@ -1,0 +1,161 @@
+"""Opening a database: recognise it, create or upgrade its schema (Alembic), safely under
+concurrency.
+
+A database is one of: *empty* (no tables), *cyclebench's* (a ``meta`` table holding
+``schema_version``; an ``alembic_version`` table once Alembic manages it) or *foreign*
+(anything else: it is refused untouched, audit D13). A cyclebench database made before
+Alembic (schema version 1 or 2) is completed to revision 0001 and stamped, then upgraded.
+
+Concurrency (audit D7): the common case (already at ``HEAD``) only reads. Anything that
+writes the schema runs in one transaction that first takes the database's write lock —
+``BEGIN IMMEDIATE`` on SQLite (after ``busy_timeout``, and after switching to WAL, which
+cannot happen inside a transaction), ``pg_advisory_xact_lock`` on PostgreSQL — then looks
+again: whoever comes second finds the work done.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, inspect, text
+
+KNOWN = ("0001", "0002")  # the revisions in migrations/versions, oldest first (a test checks)
+HEAD = KNOWN[-1]
+BASE = KNOWN[0]  # the revision of a database made before Alembic (c7ecbb2's schema)
+OURS = ("runs", "results", "samples", "meta")
+SCRIPTS = Path(__file__).parent / "migrations"
+_PG_LOCK = 0x6379_636C_6562  # "cycleb": the advisory lock key of schema changes
+SQLITE_BUSY_MS = 10_000
+
+
+class SchemaError(Exception):
+    """The database cannot be used as is: foreign, absent (create=False) or newer."""
+
+
+@dataclass(frozen=True)
+class State:
+    kind: str  # empty | foreign | legacy | alembic
+    tables: tuple[str, ...] = ()
+    revision: str | None = None  # alembic: its revision; legacy: meta.schema_version
+
+
+def state(conn: Connection) -> State:
+    """What the database at ``conn`` holds (reads only)."""
+    tables = tuple(sorted(t for t in inspect(conn).get_table_names() if not t.startswith("sqlite_")))
+    if not tables:
+        return State("empty")
+    version = None
+    if "meta" in tables:
+        row = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).first()
+        version = None if row is None else str(row[0])
+    if version is None:
+        return State("foreign", tables)
+    if "alembic_version" in tables:
+        rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+        if len(rows) == 1:
+            return State("alembic", tables, str(rows[0][0]))
+        return State("foreign", tables)
+    return State("legacy", tables, version)
+
+
+def _alembic_config(conn: Connection) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(SCRIPTS))
+    cfg.attributes["connection"] = conn
+    return cfg
+
+
+def _check(st: State, *, create: bool, where: str, dialect: str) -> None:
+    """Raise SchemaError when the database must not be used or touched."""
+    if st.kind == "foreign":
+        clash = [t for t in st.tables if t in OURS]
+        if dialect == "sqlite" or clash:
+            shown = ", ".join(st.tables[:6]) + (", …" if len(st.tables) > 6 else "")
+            raise SchemaError(f"{where} is not a cyclebench database (it has tables: {shown}); "
+                              "refusing to touch it")
+    if st.kind in ("empty", "foreign") and not create:
+        raise SchemaError(f"no cyclebench database at {where}")
+    if st.kind == "alembic" and st.revision not in KNOWN:
+        raise SchemaError(f"database {where} has schema revision {st.revision}, newer than this cyclebench "
+                          "(upgrade cyclebench)")
+    if st.kind == "legacy":
+        try:
+            newer = int(st.revision or 0) > 2
+        except ValueError:
+            newer = True
+        if newer:
+            raise SchemaError(f"database {where} has schema {st.revision}, newer than this cyclebench")
+
+
+def _upgrade(conn: Connection, st: State) -> None:
+    """Inside the locked transaction: stamp a pre-Alembic database, then upgrade to HEAD."""
+    from alembic import command
+
+    from cyclebench.store.migrations import rev1
+
+    cfg = _alembic_config(conn)
+    if st.kind == "legacy":
+        rev1.complete_legacy(conn)
+        command.stamp(cfg, BASE)
+    command.upgrade(cfg, "head")
+
+
+def prepare(engine: Engine, *, create: bool, where: str) -> None:
+    """Make the database behind ``engine`` usable at HEAD, or raise SchemaError. ``where``
+    names it in messages (its URL without password)."""
+    dialect = engine.dialect.name
+    with engine.connect() as conn:
+        st = state(conn)
+        conn.rollback()
+    _check(st, create=create, where=where, dialect=dialect)
+    if st.kind == "alembic" and st.revision == HEAD:
+        return
+    if dialect == "sqlite":
+        _prepare_sqlite(engine, create=create, where=where)
+    else:
+        with engine.connect() as conn, conn.begin():
+            if dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
+            st = state(conn)
+            _check(st, create=create, where=where, dialect=dialect)
+            if not (st.kind == "alembic" and st.revision == HEAD):
+                _upgrade(conn, st)
+
+
+def _prepare_sqlite(engine: Engine, *, create: bool, where: str) -> None:
+    with engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        _set_wal(raw)
+        raw.execute("PRAGMA foreign_keys=OFF")  # a table rebuilt in batch mode must not cascade-delete samples
+        try:
+            with conn.execution_options(cyclebench_begin="IMMEDIATE").begin():
+                st = state(conn)
+                _check(st, create=create, where=where, dialect="sqlite")
+                if not (st.kind == "alembic" and st.revision == HEAD):
+                    _upgrade(conn, st)
+        finally:
+            raw.execute("PRAGMA foreign_keys=ON")
+
+
+def _set_wal(raw: Any) -> None:
+    """WAL journal (persistent in the file), so a reader never blocks the run writing it.
+    Not possible inside a transaction; retried while another process holds the file."""
+    deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
+    while True:
+        try:
+            mode = raw.execute("PRAGMA journal_mode=WAL").fetchone()
+            if mode and str(mode[0]).lower() == "wal":
+                return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e):
+                raise
+        if time.monotonic() > deadline:
+            return  # keep the current journal: slower for readers, still correct
+        time.sleep(0.02)

@@ -1,0 +1,89 @@
+"""Database URLs: which ones cyclebench accepts, and how they are shown without their password.
+
+Only SQLite (``sqlite:///path``) and PostgreSQL (``postgresql://user@host/db``, driven by
+psycopg 3) are supported; any other dialect is refused in one line before SQLAlchemy tries
+to import a driver. A password is never printed, stored or exported: ``display`` renders a
+URL with ``***`` in its place, ``redact_argv`` does the same to a stored command line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+POSTGRES_HINT = "pip install 'cyclebench[postgres]'"
+SUPPORTED = ("sqlite", "postgresql")
+
+# scheme://user:password@  — a password in anything that looks like a URL with credentials
+_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?P<at>@)")
+
+
+class UrlError(ValueError):
+    """A database URL cyclebench cannot use (malformed, or an unsupported dialect)."""
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of any ``scheme://user:password@`` in it replaced by ``***``."""
+    return _CREDENTIALS.sub(lambda m: f"{m['head']}***{m['at']}" if m["pw"] else m[0], text)
+
+
+def display(url: str | URL) -> str:
+    """A URL as it may be shown to the user, stored or exported: its password masked."""
+    if isinstance(url, URL):
+        return url.render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        return redact(url)
+
+
+def parse(raw: str) -> URL:
+    """The SQLAlchemy URL to connect to; raises UrlError (its message without the URL) for a
+    malformed or unsupported one.
+    ``postgresql://`` (SQLAlchemy's default driver would be psycopg2) is driven by psycopg 3."""
+    try:
+        url = make_url(raw)
+    except (ArgumentError, ValueError):
+        raise UrlError("not a database URL (expected sqlite:///path or postgresql://user@host/db)") from None
+    backend = url.get_backend_name()
+    if backend not in SUPPORTED:
+        raise UrlError(f"unsupported database '{backend}': cyclebench stores results in SQLite (sqlite:///path) "
+                       "or PostgreSQL (postgresql://user@host/db)")
+    if url.drivername == "postgresql":
+        url = url.set(drivername="postgresql+psycopg")
+    return url
+
+
+def sqlite_path(url: URL) -> str | None:
+    """The file of a SQLite URL; None for other dialects, in-memory databases and ``file:`` URIs."""
+    if url.get_backend_name() != "sqlite":
+        return None
+    db = url.database or ""
+    return None if db in ("", ":memory:") or db.startswith("file:") else db
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """A command line as it may be stored: the password of ``--db URL`` / ``--db=URL`` (and of
+    any other argument shaped like ``scheme://user:password@…``) replaced by ``***``."""
+    args = [str(a) for a in argv]
+    out = []
+    for i, arg in enumerate(args):
+        if arg.startswith("--db="):
+            out.append("--db=" + _mask(arg.removeprefix("--db=")))
+        elif i > 0 and args[i - 1] == "--db":
+            out.append(_mask(arg))
+        else:
+            out.append(redact(arg))
+    return out
+
+
+def _mask(value: str) -> str:
+    """A --db value with its password masked; anything else as written."""
+    try:
+        url = make_url(value)
+    except (ArgumentError, ValueError):
+        return redact(value)
+    return url.render_as_string(hide_password=True) if url.password is not None else redact(value)
