@@ -14,7 +14,8 @@ PY=${PYTHON:-python3}
 SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
 # for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
-              "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf")
+              "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
+              "pg_ctlcluster:postgresql")  # the store's tests start a throwaway PostgreSQL cluster
 
 missing_of() {  # prints the Debian packages whose command (or lib*.so* library) is missing
     for pair in "$@"; do

@@ -71,9 +71,15 @@ def parse_params(values: tuple[str, ...]) -> list[int]:
     return out_
 
 
-def open_store(db: str | None) -> Store:
+def open_store(db: str | None, create: bool = True) -> Store:
+    """The database of ``--db`` (or the default). Read-only commands pass ``create=False``: a
+    mistyped path is an error, not a new empty database (audit D13). Writing commands mark the
+    runs whose process is gone as 'abandoned' (audit D6)."""
     try:
-        return Store(db)
+        store = Store(db, create=create)
+        if create:
+            store.reconcile()
+        return store
     except StoreError as e:
         raise UserError(str(e)) from None
 

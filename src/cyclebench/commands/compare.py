@@ -249,8 +249,9 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
 
     from cyclebench.runner import interleave
 
-    store = open_store(db)
-    if all(t.isdigit() for t in targets):
+    stored_runs = all(t.isdigit() for t in targets)
+    store = open_store(db, create=not stored_runs)
+    if stored_runs:
         if len(targets) != 2:
             raise UserError("compare of stored runs takes exactly two run ids")
         try:

@@ -25,7 +25,7 @@ from cyclebench.store import runfile as json_report
 @click.option("--db", metavar="URL", help="Database URL.")
 def export_cmd(run_id: int | None, json_path: Path, db: str | None) -> None:
     """Write a stored run (default: the last) as lossless JSON."""
-    store = open_store(db)
+    store = open_store(db, create=False)
     rid = run_id if run_id is not None else store.last_run_id()
     if rid is None:
         raise UserError(f"no runs in {store.url}")
@@ -55,7 +55,7 @@ def import_cmd(path: Path, db: str | None) -> None:
 @click.option("--wide", is_flag=True, help="All columns, however wide the terminal.")
 def show_cmd(run_id: int | None, db: str | None, wide: bool) -> None:
     """Print the table of a stored run (default: the last)."""
-    store = open_store(db)
+    store = open_store(db, create=False)
     rid = run_id if run_id is not None else store.last_run_id()
     run = store.get_run(rid) if rid is not None else None
     if run is None:
@@ -83,7 +83,7 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool) -> None:
 @click.option("-n", "limit", type=click.IntRange(1, 1_000_000), default=20, show_default=True)
 def runs_cmd(db: str | None, limit: int) -> None:
     """List stored runs, newest first."""
-    store = open_store(db)
+    store = open_store(db, create=False)
     table = FitTable([Column("run"), Column("started", justify="left"), Column("status", justify="left"),
                       Column("host", justify="left", priority=2, fold=16),
                       Column("cpu model", justify="left", priority=3, fold=16), Column("CPU", priority=1),

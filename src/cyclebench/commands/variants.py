@@ -54,7 +54,7 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._progress import Steps
 from cyclebench.commands.run import Prepared, RunConfig, begin
-from cyclebench.model import CRASHED, OK, TIMEOUT, Comparison, Item, Outcome
+from cyclebench.model import CRASHED, EMULATED, OK, TIMEOUT, Comparison, Item, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
@@ -267,7 +267,7 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
     for r in results:
         for label, o in r.outcomes.items():
             if label in emulated:
-                fields = {"bench": o.bench, "param": o.param, "variant": label, "status": o.status,
+                fields = {"kind": EMULATED, "bench": o.bench, "param": o.param, "variant": label, "status": o.status,
                           "reason": o.reason, "unit": "emulated", "wall_s": o.wall_s,
                           "extra": {"emulated": True, "verified": (o.result or {}).get("verified")}}
                 store.add_result(run_id, fields)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, Outcome
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SIMULATED, SKIPPED, TIMEOUT, Outcome
 from cyclebench.runner import run_child
 from cyclebench.runner.protocol import parse_lines as _parse_lines
 
@@ -133,8 +133,8 @@ def simulate(binary: Path, bench: str, param: int | None, n1: int = 10, cache: d
 
 def result_fields(o: Outcome, variant: str = "") -> dict[str, Any]:
     """Results-table row of a simulated outcome: per_op = Ir/op, every event in extra."""
-    fields: dict[str, Any] = {"bench": o.bench, "param": o.param, "variant": variant, "status": o.status,
-                              "reason": o.reason, "wall_s": o.wall_s, "unit": "Ir"}
+    fields: dict[str, Any] = {"kind": SIMULATED, "bench": o.bench, "param": o.param, "variant": variant,
+                              "status": o.status, "reason": o.reason, "wall_s": o.wall_s, "unit": "Ir"}
     if o.result:
         ev = o.result["events"]
         fields.update(per_op=ev.get("Ir"), min=ev.get("Ir"), median=ev.get("Ir"), n_samples=2,

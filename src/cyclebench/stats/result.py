@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench.model import OK, Outcome
+from cyclebench.model import OK, TIMING, Outcome
 from cyclebench.stats import clock
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, slow_side
 
@@ -63,7 +63,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     """The results-table row for one outcome: estimators in the timer's unit and in
     cycles~ (when the runner timed its calibration chain), disturbed samples dropped."""
     fields: dict[str, Any] = {
-        "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
+        "kind": TIMING, "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
         "reason": outcome.reason, "wall_s": outcome.wall_s,
     }
     res = outcome.result
