@@ -191,18 +191,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
     spec = build.spec()
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
-    from cyclebench.runner import callgrind
-
-    try:
-        groups = counters.parse_events(events_spec) if events_spec else None
-    except counters.EventError as e:
-        raise UserError(str(e)) from None
-    try:
-        cache = callgrind.parse_cache(cache_spec)
-        if backend == "callgrind":
-            callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
-    except callgrind.SimulationError as e:
-        raise UserError(str(e)) from None
+    groups, cache = _events_and_cache(events_spec, cache_spec, backend)
     cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=pin.cpu, options=opts, timeout=timeout,
                     command=["cyclebench", *sys.argv[1:]], fifo=pin.fifo, backend=backend, sim_iters=sim_iters,
                     cache=cache, events=groups, max_rss=pin.max_rss)
@@ -253,18 +242,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
 
     if not quiet:
-        title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
-        if backend == "callgrind":
-            console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
-        else:
-            console_report.print_results(rows, out, title=title, net=net, wide=wide)
-            if groups:
-                console_report.print_counters(rows, out)
-        run_row = store.get_run(run_id) or {}
-        if backend == "timing":
-            err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
-        for line in console_report.environment_lines(rows):
-            err.print(line, highlight=False)
+        _report(store, run_id, rows, prepared, backend, net, wide, bool(groups))
     if json_path is not None:
         try:
             json_report.dump(json_report.run_to_dict(store, run_id), json_path)
@@ -277,6 +255,39 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     if bad:
         err.print(f"cyclebench: {len(bad)} benchmark(s) did not produce a valid result (see notes)", style="red")
         sys.exit(1)
+
+
+def _events_and_cache(events_spec: str | None, cache_spec: str | None,
+                      backend: str) -> tuple[list[list[Any]] | None, dict[str, tuple[int, int, int]]]:
+    """-e and --cache parsed, and valgrind's presence checked, before anything is built."""
+    from cyclebench.runner import callgrind
+
+    try:
+        groups = counters.parse_events(events_spec) if events_spec else None
+        cache = callgrind.parse_cache(cache_spec)
+        if backend == "callgrind":
+            callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
+    except (counters.EventError, callgrind.SimulationError) as e:
+        raise UserError(str(e)) from None
+    return groups, cache
+
+
+def _report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prepared, backend: str, net: bool,
+            wide: bool, counted: bool) -> None:
+    """The run's table (simulated counts under callgrind), counters, and the calibration and
+    environment lines on stderr."""
+    title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
+    if backend == "callgrind":
+        console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
+    else:
+        console_report.print_results(rows, out, title=title, net=net, wide=wide)
+        if counted:
+            console_report.print_counters(rows, out)
+    run_row = store.get_run(run_id) or {}
+    if backend == "timing":
+        err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
+    for line in console_report.environment_lines(rows):
+        err.print(line, highlight=False)
 
 
 def _check_events(runner: Any, groups: list[list[Any]]) -> None:

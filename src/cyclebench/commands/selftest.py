@@ -116,29 +116,36 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     cpu = cpu if cpu is not None else sysinfo.choose_cpu()
     runner = Runner(binary.path, cpu, fifo=fifo, max_rss=max_rss)
     opts = MeasureOptions(min_time=0.02 if quick else 0.1, repeat=12 if quick else 40, warmup=0.005)
-    # A/A as compare runs it: 40 rounds over 4 processes even when quick. With 12 or 20 rounds
-    # (3–6 per process) the process-level bootstrap is too coarse: on the AMD VM 1 of 20 A/A
-    # pairs was called different in 2 of ~8 quick runs; with 10 rounds a process, 0 of 320.
-    aa = MeasureOptions(min_time=0.05 if quick else 0.1, repeat=40, warmup=0.005)
-    timeout = opts.timeout()
     report = SelftestReport(cpu=cpu)
-    add = report.checks.append
+    if _check_calibration(runner, opts, report.checks):
+        _check_aa(runner, quick, aa_reps or (20 if quick else 40), report.checks, on_step)
+        _check_plus_one(runner, quick, opts, report.checks, on_step)
+        _check_linearity(runner, opts, report.checks)
+        _check_timer(runner, opts, report.checks)
+    report.seconds = time.monotonic() - t0
+    return report
 
-    # calibration: 300 adds = 300 cycles~, imul clock = add clock
-    o300 = runner.run("selftest/add300", None, opts, timeout)
+
+def _check_calibration(runner: Runner, opts: MeasureOptions, checks: list[Check]) -> bool:
+    """300 adds = 300 cycles~, imul clock = add clock. False: no cycles~ here, nothing else to check."""
+    o300 = runner.run("selftest/add300", None, opts, opts.timeout())
     try:
         c300 = float(np.nanmedian(_cycles_rounds(o300)))
     except RuntimeError as e:
-        add(Check("calibration", "300 cycles~", "-", None, str(e)))
-        report.seconds = time.monotonic() - t0
-        return report
-    add(Check("calibration: 300 adds", "300 ± 9 cycles~", f"{c300:.2f} cycles~", abs(c300 - 300) <= 9))
+        checks.append(Check("calibration", "300 cycles~", "-", None, str(e)))
+        return False
+    checks.append(Check("calibration: 300 adds", "300 ± 9 cycles~", f"{c300:.2f} cycles~", abs(c300 - 300) <= 9))
     agree = clock.chain_agreement(o300.result or {})
-    add(Check("calibration: imul vs add clock", "1.00 ± 0.03", "-" if agree is None else f"{agree:.3f}",
-              None if agree is None else abs(agree - 1) <= 0.03))
+    checks.append(Check("calibration: imul vs add clock", "1.00 ± 0.03", "-" if agree is None else f"{agree:.3f}",
+                        None if agree is None else abs(agree - 1) <= 0.03))
+    return True
 
-    # A/A
-    reps = aa_reps or (20 if quick else 40)
+
+def _check_aa(runner: Runner, quick: bool, reps: int, checks: list[Check], on_step: Callable[[str], None]) -> None:
+    """A/A as compare runs it: 40 rounds over 4 processes even when quick. With 12 or 20 rounds
+    (3–6 per process) the process-level bootstrap is too coarse: on the AMD VM 1 of 20 A/A
+    pairs was called different in 2 of ~8 quick runs; with 10 rounds a process, 0 of 320."""
+    aa = MeasureOptions(min_time=0.05 if quick else 0.1, repeat=40, warmup=0.005)
     positives, diffs = 0, []
     for _ in range(reps):
         a, b, g = _together(runner, "selftest/add300", "selftest/add300", aa)
@@ -146,16 +153,19 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
         cmp = paired(a, b, groups=g)
         positives += cmp.verdict != "~"
         diffs.append(cmp.diff)
-    rate = positives / reps
-    add(Check(f"A/A: add300 vs itself ×{reps}", f"false positives ≤ α={ALPHA}",
-              f"{positives}/{reps} (median |Δ| {np.median(np.abs(diffs)):.3f} cycles~)", rate <= ALPHA))
+    checks.append(Check(f"A/A: add300 vs itself ×{reps}", f"false positives ≤ α={ALPHA}",
+                        f"{positives}/{reps} (median |Δ| {np.median(np.abs(diffs)):.3f} cycles~)",
+                        positives / reps <= ALPHA))
 
-    # +1 cycle: while the CI of the pooled rounds is wider than the tolerance it cannot judge
-    # ±0.25, so another block of rounds is measured and pooled with the earlier ones (at most
-    # PLUS_BLOCKS); the decision to go on looks at the CI's width only, never at the
-    # estimate, so it does not favour a pass (sequential sampling to a precision target, as
-    # pyperf and hyperfine add runs). Pooling is sound: every round is an ABBA pair on one
-    # shared clock, so a block measured in another host state adds spread, not bias.
+
+def _check_plus_one(runner: Runner, quick: bool, opts: MeasureOptions, checks: list[Check],
+                    on_step: Callable[[str], None]) -> None:
+    """+1 cycle: while the CI of the pooled rounds is wider than the tolerance it cannot judge
+    ±0.25, so another block of rounds is measured and pooled with the earlier ones (at most
+    PLUS_BLOCKS); the decision to go on looks at the CI's width only, never at the estimate,
+    so it does not favour a pass (sequential sampling to a precision target, as pyperf and
+    hyperfine add runs). Pooling is sound: every round is an ABBA pair on one shared clock, so
+    a block measured in another host state adds spread, not bias."""
     plus = MeasureOptions(min_time=0.2 if quick else 0.3, repeat=80 if quick else 120, warmup=opts.warmup)
     tries, pa, pb, pg = [], np.empty(0), np.empty(0), np.empty(0, dtype=int)
     for blk in range(PLUS_BLOCKS):
@@ -172,34 +182,34 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
         f"{(c.ci_high - c.ci_low) / 2:.2f}" for c in tries) + ")"
     if not conclusive:
         note += f": too noisy here to resolve ±{PLUS_TOLERANCE} cycle"
-    add(Check("+1 cycle: add300 → add301", f"slower, Δ = 1.00 ± {PLUS_TOLERANCE} cycles~",
-              f"{cmp.verdict}, Δ = {cmp.diff:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] p={cmp.p:.1e}{note}",
-              conclusive and cmp.verdict == "slower" and abs(cmp.diff - 1) <= PLUS_TOLERANCE,
-              values={"diff": cmp.diff, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p": cmp.p,
-                      "verdict": cmp.verdict, "blocks": len(tries), "rounds": len(pa)}))
+    checks.append(Check("+1 cycle: add300 → add301", f"slower, Δ = 1.00 ± {PLUS_TOLERANCE} cycles~",
+                        f"{cmp.verdict}, Δ = {cmp.diff:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] p={cmp.p:.1e}{note}",
+                        conclusive and cmp.verdict == "slower" and abs(cmp.diff - 1) <= PLUS_TOLERANCE,
+                        values={"diff": cmp.diff, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p": cmp.p,
+                                "verdict": cmp.verdict, "blocks": len(tries), "rounds": len(pa)}))
 
-    # linearity
+
+def _check_linearity(runner: Runner, opts: MeasureOptions, checks: list[Check]) -> None:
     outs = runner.run_many([("selftest/add100", None), ("selftest/add200", None), ("selftest/add400", None)], opts,
-                           timeout)
+                           opts.timeout())
     c = [float(np.nanmedian(_cycles_rounds(o))) for o in outs]
     r2, r4 = c[1] / c[0], c[2] / c[0]
-    add(Check("linearity: 100, 200, 400 adds", "1 : 2 : 4 (±5%)", f"1 : {r2:.3f} : {r4:.3f}",
-              abs(r2 - 2) <= 0.1 and abs(r4 - 4) <= 0.2))
+    checks.append(Check("linearity: 100, 200, 400 adds", "1 : 2 : 4 (±5%)", f"1 : {r2:.3f} : {r4:.3f}",
+                        abs(r2 - 2) <= 0.1 and abs(r4 - 4) <= 0.2))
 
-    # timer
+
+def _check_timer(runner: Runner, opts: MeasureOptions, checks: list[Check]) -> None:
+    """The engine's timer-pair cost against the suite's own fenced-read benchmark."""
     cal = runner.calibrate()
     pair = float(cal["timer_overhead"]["median"])
     names = {b.name for b in runner.list()}
     tname = "timer/rdtscp" if "timer/rdtscp" in names else "timer/cntvct" if "timer/cntvct" in names else None
     if tname is None or cal.get("unit") == "ns":
-        add(Check("timer", "-", "-", None, "no fenced counter read on this architecture"))
-    else:
-        ot = runner.run(tname, None, opts, timeout)
-        per = _per_op(ot)
-        add(Check(f"timer: start+stop pair vs {tname}", f"{per:.1f} ± 30% {cal['unit']}",
-                  f"{pair:.1f} {cal['unit']}", abs(pair - per) <= 0.3 * per))
-    report.seconds = time.monotonic() - t0
-    return report
+        checks.append(Check("timer", "-", "-", None, "no fenced counter read on this architecture"))
+        return
+    per = _per_op(runner.run(tname, None, opts, opts.timeout()))
+    checks.append(Check(f"timer: start+stop pair vs {tname}", f"{per:.1f} ± 30% {cal['unit']}",
+                        f"{pair:.1f} {cal['unit']}", abs(pair - per) <= 0.3 * per))
 
 
 def _per_op(o: Outcome) -> float:
