@@ -7,7 +7,7 @@ and none of them knows how they are made, analysed, stored or shown.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 # Outcome statuses, in the order a reader cares about them.
 OK, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
@@ -64,6 +64,68 @@ class Outcome:
     stderr: str = ""
     wall_s: float = 0.0
     lines: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Result(TypedDict, total=False):
+    """One row of the results table, as stats/ makes it, store/ keeps it and report/ shows it.
+
+    ``kind`` says which of the five it is (timing | simulated | scaling | stat | emulated);
+    which fields are set depends on it. Units: ``unit`` names the unit of per_op/ci/min/median
+    (ref-cycles, ticks, ns, Ir, ops/s, or a stat metric's); cycles_* are cycles~ (calibrated
+    core cycles); pmu_* the PMU's cycles event; ns_per_op nanoseconds; wall_s seconds.
+    """
+
+    id: int
+    run_id: int
+    kind: str
+    bench: str
+    param: int | None
+    variant: str
+    status: str  # one of STATUSES
+    reason: str | None
+    unit: str
+    per_op: float
+    ci_low: float
+    ci_high: float
+    intercept: float
+    median: float
+    median_ci_low: float
+    median_ci_high: float
+    min: float
+    mad: float
+    mean: float
+    cv: float
+    rcv: float  # robust CV: scaled MAD / median
+    confidence: float
+    method: str
+    rounds: int
+    ns_per_op: float
+    cycles_per_op: float
+    cycles_ci_low: float
+    cycles_ci_high: float
+    cycles_min: float
+    cycles_rcv: float
+    core_ghz: float
+    ratio_rcv: float
+    chain_agreement: float
+    n_disturbed: int
+    n_trimmed: int
+    pmu_cycles_per_op: float
+    pmu_ci_low: float
+    pmu_ci_high: float
+    pmu_agreement: float
+    net_per_op: float
+    net_ci_low: float
+    net_ci_high: float
+    cycles_net: float
+    cycles_net_ci_low: float
+    cycles_net_ci_high: float
+    n_samples: int
+    outliers: int
+    timer_overhead: float
+    wall_s: float
+    created_at: str
+    extra: dict[str, Any]
 
 
 @dataclass(frozen=True)

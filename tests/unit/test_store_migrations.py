@@ -177,3 +177,11 @@ def test_downgrade_to_0001_and_back_keeps_every_sample(tmp_path: Path) -> None:
     s = Store(f"sqlite:///{path}")
     assert sqlite3.connect(path).execute("SELECT count(*) FROM samples").fetchone()[0] == n > 0
     assert s.results(2)[0]["kind"] == "stat" and s.results(3)[0]["kind"] == "simulated"
+
+
+def test_model_result_names_every_column_of_the_results_table() -> None:
+    """model.Result is the one typed record of a result row: it must not drift from the table."""
+    from cyclebench.model import Result
+    from cyclebench.store.db import results
+
+    assert set(Result.__annotations__) == {c.name for c in results.columns}

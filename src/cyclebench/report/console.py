@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cyclebench.model import Result
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
@@ -84,7 +85,7 @@ def notes(row: dict[str, Any]) -> str:
     return ", ".join(out)
 
 
-def results_table(rows: Iterable[dict[str, Any]], title: str | None = None, net: bool = False,
+def results_table(rows: Iterable[Result], title: str | None = None, net: bool = False,
                   wide: bool = False) -> FitTable:
     """net: show per-op figures net of the loop's own cost (loop/empty of the same run).
 
@@ -132,7 +133,7 @@ def results_table(rows: Iterable[dict[str, Any]], title: str | None = None, net:
 
 
 def print_results(
-    rows: Iterable[dict[str, Any]], console: Console | None = None, title: str | None = None, net: bool = False,
+    rows: Iterable[Result], console: Console | None = None, title: str | None = None, net: bool = False,
     wide: bool = False,
 ) -> None:
     (console or Console()).print(results_table(rows, title, net, wide))
@@ -155,7 +156,7 @@ def calibration_line(cal: dict[str, Any] | None) -> str:
     return line
 
 
-def environment_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
+def environment_lines(rows: Iterable[Result]) -> list[str]:
     """Run-level facts behind the table: how disturbances were detected and what the core
     clock did (the calibration's own stability)."""
     rows = [r for r in rows if (r.get("extra") or {}).get("disturb_source")]
@@ -325,7 +326,7 @@ def _cells(*values: Any) -> list[Text]:
 SIM_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "Bc", "Bcm", "Bi", "Bim")
 
 
-def print_simulated(rows: Iterable[dict[str, Any]], console: Console, title: str | None = None) -> None:
+def print_simulated(rows: Iterable[Result], console: Console, title: str | None = None) -> None:
     """Per-op counts simulated by callgrind: exact and identical from run to run, for the
     fixed cache geometry in the caption — not measurements of this CPU."""
     rows = list(rows)
@@ -352,7 +353,7 @@ def print_simulated(rows: Iterable[dict[str, Any]], console: Console, title: str
     console.print(table)
 
 
-def print_counters(rows: Iterable[dict[str, Any]], console: Console) -> None:
+def print_counters(rows: Iterable[Result], console: Console) -> None:
     """Counters per op (slope of count vs batch size, like the time), with derived metrics;
     an event that could not be counted says why instead of showing 0."""
     rows = [r for r in rows if ((r.get("extra") or {}).get("counters") or {}).get("events")]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench.model import OK, TIMING, Outcome
+from cyclebench.model import OK, TIMING, Outcome, Result
 from cyclebench.stats import clock
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, slow_side
 
@@ -59,10 +59,10 @@ def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, 
 
 
 def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
-                  events: list[list[Any]] | None = None) -> dict[str, Any]:
+                  events: list[list[Any]] | None = None) -> Result:
     """The results-table row for one outcome: estimators in the timer's unit and in
     cycles~ (when the runner timed its calibration chain), disturbed samples dropped."""
-    fields: dict[str, Any] = {
+    fields: Result = {
         "kind": TIMING, "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
         "reason": outcome.reason, "wall_s": outcome.wall_s,
     }
@@ -128,7 +128,7 @@ def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, 
     return list(zip(res["n"], res["ticks"], cal, dist, pmu, strict=True))
 
 
-def add_net(fields: dict[str, Any], loop: dict[str, Any] | None) -> None:
+def add_net(fields: Result, loop: Result | None) -> None:
     """Fill the net-of-loop columns of ``fields`` from the loop/empty row of the same run."""
     if not loop or fields.get("per_op") is None or loop.get("per_op") is None:
         return
