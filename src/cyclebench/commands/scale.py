@@ -29,17 +29,7 @@ from cyclebench.model import OK, Item, ScaleRun, Series
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, default_tasks, parse_modes, parse_tasks, run_one
-from cyclebench.stats.scaling import (
-    WAIT_LIMIT,
-    Summary,
-    combine,
-    cpus_used,
-    csv_rows,
-    disturbed,
-    row_fields,
-    sampler_cpu_pct,
-    summarize,
-)
+from cyclebench.stats import scaling
 from cyclebench.store import Store, StoreError
 from cyclebench.store import runfile as json_report
 
@@ -60,22 +50,22 @@ class ScaleConfig(ScaleOptions):
 
 # ----------------------------------------------------------------------------- the sweep
 
-Point = tuple[ScaleRun, Summary]
+Point = tuple[ScaleRun, scaling.Summary]
 
 
 def measure(binary: Path, bench: str, param: int | None, mode: str, n: int, cfg: ScaleConfig,
             cpus: Sequence[int]) -> Point:
     """One task count, measured again (up to cfg.retries times) while disturbed; the attempt
     with the least waiting for CPUs is kept, and ``attempts`` says how many were made."""
-    ncpus = cpus_used(cpus, n)
+    ncpus = scaling.cpus_used(cpus, n)
     best: Point | None = None
     for attempt in range(1, cfg.retries + 2):
         run = run_one(binary, bench, param, mode, n, cfg, cpus)
-        s = summarize(run, ncpus)
+        s = scaling.summarize(run, ncpus)
         s["attempts"] = attempt
         if best is None or (run.status == OK and (s.get("wait_pct") or 0) < (best[1].get("wait_pct") or 0)):
             best = (run, s)
-        if run.status != OK or not disturbed(s):
+        if run.status != OK or not scaling.disturbed(s):
             break
     assert best is not None
     best[1]["attempts"] = attempt
@@ -115,7 +105,7 @@ def sweep(binary: Path, bench: str, param: int | None, mode: str, cfg: ScaleConf
                 break
     except KeyboardInterrupt:
         interrupted = True
-    done = combine(got, counts, cpus)
+    done = scaling.combine(got, counts, cpus)
     if interrupted:
         raise SweepInterrupted(done)
     return done
@@ -153,7 +143,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     env = sysinfo.capture(cpus[0], cc=cfg.spec.cc)
     env["scale"] = {"tasks": list(cfg.tasks), "modes": list(cfg.modes), "duration": cfg.duration,
                     "interval": cfg.interval, "warmup": cfg.warmup, "cpus": cpus, "batch_ns": cfg.batch_ns,
-                    "wait_limit": WAIT_LIMIT, "retries": cfg.retries, "passes": cfg.passes}
+                    "wait_limit": scaling.WAIT_LIMIT, "retries": cfg.retries, "passes": cfg.passes}
     b = prepared.binary
     run_id = store.begin_run(
         command=list(cfg.command), host=env.get("hostname"), cpu_model=(env.get("cpu_info") or {}).get("model_name"),
@@ -182,7 +172,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
 
 def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], interrupted: bool = False) -> None:
     for run, s in done:
-        fields = row_fields(run, s)
+        fields = scaling.row_fields(run, s)
         if interrupted:
             fields["extra"]["notes"] = [*fields["extra"]["notes"], f"interrupted after {s.get('passes')} pass(es)"]
         fields["id"] = store.add_result(run_id, fields)
@@ -263,7 +253,7 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
     chart = plots.text_chart(series)
     if chart:
         out.print("\n".join(chart), highlight=False, markup=False)
-    pct = sampler_cpu_pct(series)
+    pct = scaling.sampler_cpu_pct(series)
     err.print(f"run #{run_id} · tasks on CPUs {','.join(map(str, prepared.cpus))} ({used} CPUs) · sampler used "
               f"{'-' if pct is None else f'{pct:.3f}'}% of one CPU at most · stored in {store.url}", highlight=False)
     if plot_path is not None:
@@ -272,7 +262,7 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
     if json_path is not None:
         json_report.dump(json_report.run_to_dict(store, run_id), json_path)
     if csv_path is not None:
-        rows = csv_rows(series)
+        rows = scaling.csv_rows(series)
         with csv_path.open("w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["bench"])
             writer.writeheader()
