@@ -142,14 +142,23 @@ class Check:
 
 
 @dataclass(frozen=True)
+class When:
+    """A condition a signal waits for (polled every POLL_S while the command runs)."""
+
+    desc: str
+    test: Callable[[Ctx], bool]
+
+
+@dataclass(frozen=True)
 class Sig:
-    """Send ``signum`` to the process group (or the PID only) ``after`` seconds after start;
-    with ``when``, only once a file matching that glob (relative to the case dir) exists."""
+    """Send ``signum`` to the process group (or the PID only) ``after`` seconds after the
+    command started, or, with ``when``, ``after`` seconds after that condition first held
+    (a build may take 1 s or 10 s: the signal must land in the phase the case is about)."""
 
     signum: int
     after: float
     group: bool = True
-    when: str | None = None
+    when: When | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +204,7 @@ class Case:
 @dataclass
 class Outcome:
     case: Case
-    verdict: str  # PASS | FAIL | not tried
+    verdict: str  # PASS | FAIL | ERROR (the CLI did not start) | not tried
     observed: str = ""
     why: list[str] = field(default_factory=list)
     wall: float = 0.0
@@ -300,8 +309,8 @@ def absent(pattern: str) -> Check:
     """No file matches ``pattern`` (relative to the case directory)."""
 
     def fn(ctx: Ctx, _r: Run | None) -> str | None:
-        found = glob.glob(str(ctx.dir / pattern))
-        return f"left: {', '.join(Path(f).name for f in found)}" if found else None
+        found = glob.glob(str(ctx.dir / pattern), recursive=True)
+        return f"left: {', '.join(str(Path(f).relative_to(ctx.dir)) for f in found)}" if found else None
 
     return Check(f"no {pattern}", fn)
 
@@ -472,8 +481,8 @@ def cache_private() -> Check:
 
 def dir_empty(rel: str) -> Check:
     def fn(ctx: Ctx, _r: Run | None) -> str | None:
-        left = sorted(p.name for p in (ctx.dir / rel).iterdir())
-        return f"{rel}/ has {', '.join(left)}" if left else None
+        left = sorted(str(p.relative_to(ctx.dir)) for p in (ctx.dir / rel).rglob("*"))
+        return f"left: {', '.join(left)}" if left else None
 
     return Check(f"{rel}/ empty", fn)
 
@@ -529,6 +538,41 @@ def no_shell_in_src() -> Check:
         return f"shell use at {', '.join(hits[:5])}" if hits else None
 
     return Check("no shell use in src/", fn)
+
+
+def appears(pattern: str) -> When:
+    """A file matching ``pattern`` (relative to the case directory, ** allowed) exists."""
+    return When(f"{pattern} appears", lambda ctx: bool(glob.glob(str(ctx.dir / pattern), recursive=True)))
+
+
+def run_stored() -> When:
+    """The command has stored its run row: building is over, measuring has begun."""
+
+    def test(ctx: Ctx) -> bool:
+        try:
+            return ctx.db.exists() and int(_db_rows(ctx, "SELECT count(*) FROM runs")[0][0]) > 0
+        except sqlite3.Error:
+            return False
+
+    return When("the run is stored", test)
+
+
+def proc_running(word: str, as_arg: bool = False) -> When:
+    """A process of the case runs the program ``word`` (or, with ``as_arg``, has it as an
+    argument: `hang/forever` in a runner's argv, never in the CLI's own)."""
+
+    def test(ctx: Ctx) -> bool:
+        for pid in case_procs(ctx):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+            except OSError:
+                continue
+            if argv and (word in argv[1:] if as_arg else Path(argv[0]).name == word):
+                return True
+        return False
+
+    return When(f"{word} runs", test)
 
 
 # ---------------------------------------------------------------- processes
@@ -590,6 +634,8 @@ def complete_argv(ctx: Ctx, argv: tuple[str, ...]) -> list[str]:
     n = 0 if not args or args[0].startswith("-") else 2 if args[0] in SUB_GROUPS and len(args) > 1 else 1
     path, rest = tuple(args[:n]), args[n:]
     opts = options_of(path) if path else frozenset()
+    # "@f:FILE": a benchmark file, given as `-f FILE` where the command takes -f/--file, else positionally
+    rest = [x for a in rest for x in ((["-f", a[3:]] if "-f" in opts else [a[3:]]) if a.startswith("@f:") else [a])]
     given = set(rest[: rest.index("--")] if "--" in rest else rest)
     extra: list[str] = []
     c = ctx.case
@@ -731,14 +777,14 @@ def wait(ctx: Ctx, name: str, sig: Sig | None = None, limit: float | None = None
         r.peak_rss_kb = max(r.peak_rss_kb, _vm_hwm_kb(proc.pid))
         if ctx.case.watch:
             _watch(ctx, r)
-        if not sent and sig is not None and now >= sig.after:
-            if sig.when is None or (matched_at is not None and now >= matched_at + 0.5):
+        if not sent and sig is not None:
+            if matched_at is None and (sig.when is None or sig.when.test(ctx)):
+                matched_at = now
+            if matched_at is not None and now >= matched_at + sig.after:
                 _send(proc, sig.signum, sig.group)
                 r.events.append(f"{signal.Signals(sig.signum).name} to {'group' if sig.group else 'pid'} "
-                                f"at {now:.1f} s")
+                                f"at {now:.1f} s" + (f", {sig.after:g} s after {sig.when.desc}" if sig.when else ""))
                 sent = True
-            elif matched_at is None and glob.glob(str(ctx.dir / sig.when)):
-                matched_at = now
         if r.peak_rss_kb > RSS_VALVE_KB and not valve:
             _send(proc, signal.SIGKILL, True)
             r.events.append(f"killed: RSS {r.peak_rss_kb >> 10} MB (safety valve)")
@@ -749,6 +795,10 @@ def wait(ctx: Ctx, name: str, sig: Sig | None = None, limit: float | None = None
             proc.wait()
             break
         time.sleep(POLL_S)
+    if not sent and sig is not None:
+        r.events.append(f"no {signal.Signals(sig.signum).name} sent: "
+                        f"{sig.when.desc if sig.when else 'the command ended first'}"
+                        f"{' never happened' if sig.when and matched_at is None else ''}")
     r.rc = proc.returncode
     r.peak_rss_kb = max(r.peak_rss_kb, _vm_hwm_kb(proc.pid))
     r.wall = time.monotonic() - t0
@@ -1050,7 +1100,7 @@ def observe(ctx: Ctx) -> tuple[str, list[int | None]]:
 
 
 START_FAILURE = re.compile(r"^(ImportError|ModuleNotFoundError|SyntaxError|IndentationError)\b", re.M)
-RETRY_WAIT_S, RETRIES = 15.0, 2
+RETRY_WAIT_S = 15.0
 
 
 FRAME = re.compile(r'^\s*File "([^"]*)", line \d+, in (\S+)', re.M)
@@ -1084,18 +1134,18 @@ def preflight(tries: int = 8) -> str | None:
 
 
 def execute(case: Case, top: Path, shared: Shared) -> Outcome:
-    """Run a case; when the CLI itself could not start (ImportError while the tree is edited),
-    wait and run it again, up to RETRIES times, and say so."""
+    """Run a case. When the CLI itself could not start (an ImportError while the tree is being
+    edited), wait until `cyclebench --version` works again and run the case once more; if it
+    still cannot start, the case is not judged (verdict ERROR)."""
     out = _execute(case, top, shared)
-    for k in range(RETRIES):
-        broken = out.cli_broken
-        if not broken:
-            break
-        print(f"audit: case {case.id}: the CLI did not start ({_cut(str(broken), 80)}); retry {k + 1} in "
-              f"{RETRY_WAIT_S:g} s", file=sys.stderr)
-        time.sleep(RETRY_WAIT_S)
+    if out.cli_broken:
+        print(f"audit: case {case.id}: the CLI did not start ({_cut(out.cli_broken, 80)}); waiting for it",
+              file=sys.stderr)
+        preflight()
         out = _execute(case, top, shared)
-        out.why.append(f"(retried {k + 1}× after the CLI failed to start)")
+        out.why.append("(run again: the CLI had failed to start)")
+        if out.cli_broken:
+            out.verdict = "ERROR"
     return out
 
 
@@ -1285,9 +1335,7 @@ CATALOGUE: tuple[Case, ...] = (
       ("run", "{B}/spew.c", "-b", "spew/stderr", "-q"), (rss_under(200), rc(1)), defects="D2", timeout=2, limit=40,
       note="--timeout 2 only (the audit also ran --timeout 1); the CLI is killed above 1.5 GB"),
     C(83, BEN, "names with space / $(…) / unicode / $", "listed and run", "PASS", ("run", "{B}/names.c"),
-      (rc(0), says("weird/sp ace", "weird/$(touch pwned4)", "weird/café", "weird/dol$lar"), absent("cwd/pwned4"),
-       then(("run", "{B}/names.c", "--list"), rc(0), says("weird/sp ace", "weird/$(touch pwned4)", "weird/café",
-                                                            "weird/dol$lar")))),
+      (rc(0), says("weird/sp ace", "weird/$(touch pwned4)", "weird/café", "weird/dol$lar"), absent("cwd/pwned4"))),
     C(84, BEN, "name containing a double quote", "listed and run, or an error", "FAIL",
       ("run", "{B}/name_with_quote.c", "--list"),
       (either(all_of(rc(0), says('weird/qu"ote')), all_of(rc(2), one_line())),
@@ -1298,8 +1346,7 @@ CATALOGUE: tuple[Case, ...] = (
        absent("cwd/pwned4"))),
     C(86, BEN, "-b with shell metacharacters / [ / control char", "exit 2, nothing executed", "PASS",
       ("run", "-b", "timer/*; touch pwned6"),
-      (rc(2), one_line(), absent("cwd/pwned6"), then(("run", "-b", "timer/["), rc(2)),
-       then(("run", "-b", "timer/\x01x"), rc(2)))),
+      (rc(2), one_line(), absent("cwd/pwned6"), then(("run", "-b", "timer/[\x01"), rc(2)))),
     C(87, BEN, "cb_fail reason with '[/x]'", "reason printed literally", "FAIL",
       ("run", "{B}/markup.c", "-b", "mk/reason"), (rc(1), says("[/x]")), defects="D3"),
     C(88, BEN, "show of that run", "table", "FAIL", ("show",), (rc(0), says("[/x]")), defects="D3",
@@ -1430,67 +1477,72 @@ CATALOGUE: tuple[Case, ...] = (
       ("compare", "cc/good", "cc/good2", "cc/bad", "-f", "{B}/cmpcrash.c", *CMP_FAST),
       (rc(1), result_status("cc/good2", "ok"), silent_on("cc/good: crashed")), defects="D5"),
     C(153, MUL, "annotate a crashing benchmark", "says the benchmark crashed", "FAIL",
-      ("annotate", "crash/segv", "{B}/segv.c", "--seconds", "0.2"),
-      (rc(1, 2), matches(r"(?i)crash|SIGSEGV"), silent_on("perf record failed")), defects="D19", requires=("perf",)),
+      ("annotate", "crash/segv", "@f:{B}/segv.c", "--seconds", "0.2"),
+      (rc(1, 2), matches(r"(?i)\bcrashed\b|SIGSEGV|segmentation"), silent_on("perf record failed")),
+      defects="D19", requires=("perf",)),
     C(154, MUL, "annotate a hanging benchmark", "timeout, clean", "FAIL",
-      ("annotate", "hang/forever", "{B}/hang.c", "--seconds", "0.2"), (rc(1, 2), matches(r"(?i)timed out|timeout")),
+      ("annotate", "hang/forever", "@f:{B}/hang.c", "--seconds", "0.2"), (rc(1, 2), matches(r"(?i)timed out|timeout")),
       defects="D1,D9", requires=("perf",), limit=80, note="annotate's own limit is 64 s for --seconds 0.2"),
     C(155, MUL, "callgrind backend ignores --timeout", "timeout after 2 s", "FAIL",
       ("run", "{B}/hang.c", "--backend", "callgrind", "--timeout", "2", "-q"), (rc(1), wall_under(15)),
       defects="D14", requires=("valgrind",), limit=25),
-    # ---- 2 signals
+    # ---- 2 signals (each signal lands in the phase the case is about: see When)
     C(156, SIG, "SIGINT (group) mid `run` (full suite)", "130, interrupted, kept", "PASS", ("run",),
-      (rc(130), says("interrupted"), runs_stored(1), not_running()), sig=Sig(INT, 4)),
+      (rc(130), says("interrupted"), runs_stored(1), not_running()), sig=Sig(INT, 2, when=run_stored())),
     C(157, SIG, "SIGINT mid `compare`", "130, kept", "PASS", ("compare", "copy/memcpy", "copy/rep_movsb"),
-      (rc(130), not_running()), sig=Sig(INT, 4)),
+      (rc(130), not_running()), sig=Sig(INT, 2, when=run_stored())),
     C(158, SIG, "SIGINT mid `scale`", "130, kept", "PASS",
       ("scale", "contend/padded", "contend/unpadded", "--tasks", "1..2", "--duration", "2", "--cpus", "1,0"),
-      (rc(130), not_running()), sig=Sig(INT, 5)),
+      (rc(130), not_running()), sig=Sig(INT, 1.5, when=run_stored())),
     C(159, SIG, "SIGINT mid `variants`", "130", "PASS",
       ("variants", "{E}/cas_counter.c", "--flags", "-O2", "--flags", "-O1", "--rounds", "30"), (rc(130),),
-      sig=Sig(INT, 3)),
+      sig=Sig(INT, 1, when=run_stored())),
     C(160, SIG, "SIGINT (group) mid `stat -- sleep 100`", "130, no leftover", "PASS",
-      ("stat", "-r", "3", "--", "sleep", "100"), (rc(130),), sig=Sig(INT, 3)),
+      ("stat", "-r", "3", "--", "sleep", "100"), (rc(130),), sig=Sig(INT, 1, when=proc_running("sleep"))),
     C(161, SIG, "SIGINT to the CLI pid only, `stat -- sleep 100`", "child killed", "FAIL",
-      ("stat", "-r", "3", "--", "sleep", "100"), (rc(130),), sig=Sig(INT, 3, group=False), defects="D1", limit=20),
+      ("stat", "-r", "3", "--", "sleep", "100"), (rc(130),),
+      sig=Sig(INT, 1, group=False, when=proc_running("sleep")), defects="D1", limit=30),
     C(162, SIG, "SIGINT mid `selftest`", "130", "FAIL", ("selftest", "--quick"), (rc(130),), sig=Sig(INT, 4),
       defects="D17"),
     C(163, SIG, "SIGINT during compile", "130, no temp", "FAIL", ("run", "{X}/ic20k.c", "-q"),
-      (rc(130), no_build_debris()), sig=Sig(INT, 3), defects="D17", fixtures=("ic20k",), fresh_cache=True),
+      (rc(130), no_build_debris()), sig=Sig(INT, 1.5, when=proc_running("cc1")), defects="D17",
+      fixtures=("ic20k",), fresh_cache=True),
     C(164, SIG, "SIGKILL mid `run` (full suite)", "DB readable", "FAIL", ("run", "-q"),
-      (then(("runs",), rc(0)), not_running()), sig=Sig(KILL, 4), defects="D6"),
-    C(165, SIG, "SIGKILL with a hanging benchmark", "runner dies too", "FAIL", ("run", "{B}/hang.c", "-q"), (),
-      sig=Sig(KILL, 3), defects="D1", timeout=None),
+      (then(("runs",), rc(0)), not_running()), sig=Sig(KILL, 2, when=run_stored()), defects="D6"),
+    C(165, SIG, "SIGKILL with a hanging benchmark", "runner dies too", "FAIL", ("run", "{B}/hang.c", "-q"),
+      (), sig=Sig(KILL, 1, when=proc_running("hang/forever", as_arg=True)), defects="D1", timeout=None),
     C(166, SIG, "SIGTERM mid `run` (full suite)", "marked interrupted/failed", "FAIL", ("run", "-q"),
-      (not_running(),), sig=Sig(TERM, 4), defects="D6"),
+      (not_running(),), sig=Sig(TERM, 2, when=run_stored()), defects="D6"),
     C(167, SIG, "SIGTERM with a hanging benchmark", "runner killed", "FAIL", ("run", "{B}/hang.c", "-q"), (),
-      sig=Sig(TERM, 3), defects="D1", timeout=None),
+      sig=Sig(TERM, 1, when=proc_running("hang/forever", as_arg=True)), defects="D1", timeout=None),
     C(168, SIG, "SIGHUP with a hanging benchmark", "runner killed", "FAIL", ("run", "{B}/hang.c", "-q"),
-      (not_running(),), sig=Sig(HUP, 3), defects="D1,D6", timeout=None),
+      (not_running(),), sig=Sig(HUP, 1, when=proc_running("hang/forever", as_arg=True)), defects="D1,D6",
+      timeout=None),
     C(169, SIG, "SIGTERM mid `scale` (processes)", "marked", "FAIL",
       ("scale", "contend/padded", "--mode", "processes", "--tasks", "1..2", "--duration", "20", "--cpus", "1,0"),
-      (not_running(),), sig=Sig(TERM, 4), defects="D6"),
+      (not_running(),), sig=Sig(TERM, 2, when=run_stored()), defects="D6"),
     C(170, SIG, "SIGKILL during compile (CLI pid only)", "no debris", "FAIL", ("run", "{X}/ic20k.c", "-q"),
-      (then(("run", "{B}/ok.c", "--list"), rc(0)), no_build_debris()), sig=Sig(KILL, 3, group=False),
-      defects="D15", fixtures=("ic20k",), fresh_cache=True,
+      (then(("run", "{B}/ok.c", "--list"), rc(0)), no_build_debris()),
+      sig=Sig(KILL, 1.5, group=False, when=proc_running("cc1")), defects="D15", fixtures=("ic20k",),
+      fresh_cache=True,
       note="debris is looked for after a follow-up build in the same cache (a SIGKILLed process cannot clean up)"),
-    C(171, SIG, "SIGINT during vfs/mix", "temp dir removed", "FAIL", ("run", "-b", "vfs/mix", "--min-time", "3", "-q"),
-      (rc(130), absent("tmp/cyclebench-vfs-*")), sig=Sig(INT, 1, when="tmp/cyclebench-vfs-*"),
+    C(171, SIG, "SIGINT during vfs/mix", "temp dir removed", "FAIL", ("run", "-b", "vfs/mix", "--min-time", "2", "-q"),
+      (rc(130), dir_empty("tmp")), sig=Sig(INT, 0.5, when=appears("tmp/**/cyclebench-vfs-*")),
       env=(("TMPDIR", "{T}/tmp"),), defects="D15", timeout=None, limit=40),
     C(172, SIG, "vfs/mix timed out", "temp dir removed", "FAIL",
-      ("run", "-b", "vfs/mix", "--min-time", "20", "--timeout", "2", "-q"), (absent("tmp/cyclebench-vfs-*"),),
-      env=(("TMPDIR", "{T}/tmp"),), defects="D15"),
+      ("run", "-b", "vfs/mix", "--min-time", "20", "--max-time", "30", "--timeout", "2", "-q"),
+      (rc(1), result_status("vfs/mix", "timeout"), dir_empty("tmp")), env=(("TMPDIR", "{T}/tmp"),), defects="D15"),
     C(173, SIG, "SIGINT under callgrind", "no debris", "FAIL",
       ("run", "{B}/hang.c", "--backend", "callgrind", "--timeout", "2", "-q"),
-      (rc(130), absent("tmp/vgdb-pipe*")), sig=Sig(INT, 4), env=(("TMPDIR", "{T}/tmp"),), defects="D15",
-      requires=("valgrind",), limit=30),
+      (rc(130), dir_empty("tmp")), sig=Sig(INT, 1.5, when=proc_running("--tool=callgrind", as_arg=True)),
+      env=(("TMPDIR", "{T}/tmp"),), defects="D15", requires=("valgrind",), limit=30),
     # ---- 3 concurrency
     C(174, CON, "2 × run timer/* on a fresh DB (3 trials)", "both stored", "FAIL", ("run", "-b", "timer/*", "-q"),
       (rc(0),), parallel=2, trials=3, defects="D7"),
     C(175, CON, "4 × run on a fresh DB", "all stored", "FAIL", ("run", "-b", "timer/*", "-q"), (rc(0),), parallel=4,
       defects="D7"),
-    C(176, CON, "2 × run on an existing DB (3 trials)", "all stored", "PASS", RUN_T, (rc(0),), parallel=2, trials=2,
-      fixtures=("seed",), note="-b timer/rdtsc instead of timer/*, 2 trials instead of 3 (cheaper)"),
+    C(176, CON, "2 × run on an existing DB (3 trials)", "all stored", "PASS",
+      skip="budget: 179 runs 4 × run at once on an existing DB (and 174/175 on a fresh one)"),
     C(177, CON, "4 × run + 15 `runs` readers (3 trials)", "no lock errors", "PASS",
       skip="not cheap (12 runs and 45 readers); 176 covers concurrent writers on an existing DB"),
     C(178, CON, "interrupt message under concurrency", "names A's run", "FAIL", (),
@@ -1505,9 +1557,8 @@ CATALOGUE: tuple[Case, ...] = (
     C(180, HYG, "temp/cwd debris after normal commands", "nothing left", "PASS", (),
       (rc(0), dir_empty("tmp"), dir_empty("cwd")), env=(("TMPDIR", "{T}/tmp"),),
       steps=(Step("run", "main1", ("run", "-b", "vfs/mix", "-b", "timer/rdtsc", "-q")),
-             Step("run", "main2", ("stat", "-r", "2", "--", "true")),
-             Step("run", "main3", (*CMP, *CMP_FAST))),
-      note="run, stat and compare only (the audit also ran callgrind, annotate, scale and variants)"),
+             Step("run", "main2", ("stat", "-r", "2", "--", "true"))),
+      note="run and stat only (the audit also ran callgrind, annotate, compare, scale and variants)"),
     C(181, HYG, "zombies", "none", "PASS",
       ("scale", "contend/padded", "--mode", "processes", "--tasks", "1..3", "--duration", "0.6", "--passes", "1",
        "--warmup", "0.2", "--retries", "0"),
@@ -1546,7 +1597,7 @@ def row(o: Outcome) -> str:
     c = o.case
     line = (f"{c.id:>4}  {_cut(','.join(c.defects) or '-', 8):<8} {c.audit:<5} {_cut(c.expected, 32):<32} "
             f"{_cut(o.observed, 64):<64} {o.verdict if o.verdict != 'not tried' else '-':<5} {o.wall:5.1f}")
-    if o.verdict == "FAIL":
+    if o.verdict in ("FAIL", "ERROR"):
         line += "\n" + " " * 6 + "↳ " + _cut("; ".join(o.why), 150)
     return line
 
@@ -1628,10 +1679,15 @@ def main(argv: list[str] | None = None) -> int:
     tried = [o for o in outcomes if o.verdict != "not tried"]
     held = [o for o in tried if o.verdict == "PASS"]
     failed = [o for o in tried if o.verdict == "FAIL"]
+    errors = [o for o in tried if o.verdict == "ERROR"]
     was_fail = [o for o in tried if o.case.audit == "FAIL"]
     fixed = [o for o in was_fail if o.verdict == "PASS"]
     regressed = [o for o in tried if o.case.audit == "PASS" and o.verdict == "FAIL"]
-    print(f"\ntried {len(tried)}, held {len(held)}, failed {len(failed)} (not tried {len(skipped)}; "
+    if errors:
+        print("not judged (the CLI did not start, the tree was being edited): "
+              + ", ".join(str(o.case.id) for o in errors))
+    print(f"\ntried {len(tried)}, held {len(held)}, failed {len(failed)}"
+          f"{f', not judged {len(errors)}' if errors else ''} (not tried {len(skipped)}; "
           f"{time.monotonic() - t0:.0f} s) · audit before: {BEFORE_HELD}/{BEFORE_TOTAL} held, {BEFORE_FAILED} FAIL")
     print(f"audit FAIL cases tried: {len(was_fail)}, now holding {len(fixed)}; audit PASS cases now failing: "
           f"{len(regressed)}{' (' + ', '.join(str(o.case.id) for o in regressed) + ')' if regressed else ''}")
@@ -1640,12 +1696,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({
             "audit": AUDIT, "before": {"held": BEFORE_HELD, "total": BEFORE_TOTAL, "failed": BEFORE_FAILED},
-            "summary": {"tried": len(tried), "held": len(held), "failed": len(failed), "not_tried": len(skipped),
+            "summary": {"tried": len(tried), "held": len(held), "failed": len(failed), "not_judged": len(errors),
+                        "not_tried": len(skipped),
                         "audit_fail_tried": len(was_fail), "audit_fail_now_held": len(fixed),
                         "audit_pass_now_failing": [o.case.id for o in regressed]},
             "cases": [o.to_dict() for o in outcomes]}, indent=1, ensure_ascii=False) + "\n")
-    return 1 if failed else 0
+    return 1 if failed or errors else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `--list | head`
+        sys.stderr.close()
+        sys.exit(0)

@@ -127,6 +127,26 @@ class Result(TypedDict, total=False):
     created_at: str
     extra: dict[str, Any]
 
+@dataclass
+class ScaleRun:
+    """What one runner invocation in scaling mode (one benchmark, mode and task count)
+    produced: its start, interval and end lines, the first task crash, the hypervisor's
+    steal on the tasks' CPUs (share of their time), wall seconds and the stderr tail."""
+
+    bench: str
+    param: int | None
+    mode: str
+    tasks: int
+    status: str = OK
+    reason: str | None = None
+    start: dict[str, Any] | None = None
+    intervals: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] | None = None
+    crash: dict[str, Any] | None = None
+    steal: float | None = None
+    wall_s: float = 0.0
+    stderr: str = ""
+
 
 @dataclass(frozen=True)
 class Comparison:

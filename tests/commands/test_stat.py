@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from cyclebench import counters
-from cyclebench.commands import stat as statcmd
+from cyclebench.build.statexec import build_statexec
 from cyclebench.env import sysinfo
+from cyclebench.runner.exec import launch
+from cyclebench.stats.repetitions import exit_summary
 from cyclebench.store import Store
 
 from conftest import cli
@@ -95,19 +97,19 @@ def test_exit_code_reported(db: str) -> None:
 
 def test_launcher_json_and_children(tmp_path: Path) -> None:
     """The command's stdout cannot corrupt the JSON; children are counted (inherit); signals are named."""
-    exe = statcmd.build_statexec()
+    exe = build_statexec()
     groups = counters.parse_events("task-clock,{context-switches,page-faults}")
-    one = statcmd.launch(exe, ["sh", "-c", "echo '{not json'; true"], groups)
+    one = launch(exe, ["sh", "-c", "echo '{not json'; true"], groups)
     assert one["type"] == "stat" and one["exit"] == 0 and one["signal"] is None
     assert [len(g) for g in one["groups"]] == [4, 5] and one["open_errors"] == [None, None]
-    many = statcmd.launch(exe, ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do /bin/true; done; :"], groups)
+    many = launch(exe, ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do /bin/true; done; :"], groups)
     if many["inherit"]:  # page faults of 8 more processes
         assert many["groups"][1][4] > 4 * one["groups"][1][4]
-    killed = statcmd.launch(exe, ["sh", "-c", "kill -SEGV $$"], groups)
+    killed = launch(exe, ["sh", "-c", "kill -SEGV $$"], groups)
     assert killed["exit"] is None and killed["signal"] == "SIGSEGV"
-    assert statcmd.exit_summary([one, killed])[0] in ("exit 0 in 1/2 runs, killed by SIGSEGV in 1/2 runs",
-                                                      "killed by SIGSEGV in 1/2 runs, exit 0 in 1/2 runs")
-    missing = statcmd.launch(exe, ["/nonexistent/cmd"], groups)
+    assert exit_summary([one, killed])[0] in ("exit 0 in 1/2 runs, killed by SIGSEGV in 1/2 runs",
+                                              "killed by SIGSEGV in 1/2 runs, exit 0 in 1/2 runs")
+    missing = launch(exe, ["/nonexistent/cmd"], groups)
     assert missing["type"] == "exec_error" and "No such file" in missing["error"]
 
 

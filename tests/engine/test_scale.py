@@ -27,8 +27,11 @@ import pytest
 
 from cyclebench.build import BuildSpec, build, suite_sources
 from cyclebench.commands import scale
+from cyclebench.env.cpus import cpu_order
 from cyclebench.model import CRASHED, OK
 from cyclebench.report import plots
+from cyclebench.runner import scaling as runner_scaling
+from cyclebench.stats import scaling
 
 from conftest import DATA, cli
 
@@ -50,7 +53,7 @@ def binary() -> Path:
 def _sweep(binary: Path, bench: str, mode: str, tasks: tuple[int, ...] = (1, 2)) -> dict[int, dict[str, Any]]:
     cfg = _cfg(tasks=tasks, duration=1.8, warmup=0.1, passes=6, retries=0)
     out: dict[int, dict[str, Any]] = {}
-    for run, s in scale.sweep(binary, bench, None, mode, cfg, scale.cpu_order()):
+    for run, s in scale.sweep(binary, bench, None, mode, cfg, cpu_order()):
         assert run.status == OK, run.reason
         out[run.tasks] = s
     return out
@@ -87,7 +90,7 @@ def _measure(binary: Path, benches: list[str], mode: str, strict: bool) -> Measu
         best: Points | None = None
         for _ in range(ATTEMPTS):
             points = _sweep(binary, bench, mode)
-            if any(scale.disturbed(p) for p in points.values()):
+            if any(scaling.disturbed(p) for p in points.values()):
                 continue
             if best is None or _speedup(points) > _speedup(best):
                 best = points
@@ -209,12 +212,12 @@ def test_cli_exports_and_plot(cli_run: dict[str, Any]) -> None:
 
 
 def test_crash_in_threads_mode_keeps_intervals(crash_binary: Path) -> None:
-    cfg, cpus = _cfg(duration=2.0), scale.cpu_order()
-    run = scale.run_one(crash_binary, "scalecrash/late_segv", None, "threads", 2, cfg, cpus)
+    cfg, cpus = _cfg(duration=2.0), cpu_order()
+    run = runner_scaling.run_one(crash_binary, "scalecrash/late_segv", None, "threads", 2, cfg, cpus)
     assert run.status == CRASHED
     assert "SIGSEGV" in run.reason and "interval" in run.reason
     assert 2 <= len(run.intervals) < 15  # crashed after ~0.45 s, long before the 2.2 s end
-    s = scale.summarize(run, 2)
+    s = scaling.summarize(run, 2)
     assert s["intervals_measured"] >= 1 and s["total_median"] > 0
 
 
@@ -236,7 +239,7 @@ def test_stored_rows_give_back_the_series(cli_run: dict[str, Any]) -> None:
     from cyclebench.store import Store
 
     store = Store(f"sqlite:///{cli_run['db']}")
-    series = scale.series_from_rows(store.results(store.last_run_id()))
+    series = scaling.series_from_rows(store.results(store.last_run_id()))
     assert [(s.bench, s.mode, [p["tasks"] for p in s.points]) for s in series] == [
         ("contend/getppid", "threads", [1, 2, 3]), ("contend/padded", "threads", [1, 2, 3])]
     assert plots.scale_table(series[0]).row_count == 3

@@ -34,6 +34,9 @@ def test_contracts_kept() -> None:
     ("runner/engine.py", "from cyclebench.stats import estimate", "runner starts processes"),
     ("model.py", "import cyclebench.runner", "model imports nothing"),
     ("report/console.py", "import cyclebench.store", "store and report"),
+    ("stats/scaling.py", "import cyclebench.runner.scaling", "stats is pure"),
+    ("stats/repetitions.py", "import cyclebench.counters", "stats is pure"),
+    ("runner/scaling.py", "from cyclebench.stats import scaling", "runner starts processes"),
 ])
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
     src = tmp_path / "src"

@@ -24,8 +24,11 @@ import pytest
 
 from cyclebench.build import BuildSpec, build, suite_sources
 from cyclebench.commands import scale
-from cyclebench.model import OK
+from cyclebench.env.cpus import cpu_order
+from cyclebench.model import OK, ScaleRun, Series
 from cyclebench.report import plots
+from cyclebench.runner import scaling as runner_scaling
+from cyclebench.stats import scaling
 
 from conftest import DATA, cli
 
@@ -47,7 +50,7 @@ def binary() -> Path:
 def _sweep(binary: Path, bench: str, mode: str, tasks: tuple[int, ...] = (1, 2)) -> dict[int, dict[str, Any]]:
     cfg = _cfg(tasks=tasks, duration=1.8, warmup=0.1, passes=6, retries=0)
     out: dict[int, dict[str, Any]] = {}
-    for run, s in scale.sweep(binary, bench, None, mode, cfg, scale.cpu_order()):
+    for run, s in scale.sweep(binary, bench, None, mode, cfg, cpu_order()):
         assert run.status == OK, run.reason
         out[run.tasks] = s
     return out
@@ -84,7 +87,7 @@ def _measure(binary: Path, benches: list[str], mode: str, strict: bool) -> Measu
         best: Points | None = None
         for _ in range(ATTEMPTS):
             points = _sweep(binary, bench, mode)
-            if any(scale.disturbed(p) for p in points.values()):
+            if any(scaling.disturbed(p) for p in points.values()):
                 continue
             if best is None or _speedup(points) > _speedup(best):
                 best = points
@@ -127,7 +130,7 @@ def _iv(i: int, deltas: list[int], wait: list[int] | None = None, warmup: bool =
 
 
 def test_plot_svg(tmp_path: Path) -> None:
-    ser = scale.Series("contend/x", None, "threads", [
+    ser = Series("contend/x", None, "threads", [
         {"tasks": 1, "total_median": 10.0, "total_min": 9.0, "total_max": 11.0, "efficiency": 1.0,
          "efficiency_min": 0.9, "efficiency_max": 1.1},
         {"tasks": 2, "total_median": 15.0, "total_min": 14.0, "total_max": 16.0, "efficiency": 0.75,
@@ -139,14 +142,14 @@ def test_plot_svg(tmp_path: Path) -> None:
 
 
 def test_parse_tasks() -> None:
-    assert scale.parse_tasks("1..4") == [1, 2, 3, 4]
-    assert scale.parse_tasks("2,4") == [1, 2, 4]
-    assert scale.parse_tasks("3") == [1, 2, 3]
-    assert scale.parse_tasks("1..2,8") == [1, 2, 8]
+    assert runner_scaling.parse_tasks("1..4") == [1, 2, 3, 4]
+    assert runner_scaling.parse_tasks("2,4") == [1, 2, 4]
+    assert runner_scaling.parse_tasks("3") == [1, 2, 3]
+    assert runner_scaling.parse_tasks("1..2,8") == [1, 2, 8]
     for bad in ("0", "a", "4..2", "2000"):
-        with pytest.raises(scale.ScaleError):
-            scale.parse_tasks(bad)
-    assert scale.default_tasks(2) == [1, 2, 3] and scale.default_tasks(8) == [1, 2, 4, 8, 9]
+        with pytest.raises(runner_scaling.ScaleError):
+            runner_scaling.parse_tasks(bad)
+    assert runner_scaling.default_tasks(2) == [1, 2, 3] and runner_scaling.default_tasks(8) == [1, 2, 4, 8, 9]
 
 
 def test_cpu_order_distinct_cores_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,44 +160,44 @@ def test_cpu_order_distinct_cores_first(tmp_path: Path, monkeypatch: pytest.Monk
         (top / "physical_package_id").write_text("0\n")
         (top / "thread_siblings_list").write_text(f"{2 * core}-{2 * core + 1}\n")
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3})
-    assert scale.cpu_order(tmp_path) == [2, 0, 3, 1]  # CPU 0's core last; siblings after every core
+    assert cpu_order(tmp_path) == [2, 0, 3, 1]  # CPU 0's core last; siblings after every core
 
 
 def test_summarize_drops_warmup_and_disturbed_intervals() -> None:
-    run = scale.ScaleRun("b", None, "threads", 2, intervals=[
+    run = ScaleRun("b", None, "threads", 2, intervals=[
         _iv(1, [1, 1], [0, 0], warmup=True),  # warm-up: ignored whatever it says
         *[_iv(i, [100, 50], [0, 0]) for i in range(2, 6)],
         _iv(6, [10, 50], [60_000_000, 0]),  # task 0 waited 60% for its CPU: dropped
     ])
-    s = scale.summarize(run, 2)
+    s = scaling.summarize(run, 2)
     assert s["intervals_measured"] == 5 and s["intervals_kept"] == 4 and s["intervals_disturbed"] == 1
     assert s["total_median"] == pytest.approx(1500.0)
     assert s["per_task"] == pytest.approx([1000.0, 500.0]) and s["fairness"] == pytest.approx(0.5)
     assert s["ns_per_op_cpu"] == pytest.approx(1.5e6)  # 0.4 CPU-s / 400 and / 200 ops: median of 1 and 2 ms
-    base = scale.summarize(scale.ScaleRun("b", None, "threads", 1, intervals=[
+    base = scaling.summarize(ScaleRun("b", None, "threads", 1, intervals=[
         _iv(i, [100], [0]) for i in range(1, 4)]), 1)
-    scale.add_speedup(base, base)
-    scale.add_speedup(s, base)
+    scaling.add_speedup(base, base)
+    scaling.add_speedup(s, base)
     assert s["speedup"] == pytest.approx(1.5) and s["efficiency"] == pytest.approx(0.75)
-    assert "1/5 intervals disturbed, dropped" in scale.notes(s)
+    assert "1/5 intervals disturbed, dropped" in scaling.notes(s)
 
 
 def test_summarize_oversubscribed_keeps_waiting_intervals() -> None:
-    run = scale.ScaleRun("b", None, "threads", 3, intervals=[
+    run = ScaleRun("b", None, "threads", 3, intervals=[
         _iv(i, [50, 100, 50], [50_000_000, 0, 50_000_000]) for i in range(1, 4)])
-    s = scale.summarize(run, 2)
+    s = scaling.summarize(run, 2)
     assert s["oversubscribed"] and s["intervals_kept"] == 3 and s["intervals_disturbed"] == 0
-    assert scale.notes(s)[0] == "oversubscribed: 3 tasks on 2 CPUs"
+    assert scaling.notes(s)[0] == "oversubscribed: 3 tasks on 2 CPUs"
 
 
 def test_disturbed_task_count_is_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
     busy = [_iv(i, [10, 50], [60_000_000, 0]) for i in range(1, 5)]  # every interval disturbed
     quiet = [_iv(i, [50, 50], [0, 0]) for i in range(1, 5)]
     calls = iter([busy, busy, quiet])
-    monkeypatch.setattr(scale, "run_one", lambda *_a: scale.ScaleRun("b", None, "threads", 2, intervals=next(calls)))
+    monkeypatch.setattr(scale, "run_one", lambda *_a: ScaleRun("b", None, "threads", 2, intervals=next(calls)))
     run, s = scale.measure(Path("x"), "b", None, "threads", 2, _cfg(retries=2), [0, 1])
-    assert run.intervals is quiet and s["attempts"] == 3 and not scale.disturbed(s)
-    assert "best of 3 attempts" in scale.notes(s)
+    assert run.intervals is quiet and s["attempts"] == 3 and not scaling.disturbed(s)
+    assert "best of 3 attempts" in scaling.notes(s)
     calls = iter([busy, busy])
     run, s = scale.measure(Path("x"), "b", None, "threads", 2, _cfg(retries=1), [0, 1])
-    assert scale.disturbed(s) and s["attempts"] == 2
+    assert scaling.disturbed(s) and s["attempts"] == 2

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from cyclebench import counters
-from cyclebench.commands import stat as statcmd
+from cyclebench.counters.events import per_run_counts
+from cyclebench.stats.repetitions import Metric, aggregate
 from cyclebench.store import Store
 
 from conftest import cli
@@ -24,6 +25,10 @@ def rows_by_metric(db: str) -> dict[str, dict]:
     rid = store.last_run_id()
     assert rid is not None
     return {r["bench"].split("/", 1)[1]: r for r in store.results(rid)}
+
+def _aggregate(reps: list[dict], groups: list) -> list[Metric]:
+    """What `stat` does with the timing backend's records: decode (counters), summarise (stats)."""
+    return aggregate(reps, per_run_counts(reps, groups), derive=counters.derived)
 
 def _rep(groups: list[list[int]], errors: list[str | None], wall_ms: float = 2.0) -> dict:
     return {"type": "stat", "exit": 0, "signal": None, "wall_ns": int(wall_ms * 1e6), "user_us": 1000,
@@ -56,7 +61,7 @@ def test_aggregate_recorded_buffers() -> None:
         _rep([[2, 1000, 1000, 6000, 12000], [1, 1000, 250, 10], [1, 2500000, 2500000, 2500000], [1, 1000, 0, 0]],
              [None] * 4, wall_ms=4.0),
     ]
-    m = {x.name: x for x in statcmd.aggregate(reps, groups)}
+    m = {x.name: x for x in _aggregate(reps, groups)}
     assert m["wall"].values == [2.0, 4.0] and m["user"].values == [1.0, 1.0] and m["sys"].values == [0.5, 0.5]
     s = m["wall"].summary()
     assert s["mean"] == 3.0 and s["min"] == 2.0 and s["max"] == 4.0
@@ -74,18 +79,18 @@ def test_aggregate_recorded_buffers() -> None:
 
     # a group the kernel refused: not supported, with its reason; the others still counted
     refused = [_rep([[1, 10, 10, 7], []], [None, "No such file or directory"])] * 3
-    m2 = {x.name: x for x in statcmd.aggregate(refused, counters.parse_events("page-faults,cycles"))}
+    m2 = {x.name: x for x in _aggregate(refused, counters.parse_events("page-faults,cycles"))}
     assert m2["page-faults"].values == [7, 7, 7] and m2["page-faults"].summary()["cv"] == 0
     assert m2["cycles"].status == "not supported" and "No such file" in (m2["cycles"].reason or "")
 
     # not counted in one repetition only: the others make the mean, the row says so
     part = [_rep([[1, 10, 10, 5]], [None]), _rep([[1, 10, 0, 0]], [None])]
-    m3 = {x.name: x for x in statcmd.aggregate(part, counters.parse_events("page-faults"))}
+    m3 = {x.name: x for x in _aggregate(part, counters.parse_events("page-faults"))}
     assert m3["page-faults"].values == [5, None] and m3["page-faults"].summary()["mean"] == 5
     assert "not counted in 1/2 runs" in m3["page-faults"].notes
 
     with pytest.raises(ValueError):  # a truncated buffer is an error, not a silent zero
-        statcmd.aggregate([_rep([[2, 10, 10, 1]], [None])], counters.parse_events("{cycles,instructions}"))
+        _aggregate([_rep([[2, 10, 10, 1]], [None])], counters.parse_events("{cycles,instructions}"))
 
 
 def test_callgrind_refuses_events(db: str) -> None:

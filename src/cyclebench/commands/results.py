@@ -60,12 +60,12 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool) -> None:
     run = store.get_run(rid) if rid is not None else None
     if run is None:
         raise UserError(f"no run {'#' + str(rid) if rid is not None else ''} in {store.url}".replace("  ", " "))
-    from cyclebench.commands import scale
     from cyclebench.report import plots
+    from cyclebench.stats import scaling
 
     rows = store.results(rid)
-    series = scale.series_from_rows(rows)
-    others = [r for r in rows if not scale.is_scale_row(r)]
+    series = scaling.series_from_rows(rows)
+    others = [r for r in rows if not scaling.is_scale_row(r)]
     if others or not series:
         console_report.print_results(others, out, title=f"run #{rid} · {run['status']} · {run['started_at']}",
                                      wide=wide)

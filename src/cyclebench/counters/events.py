@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cyclebench.counters import pfm4
 from cyclebench.counters.event import (
@@ -202,6 +203,43 @@ def per_sample_counts(reads: Sequence[Sequence[int]], nevents: Sequence[int],
         frac = run_total / en_total if en_total else 1.0
         status += [f"multiplexed (counted {100 * frac:.0f}% of the time)" if frac < 0.999 else "counted"] * n
     return series, status
+
+
+def per_run_counts(runs: Sequence[dict[str, Any]], groups: Sequence[Sequence[Event]]) -> list[dict[str, Any]]:
+    """Per-event counts over whole runs of a command (the stat launcher's records: per group
+    its raw read in ``groups``, its ``open_errors`` and ``user_only``), each read scaled for
+    multiplexing. One dict per event, in group order: name; unit ("ms" for TIME_EVENTS, read
+    in ns, else "count"); values, one per run (None: not counted there); errors, why for each
+    run without a read of the event's group; enabled and running ns summed over the runs that
+    read it; user_only. Raises ValueError on a short or inconsistent buffer."""
+    out: list[dict[str, Any]] = []
+    for gi, group in enumerate(groups):
+        vals: list[list[float | None]] = [[] for _ in group]
+        errors: list[str] = []
+        enabled = running = 0
+        user_only = False
+        for r in runs:
+            err = (r.get("open_errors") or [None] * len(groups))[gi]
+            words = r["groups"][gi] if gi < len(r.get("groups", [])) else []
+            if err or not words:
+                errors.append(err or "no group read")
+                for v in vals:
+                    v.append(None)
+                continue
+            g = parse_group_read(words, len(group))
+            user_only |= bool((r.get("user_only") or [False] * len(groups))[gi])
+            enabled += g.enabled
+            running += g.running
+            scaled = g.scaled()
+            for ei in range(len(group)):
+                vals[ei].append(None if scaled is None else scaled[ei])
+        for ei, ev in enumerate(group):
+            values, unit = vals[ei], "count"
+            if ev.name in TIME_EVENTS:  # nanoseconds
+                values, unit = [None if v is None else v / 1e6 for v in values], "ms"
+            out.append({"name": ev.name, "unit": unit, "values": values, "errors": errors, "enabled": enabled,
+                        "running": running, "user_only": user_only})
+    return out
 
 
 def catalogue() -> list[tuple[str, Event]]:

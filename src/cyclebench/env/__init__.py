@@ -1,1 +1,2 @@
-"""The machine: sysinfo (facts read from sysfs/procfs), CPU choice and pinning, check (findings as data)."""
+"""The machine: sysinfo (facts read from sysfs/procfs, CPU choice and pinning), cpus (where `scale`'s tasks
+go), check (findings as data)."""

@@ -653,12 +653,16 @@ def compiler_info(cc: str = "cc") -> dict[str, Any]:
 # ----------------------------------------------------------------------------- pinning
 
 
-def _can_pin(cpu: int) -> bool:
-    """Whether this thread may run on ``cpu`` (tried, then the old mask restored)."""
-    old = os.sched_getaffinity(0)
+def can_pin(cpu: int) -> bool:
+    """Whether this thread may run on ``cpu`` (tried, then the old mask restored); True when
+    the affinity mask cannot be read (nothing to try it against)."""
+    try:
+        old = os.sched_getaffinity(0)
+    except OSError:
+        return True
     try:
         os.sched_setaffinity(0, {cpu})
-    except OSError:
+    except (OSError, ValueError):
         return False
     finally:
         os.sched_setaffinity(0, old)
@@ -691,7 +695,7 @@ def choose_cpu(root: Path = ROOT) -> int:
     if online:
         isolated &= set(online)
     if live and hasattr(os, "sched_setaffinity"):
-        isolated = (isolated & allowed) | {c for c in isolated - allowed if _can_pin(c)}
+        isolated = (isolated & allowed) | {c for c in isolated - allowed if can_pin(c)}
     else:
         isolated &= allowed
     pool = allowed | isolated

@@ -1,0 +1,101 @@
+"""Whole commands run the way `cyclebench stat` measures them.
+
+``launch`` runs a command under the launcher (engine/statexec.c, built by build.statexec):
+it forks, opens the counter groups on the child's pid with ``enable_on_exec`` (nothing of
+the harness is counted) and ``inherit`` (the command's children are), releases the child
+into ``execvp``, times it with CLOCK_MONOTONIC, takes user/sys time from ``wait4`` and prints
+the raw group reads as one JSON line on a pipe of its own, so the command's output never
+mixes with it. The reads are decoded by counters, summarised by stats.repetitions.
+
+``launch_callgrind`` runs the command under ``valgrind --tool=callgrind`` instrumented from
+the start (no client requests: the whole program, its children too) with the fixed cache
+geometry of runner.callgrind, and adds the simulated event totals of every process.
+Limitation (valgrind 3.19, seen here): a process that calls execve loses the instructions
+it ran before the exec (callgrind dumps at exit only, and the new image writes the same
+per-pid file): ``sh -c 'a; exec b'`` reports a and b, not the shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cyclebench import counters
+from cyclebench.counters import Event
+from cyclebench.runner import callgrind
+from cyclebench.runner.child import die_with_parent
+
+
+class LaunchError(Exception):
+    """The launcher itself failed (not the command): one line."""
+
+
+def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (),
+           inherit: bool = True) -> dict[str, Any]:
+    """One run of ``argv`` under the launcher: its JSON line as a dict (type "stat" or
+    "exec_error"). The command's stdin/stdout/stderr are ours. Raises LaunchError."""
+    cmd = [str(exe)]
+    if groups:
+        cmd += counters.groups_argv(groups)
+    if not inherit:
+        cmd.append("--no-inherit")
+    r, w = os.pipe()
+    try:
+        proc = subprocess.Popen([*cmd, "--json-fd", str(w), "--", *argv], pass_fds=(w,),
+                                preexec_fn=die_with_parent())
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    try:
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        rc = proc.wait()
+    except BaseException:  # Ctrl-C or SIGTERM reaching only us: statexec and the command go too (D1)
+        proc.kill()
+        proc.wait()
+        raise
+    if rc != 0 or not data.strip():
+        raise LaunchError(f"the stat launcher failed (exit {rc}) running {shlex.join(argv)}")
+    return json.loads(data.decode())
+
+
+def launch_callgrind(exe: Path, argv: Sequence[str], cache: dict[str, tuple[int, int, int]]) -> dict[str, Any]:
+    """One run of ``argv`` under callgrind, itself under the launcher: the launcher's record
+    plus ``events`` (simulated totals over every process) and ``processes``; a valgrind that
+    could not start the command gives an "exec_error" record. Raises LaunchError."""
+    with tempfile.TemporaryDirectory(prefix="cb-stat-cg-") as tmp:
+        out = Path(tmp) / "cg.out"
+        vg = callgrind.valgrind_argv(out, cache)
+        vg = [a.replace("--instr-atstart=no", "--instr-atstart=yes").replace("--collect-atstart=no",
+                                                                              "--collect-atstart=yes")
+              for a in vg]
+        vg += ["--trace-children=yes", f"--log-file={Path(tmp) / 'vg.log'}.%p"]
+        rec = launch(exe, [*vg, *argv])
+        events: dict[str, int] = {}
+        files = sorted(Path(tmp).glob("cg.out.*"))
+        for f in files:
+            for ev, v in callgrind.parse_dump(f)[1].items():
+                events[ev] = events.get(ev, 0) + v
+        rec["events"] = events
+        rec["processes"] = len(files)
+        if rec.get("type") == "stat" and not files:
+            logs = [ln for f in sorted(Path(tmp).glob("vg.log.*")) for ln in f.read_text(errors="replace")
+                    .splitlines() if ln.strip()]
+            if any("cannot find" in ln or "No such file" in ln or "Permission denied" in ln for ln in logs):
+                rec = {"type": "exec_error", "error": logs[-1].split("valgrind: ")[-1]}
+            else:
+                rec["valgrind_log"] = logs[-5:]
+        return rec
+
+
+def run_pre(argv: Sequence[str]) -> int:
+    """Run a preparation command (not measured), its output ours; its exit status. Raises OSError."""
+    return subprocess.run(list(argv), check=False).returncode

@@ -1,0 +1,167 @@
+"""The runner in scaling mode (DESIGN.md §6): one benchmark run by N tasks at once.
+
+The runner (engine/scale.c) starts N pinned tasks (threads or processes) that run the body
+in small batches and bump their own counter; a sampler prints every interval how many
+operations each task did and, from schedstat, how long each task ran and waited for its
+CPU. run_one starts it once and reads its lines into a ScaleRun (model); how the child
+ended is decided by the one classifier, runner.protocol.classify. parse_tasks, parse_modes
+and ScaleOptions say what the runner is asked to do. The statistics of its lines are
+stats.scaling's; the sweep over task counts is the `scale` command's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, SKIPPED, ScaleRun
+from cyclebench.runner.child import run_child
+from cyclebench.runner.protocol import classify, parse_lines
+
+MODES = ("threads", "processes")
+
+
+class ScaleError(ValueError):
+    """Bad scaling options (task list, mode): one line for the user."""
+
+
+def parse_tasks(text: str) -> list[int]:
+    """``"1..4"`` → [1, 2, 3, 4]; ``"1,2,4"`` → [1, 2, 4]; ``"4"`` → 1..4 (a sweep up to 4).
+    Parts combine: ``"1..4,8"``. 1 is always included: speed-up and efficiency are relative to it."""
+    text = text.strip()
+    if re.fullmatch(r"\d+", text):
+        text = f"1..{text}"
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)\s*(?:\.\.|-)\s*(\d+)", part)
+        try:
+            if m:
+                lo, hi = int(m.group(1)), int(m.group(2))
+                if lo > hi:
+                    raise ScaleError(f"--tasks: empty range '{part}'")
+                out.update(range(lo, hi + 1))
+            elif part:
+                out.add(int(part))
+        except ValueError:
+            raise ScaleError(f"--tasks: '{part}' is not a task count or a range a..b") from None
+    if not out or min(out) < 1 or max(out) > 1024:
+        raise ScaleError("--tasks: task counts are 1..1024")
+    return sorted(out | {1})
+
+
+def default_tasks(ncpus: int) -> list[int]:
+    """Powers of two up to the CPU count, the CPU count, and one more (oversubscription shown)."""
+    counts = {1, ncpus, ncpus + 1}
+    p = 2
+    while p < ncpus:
+        counts.add(p)
+        p *= 2
+    return sorted(counts)
+
+
+def parse_modes(text: str) -> list[str]:
+    if text == "both":
+        return list(MODES)
+    if text not in MODES:
+        raise ScaleError("--mode: threads, processes or both")
+    return [text]
+
+
+@dataclass(kw_only=True)
+class ScaleOptions:
+    """How long and how finely one runner invocation samples."""
+
+    duration: float = 2.0  # seconds sampled after the warm-up
+    interval: float = 0.1  # seconds between two reads of the counters
+    warmup: float = 0.5  # seconds of intervals marked warm-up
+    batch_ns: float = 20000.0  # a task's batch between two counter bumps
+
+    def timeout(self) -> float:
+        """Per runner: set-up and start-up (generous: oversubscribed set-ups queue) + sampling."""
+        return 20.0 + 2 * (self.warmup + self.duration)
+
+
+def _cpu_stat() -> dict[int, list[int]]:
+    """Per-CPU counters of /proc/stat (USER_HZ ticks); {} when unreadable."""
+    out: dict[int, list[int]] = {}
+    try:
+        text = Path("/proc/stat").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        m = re.match(r"cpu(\d+)\s+(.*)", line)
+        if m:
+            out[int(m.group(1))] = [int(x) for x in m.group(2).split()]
+    return out
+
+
+def _steal_share(before: dict[int, list[int]], after: dict[int, list[int]], cpus: set[int]) -> float | None:
+    """Share of the tasks' CPUs' time stolen by the hypervisor (column 8 of /proc/stat)."""
+    total = steal = 0
+    for c in cpus:
+        if c in before and c in after and len(after[c]) > 7:
+            d = [a - b for a, b in zip(after[c], before[c], strict=False)]
+            total += sum(d[:8])
+            steal += d[7]
+    return steal / total if total > 0 else None
+
+
+def _argv(binary: Path, bench: str, param: int | None, mode: str, tasks: int, opts: ScaleOptions,
+          cpus: Sequence[int]) -> list[str]:
+    argv = [str(binary), "--scale", bench, *(["--param", str(param)] if param is not None else []),
+            "--tasks", str(tasks), "--mode", mode, "--duration", f"{opts.duration:g}",
+            "--interval", f"{opts.interval:g}", "--warmup", f"{opts.warmup:g}", "--batch-ns", f"{opts.batch_ns:g}"]
+    if cpus:
+        argv += ["--cpus", ",".join(map(str, cpus))]
+    return argv
+
+
+def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, opts: ScaleOptions,
+            cpus: Sequence[int]) -> ScaleRun:
+    """Run the runner in scaling mode once. Never raises for the benchmark's own faults (crash,
+    hang, skip): they come back in the ScaleRun, with every interval printed before them.
+    KeyboardInterrupt kills the runner (all its tasks) and propagates."""
+    run = ScaleRun(bench, param, mode, tasks)
+    stat0 = _cpu_stat()
+    timeout = opts.timeout()
+    child = run_child(_argv(binary, bench, param, mode, tasks, opts, cpus), timeout)
+    run.wall_s = child.wall_s
+    run.steal = _steal_share(stat0, _cpu_stat(), {cpus[i % len(cpus)] for i in range(tasks)} if cpus else set())
+    run.stderr = child.stderr[-4000:]
+    lines = parse_lines(child.stdout)
+    for ln in lines:
+        kind = ln.get("type")
+        if kind == "scale_start":
+            run.start = ln
+        elif kind == "interval":
+            run.intervals.append(ln)
+        elif kind == "scale_end":
+            run.end = ln
+        elif kind == "task_crash" and run.crash is None:
+            run.crash = ln
+    finals = [ln for ln in lines if ln.get("type") in ("skip", "fail", "error")]
+    ended = classify(child, timeout)
+    if ended is not None:  # a limit, the timeout or a signal: the intervals printed before it are kept
+        run.status, reason = ended
+        run.reason = f"{reason} after {len(run.intervals)} interval(s)"
+        if run.status == CRASHED and mode == "threads":
+            run.reason += " (threads mode: a crashing task kills the whole runner)"
+    elif run.crash is not None:
+        run.status, run.reason = CRASHED, f"{run.crash.get('reason')} after {len(run.intervals)} interval(s)"
+    elif finals:
+        f = finals[0]
+        run.status = {"skip": SKIPPED, "fail": FAILED}.get(f["type"], ERROR)
+        run.reason = f.get("reason")
+    elif run.end is None:
+        tail = [ln for ln in child.stderr.strip().splitlines() if ln.strip()]
+        run.status = ERROR
+        run.reason = f"runner exited {child.returncode} without an end line" + (f": {tail[-1][:200]}" if tail else "")
+    else:
+        verified, reasons = run.end.get("verified") or [], run.end.get("reasons") or []
+        bad = [(i, r) for i, (v, r) in enumerate(zip(verified, reasons, strict=False)) if v is False]
+        if bad:
+            run.status, run.reason = INVALID, f"verification failed in task {bad[0][0]}: {bad[0][1]}"
+    return run

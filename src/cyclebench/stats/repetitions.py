@@ -1,0 +1,181 @@
+"""Statistics of a whole command's repetitions (`cyclebench stat`): pure, numpy and scipy.
+
+Each metric (wall, user, sys, max RSS, every counter event, or callgrind's simulated
+events) has one value per repetition; its summary is the mean, the sample standard
+deviation, the standard error of the mean (stddev/√n) and the 95% t interval of the mean,
+min, max, CV, median, MAD and the robust CV (scaled MAD / median, stats.estimators'
+MAD_SCALE). perf stat's "± x.xx%" is the standard error relative to the mean; `stat`'s table
+shows the CV (the spread of one run), the JSON and the database hold both.
+
+The counter values come decoded (counters.per_run_counts: scaled when multiplexed, None
+when a repetition did not count them); derived metrics (IPC, MPKI, …) are computed on the
+means by the ``derive`` function the caller passes.
+
+Stored as one result row per metric (result_rows: bench ``stat:<command>/<metric>``, the
+mean as per_op, min/median/CV/95% CI columns filled); each row's ``extra`` holds its
+per-repetition values and the wall-time row's every repetition's raw launcher record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from cyclebench.stats.estimators import MAD_SCALE
+
+SUMMARY_KEYS = ("mean", "stddev", "sem", "min", "max", "cv", "median", "mad", "rcv", "ci95")
+
+
+@dataclass
+class Metric:
+    """One line of the table: a metric's value in every repetition (None: not counted there)."""
+
+    name: str
+    unit: str
+    values: list[float | None]
+    status: str = "ok"  # ok | not counted | not supported | derived
+    notes: list[str] = field(default_factory=list)
+    reason: str | None = None  # why there is no number (not counted / not supported: ...)
+
+    @property
+    def counted(self) -> list[float]:
+        return [v for v in self.values if v is not None]
+
+    def summary(self) -> dict[str, Any]:
+        """n, mean, stddev (sample), sem (stddev/√n), min, max, cv, median, mad (unscaled),
+        rcv (scaled MAD / median), ci95 (half-width of the t interval of the mean); None
+        where undefined."""
+        x = np.asarray(self.counted, dtype=float)
+        n = len(x)
+        out: dict[str, Any] = dict.fromkeys(SUMMARY_KEYS)
+        out["n"] = n
+        if not n:
+            return out
+        mean, med = float(np.mean(x)), float(np.median(x))
+        mad = float(sps.median_abs_deviation(x))
+        out.update(mean=mean, min=float(x.min()), max=float(x.max()), median=med, mad=mad,
+                   rcv=MAD_SCALE * mad / med if med else None)
+        if n >= 2:
+            sd, sem = float(np.std(x, ddof=1)), float(sps.sem(x))
+            out.update(stddev=sd, sem=sem, cv=sd / mean if mean else None,
+                       ci95=float(sps.t.ppf(0.975, n - 1)) * sem)
+        return out
+
+
+def time_metrics(reps: Sequence[Mapping[str, Any]], notes: Sequence[str] = ()) -> list[Metric]:
+    """wall, user and sys time in ms of every repetition (the launcher's wait4 and clock)."""
+    return [
+        Metric("wall", "ms", [r["wall_ns"] / 1e6 for r in reps], notes=list(notes)),
+        Metric("user", "ms", [r["user_us"] / 1e3 for r in reps], notes=list(notes)),
+        Metric("sys", "ms", [r["sys_us"] / 1e3 for r in reps], notes=list(notes)),
+    ]
+
+
+def _event_metric(c: Mapping[str, Any], n: int, paranoid: str | None) -> Metric:
+    m = Metric(c["name"], c["unit"], list(c["values"]))
+    k, errors = len(m.counted), c["errors"]
+    if k == 0:
+        if errors and len(errors) == n:
+            why = errors[0]
+            if "ermission" in why and paranoid is not None:
+                why = f"{why}, perf_event_paranoid={paranoid}"
+            m.status, m.reason = "not supported", f"not supported: {why}"
+        else:
+            m.status, m.reason = "not counted", "not counted"
+        return m
+    if k < n:
+        m.notes.append(f"not counted in {n - k}/{n} runs")
+    if c["enabled"] and c["running"] < c["enabled"]:
+        m.notes.append(f"multiplexed {100 * c['running'] / c['enabled']:.0f}%")
+    if c["user_only"]:
+        m.notes.append("user space only (perf_event_paranoid)")
+    return m
+
+
+def aggregate(reps: Sequence[Mapping[str, Any]], counts: Sequence[Mapping[str, Any]],
+              derive: Callable[[dict[str, float]], dict[str, float]] | None = None,
+              paranoid: str | None = None) -> list[Metric]:
+    """Metrics of the launcher's records ``reps`` (type "stat"): wall/user/sys ms, max RSS,
+    every event of ``counts`` (counters.per_run_counts of the same records), then
+    ``derive``'s metrics (e.g. stats.result.derived) of the events' means. ``paranoid``: the
+    perf_event_paranoid level, added to a permission error."""
+    n = len(reps)
+    metrics = [*time_metrics(reps), Metric("max-rss", "KiB", [float(r["maxrss_kb"]) for r in reps])]
+    events = [_event_metric(c, n, paranoid) for c in counts]
+    metrics += events
+    wall = metrics[0].summary()["mean"]
+    for m in events:
+        if m.unit == "ms" and m.counted and wall:  # task-clock, cpu-clock
+            m.notes.insert(0, f"{m.summary()['mean'] / wall:.2f} CPUs utilized")
+    if reps and not all(r.get("inherit", True) for r in reps):
+        for m in events:
+            m.notes.append("children not counted (kernel refused inherit with group reads)")
+    means = {m.name: float(np.mean(m.counted)) for m in events if m.counted}
+    for name, value in (derive(means) if derive else {}).items():
+        metrics.append(Metric(name, "", [value], status="derived", notes=["derived from the means"]))
+    return metrics
+
+
+def aggregate_callgrind(reps: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[Metric]:
+    """Metrics of callgrind repetitions: wall/user/sys of the command *under valgrind*,
+    then every simulated event of ``names`` (in that order) that some repetition has."""
+    metrics = time_metrics(reps, notes=["under valgrind"])
+    for e in names:
+        if any(e in (r.get("events") or {}) for r in reps):
+            vals = [None if (r.get("events") or {}).get(e) is None else float(r["events"][e]) for r in reps]
+            metrics.append(Metric(e, "count", vals, notes=["simulated"]))
+    return metrics
+
+
+def exit_summary(reps: Sequence[Mapping[str, Any]]) -> tuple[str, bool]:
+    """('exit 0 in 5/5 runs', all zero?) — or 'exit 3 in 2/5 runs, exit 0 in 3/5, killed by SIGSEGV in …'."""
+    n = len(reps)
+    counts: dict[str, int] = {}
+    for r in reps:
+        key = f"killed by {r['signal']}" if r.get("signal") else f"exit {r.get('exit')}"
+        counts[key] = counts.get(key, 0) + 1
+    text = ", ".join(f"{k} in {c}/{n} runs" for k, c in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return text, set(counts) <= {"exit 0"}
+
+
+def bench_name(argv: Sequence[str]) -> str:
+    return "stat:" + os.path.basename(argv[0])
+
+
+def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Mapping[str, Any]],
+                metrics: Sequence[Metric]) -> list[dict[str, Any]]:
+    """Results-table rows, one per metric: per_op = mean (min, median, CV, 95% CI of the mean)."""
+    text, all_zero = exit_summary(reps)
+    base = bench_name(argv)
+    rows = []
+    for i, m in enumerate(metrics):
+        s = m.summary()
+        row: dict[str, Any] = {"bench": f"{base}/{m.name}", "param": None, "variant": "",
+                               "unit": m.unit or None, "status": "ok", "reason": None}
+        if m.status in ("not counted", "not supported"):
+            row.update(status="skipped", reason=m.reason)
+        else:
+            if not all_zero:
+                row.update(status="invalid", reason=f"command: {text}")
+            half = s["ci95"]
+            row.update(per_op=s["mean"], mean=s["mean"], median=s["median"], min=s["min"], mad=s["mad"],
+                       cv=s["cv"], rcv=s["rcv"], n_samples=s["n"], method="mean",
+                       ci_low=None if half is None else s["mean"] - half,
+                       ci_high=None if half is None else s["mean"] + half)
+            if m.name == "wall" and s["mean"] is not None:
+                row["ns_per_op"] = s["mean"] * 1e6
+        row["extra"] = {"stat": True, "backend": backend,
+                        "simulated": backend == "callgrind" and m.notes == ["simulated"],
+                        "metric": m.name, "values": m.values, "max": s["max"], "stddev": s["stddev"],
+                        "sem": s["sem"], "notes": m.notes, "derived": m.status == "derived", "command": list(argv)}
+        if i == 0:
+            row["wall_s"] = sum(r.get("wall_ns", 0) for r in reps) / 1e9
+            row["extra"]["repetitions"] = list(reps)
+            row["extra"]["exit"] = text
+        rows.append(row)
+    return rows

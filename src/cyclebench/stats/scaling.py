@@ -1,0 +1,263 @@
+"""Statistics of scaling runs (DESIGN.md §6): how throughput grows with the number of tasks.
+
+Pure (numpy, no I/O): the runner's interval lines (a ScaleRun, runner.scaling) in, summaries,
+notes and result rows out.
+
+Statistics of one task count, over the intervals after the warm-up:
+  - total ops/s: per interval Σ deltas / dt; median, min and max over intervals;
+  - per task: each task's median ops/s over intervals; min / median / max across tasks, and
+    fairness = slowest / fastest task (1 = fair) with the CV across tasks;
+  - speed-up = total(N) / total(1) and efficiency = speed-up / N (1 = perfect scaling).
+    The task counts are measured in ``passes`` short alternating passes (1, 2, …, N, then
+    N, …, 1, …) and the speed-up is the median over passes of each pass's own ratio: a VM's
+    core clock and its host's load drift by 10–25% over seconds (seen on the project's AMD
+    EPYC VM: one task of getppid at 3.86M ops/s, then 4.81M ten seconds later), which a
+    1-task run and an N-task run seconds apart would read as scaling. The same idea as
+    `compare`'s interleaving, at the granularity a process start allows. The other
+    statistics pool the intervals of all passes (merge);
+  - ns/op per task: CPU time per operation (schedstat run time / ops; wall time without
+    schedstat), the cost of one operation as the task sees it;
+  - disturbed intervals: when no more tasks than CPUs, an interval in which a task waited
+    for its CPU (schedstat wait time) longer than WAIT_LIMIT of it means another program
+    ran there; such intervals are dropped (kept in the database), as `run` drops disturbed
+    batches; a task count with too few undisturbed intervals is measured again (``retries``)
+    and the least disturbed attempt kept. Oversubscribed runs wait by design: nothing is
+    dropped, the note says so;
+  - the sampler's own CPU use, as a share of one CPU.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from cyclebench.model import OK, ScaleRun, Series
+
+WAIT_LIMIT = 0.02  # a task waiting for its CPU more than 2% of an interval: the interval is disturbed
+MIN_KEPT = 3  # fewer undisturbed intervals than this: keep them all, and say the run was disturbed
+UNIT = "ops/s"
+
+Summary = dict[str, Any]
+
+
+def _median(x: Sequence[float] | np.ndarray) -> float | None:
+    return float(np.median(x)) if len(x) else None
+
+
+def cpus_used(cpus: Sequence[int], tasks: int) -> int:
+    """Distinct CPUs ``tasks`` tasks land on (task i on cpus[i % len]); 0 when not pinned."""
+    return len({cpus[i % len(cpus)] for i in range(tasks)}) if cpus else 0
+
+
+def _head(run: ScaleRun, ncpus: int, measured: int) -> Summary:
+    """What a summary says before any interval is looked at: counts, placement, sampler."""
+    s: Summary = {
+        "tasks": run.tasks, "mode": run.mode, "cpus_used": ncpus, "oversubscribed": bool(ncpus) and run.tasks > ncpus,
+        "intervals_total": len(run.intervals), "intervals_measured": measured, "intervals_kept": 0,
+        "intervals_disturbed": 0, "disturbed_kept": False, "steal": run.steal,
+    }
+    if run.end and run.end.get("sampled_s"):
+        s["sampler_cpu_s"] = run.end.get("sampler_cpu_s")
+        s["sampler_cpu_pct"] = 100.0 * run.end["sampler_cpu_s"] / run.end["sampled_s"]
+    if run.start:
+        s["batch"] = run.start.get("batch")
+        s["task_cpus"] = run.start.get("cpus")
+        s["sampler_cpus"] = run.start.get("sampler_cpus")
+    return s
+
+
+def summarize(run: ScaleRun, ncpus: int) -> Summary:
+    """Statistics of one run (see the module docstring); None where there are no intervals.
+    ``ncpus``: distinct CPUs the tasks were placed on (0: not pinned)."""
+    n = run.tasks
+    measured = [iv for iv in run.intervals if not iv.get("warmup")]
+    s = _head(run, ncpus, len(measured))
+    if not measured:
+        return s
+    dt = np.array([iv["dt"] for iv in measured], dtype=float)
+    ops = np.array([iv["deltas"] for iv in measured], dtype=float)  # intervals × tasks
+    has_sched = all("wait_ns" in iv and "run_ns" in iv for iv in measured)
+    wait = np.array([iv["wait_ns"] for iv in measured], dtype=float) / 1e9 if has_sched else None
+    runs = np.array([iv["run_ns"] for iv in measured], dtype=float) / 1e9 if has_sched else None
+    keep = np.ones(len(measured), dtype=bool)
+    if wait is not None:
+        wait_share = wait / dt[:, None]
+        s["wait_pct"] = float(100 * wait_share.mean())
+        if not s["oversubscribed"]:
+            disturbed = wait_share.max(axis=1) > WAIT_LIMIT
+            s["intervals_disturbed"] = int(disturbed.sum())
+            if (~disturbed).sum() >= min(MIN_KEPT, len(measured)):
+                keep = ~disturbed
+            else:
+                s["disturbed_kept"] = True
+    s["intervals_kept"] = int(keep.sum())
+    dt, ops = dt[keep], ops[keep]
+    total = ops.sum(axis=1) / dt
+    s["total_median"] = float(np.median(total))
+    s["total_min"], s["total_max"] = float(total.min()), float(total.max())
+    s["total_cv"] = float(total.std(ddof=1) / total.mean()) if len(total) > 1 and total.mean() > 0 else None
+    per_task = np.median(ops / dt[:, None], axis=0)  # each task's median ops/s
+    s["per_task"] = [float(x) for x in per_task]
+    s["task_min"], s["task_median"], s["task_max"] = (float(per_task.min()), float(np.median(per_task)),
+                                                      float(per_task.max()))
+    s["fairness"] = float(per_task.min() / per_task.max()) if per_task.max() > 0 else None
+    s["task_cv"] = float(per_task.std() / per_task.mean()) if per_task.mean() > 0 and n > 1 else 0.0
+    task_ops = ops.sum(axis=0)
+    if runs is not None:
+        cpu_s = runs[keep].sum(axis=0)
+        pairs = list(zip(cpu_s, task_ops, strict=True))
+        s["ns_per_op_cpu"] = _median([1e9 * c / o for c, o in pairs if o > 0])
+        s["cpu_rate_median"] = _median([o / c for c, o in pairs if c > 0])  # ops per CPU-second
+    s["ns_per_op_wall"] = _median([1e9 * dt.sum() / o for o in task_ops if o > 0])
+    s["ns_per_op"] = s.get("ns_per_op_cpu") or s["ns_per_op_wall"]
+    return s
+
+
+def add_speedup(s: Summary, base: Summary | None) -> None:
+    """Speed-up and efficiency against the 1-task summary of the same benchmark and mode; the
+    min–max band from the intervals' min and max. cpu_efficiency: ops per CPU-second per task
+    relative to 1 task — what each task gets from the CPU time it had, insensitive to time
+    taken by other programs."""
+    if not base or not base.get("total_median") or s.get("total_median") is None:
+        return
+    b, n = base["total_median"], s["tasks"]
+    s["speedup"] = s["total_median"] / b
+    s["speedup_min"], s["speedup_max"] = s["total_min"] / b, s["total_max"] / b
+    s["efficiency"] = s["speedup"] / n
+    s["efficiency_min"], s["efficiency_max"] = s["speedup_min"] / n, s["speedup_max"] / n
+    if s.get("cpu_rate_median") and base.get("cpu_rate_median"):
+        s["cpu_efficiency"] = s["cpu_rate_median"] / base["cpu_rate_median"]
+
+
+def disturbed(s: Summary) -> bool:
+    """Too few undisturbed intervals were left to drop the others, or the hypervisor stole
+    more than 5% of the tasks' CPUs."""
+    return bool(s.get("disturbed_kept")) or (s.get("steal") or 0) > 0.05
+
+
+def notes(s: Summary, status: str = OK, reason: str | None = None) -> list[str]:
+    out = []
+    if status != OK:
+        out.append(f"{status}: {reason}" if reason else status)
+    if (s.get("attempts") or 1) > 1:
+        out.append(f"best of {s['attempts']} attempts")
+    if len(s.get("pass_speedups") or []) > 1:
+        out.append("speed-up per pass " + " ".join(f"{x:.2f}" for x in s["pass_speedups"]))
+    if s.get("oversubscribed"):
+        out.append(f"oversubscribed: {s['tasks']} tasks on {s['cpus_used']} CPUs")
+    if s.get("disturbed_kept"):
+        out.append(f"disturbed: tasks waited {s.get('wait_pct', 0):.0f}% of the time for their CPU (other programs)")
+    elif s.get("intervals_disturbed"):
+        out.append(f"{s['intervals_disturbed']}/{s['intervals_measured']} intervals disturbed, dropped")
+    if s.get("steal") and s["steal"] > 0.01:
+        out.append(f"steal {100 * s['steal']:.0f}%")
+    if s.get("fairness") is not None and s["tasks"] > 1 and s["fairness"] < 0.8 and not s.get("oversubscribed"):
+        out.append(f"unfair: slowest task {s['fairness']:.2f}× the fastest")
+    return out
+
+
+def merge(runs: Sequence[ScaleRun]) -> ScaleRun:
+    """The passes of one task count as one run: intervals pooled, the first fault kept,
+    the sampler's CPU time and the sampled time summed."""
+    first = runs[0]
+    bad = next((r for r in runs if r.status != OK), None)
+    merged = ScaleRun(first.bench, first.param, first.mode, first.tasks, status=bad.status if bad else OK,
+                      reason=bad.reason if bad else None, start=first.start,
+                      crash=next((r.crash for r in runs if r.crash), None), wall_s=sum(r.wall_s for r in runs),
+                      stderr=runs[-1].stderr)
+    for r in runs:
+        merged.intervals += r.intervals
+    ends = [r.end for r in runs if r.end]
+    if ends:
+        merged.end = {**ends[-1], "sampler_cpu_s": sum(e.get("sampler_cpu_s") or 0 for e in ends),
+                      "sampled_s": sum(e.get("sampled_s") or 0 for e in ends)}
+    steals = [r.steal for r in runs if r.steal is not None]
+    merged.steal = float(np.mean(steals)) if steals else None
+    return merged
+
+
+def combine(got: dict[int, list[tuple[ScaleRun, Summary]]], counts: Sequence[int],
+            cpus: Sequence[int]) -> list[tuple[ScaleRun, Summary]]:
+    """Each task count's passes (``got``: (run, summary) per pass) merged and summarised, with
+    speed-ups against 1 task: the median of the passes' own ratios. In task order; task
+    counts without a pass are left out."""
+    out: list[tuple[ScaleRun, Summary]] = []
+    base: Summary | None = None
+    for n in counts:
+        if not got[n]:
+            continue
+        run = merge([r for r, _ in got[n]])
+        s = summarize(run, cpus_used(cpus, n))
+        s["attempts"] = max(x[1].get("attempts") or 1 for x in got[n])
+        s["passes"] = len(got[n])
+        s["pass_totals"] = [x[1].get("total_median") for x in got[n]]
+        if n == counts[0] == 1:
+            base = s
+        add_speedup(s, base)
+        if base is not None and n != 1:
+            ratios = [a / b for a, b in zip(s["pass_totals"], base["pass_totals"], strict=False) if a and b]
+            if ratios:
+                s["pass_speedups"] = ratios
+                s["speedup"] = float(np.median(ratios))
+                s["efficiency"] = s["speedup"] / n
+        out.append((run, s))
+    return out
+
+
+def row_fields(run: ScaleRun, s: Summary) -> dict[str, Any]:
+    """The results-table row of one task count: bench, param = task count, variant = mode
+    (and the benchmark's own parameter), unit ops/s, median = total ops/s; the rest in extra."""
+    variant = run.mode + (f":param={run.param}" if run.param is not None else "")
+    extra = {**s, "bench_param": run.param, "notes": notes(s, run.status, run.reason), "start": run.start,
+             "end": run.end, "crash": run.crash, "intervals": run.intervals}
+    return {
+        "bench": run.bench, "param": run.tasks, "variant": variant, "status": run.status, "reason": run.reason,
+        "unit": UNIT, "median": s.get("total_median"), "cv": s.get("total_cv"), "rounds": s.get("intervals_kept"),
+        "n_samples": s.get("intervals_measured"), "n_disturbed": s.get("intervals_disturbed"),
+        "ns_per_op": s.get("ns_per_op"), "wall_s": run.wall_s, "extra": extra,
+    }
+
+
+def sampler_cpu_pct(series: Sequence[Series]) -> float | None:
+    """The highest share of one CPU the sampler used in any run of the sweep."""
+    vals = [p["sampler_cpu_pct"] for s in series for p in s.points if p.get("sampler_cpu_pct") is not None]
+    return max(vals) if vals else None
+
+
+def csv_rows(series: Sequence[Series]) -> list[dict[str, Any]]:
+    """Flat rows (one per benchmark × mode × task count) for a CSV export."""
+    cols = ("tasks", "status", "total_median", "total_min", "total_max", "speedup", "efficiency", "task_min",
+            "task_median", "task_max", "fairness", "ns_per_op", "ns_per_op_wall", "cpu_efficiency", "wait_pct",
+            "intervals_kept", "intervals_measured", "sampler_cpu_pct", "oversubscribed")
+    out = []
+    for s in series:
+        for p in s.points:
+            row: dict[str, Any] = {"bench": s.bench, "param": s.param, "mode": s.mode}
+            for c in cols:
+                v = p.get(c)
+                row[c] = "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
+            row["notes"] = "; ".join(p.get("notes") or [])
+            out.append(row)
+    return out
+
+
+def is_scale_row(row: dict[str, Any]) -> bool:
+    """A stored result made by the scaling mode (unit ops/s, statistics in extra)."""
+    return row.get("unit") == UNIT and isinstance(row.get("extra"), dict) and "intervals_measured" in row["extra"]
+
+
+def series_from_rows(rows: Sequence[dict[str, Any]]) -> list[Series]:
+    """Stored scaling rows (store.results) back into Series, e.g. for `show` and plots of an
+    old run: grouped by benchmark, its parameter and mode, in stored order."""
+    out: dict[tuple[str, int | None, str], Series] = {}
+    for r in rows:
+        if not is_scale_row(r):
+            continue
+        e = r["extra"]
+        key = (r["bench"], e.get("bench_param"), e.get("mode") or r.get("variant", "").split(":")[0])
+        ser = out.setdefault(key, Series(*key))
+        ser.points.append({**e, "status": r.get("status"), "reason": r.get("reason")})
+    return list(out.values())
