@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from cyclebench.cli import main
 
-BUILDING = {"run", "compare", "variants", "annotate", "counters sweep"}
-PINNING = {"run", "compare", "variants", "selftest", "annotate", "counters sweep"}
+BUILDING = {"run", "compare", "variants", "annotate", "counters sweep", "scale"}
+PINNING = {"run", "compare", "variants", "selftest", "annotate", "counters sweep", "stat"}
 BUILD_OPTS = {"-f", "-I", "-D", "--cflags", "--ldflags"}
 PIN_OPTS = {"--cpu", "--fifo"}
 
@@ -53,7 +53,7 @@ def test_storing_and_exporting_options_mean_the_same() -> None:
 
 
 @pytest.mark.parametrize("argv", [["compare", "x.c", "a/b", "c/d"], ["annotate", "bench.c"],
-                                  ["counters", "sweep", "mine.c"]])
+                                  ["counters", "sweep", "mine.c"], ["scale", "contend.c"]])
 def test_a_c_file_where_a_benchmark_belongs_says_use_f(argv: list[str]) -> None:
     r = CliRunner().invoke(main, argv)
     assert r.exit_code == 2

@@ -9,6 +9,7 @@ import pytest
 from cyclebench import counters
 from cyclebench.counters.events import per_run_counts
 from cyclebench.stats.repetitions import Metric, aggregate
+from cyclebench.stats.result import derived
 from cyclebench.store import Store
 
 from conftest import cli
@@ -28,7 +29,7 @@ def rows_by_metric(db: str) -> dict[str, dict]:
 
 def _aggregate(reps: list[dict], groups: list) -> list[Metric]:
     """What `stat` does with the timing backend's records: decode (counters), summarise (stats)."""
-    return aggregate(reps, per_run_counts(reps, groups), derive=counters.derived)
+    return aggregate(reps, per_run_counts(reps, groups), derive=derived)
 
 def _rep(groups: list[list[int]], errors: list[str | None], wall_ms: float = 2.0) -> dict:
     return {"type": "stat", "exit": 0, "signal": None, "wall_ns": int(wall_ms * 1e6), "user_us": 1000,

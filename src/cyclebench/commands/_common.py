@@ -93,10 +93,12 @@ class null_context:
 
 
 def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path], binary: Binary | None,
-             runner: Runner | None, cc: str = "cc") -> tuple[int, float]:
+             runner: Runner | None, cc: str = "cc", env_extra: dict[str, Any] | None = None,
+             pinned: bool = True) -> tuple[int, float]:
     """The one way a run is opened: calibrate the timer (when there is a runner), capture the
-    environment of ``cpu`` (sysinfo, and what `cyclebench check` says now), and insert the run
-    row. Returns (run id, timer rate in Hz; 0.0 without a runner)."""
+    environment of ``cpu`` (sysinfo, and what `cyclebench check` says now) plus ``env_extra``,
+    and insert the run row (its CPU only when one runner was ``pinned`` there). Returns (run id,
+    timer rate in Hz; 0.0 without a runner)."""
     calib: dict[str, Any] | None = None
     rate = 0.0
     if runner is not None:
@@ -105,12 +107,13 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
         calib = {**calib, "rate_hz": rate, "rate_source": source}
     env = sysinfo.capture(cpu, cc=binary.cc if binary is not None else cc)
     env["check"] = [f.to_dict() for f in check.run_checks(cpu)]
+    env.update(env_extra or {})
     build = None if binary is None else {"cc": binary.cc, "cc_version": binary.cc_version,
                                           "cflags": list(binary.cflags), "sources": list(binary.sources),
                                           "key": binary.key}
     run_id = store.begin_run(
         command=list(command) or sys.argv, host=env.get("hostname"),
-        cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=cpu, tool_version=__version__,
+        cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=cpu if pinned else None, tool_version=__version__,
         code_rev=code_revision(sources), calibration=calib, env=env, build=build,
     )
     return run_id, rate

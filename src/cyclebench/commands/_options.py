@@ -124,24 +124,35 @@ def build_options(cflags_help: str = "Flags for the benchmark sources (split lik
     return deco
 
 
-def runner_options(f: F) -> F:
-    """Adds --cpu/--fifo/--max-rss; the command gets ``pin: RunnerOptions``."""
-
+def _pinning(f: F, limits: bool) -> F:
     @functools.wraps(f)
     def wrapper(*args: Any, **kw: Any) -> Any:
-        rss = kw.pop("max_rss")
+        rss = kw.pop("max_rss") if limits else None
         kw["pin"] = RunnerOptions(cpu=valid_cpu(kw.pop("cpu")), fifo=kw.pop("fifo"), max_rss=rss << 20 if rss else None)
         return f(*args, **kw)
 
-    for opt in reversed([
+    opts = [
         click.option("--cpu", type=click.IntRange(min=0), help="CPU to pin the runner to (default: not CPU 0)."),
         click.option("--fifo", type=click.IntRange(1, 99), default=None, metavar="PRIO",
                      help="Run the runner under SCHED_FIFO at PRIO (root/CAP_SYS_NICE), bounded by RLIMIT_RTTIME."),
-        click.option("--max-rss", type=click.IntRange(1, 1 << 30), default=None, metavar="MiB",
-                     help="Kill a runner whose resident memory (with what it forked) passes this; its row says so."),
-    ]):
+    ]
+    if limits:
+        opts.append(click.option("--max-rss", type=click.IntRange(1, 1 << 30), default=None, metavar="MiB",
+                                 help="Kill a runner whose resident memory (with what it forked) passes this; "
+                                      "its row says so."))
+    for opt in reversed(opts):
         wrapper = opt(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+def runner_options(f: F) -> F:
+    """Adds --cpu/--fifo/--max-rss; the command gets ``pin: RunnerOptions``."""
+    return _pinning(f, limits=True)
+
+
+def pin_options(f: F) -> F:
+    """Adds --cpu/--fifo (a command run whole, as `stat` runs one, has no runner to cap)."""
+    return _pinning(f, limits=False)
 
 
 db_option = click.option("--db", metavar="URL",

@@ -25,15 +25,16 @@ class Steps:
     """``with Steps(total, "measuring") as p: p.step("label")`` after each step; ``total`` may be
     raised later (``p.total = n``). Quiet: nothing at all."""
 
-    def __init__(self, total: int, what: str, console: Console = err, quiet: bool = False) -> None:
-        self.total, self.what, self.console, self.quiet = max(total, 1), what, console, quiet
+    def __init__(self, total: int, what: str, console: Console = err, quiet: bool = False, plain: bool = False) -> None:
+        """``plain``: lines even on a terminal (a command printing there itself would tear a bar)."""
+        self.total, self.what, self.console, self.quiet, self.plain = max(total, 1), what, console, quiet, plain
         self.done = 0
         self._t0 = time.monotonic()
         self._bar: Progress | None = None
         self._task: TaskID | None = None
 
     def __enter__(self) -> Steps:
-        if not self.quiet and self.console.is_terminal:
+        if not self.quiet and not self.plain and self.console.is_terminal:
             self._bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
                                  transient=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,12 +18,19 @@ from pathlib import Path
 
 import click
 
-from cyclebench import __version__
-from cyclebench.build import DEFAULT_CFLAGS, Binary, BuildError, BuildSpec, build, suite_sources
-from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_store, out
-from cyclebench.env import sysinfo
+from cyclebench.build import Binary, BuildError, BuildSpec, build
+from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_run, open_store, out, write_text
+from cyclebench.commands._options import (
+    BuildOptions,
+    Seconds,
+    build_options,
+    db_option,
+    json_option,
+    not_a_file,
+    wide_option,
+)
+from cyclebench.commands._progress import Steps
 from cyclebench.env.cpus import cpu_order, parse_cpus
-from cyclebench.env.identity import code_revision
 from cyclebench.model import OK, Item, ScaleRun, Series
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
@@ -139,18 +145,14 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     """Run the sweep; each task count is stored as it comes. Returns (run id, series).
     KeyboardInterrupt marks the run interrupted and propagates (stored rows stay)."""
 
-    cpus = prepared.cpus
-    env = sysinfo.capture(cpus[0], cc=cfg.spec.cc)
-    env["scale"] = {"tasks": list(cfg.tasks), "modes": list(cfg.modes), "duration": cfg.duration,
-                    "interval": cfg.interval, "warmup": cfg.warmup, "cpus": cpus, "batch_ns": cfg.batch_ns,
-                    "wait_limit": scaling.WAIT_LIMIT, "retries": cfg.retries, "passes": cfg.passes}
-    b = prepared.binary
-    run_id = store.begin_run(
-        command=list(cfg.command), host=env.get("hostname"), cpu_model=(env.get("cpu_info") or {}).get("model_name"),
-        cpu=None, tool_version=__version__, code_rev=code_revision(cfg.spec.sources), env=env,
-        build={"cc": b.cc, "cc_version": b.cc_version, "cflags": list(b.cflags), "sources": list(b.sources),
-               "key": b.key},
-    )
+    cpus, b = prepared.cpus, prepared.binary
+    settings = {"tasks": list(cfg.tasks), "modes": list(cfg.modes), "duration": cfg.duration, "interval": cfg.interval,
+                "warmup": cfg.warmup, "cpus": cpus, "batch_ns": cfg.batch_ns, "wait_limit": scaling.WAIT_LIMIT,
+                "retries": cfg.retries, "passes": cfg.passes}
+    # one environment capture for every command (stat and scale runs stored no topology or
+    # frequency before): the first task CPU's, no timer calibration (throughput needs none)
+    run_id, _ = open_run(store, cfg.command, cpus[0], cfg.spec.sources, b, None, env_extra={"scale": settings},
+                         pinned=False)
     series: list[Series] = []
     with store.finishing(run_id):
         for item in prepared.items:
@@ -181,20 +183,18 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
 
 @click.command("scale")
 @click.argument("benches", nargs=-1, required=True)
-@click.option("-f", "--file", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="C file(s) holding the benchmarks (default: the built-in suite).")
 @click.option("--tasks", "tasks_text", metavar="1..N|1,2,4",
               help="Task counts to sweep (N alone: 1..N; 1 is always added). Default: powers of two up to the "
                    "CPU count, the CPU count and one more.")
 @click.option("--mode", type=click.Choice(["threads", "processes", "both"]), default="threads", show_default=True)
-@click.option("--duration", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+@click.option("--duration", type=Seconds(0.01, 86400), default=2.0, show_default=True,
               help="Seconds sampled per task count, after the warm-ups (split over the passes).")
 @click.option("--passes", type=click.IntRange(1, 50), default=3, show_default=True,
               help="Alternating passes over the task counts (1..N, N..1, ...); speed-up = median of the passes' "
                    "own ratios, so clock drift between task counts cancels.")
-@click.option("--interval", type=click.FloatRange(min=0.001), default=0.1, show_default=True,
+@click.option("--interval", type=Seconds(0.001, 3600), default=0.1, show_default=True,
               help="Seconds between two reads of the counters.")
-@click.option("--warmup", type=click.FloatRange(min=0), default=0.5, show_default=True,
+@click.option("--warmup", type=Seconds(0, 3600), default=0.5, show_default=True,
               help="Seconds of intervals dropped at the start.")
 @click.option("--cpus", "cpus_text", metavar="LIST",
               help="CPUs for the tasks, in order (task i → i-th, wrapping). Default: distinct cores first, then "
@@ -203,22 +203,25 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
               help="Measure a task count again while other programs kept its tasks waiting for their CPUs.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write throughput and efficiency vs tasks to FILE.png|svg|pdf.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the run as lossless JSON.")
+@json_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write one CSV row per benchmark × mode × task count.")
-@click.option("--db", metavar="URL", help="Database URL.")
-@click.option("--cflags", default=" ".join(DEFAULT_CFLAGS), show_default=True, help="Flags for the C files.")
-def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str | None, mode: str,
+@db_option
+@wide_option
+@build_options()
+def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | None, mode: str,
               duration: float, passes: int, interval: float, warmup: float, cpus_text: str | None, retries: int,
               plot_path: Path | None, json_path: Path | None, csv_path: Path | None, db: str | None,
-              cflags: str) -> None:
+              wide: bool) -> None:
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
     efficiency, per-task fairness (will-it-scale done right)."""
     import csv
+    import io
 
     from cyclebench.report import plots
 
+    for b in benches:
+        not_a_file(b, "scale")
     if plot_path is not None and plot_path.suffix.lower() not in plots.FORMATS:
         raise UserError(f"--plot: the file must end in {', '.join(plots.FORMATS)}")
     try:
@@ -226,9 +229,8 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
         modes = parse_modes(mode)
         ncpus = len(cpus) if cpus else len(os.sched_getaffinity(0))
         tasks = parse_tasks(tasks_text) if tasks_text else default_tasks(ncpus)
-        sources = tuple(f.resolve() for f in files) if files else tuple(suite_sources())
-        spec = BuildSpec(sources=sources, cflags=tuple(shlex.split(cflags)), werror=not files)
-    except ValueError as e:  # ScaleError, a bad --cpus or --cflags
+        spec = build.spec()
+    except ValueError as e:  # ScaleError, a bad --cpus
         raise UserError(str(e)) from None
     cfg = ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration, interval=interval,
                       warmup=warmup, cpus=cpus, retries=retries, passes=passes, command=["cyclebench", *sys.argv[1:]])
@@ -236,8 +238,9 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
     try:
         with err.status("building", spinner="dots"):
             prepared = prepare(cfg)
-        with err.status("scaling", spinner="dots") as status:
-            run_id, series = execute(cfg, prepared, store, lambda label: status.update(f"scaling: {label}"))
+        runs = len(prepared.items) * len(cfg.modes) * len(cfg.tasks) * cfg.passes  # retries add more
+        with Steps(runs, "scaling") as steps:
+            run_id, series = execute(cfg, prepared, store, steps.step)
     except BuildError as e:
         if e.output:
             err.print(e.output, markup=False, highlight=False)
@@ -249,7 +252,7 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
         sys.exit(130)
     used = len(set(prepared.cpus))
     for s in series:
-        out.print(plots.scale_table(s))
+        out.print(plots.scale_table(s, wide=wide))
     chart = plots.text_chart(series)
     if chart:
         out.print("\n".join(chart), highlight=False, markup=False)
@@ -262,11 +265,11 @@ def scale_cmd(benches: tuple[str, ...], files: tuple[Path, ...], tasks_text: str
     if json_path is not None:
         json_report.dump(json_report.run_to_dict(store, run_id), json_path)
     if csv_path is not None:
-        rows = scaling.csv_rows(series)
-        with csv_path.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["bench"])
-            writer.writeheader()
-            writer.writerows(rows)
+        rows, buf = scaling.csv_rows(series), io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bench"])
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text(csv_path, buf.getvalue(), f"run #{run_id}")
     bad = [(s.label, p) for s in series for p in s.points if p.get("status") in FAILED_STATUSES]
     for label, p in bad:
         err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False)

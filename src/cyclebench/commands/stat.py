@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,10 +23,12 @@ from typing import Any
 
 import click
 
-from cyclebench import __version__, counters
+from cyclebench import counters
 from cyclebench.build import BuildError
 from cyclebench.build.statexec import build_statexec
-from cyclebench.commands._common import UserError, err, open_store, out
+from cyclebench.commands._common import UserError, err, open_run, open_store, out
+from cyclebench.commands._options import RunnerOptions, pin_options
+from cyclebench.commands._progress import Steps
 from cyclebench.counters.events import per_run_counts
 from cyclebench.env import sysinfo
 from cyclebench.report.stat import stat_table
@@ -58,8 +59,9 @@ class Stat:
 
     def __init__(self, argv: Sequence[str], events: str | None = None, pre: str | None = None,
                  backend: str = "timing", cache: dict[str, tuple[int, int, int]] | None = None,
-                 cc: str = "cc") -> None:
+                 cc: str = "cc", cpu: int | None = None, fifo: int | None = None) -> None:
         self.argv = list(argv)
+        self.cpu, self.fifo = cpu, fifo
         self.backend = backend
         self.cache = cache or callgrind.DEFAULT_CACHE
         _check_command(self.argv)
@@ -103,7 +105,7 @@ class Stat:
         if self.backend == "callgrind":
             rec = launch_callgrind(self.exe, self.argv, self.cache)
         else:
-            rec = launch(self.exe, self.argv, self.groups)
+            rec = launch(self.exe, self.argv, self.groups, cpu=self.cpu, fifo=self.fifo)
         if rec.get("type") == "exec_error":
             raise StatError(f"cannot execute {self.argv[0]}: {rec.get('error')}")
         rec["rep"] = k
@@ -125,10 +127,11 @@ class Stat:
 
 # ---------------------------------------------------------------- storing
 def begin_run(store: Any, stat: Stat, command: Sequence[str]) -> int:
-    cpu = sysinfo.cpu_info()
-    env = {"kernel": sysinfo.kernel_info(), "pmu": sysinfo.pmu_info(), "cpu_info": cpu}
-    return store.begin_run(command=list(command), host=socket.gethostname(), cpu_model=cpu.get("model_name"),
-                           tool_version=__version__, env=env, summary={"stat": {**stat.describe(), "repetitions": []}})
+    """The run, opened as every command opens one (topology and frequency of the CPU it ran on)."""
+    cpu = stat.cpu if stat.cpu is not None else sysinfo.choose_cpu()
+    run_id, _ = open_run(store, command, cpu, [], None, None, pinned=stat.cpu is not None)
+    store.update_run(run_id, summary={"stat": {**stat.describe(), "repetitions": []}})
+    return run_id
 
 
 def record_repetition(store: Any, run_id: int, stat: Stat, reps: Sequence[dict[str, Any]]) -> None:
@@ -171,14 +174,15 @@ def hints(stat: Stat, metrics: Sequence[Metric]) -> list[str]:
               help="callgrind cache geometry (default as for run).")
 @click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
 @click.option("-q", "--quiet", is_flag=True, help="No table.")
+@pin_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cache_spec: str | None,
-             db: str | None, quiet: bool, command: tuple[str, ...]) -> None:
+             db: str | None, quiet: bool, pin: RunnerOptions, command: tuple[str, ...]) -> None:
     """Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec,
     children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS]."""
     try:
         cache = callgrind.parse_cache(cache_spec)
-        st = Stat(command, events=events, pre=pre, backend=backend, cache=cache)
+        st = Stat(command, events=events, pre=pre, backend=backend, cache=cache, cpu=pin.cpu, fifo=pin.fifo)
     except (StatError, callgrind.SimulationError) as e:
         raise UserError(str(e)) from None
     except BuildError as e:
@@ -186,17 +190,20 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
             err.print(e.output, markup=False, highlight=False)
         raise UserError(str(e)) from None
     argv = ["cyclebench", "stat", "-r", str(repeat), "--backend", backend, *(["-e", events] if events else []),
+            *(["--cpu", str(pin.cpu)] if pin.cpu is not None else []), *(["--fifo", str(pin.fifo)] if pin.fifo else []),
             *(["--pre", pre] if pre else []), "--", *command]
     store = open_store(db)
     reps: list[dict[str, Any]] = []
     run_id: int | None = None
     status, failure = "complete", None
     try:
-        for k in range(repeat):
-            reps.append(st.run_one(k))
-            if run_id is None:
-                run_id = begin_run(store, st, argv)
-            record_repetition(store, run_id, st, reps)
+        with Steps(repeat, "stat", quiet=quiet or repeat == 1, plain=True) as steps:
+            for k in range(repeat):
+                reps.append(st.run_one(k))
+                if run_id is None:
+                    run_id = begin_run(store, st, argv)
+                record_repetition(store, run_id, st, reps)
+                steps.step(f"repetition {k + 1}")
     except KeyboardInterrupt:
         status = "interrupted"
     except (StatError, LaunchError) as e:

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,32 @@ class LaunchError(Exception):
     """The launcher itself failed (not the command): one line."""
 
 
+# A command under SCHED_FIFO that never blocks would own its CPU: RLIMIT_RTTIME sends it
+# SIGXCPU after this much CPU time without a blocking call (the runner's own --fifo does the same).
+FIFO_RTTIME_US = 60_000_000
+
+
+def pinned(cpu: int | None, fifo: int | None) -> Callable[[], None]:
+    """A preexec_fn: die with cyclebench, then pin to ``cpu`` and take SCHED_FIFO at ``fifo``
+    (sched_setaffinity(2), sched_setscheduler(2)); statexec and the command inherit both."""
+    die = die_with_parent()
+
+    def pre() -> None:
+        die()
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        if fifo is not None:
+            resource.setrlimit(resource.RLIMIT_RTTIME, (FIFO_RTTIME_US, FIFO_RTTIME_US + 1_000_000))
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(fifo))
+
+    return pre
+
+
 def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (),
-           inherit: bool = True) -> dict[str, Any]:
+           inherit: bool = True, cpu: int | None = None, fifo: int | None = None) -> dict[str, Any]:
     """One run of ``argv`` under the launcher: its JSON line as a dict (type "stat" or
-    "exec_error"). The command's stdin/stdout/stderr are ours. Raises LaunchError."""
+    "exec_error"), pinned to ``cpu`` and at SCHED_FIFO ``fifo`` when given. The command's
+    stdin/stdout/stderr are ours. Raises LaunchError (also when --fifo is not permitted)."""
     cmd = [str(exe)]
     if groups:
         cmd += counters.groups_argv(groups)
@@ -48,7 +71,11 @@ def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (
     r, w = os.pipe()
     try:
         proc = subprocess.Popen([*cmd, "--json-fd", str(w), "--", *argv], pass_fds=(w,),
-                                preexec_fn=die_with_parent())
+                                preexec_fn=pinned(cpu, fifo))
+    except subprocess.SubprocessError as e:  # the preexec_fn failed: no permission for SCHED_FIFO
+        os.close(r)
+        raise LaunchError(f"cannot start the command pinned/at --fifo {fifo}: {e} (SCHED_FIFO needs root or "
+                          "CAP_SYS_NICE)") from None
     except BaseException:
         os.close(r)
         raise
