@@ -122,10 +122,13 @@ def test_benchmark_cannot_write_into_the_protocol_and_reads_no_terminal(db: str)
 def test_fifo_reaches_the_benchmark(db: str) -> None:
     """D4: --fifo was dropped before the engine; the body's verify hook checks its policy."""
     assert cli("run", HOSTILE, "-b", "hostile/fifo", *FAST).exit_code == 1
-    assert rows(db)["hostile/fifo"]["status"] == "invalid"
+    row = rows(db)["hostile/fifo"]
+    assert row["status"] == "invalid" and row["extra"]["sched"] == {"policy": "SCHED_OTHER", "priority": 0}
     r = cli("run", HOSTILE, "-b", "hostile/fifo", "--fifo", "10", *FAST)
     assert r.exit_code == 0, r.output
-    assert rows(db)["hostile/fifo"]["status"] == "ok"
+    row = rows(db)["hostile/fifo"]
+    assert row["status"] == "ok" and row["extra"]["sched"] == {"policy": "SCHED_FIFO", "priority": 10}
+    assert "SCHED_FIFO 10" in r.output  # the table says so
 
 
 def test_max_rss_kills_a_runner_that_grows(db: str) -> None:

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "measure.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,18 @@ typedef struct job {
     unsigned char *disturbed;
     size_t idx;
 } job;
+
+/* The scheduling policy and priority the benchmark really ran under (audit D4: --fifo was
+ * dropped before the engine and nothing showed it): ,"sched":{"policy":"SCHED_FIFO","priority":10} */
+static void emit_sched(FILE *out) {
+    struct sched_param sp = {0};
+    int policy = sched_getscheduler(0);
+    sched_getparam(0, &sp);
+    const char *name = policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR"
+                       : policy == SCHED_OTHER ? "SCHED_OTHER" : policy == SCHED_BATCH ? "SCHED_BATCH"
+                       : policy == SCHED_IDLE ? "SCHED_IDLE" : "unknown";
+    fprintf(out, ",\"sched\":{\"policy\":\"%s\",\"priority\":%d}", name, sp.sched_priority);
+}
 
 void cb_emit_head(FILE *out, const char *type, const cb_request *r) {
     fputs("{\"type\":", out);
@@ -225,10 +238,8 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     } else if (j->s.skip_ == 2) {
         verified = 0;
     }
-    fputs("{\"type\":\"result\",\"bench\":", out);
-    cb_json_str(out, j->req->name);
-    if (j->req->has_param) fprintf(out, ",\"param\":%lld", (long long)j->req->param);
-    else fputs(",\"param\":null", out);
+    cb_emit_head(out, "result", j->req);
+    emit_sched(out);
     fprintf(out,
             ",\"timer\":\"%s\",\"unit\":\"%s\",\"n_base\":%llu,\"rounds\":%d,\"ladder\":%d,"
             "\"seed\":%llu,\"sizing_ns\":%llu,\"warmup_ns\":%llu,\"measured_ns\":%llu,"

@@ -68,6 +68,9 @@ def notes(row: dict[str, Any]) -> str:
         reason = row.get("reason") or ""
         return f"{row.get('status')}: {reason}" if reason else str(row.get("status"))
     out = []
+    sched = (row.get("extra") or {}).get("sched") or {}
+    if sched.get("policy") not in (None, "SCHED_OTHER"):  # what the runner really ran under (D4)
+        out.append(f"{sched['policy']} {sched.get('priority')}")
     per_op, low, high = row.get("per_op"), row.get("ci_low"), row.get("ci_high")
     if per_op and low is not None and high is not None and per_op > 0 and (high - low) / 2 / per_op > WIDE_CI:
         out.append("wide CI")
