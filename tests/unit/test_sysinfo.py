@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.env import sysinfo
+from cyclebench.env import kernel, sysinfo
 
 from conftest import write_file
 
@@ -326,7 +326,7 @@ def test_parse_kernel_tsc_last_match_and_boots() -> None:
 
 
 def test_kernel_tsc_hz_falls_back_to_kern_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(sysinfo, "_run", lambda argv, timeout=5.0: None)  # dmesg not permitted
+    monkeypatch.setattr(kernel, "_run", lambda argv, timeout=5.0: None)  # dmesg not permitted
     log = tmp_path / "kern.log"
     prefix = "Jan  1 00:00:00 host kernel: "
     log.write_text(prefix + DETECTED + prefix + "noise\n" + prefix + REFINED)
@@ -341,7 +341,7 @@ def test_kernel_tsc_hz_from_dmesg(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         calls.append(argv)
         return DETECTED
 
-    monkeypatch.setattr(sysinfo, "_run", fake_run)
+    monkeypatch.setattr(kernel, "_run", fake_run)
     assert sysinfo.kernel_tsc_hz(kern_log=tmp_path / "missing.log") == (2600e6, "kernel-detected")
     assert calls == [["dmesg"]]
 
