@@ -93,3 +93,29 @@ def test_show_and_runs_of_hostile_text(db: str, tmp_path: Path) -> None:
     assert r.exit_code == 0
     assert "[/oops] [bold]x \\x1b]0;pwned\\x07" in r.output and "h\\x1b[31mred" in r.output
     assert "\x1b" not in r.output
+
+
+def test_show_of_a_stat_run_at_80_columns(db: str) -> None:
+    """show of a stat run prints stat's own table: metric, mean and ± stay at 80 columns."""
+    assert cli("stat", "-r", "2", "--", "true").exit_code == 0
+    r = _show(db, 80, "show")
+    assert r.returncode == 0, r.stderr
+    header = next(ln for ln in r.stdout.splitlines() if "metric" in ln)
+    assert "mean" in header and "± stddev" in header
+    assert "wall" in r.stdout and "task-clock" in r.stdout
+    assert all(len(ln) <= 80 for ln in r.stdout.splitlines())
+
+
+def test_show_of_a_compare_run_at_80_columns(db: str) -> None:
+    """show of a compare run adds its verdicts: Δ, its CI and the verdict stay at 80 columns."""
+    from conftest import DATA
+
+    r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--repeat", "20",
+            "--min-time", "0.05")
+    assert r.exit_code == 0, r.output
+    r = _show(db, 80, "show")
+    assert r.returncode == 0, r.stderr
+    header = next(ln for ln in r.stdout.splitlines() if "verdict" in ln)
+    assert "Δ" in header and "95% CI of Δ" in header
+    assert "slower" in r.stdout
+    assert all(len(ln) <= 80 for ln in r.stdout.splitlines())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -12,9 +13,13 @@ from cyclebench.commands._common import (
     open_store,
     out,
 )
+from cyclebench.commands.compare import Row
+from cyclebench.model import STAT, Comparison
 from cyclebench.report import console as console_report
 from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.stat import stat_table
 from cyclebench.report.text import safe_text
+from cyclebench.stats.repetitions import Metric
 from cyclebench.store import runfile as json_report
 
 
@@ -65,10 +70,17 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool) -> None:
 
     rows = store.results(rid)
     series = scaling.series_from_rows(rows)
-    others = [r for r in rows if not scaling.is_scale_row(r)]
-    if others or not series:
-        console_report.print_results(others, out, title=f"run #{rid} · {run['status']} · {run['started_at']}",
-                                     wide=wide)
+    stat = [r for r in rows if r.get("kind") == STAT]
+    others = [r for r in rows if not scaling.is_scale_row(r) and r.get("kind") != STAT]
+    title = f"run #{rid} · {run['status']} · {run['started_at']}"
+    if others or not (series or stat):
+        console_report.print_results(others, out, title=title, wide=wide)
+    if stat:  # a stat run: its own table, as `stat` printed it
+        out.print(stat_table([_metric(r) for r in stat], title=title, wide=wide))
+    compared = (run.get("summary") or {}).get("compare")
+    if compared:  # a compare run: its verdicts too
+        console_report.print_comparisons([_comparison(c) for c in compared], out, title=f"run #{rid}: comparisons",
+                                         wide=wide)
     for ser in series:  # a scaling run: its own table and chart, as `scale` printed them
         out.print(plots.scale_table(ser, wide=wide))
     chart = plots.text_chart(series)
@@ -96,3 +108,15 @@ def runs_cmd(db: str | None, limit: int) -> None:
     out.print(table)
 
 
+def _metric(row: dict[str, Any]) -> Metric:
+    """A stored stat row back as the Metric `stat` printed (values per repetition in extra)."""
+    extra = row.get("extra") or {}
+    status = ("derived" if extra.get("derived") else "not counted" if row.get("status") == "skipped" else "ok")
+    return Metric(str(extra.get("metric") or row["bench"]), row.get("unit") or "", list(extra.get("values") or []),
+                  status=status, notes=list(extra.get("notes") or []), reason=row.get("reason"))
+
+
+def _comparison(d: dict[str, Any]) -> Row:
+    """A stored compare summary row back as the Row `compare` printed."""
+    c = d.get("comparison")
+    return Row(d["a"], d["b"], d.get("param"), d.get("unit") or "", Comparison(**c) if c else None, d.get("note") or "")
