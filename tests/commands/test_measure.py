@@ -43,3 +43,19 @@ def test_units_and_ns_are_consistent(db: str) -> None:
     assert row["ns_per_op"] == pytest.approx(row["per_op"] * 1e9 / rate, rel=1e-9)
     assert run["calibration"]["rate_source"]
     assert len(store.samples(row["id"])) == row["n_samples"] + row["n_disturbed"] + row["n_trimmed"] == 80
+
+
+def test_run_spreads_rounds_over_processes(db: str) -> None:
+    """Issue 13 item 1: each benchmark's rounds in 3 processes, taken in passes, its CI over them."""
+
+    r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "-b", "chain/add400", "--processes", "3",
+            "--repeat", "15", "--min-time", "0.03", "--warmup", "0.002")
+    assert r.exit_code == 0, r.output
+    store = Store(db)
+    rows = {x["bench"]: x for x in store.results(store.last_run_id())}
+    for name in ("chain/add200", "chain/add400"):
+        row = rows[name]
+        assert row["extra"]["processes"] == 3 and row["method"] == "rounds-2level"
+        assert len(row["extra"]["per_process"]["cycles_per_op"]) == 3
+        assert row["cycles_ci_low"] <= row["cycles_per_op"] <= row["cycles_ci_high"]
+    assert 1.8 < rows["chain/add400"]["cycles_per_op"] / rows["chain/add200"]["cycles_per_op"] < 2.2

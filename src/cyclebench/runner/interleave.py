@@ -59,6 +59,10 @@ def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
     if all(r.get("counters") for r in results):
         out["counters"] = {**results[0]["counters"],
                            "reads": [x for r in results for x in r["counters"].get("reads") or []]}
+        if all("series" in r["counters"] for r in results):  # decoded per process: join them
+            series = [r["counters"]["series"] for r in results]
+            out["counters"]["series"] = [None if any(s[e] is None for s in series) else
+                                         [x for s in series for x in s[e]] for e in range(len(series[0]))]
     for key in SUMMED:
         if all(isinstance(r.get(key), int) for r in results):
             out[key] = sum(r[key] for r in results)
@@ -68,6 +72,17 @@ def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
     out["processes"] = len(results)
     out["process_rounds"] = [r.get("rounds") for r in results]
     return out
+
+
+def combine(outs: list[Outcome]) -> Outcome:
+    """One benchmark's Outcomes from several processes as one: the first that failed (its
+    status and reason), else the merged result with the wall times summed."""
+    bad = next((o for o in outs if o.status != OK or o.result is None), None)
+    if bad is not None:
+        return bad
+    results = [o.result for o in outs if o.result is not None]
+    return replace(outs[0], result=merge(results), stderr="".join(o.stderr for o in outs),
+                   wall_s=sum(o.wall_s for o in outs), lines=[x for o in outs for x in o.lines])
 
 
 def measure(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions,
@@ -94,15 +109,7 @@ def measure(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOp
         on_process(i)
         if any(o.status != OK for o in outs):
             break
-    merged: list[Outcome] = []
-    for outs in per_item:
-        bad = next((o for o in outs if o.status != OK or o.result is None), None)
-        if bad is not None:
-            merged.append(bad)
-            continue
-        results = [o.result for o in outs if o.result is not None]
-        merged.append(replace(outs[0], result=merge(results), stderr="".join(o.stderr for o in outs),
-                              wall_s=sum(o.wall_s for o in outs), lines=[x for o in outs for x in o.lines]))
+    merged = [combine(outs) for outs in per_item]
     done = len(per_item[0]) if per_item else 0
     groups = np.repeat(np.arange(done), [plan[i] for i in range(done)])
     ok = [o for o in merged if o.status == OK and o.result]
