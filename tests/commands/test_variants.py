@@ -76,3 +76,20 @@ def test_ctrl_c_keeps_the_benchmarks_measured_on_every_variant(db: str, monkeypa
     assert run_["status"] == "interrupted"
     assert sorted((x["bench"], x["variant"]) for x in s.results(run_["id"])) == [
         ("chain/add200", "-O1"), ("chain/add200", "-O2")]
+
+
+def test_a_hung_variant_is_not_retried_and_the_others_are_measured(db: str, tmp_path: Path) -> None:
+    """Audit D14: a hung variant was re-invoked every round (6 × 35 s); then the pairing of the
+    rest must not break (an IndexError once)."""
+    import time
+
+    out = tmp_path / "v.json"
+    t0 = time.monotonic()
+    r = cli("variants", str(DATA / "varhang.c"), "--flags", "-O2", "--flags", "-O2 -DHANG", "--flags", "-O1",
+            "--rounds", "6", "--min-time", "0.01", "--timeout", "2", "--json", str(out))
+    assert time.monotonic() - t0 < 60  # one 2 s timeout, not six
+    assert r.exit_code == 1, r.output
+    assert "Traceback" not in r.output
+    [d] = json.loads(out.read_text())
+    status = {v["label"]: v["status"] for v in d["variants"]}
+    assert status["-O2 -DHANG"] == "timeout" and status["-O2"] == "ok" and status["-O1"] == "ok"

@@ -26,6 +26,7 @@ from pathlib import Path
 import platformdirs
 
 from cyclebench import __version__
+from cyclebench.lifetime import die_with_parent
 
 ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c", "scale.c", "simulate.c", "perf.c")
 ENGINE_HEADERS = ("cyclebench.h", "timer.h", "registry.h", "json.h", "measure.h", "chain.h", "disturb.h", "scale.h",
@@ -140,8 +141,11 @@ def launcher_for(target: str | None) -> list[str]:
 
 
 def _run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    # the compiler dies with cyclebench (a kill mid-build left cc1 running; the pool's thread
+    # that forks it waits for it, so PR_SET_PDEATHSIG fires only when cyclebench goes)
     return subprocess.run(
-        list(argv), capture_output=True, text=True, cwd=cwd, timeout=COMPILE_TIMEOUT_S, check=False
+        list(argv), capture_output=True, text=True, cwd=cwd, timeout=COMPILE_TIMEOUT_S, check=False,
+        preexec_fn=die_with_parent(),
     )
 
 

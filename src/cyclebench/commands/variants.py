@@ -199,7 +199,8 @@ def measure(
                     vals.append(float(np.nanmedian(slopes)) if np.isfinite(slopes).any() else float("nan"))
                 else:
                     vals.append(float("nan"))
-            per_inv[b.variant.label] = vals
+            # a variant that hung or crashed was not invoked again: its missing rounds pair with nothing
+            per_inv[b.variant.label] = vals + [float("nan")] * (rounds - len(vals))
         comps: dict[str, Comparison | None] = {}
         notes: dict[str, str] = {}
         if native:

@@ -6,7 +6,6 @@ time or memory limit or when cyclebench is interrupted (audit D1, D2, D20, D21).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import selectors
 import shutil
@@ -14,9 +13,11 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from cyclebench.lifetime import die_with_parent
 
 
 @dataclass
@@ -46,26 +47,20 @@ PROTOCOL_CAP = 64 * 1024 * 1024
 EXIT_GRACE_S = 0.5
 RSS_POLL_S = 0.05
 
-_PR_SET_PDEATHSIG = 1
-_libc: Any = None
+_swept = False
 
 
-def die_with_parent() -> Callable[[], None]:
-    """A ``preexec_fn`` that makes the child get SIGKILL when this process dies, whatever kills
-    it (SIGKILL and the OOM killer included: no handler runs then). prctl(2) PR_SET_PDEATHSIG
-    fires when the forking *thread* exits; run_child waits in that thread, so it outlives the
-    child. The getppid check closes the race of a parent that died before prctl ran."""
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    prctl, parent = _libc.prctl, os.getpid()
-
-    def pre() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(137)
-
-    return pre
+def _sweep_stale_tmp() -> None:
+    """Once per process: remove the private $TMPDIRs of cyclebench processes that are gone
+    (a SIGKILLed CLI cannot remove its own; the directory names carry the pid)."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    for d in Path(tempfile.gettempdir()).glob("cyclebench-run-*-*"):
+        pid = d.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def session_rss(sid: int) -> int:
@@ -94,7 +89,8 @@ def run_child(argv: list[str], timeout: float, max_rss: int | None = None) -> Ch
     t0 = time.monotonic()
     # A private $TMPDIR, removed once the session is dead: what a killed benchmark (vfs/mix's
     # directory) or valgrind left there does not pile up in /tmp (audit D15).
-    tmpdir = tempfile.mkdtemp(prefix="cyclebench-run-")
+    _sweep_stale_tmp()
+    tmpdir = tempfile.mkdtemp(prefix=f"cyclebench-run-{os.getpid()}-")
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, preexec_fn=die_with_parent(),

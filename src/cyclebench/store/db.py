@@ -77,6 +77,10 @@ runs = Table(
     Column("host_id", String(64)),
     Column("pid", Integer),
     Column("heartbeat_at", String(40)),
+    # what the user called it (--label key=value) and the replicate group it belongs to
+    # (`run --runs N`: the group's first run id), both from migration 0003
+    Column("labels", JSON),
+    Column("group_id", Integer, index=True),
 )
 
 results = Table(
