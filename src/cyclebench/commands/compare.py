@@ -50,8 +50,9 @@ from cyclebench.report.console import fmt
 from cyclebench.runner import RunnerError, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
-from cyclebench.stats.ab import ALPHA, holm, paired, unpaired, with_adjusted_p
+from cyclebench.stats.ab import ALPHA, holm, paired, with_adjusted_p
 from cyclebench.stats.result import result_fields, sample_rows
+from cyclebench.stats.runs import cross_run, pooled_spread
 from cyclebench.store import Store, StoreError
 
 
@@ -188,31 +189,94 @@ def _stored_result(store: Store, row: dict[str, Any]) -> dict[str, Any]:
             "cal": [x[2] for x in s] if s and s[0][2] is not None else None, "disturbed": [x[3] for x in s]}
 
 
-def compare_runs(store: Store, run_a: int, run_b: int, alpha: float = ALPHA) -> list[Row]:
-    """Every ok result present in both stored runs, A = run_a, compared unpaired."""
-    for rid in (run_a, run_b):
-        if store.get_run(rid) is None:
-            raise CompareError(f"no run {rid} in {store.url}")
+def run_side(token: str, store: Store) -> list[int] | None:
+    """A side of a stored-run comparison: ``12``, ``4,5,6`` (replicate runs) or ``g4`` (the
+    group `run --runs N` made, named by its first run). None when ``token`` is not one."""
+    if token[:1] == "g" and token[1:].isdigit():
+        members = [r["id"] for r in store.list_runs(None) if r.get("group_id") == int(token[1:])]
+        if not members:
+            raise CompareError(f"no replicate group {token} in {store.url}")
+        return sorted(members)
+    parts = token.split(",")
+    return [int(x) for x in parts] if all(x.isdigit() for x in parts) else None
 
-    def index(rid: int) -> dict[tuple[str, Any, str], dict[str, Any]]:
+
+def _side_name(store: Store, ids: list[int]) -> str:
+    labels = (store.get_run(ids[0]) or {}).get("labels") or {}
+    name = ",".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
+    return (name + " " if name else "") + "#" + ",".join(map(str, ids))
+
+
+def _estimate(row: dict[str, Any]) -> tuple[float | None, str]:
+    if row.get("cycles_per_op") is not None:
+        return row["cycles_per_op"], "cycles~"
+    return row.get("per_op"), row.get("unit") or ""
+
+
+def _history(store: Store, key: tuple[Any, ...], run: dict[str, Any], exclude: set[int]) -> tuple[float, int] | None:
+    """The run-to-run spread ``key`` showed on ``run``'s host, same build, in earlier replicate
+    groups (`run --runs N`), excluding the runs being compared."""
+    groups: dict[int, list[float]] = {}
+    build_key = (run.get("build") or {}).get("key")
+    for r in store.list_runs(None):
+        if r.get("group_id") is None or r["id"] in exclude or r.get("host_id") != run.get("host_id"):
+            continue
+        if (r.get("build") or {}).get("key") != build_key or r.get("status") not in ("complete", "interrupted"):
+            continue
+        for x in store.results(r["id"]):
+            if (x["bench"], x["param"], x["variant"]) == key and x["status"] == OK:
+                v, _ = _estimate(x)
+                if v is not None:
+                    groups.setdefault(r["group_id"], []).append(v)
+    return pooled_spread(list(groups.values()))
+
+
+def _differences(runs: list[dict[str, Any]]) -> str:
+    """What the compared runs do not share (it may be the point, as with two kernels, but is said)."""
+    what = {"build (source, flags, compiler)": lambda r: (r.get("build") or {}).get("key"),
+            "host": lambda r: r.get("host_id") or r.get("host"), "CPU model": lambda r: r.get("cpu_model")}
+    differ = [name for name, f in what.items() if len({f(r) for r in runs}) > 1]
+    return f"runs differ in {', '.join(differ)}" if differ else ""
+
+
+def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA) -> list[Row]:
+    """Every valid result present in all sides, each side against the first, across runs
+    (stats.runs: runs are the replicates; Holm over the table)."""
+    runs = {}
+    for rid in dict.fromkeys(r for side in sides for r in side):  # in the order given
+        run = store.get_run(rid)
+        if run is None:
+            raise CompareError(f"no run {rid} in {store.url}")
+        runs[rid] = run
+
+    def index(rid: int) -> dict[tuple[Any, ...], dict[str, Any]]:
         return {(r["bench"], r["param"], r["variant"]): r for r in store.results(rid) if r["status"] == OK}
 
-    ia, ib = index(run_a), index(run_b)
-    keys = [k for k in ia if k in ib]
+    idx = {rid: index(rid) for rid in runs}
+    keys = [k for k in idx[sides[0][0]] if all(k in idx[r] for side in sides for r in side)]
     if not keys:
-        raise CompareError(f"runs {run_a} and {run_b} have no valid result in common")
+        raise CompareError("the runs have no valid result in common")
+    names = [_side_name(store, side) for side in sides]
+    prov = _differences(list(runs.values()))
     rows = []
     for key in keys:
-        ca, ua = clock.round_costs(_stored_result(store, ia[key]))
-        cb, ub = clock.round_costs(_stored_result(store, ib[key]))
         label = key[0] + (f" [{key[2]}]" if key[2] else "")
-        if ua != ub:
-            rows.append(Row(f"#{run_a}", f"#{run_b}", key[1], ua, None, f"{label}: units differ ({ua} vs {ub})"))
+        est = [[_estimate(idx[r][key]) for r in side] for side in sides]
+        units = {u for side in est for _, u in side}
+        if len(units) > 1:
+            rows.append(Row(label, names[1], key[1], "", None, f"units differ ({', '.join(sorted(units))})"))
             continue
-        try:
-            rows.append(Row(f"{label} #{run_a}", f"#{run_b}", key[1], ua, unpaired(ca, cb, alpha=alpha)))
-        except ValueError as e:
-            rows.append(Row(f"{label} #{run_a}", f"#{run_b}", key[1], ua, None, str(e)))
+        unit = units.pop()
+        exclude = set(runs)
+        prior = _history(store, key, runs[sides[0][0]], exclude)
+        base = [v for v, _ in est[0] if v is not None]
+        for name, side in zip(names[1:], est[1:], strict=True):
+            try:
+                cmp, note = cross_run(base, [v for v, _ in side if v is not None], prior, alpha)
+            except ValueError as e:
+                rows.append(Row(f"{label} {names[0]}", name, key[1], unit, None, str(e)))
+                continue
+            rows.append(Row(f"{label} {names[0]}", name, key[1], unit, cmp, "; ".join(x for x in (note, prov) if x)))
     _adjust(rows, alpha)
     return rows
 
@@ -249,16 +313,17 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
 
     from cyclebench.runner import interleave
 
-    stored_runs = all(t.isdigit() for t in targets)
+    stored_runs = all((t[:1] == "g" and t[1:].isdigit()) or all(x.isdigit() for x in t.split(",")) for t in targets)
     store = open_store(db, create=not stored_runs)
     if stored_runs:
-        if len(targets) != 2:
-            raise UserError("compare of stored runs takes exactly two run ids")
+        if len(targets) < 2:
+            raise UserError("compare of stored runs takes at least two sides: RUN[,RUN...] or gGROUP each")
         try:
-            rows = compare_runs(store, int(targets[0]), int(targets[1]), alpha)
+            sides = [run_side(t, store) or [] for t in targets]
+            rows = compare_runs(store, sides, alpha)
         except CompareError as e:
             raise UserError(str(e)) from None
-        title = f"run #{targets[1]} vs run #{targets[0]} (unpaired: Mann–Whitney, Holm)"
+        title = "stored runs: each run one observation, t on the run-to-run spread (Kalibera & Jones 2013), Holm"
         measured = []
     else:
         for t in targets:

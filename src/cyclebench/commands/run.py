@@ -204,6 +204,10 @@ def execute(
               help="Seconds of untimed warm-up batches.")
 @click.option("--timeout", type=Seconds(0.1, 86400), default=None,
               help="Seconds before a benchmark is declared hung and killed (default from --max-time).")
+@click.option("--runs", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Replicate runs, one after another, stored as one group that compare takes as one side (gN).")
+@click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE",
+              help="Name the run (repeatable), e.g. kernel=r333291; compare shows labels instead of ids.")
 @click.option("--processes", type=click.IntRange(1, 64), default=DEFAULT_PROCESSES, show_default=True,
               help="Runner processes each benchmark's rounds are spread over, in passes over all benchmarks; "
                    "the CI is bootstrapped over them (1: one process, the within-process CI only).")
@@ -227,11 +231,13 @@ def execute(
 def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...], repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
-        backend: str, sim_iters: int, cache_spec: str | None, processes: int) -> None:
+        backend: str, sim_iters: int, cache_spec: str | None, processes: int, runs: int,
+        label_args: tuple[str, ...]) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
     spec = build.spec()
+    labels = parse_labels(label_args)
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
     groups, cache = _events_and_cache(events_spec, cache_spec, backend)
     cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=pin.cpu, options=opts, timeout=timeout,
@@ -254,24 +260,56 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         _check_events(prepared.runner, groups)
 
     store = open_store(db)
+    all_rows: list[dict[str, Any]] = []
+    ids: list[int] = []
+    for _ in range(runs):  # replicate runs, one after the other, stored as one group (g<first id>)
+        run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, labels, grouped=runs > 1)
+        ids.append(run_id)
+        all_rows += rows
+        if not quiet:
+            _report(store, run_id, rows, prepared, backend, net, wide, bool(groups))
+        if json_path is not None:
+            try:
+                json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+            except OSError as e:  # after the run is stored: say so (audit D9)
+                raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored "
+                                f"(run #{run_id})") from None
+        if not quiet:
+            err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
+    if len(ids) > 1:
+        err.print(f"replicate group g{ids[0]}: runs {','.join(map(str, ids))} (compare g{ids[0]} g…)", highlight=False)
+    rows = all_rows
+    bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
+    if bad:
+        err.print(f"cyclebench: {len(bad)} benchmark(s) did not produce a valid result (see notes)", style="red")
+        sys.exit(1)
+
+
+def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
+                 earlier: list[int], labels: dict[str, str], grouped: bool) -> tuple[int, list[dict[str, Any]]]:
+    """One run with its progress bar; Ctrl-C keeps what was measured (exit 130). The run gets
+    ``labels`` and, with ``grouped``, the group of the first of the replicate runs."""
     rows: list[dict[str, Any]] = []
+    opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True,
                         disable=quiet)
-    run_id: int | None = None
-    opened: list[int] = []
+
+    def on_open(rid: int) -> None:
+        opened.append(rid)
+        if labels or grouped:
+            store.update_run(rid, labels=labels or None, group_id=(earlier or [rid])[0] if grouped else None)
+
     try:
         with progress:
-            task = progress.add_task("measuring", total=len(prepared.items))
+            steps = len(prepared.items) * len(interleave.split(cfg.options.repeat, cfg.processes))
+            task = progress.add_task("measuring", total=steps)
 
             def on_start(item: Item) -> None:
                 progress.update(task, description=f"{item.label:<32.32}")
-
-            def on_done(_item: Item, row: dict[str, Any]) -> None:
-                rows.append(row)
                 progress.advance(task)
 
-            run_id, _ = execute(cfg, prepared, store, on_start, on_done, on_open=opened.append)
+            run_id, _ = execute(cfg, prepared, store, on_start, lambda _i, row: rows.append(row), on_open=on_open)
     except KeyboardInterrupt:
         if not quiet and rows:
             console_report.print_results(rows, out, net=net, wide=wide)
@@ -282,21 +320,18 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         raise UserError(str(e)) from None
     except StoreError as e:
         raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
+    return run_id, rows
 
-    if not quiet:
-        _report(store, run_id, rows, prepared, backend, net, wide, bool(groups))
-    if json_path is not None:
-        try:
-            json_report.dump(json_report.run_to_dict(store, run_id), json_path)
-        except OSError as e:  # after the run is stored: say so (audit D9)
-            raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored (run #{run_id})"
-                            ) from None
-    bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
-    if not quiet:
-        err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
-    if bad:
-        err.print(f"cyclebench: {len(bad)} benchmark(s) did not produce a valid result (see notes)", style="red")
-        sys.exit(1)
+
+def parse_labels(values: tuple[str, ...]) -> dict[str, str]:
+    """--label KEY=VALUE (repeatable) → {key: value}; click.BadParameter otherwise."""
+    out_: dict[str, str] = {}
+    for v in values:
+        key, eq, value = v.partition("=")
+        if not eq or not key.strip():
+            raise click.BadParameter(f"'{v}' is not KEY=VALUE", param_hint="--label")
+        out_[key.strip()] = value.strip()
+    return out_
 
 
 def _events_and_cache(events_spec: str | None, cache_spec: str | None,
