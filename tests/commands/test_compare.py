@@ -96,3 +96,16 @@ def test_a_crash_is_blamed_on_its_benchmark_and_fails_the_command(db: str, tmp_p
     store = Store(db)
     stored = {x["bench"]: x["status"] for x in store.results(store.last_run_id())}
     assert stored["cc/bad"] == "crashed" and stored["cc/good2"] == "ok"
+
+
+def test_n_stored_runs_ranked_with_a_baseline(db: str) -> None:
+    """Seed 001's table: N runs on one line each per benchmark, ranked, the baseline marked."""
+    fast = ["-q", "--min-time", "0.02", "--repeat", "12", "-b", "chain/add200", "-b", "chain/add400"]
+    for label in ("a", "b", "c"):
+        assert cli("run", str(DATA / "chain.c"), *fast, "--label", f"k={label}").exit_code == 0
+    r = cli("compare", "1", "2", "3", "--baseline", "2")
+    assert r.exit_code == 0, r.output
+    assert "chain/add400 (cycles~), ranked" in r.output
+    assert "k=b #2 [baseline]" in r.output and "k=a #1" in r.output and "k=c #3" in r.output
+    r = cli("compare", "1", "2", "--baseline", "9")
+    assert r.exit_code == 2 and "not one of the sides" in r.output

@@ -47,6 +47,7 @@ from cyclebench.env import sysinfo
 from cyclebench.model import ERROR, FAILED_STATUSES, OK, Comparison, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.report.console import fmt
+from cyclebench.report.ranked import ranked_table
 from cyclebench.runner import RunnerError, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
@@ -231,6 +232,26 @@ def _history(store: Store, key: tuple[Any, ...], run: dict[str, Any], exclude: s
     return pooled_spread(list(groups.values()))
 
 
+def _side_summary(name: str, results: list[dict[str, Any]], baseline: bool, row: Row | None) -> dict[str, Any]:
+    """One line of the ranked table: mean of the side's run estimates, their sd (or the one run's
+    own CI half-width), the best per-sample cost, and the verdict of its row vs the baseline."""
+    vals = [v for v, _ in map(_estimate, results) if v is not None]
+    mean = float(np.mean(vals)) if vals else float("nan")
+    if len(vals) > 1:
+        spread = float(np.std(vals, ddof=1))
+    else:
+        r = results[0]
+        lo, hi = (r.get("cycles_ci_low"), r.get("cycles_ci_high")) if r.get("cycles_per_op") is not None else (
+            r.get("ci_low"), r.get("ci_high"))
+        spread = (hi - lo) / 2 if lo is not None and hi is not None else float("nan")
+    mins = [r.get("cycles_min") if r.get("cycles_per_op") is not None else r.get("min") for r in results]
+    best = min((m for m in mins if m is not None), default=float("nan"))
+    cmp = row.cmp if row is not None else None
+    return {"name": name, "mean": mean, "spread": spread, "best": best, "baseline": baseline,
+            "rel": cmp.rel if cmp else float("nan"), "verdict": cmp.verdict if cmp else ("" if baseline else "-"),
+            "note": row.note if row is not None and cmp is None else ""}
+
+
 def _differences(runs: list[dict[str, Any]]) -> str:
     """What the compared runs do not share (it may be the point, as with two kernels, but is said)."""
     what = {"build (source, flags, compiler)": lambda r: (r.get("build") or {}).get("key"),
@@ -239,9 +260,11 @@ def _differences(runs: list[dict[str, Any]]) -> str:
     return f"runs differ in {', '.join(differ)}" if differ else ""
 
 
-def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA) -> list[Row]:
+def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
+                 ranked: dict[tuple[str, Any], list[dict[str, Any]]] | None = None) -> list[Row]:
     """Every valid result present in all sides, each side against the first, across runs
-    (stats.runs: runs are the replicates; Holm over the table)."""
+    (stats.runs: runs are the replicates; Holm over the table). ``ranked``, when given, gets
+    per benchmark one summary per side for report.ranked (seed 001's table)."""
     runs = {}
     for rid in dict.fromkeys(r for side in sides for r in side):  # in the order given
         run = store.get_run(rid)
@@ -270,6 +293,7 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA) -> 
         exclude = set(runs)
         prior = _history(store, key, runs[sides[0][0]], exclude)
         base = [v for v, _ in est[0] if v is not None]
+        first = len(rows)
         for name, side in zip(names[1:], est[1:], strict=True):
             try:
                 cmp, note = cross_run(base, [v for v, _ in side if v is not None], prior, alpha)
@@ -277,6 +301,10 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA) -> 
                 rows.append(Row(f"{label} {names[0]}", name, key[1], unit, None, str(e)))
                 continue
             rows.append(Row(f"{label} {names[0]}", name, key[1], unit, cmp, "; ".join(x for x in (note, prov) if x)))
+        if ranked is not None:
+            ranked[(label, key[1])] = [_side_summary(names[i], [idx[r][key] for r in side], i == 0,
+                                                     rows[first + i - 1] if i else None)
+                                       for i, side in enumerate(sides)]
     _adjust(rows, alpha)
     return rows
 
@@ -298,14 +326,16 @@ def default_cpu() -> int:
 @click.option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Runner processes the rounds are spread over (order reversed in every other one; "
                    "the CI is bootstrapped over them).")
+@click.option("--baseline", metavar="RUN", help="Stored runs: the side the others are judged against (default: "
+              "the first).")
 @json_option
 @db_option
 @wide_option
 @runner_options
 @build_options()
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
-                repeat: int, min_time: float, alpha: float, processes: int, json_path: Path | None,
-                db: str | None, wide: bool) -> None:
+                repeat: int, min_time: float, alpha: float, processes: int, baseline: str | None,
+                json_path: Path | None, db: str | None, wide: bool) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
     verdict only for real differences."""
@@ -320,11 +350,21 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             raise UserError("compare of stored runs takes at least two sides: RUN[,RUN...] or gGROUP each")
         try:
             sides = [run_side(t, store) or [] for t in targets]
-            rows = compare_runs(store, sides, alpha)
+            if baseline is not None:
+                pick = run_side(baseline, store) or []
+                if pick not in sides:
+                    raise CompareError(f"--baseline {baseline} is not one of the sides compared")
+                sides.insert(0, sides.pop(sides.index(pick)))
+            ranked: dict[tuple[str, Any], list[dict[str, Any]]] = {}
+            rows = compare_runs(store, sides, alpha, ranked)
         except CompareError as e:
             raise UserError(str(e)) from None
         title = "stored runs: each run one observation, t on the run-to-run spread (Kalibera & Jones 2013), Holm"
         measured = []
+        if len(sides) > 2:  # seed 001's table: every side on one line per benchmark, ranked
+            for (label, param), entries in ranked.items():
+                out.print(ranked_table(label + ("" if param is None else f" [{param}]"), rows[0].unit if rows else "",
+                                       entries, wide=wide))
     else:
         for t in targets:
             not_a_file(t, "compare")

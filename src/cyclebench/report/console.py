@@ -216,8 +216,10 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
             table.add_row(a, b, param, "-", "-", "-", "-", "-", "-", Text("failed", style="red"), r.unit, r.note)
             continue
         verdict = Text(c.verdict, style={"faster": "green", "slower": "red"}.get(c.verdict, ""))
+        known = not math.isnan(c.ci_low)  # NaN: nothing estimates the spread (stats.runs), no CI, no p
         table.add_row(a, b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
-                      f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", f"{c.p:.1e}", verdict, r.unit, r.note)
+                      f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]" if known else "-", f"{c.p:.1e}" if known else "-",
+                      verdict, r.unit, r.note)
     return table
 
 
