@@ -30,6 +30,7 @@ from cyclebench.commands._common import (
     parse_params,
     write_text,
 )
+from cyclebench.commands._history import estimate_of, host_spread
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
@@ -53,7 +54,7 @@ from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
 from cyclebench.stats.ab import ALPHA, holm, paired, with_adjusted_p
 from cyclebench.stats.result import result_fields, sample_rows
-from cyclebench.stats.runs import cross_run, pooled_spread
+from cyclebench.stats.runs import cross_run
 from cyclebench.store import Store, StoreError
 
 
@@ -208,34 +209,10 @@ def _side_name(store: Store, ids: list[int]) -> str:
     return (name + " " if name else "") + "#" + ",".join(map(str, ids))
 
 
-def _estimate(row: dict[str, Any]) -> tuple[float | None, str]:
-    if row.get("cycles_per_op") is not None:
-        return row["cycles_per_op"], "cycles~"
-    return row.get("per_op"), row.get("unit") or ""
-
-
-def _history(store: Store, key: tuple[Any, ...], run: dict[str, Any], exclude: set[int]) -> tuple[float, int] | None:
-    """The run-to-run spread ``key`` showed on ``run``'s host, same build, in earlier replicate
-    groups (`run --runs N`), excluding the runs being compared."""
-    groups: dict[int, list[float]] = {}
-    build_key = (run.get("build") or {}).get("key")
-    for r in store.list_runs(None):
-        if r.get("group_id") is None or r["id"] in exclude or r.get("host_id") != run.get("host_id"):
-            continue
-        if (r.get("build") or {}).get("key") != build_key or r.get("status") not in ("complete", "interrupted"):
-            continue
-        for x in store.results(r["id"]):
-            if (x["bench"], x["param"], x["variant"]) == key and x["status"] == OK:
-                v, _ = _estimate(x)
-                if v is not None:
-                    groups.setdefault(r["group_id"], []).append(v)
-    return pooled_spread(list(groups.values()))
-
-
 def _side_summary(name: str, results: list[dict[str, Any]], baseline: bool, row: Row | None) -> dict[str, Any]:
     """One line of the ranked table: mean of the side's run estimates, their sd (or the one run's
     own CI half-width), the best per-sample cost, and the verdict of its row vs the baseline."""
-    vals = [v for v, _ in map(_estimate, results) if v is not None]
+    vals = [v for v, _ in map(estimate_of, results) if v is not None]
     mean = float(np.mean(vals)) if vals else float("nan")
     if len(vals) > 1:
         spread = float(np.std(vals, ddof=1))
@@ -280,18 +257,18 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
     if not keys:
         raise CompareError("the runs have no valid result in common")
     names = [_side_name(store, side) for side in sides]
+    spreads = host_spread(store, runs[sides[0][0]], set(runs))
     prov = _differences(list(runs.values()))
     rows = []
     for key in keys:
         label = key[0] + (f" [{key[2]}]" if key[2] else "")
-        est = [[_estimate(idx[r][key]) for r in side] for side in sides]
+        est = [[estimate_of(idx[r][key]) for r in side] for side in sides]
         units = {u for side in est for _, u in side}
         if len(units) > 1:
             rows.append(Row(label, names[1], key[1], "", None, f"units differ ({', '.join(sorted(units))})"))
             continue
         unit = units.pop()
-        exclude = set(runs)
-        prior = _history(store, key, runs[sides[0][0]], exclude)
+        prior = spreads.get(key)
         base = [v for v, _ in est[0] if v is not None]
         first = len(rows)
         for name, side in zip(names[1:], est[1:], strict=True):

@@ -37,6 +37,7 @@ from cyclebench.commands._common import (
     out,
     parse_params,
 )
+from cyclebench.commands._history import host_spread
 from cyclebench.commands._options import (
     SEED,
     BuildOptions,
@@ -354,13 +355,18 @@ def _report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Pre
     """The run's table (simulated counts under callgrind), counters, and the calibration and
     environment lines on stderr."""
     title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
+    run_row = store.get_run(run_id) or {}
+    spreads = host_spread(store, run_row, {run_id})  # what replicate runs here showed before
+    for r in rows:
+        sd = spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))
+        if sd is not None:
+            r["extra"] = {**(r.get("extra") or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}
     if backend == "callgrind":
         console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
     else:
         console_report.print_results(rows, out, title=title, net=net, wide=wide)
         if counted:
             console_report.print_counters(rows, out)
-    run_row = store.get_run(run_id) or {}
     if backend == "timing":
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     for line in console_report.environment_lines(rows):

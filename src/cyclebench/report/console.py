@@ -94,7 +94,11 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
 
     Fits the width it is printed at (report.fit): benchmark, param, per op, ±CI95, unit and
     cycles~ stay at any width; the cycles~ CI, ns/op, min and rCV drop in that order from
-    the end, and notes go under their row when they do not fit beside it. ``wide``: all."""
+    the end, and notes go under their row when they do not fit beside it. ``wide``: all.
+    A row whose ``extra["run_to_run"]`` holds this host's run-to-run sd for the benchmark gets
+    it in a column of its own, beside (never instead of) the within-run CI."""
+    rows = list(rows)
+    host = any((r.get("extra") or {}).get("run_to_run") for r in rows)
     table = FitTable([
         Column("benchmark", justify="left", fold=NAME_FOLD),
         Column("param"),
@@ -106,8 +110,11 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
         Column("cycles~" + (" net" if net else "")),
         Column("±CI95", priority=1),
         Column("ns/op", priority=2),
+        *([Column("run-to-run sd", priority=5)] if host else []),
         Column("notes", justify="left", notes=True),
-    ], title=title, wide=wide)
+    ], title=title, wide=wide,
+        caption=("±CI95: within this run; run-to-run sd: this host's spread between replicate runs of the "
+                 "same build (cycles~ where there are cycles~)") if host else None)
     group = None
     for r in rows:
         bench = str(r.get("bench") or "")
@@ -131,6 +138,9 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
                 cells = [safe_text(x, style="strike") if x not in ("", "-") else x for x in cells]
         else:
             cells = ["-", "-", "-", "-", unit, "-", "-", "-"]
+        if host:
+            rr = (r.get("extra") or {}).get("run_to_run")
+            cells.append(f"±{fmt(rr['sd'])} (df {rr['df']})" if rr else "-")
         table.add_row(name, param, *cells, safe_text(notes(r)), style=style)
     return table
 

@@ -1,0 +1,40 @@
+"""What a host has shown before: the run-to-run spread of each benchmark in earlier replicate
+groups (`run --runs N`) of the same build on the same host (stats/runs.py pools it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cyclebench.model import OK
+from cyclebench.stats.runs import pooled_spread
+from cyclebench.store import Store
+
+
+def estimate_of(row: dict[str, Any]) -> tuple[float | None, str]:
+    """A run's figure for a benchmark: cycles~ per op when it has one, else per op in its unit."""
+    if row.get("cycles_per_op") is not None:
+        return row["cycles_per_op"], "cycles~"
+    return row.get("per_op"), row.get("unit") or ""
+
+
+def host_spread(store: Store, run: dict[str, Any], exclude: set[int]) -> dict[tuple[Any, ...], tuple[float, int]]:
+    """(sd, df) of every benchmark's run estimates pooled over the earlier replicate groups
+    (`run --runs N`) of ``run``'s build on ``run``'s host, the runs in ``exclude`` left out:
+    the run-to-run spread that benchmark has shown here."""
+    groups: dict[tuple[Any, ...], dict[int, list[float]]] = {}
+    build_key = (run.get("build") or {}).get("key")
+    for r in store.list_runs(None):
+        if r.get("group_id") is None or r["id"] in exclude or r.get("host_id") != run.get("host_id"):
+            continue
+        if (r.get("build") or {}).get("key") != build_key or r.get("status") not in ("complete", "interrupted"):
+            continue
+        for x in store.results(r["id"]):
+            v, _ = estimate_of(x)
+            if x["status"] == OK and v is not None:
+                groups.setdefault((x["bench"], x["param"], x["variant"]), {}).setdefault(r["group_id"], []).append(v)
+    out = {}
+    for key, by_group in groups.items():
+        spread = pooled_spread(list(by_group.values()))
+        if spread is not None:
+            out[key] = spread
+    return out
