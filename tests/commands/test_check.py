@@ -14,31 +14,9 @@ Only the real-machine tests touch ``/``; they assert shapes, never a vendor or a
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
-
-from cyclebench.env.check import NAMES, Finding
-
-FIXTURES = Path(__file__).parents[1] / "fixtures"
-
-KVM = FIXTURES / "sysroot_kvm"
-
-METAL = FIXTURES / "sysroot_baremetal"
-
-AMD = FIXTURES / "sysroot_amd"
-
-CPU = "sys/devices/system/cpu"
-
-def by_name(findings: list[Finding]) -> dict[str, Finding]:
-    return {f.name: f for f in findings}
-
-@pytest.fixture
-def amd(tmp_path: Path) -> Path:
-    root = tmp_path / "amd"
-    shutil.copytree(AMD, root)
-    return root
+from cyclebench.env.check import NAMES
 
 
 def test_check_command_and_findings_stored_with_runs(tmp_path: Path, db: str) -> None:

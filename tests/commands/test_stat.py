@@ -29,11 +29,6 @@ def rows_by_metric(db: str) -> dict[str, dict]:
     assert rid is not None
     return {r["bench"].split("/", 1)[1]: r for r in store.results(rid)}
 
-def _rep(groups: list[list[int]], errors: list[str | None], wall_ms: float = 2.0) -> dict:
-    return {"type": "stat", "exit": 0, "signal": None, "wall_ns": int(wall_ms * 1e6), "user_us": 1000,
-            "sys_us": 500, "maxrss_kb": 1000, "groups": groups, "open_errors": errors, "inherit": True,
-            "user_only": [False] * len(groups)}
-
 
 def test_true_five_runs(db: str) -> None:
     r = cli("stat", "-r", "5", "--", "/bin/true")

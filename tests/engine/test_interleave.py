@@ -15,13 +15,6 @@ from cyclebench.runner.plan import MeasureOptions
 from conftest import DATA, cli
 
 
-def _res(rounds: int, base: int, to: int) -> dict:
-    k = 2 * rounds
-    return {"bench": "x", "rounds": rounds, "ladder": 2, "n": list(range(base, base + k)), "ticks": [5] * k,
-            "cal": [7] * k, "disturbed": [0] * k, "pmu_cycles": None, "timer_overhead": {"min": to, "median": to},
-            "total_iters": 10, "counters": {"nevents": [1], "reads": [[1, 2, 3]] * k}}
-
-
 def test_measure_spreads_rounds_and_reverses_the_order() -> None:
     runner = Runner(build(BuildSpec(sources=(DATA / "chain.c",), werror=True)).path, None)
     opts = MeasureOptions(min_time=0.02, repeat=20, warmup=0.002)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,6 @@ SHORT = ["--duration", "0.6", "--interval", "0.1", "--warmup", "0.2"]
 
 ATTEMPTS = 3
 
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="scaling needs 2 CPUs")
 
 def _cfg(**kw: Any) -> scale.ScaleConfig:
     base: dict[str, Any] = {"spec": BuildSpec(sources=tuple(suite_sources()), werror=True), "duration": 0.6,
@@ -124,12 +122,6 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def crash_binary() -> Path:
     return build(BuildSpec(sources=(DATA / "scale_crash.c",))).path
-
-def _iv(i: int, deltas: list[int], wait: list[int] | None = None, warmup: bool = False) -> dict[str, Any]:
-    iv: dict[str, Any] = {"type": "interval", "i": i, "t": 0.1 * i, "dt": 0.1, "warmup": warmup, "deltas": deltas}
-    if wait is not None:
-        iv["wait_ns"], iv["run_ns"] = wait, [100_000_000 - w for w in wait]
-    return iv
 
 
 def test_syscall_control_scales(threads: Measured) -> None:

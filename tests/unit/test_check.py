@@ -1,15 +1,7 @@
 """Tests for cyclebench.check on fixture trees of /proc and /sys.
 
-Fixtures (tests/fixtures): ``sysroot_kvm`` and ``sysroot_baremetal`` (see README.md there), and
-``sysroot_amd``, hand-written for these tests: AMD Ryzen 5 3600 (6 cores × 2 threads, SMT
-siblings N and N+6), acpi-cpufreq with governor ``ondemand`` and ``cpufreq/boost=1``, clocksource
-``hpet`` with tsc no longer offered (marked unstable), no isolcpus, load 7.85 on 12 CPUs,
-perf_event_paranoid 1, nmi_watchdog 0, a ``cpu`` PMU without caps, and fake processes: seven
-runnable ``cc1`` on CPU 5, two runnable ``ffmpeg`` threads on CPU 11 (CPU 5's sibling), a
-sleeping kworker on CPU 5.
-
-Only the real-machine tests touch ``/``; they assert shapes, never a vendor or a status.
-"""
+Here the parts that need no compiler (parsers, statistics, fixture trees); the rest, which
+builds and runs the engine, is in tests/engine or tests/commands under the same name."""
 
 from __future__ import annotations
 

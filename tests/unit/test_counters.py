@@ -1,4 +1,7 @@
-"""Counters: names, the group-read parser on recorded buffers, and -e on this machine."""
+"""Counters: names, the group-read parser on recorded buffers, and -e on this machine.
+
+Here the parts that need no compiler (parsers, statistics, fixture trees); the rest, which
+builds and runs the engine, is in tests/engine or tests/commands under the same name."""
 
 from __future__ import annotations
 

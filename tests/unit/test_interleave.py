@@ -1,4 +1,7 @@
-"""Rounds over several runner processes (interleave.py) and the CI bootstrapped over them."""
+"""Rounds over several runner processes (interleave.py) and the CI bootstrapped over them.
+
+Here the parts that need no compiler (parsers, statistics, fixture trees); the rest, which
+builds and runs the engine, is in tests/engine or tests/commands under the same name."""
 
 from __future__ import annotations
 

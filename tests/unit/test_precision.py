@@ -1,14 +1,11 @@
-"""cycles~, disturbed samples, net-of-loop and --fifo, measured here."""
+"""cycles~, disturbed samples, net-of-loop and --fifo, measured here.
+
+Here the parts that need no compiler (parsers, statistics, fixture trees); the rest, which
+builds and runs the engine, is in tests/engine or tests/commands under the same name."""
 
 from __future__ import annotations
 
 import pytest
-
-from cyclebench.store import Store
-
-
-def rows_by_bench(store: Store) -> dict[str, dict]:
-    return {r["bench"]: r for r in store.results(store.last_run_id())}
 
 
 def test_pmu_cycles_path_without_a_pmu() -> None:

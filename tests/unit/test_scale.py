@@ -1,18 +1,7 @@
 """Scaling mode (issue 7): orderings measured in one session on this machine, never absolute rates.
 
-CLI runs are short (0.2 s warm-up, 0.6 s of 0.1 s intervals); the orderings come from
-sweeps of 6 alternating passes over 1.8 s (scale.sweep). A sweep in which the tasks had to
-wait for their CPUs (another program ran there: the machine is shared) is measured again;
-if every attempt is disturbed, the tests that judge that benchmark are skipped.
-
-getppid and padded share nothing, so only the host can keep them from 2×: on the AMD EPYC
-VM it slows a vCPU for seconds at a time (padded on one task swung between 1.24G and
-2.33G ops/s within 6 s) and at times, it seems, runs both vCPUs on one physical core (a
-steady 1.27–1.56× with equal task rates, for a whole sweep). Their sweep is measured again
-while it falls short of 1.8×, up to 3 times, and the best is judged: the host only takes
-speed away, so the best sweep is the one it disturbed least (the argument for keeping the
-minimum of repeated timings). A cyclebench bug that costs scaling fails all three.
-"""
+Here the parts that need no compiler (parsers, statistics, fixture trees); the rest, which
+builds and runs the engine, is in tests/engine or tests/commands under the same name."""
 
 from __future__ import annotations
 
@@ -22,105 +11,20 @@ from typing import Any
 
 import pytest
 
-from cyclebench.build import BuildSpec, build, suite_sources
+from cyclebench.build import BuildSpec, suite_sources
 from cyclebench.commands import scale
 from cyclebench.env.cpus import cpu_order
-from cyclebench.model import OK, ScaleRun, Series
+from cyclebench.model import ScaleRun, Series
 from cyclebench.report import plots
 from cyclebench.runner import scaling as runner_scaling
 from cyclebench.stats import scaling
 
-from conftest import DATA, cli
-
-SHORT = ["--duration", "0.6", "--interval", "0.1", "--warmup", "0.2"]
-
-ATTEMPTS = 3
-
-pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="scaling needs 2 CPUs")
 
 def _cfg(**kw: Any) -> scale.ScaleConfig:
     base: dict[str, Any] = {"spec": BuildSpec(sources=tuple(suite_sources()), werror=True), "duration": 0.6,
                             "interval": 0.1, "warmup": 0.2}
     return scale.ScaleConfig(**{**base, **kw})
 
-@pytest.fixture(scope="module")
-def binary() -> Path:
-    return build(_cfg().spec).path
-
-def _sweep(binary: Path, bench: str, mode: str, tasks: tuple[int, ...] = (1, 2)) -> dict[int, dict[str, Any]]:
-    cfg = _cfg(tasks=tasks, duration=1.8, warmup=0.1, passes=6, retries=0)
-    out: dict[int, dict[str, Any]] = {}
-    for run, s in scale.sweep(binary, bench, None, mode, cfg, cpu_order()):
-        assert run.status == OK, run.reason
-        out[run.tasks] = s
-    return out
-
-PARALLEL = {"contend/getppid", "contend/padded"}  # share nothing: they scale unless the host stops them
-
-SCALES = 1.8  # the speed-up at 2 tasks the issue asks of them
-
-def _speedup(points: dict[int, dict[str, Any]]) -> float:
-    return float(points[max(points)].get("speedup") or 0.0)
-
-Points = dict[int, dict[str, Any]]
-
-class Measured:
-    """Sweeps by benchmark; a benchmark that stayed disturbed has a reason instead, and only
-    the tests that judge it are skipped."""
-
-    def __init__(self) -> None:
-        self.points: dict[str, Points] = {}
-        self.skipped: dict[str, str] = {}
-
-    def __getitem__(self, bench: str) -> Points:
-        if bench in self.skipped:
-            pytest.skip(self.skipped[bench])
-        return self.points[bench]
-
-def _measure(binary: Path, benches: list[str], mode: str, strict: bool) -> Measured:
-    """Each benchmark at 1 and 2 tasks, in one session. A sweep disturbed by other programs
-    is measured again, and skipped after ATTEMPTS. strict: getppid and padded are also
-    measured again while they fall short of 1.8×, and the best sweep is kept (best of 3, as
-    the minimum of runs is kept for noise that only slows: see the module docstring)."""
-    m = Measured()
-    for bench in benches:
-        best: Points | None = None
-        for _ in range(ATTEMPTS):
-            points = _sweep(binary, bench, mode)
-            if any(scaling.disturbed(p) for p in points.values()):
-                continue
-            if best is None or _speedup(points) > _speedup(best):
-                best = points
-            if not (strict and bench in PARALLEL and _speedup(best) < SCALES):
-                break
-        if best is not None:
-            m.points[bench] = best
-        else:
-            waits = {n: round(p.get("wait_pct") or 0) for n, p in points.items()}
-            m.skipped[bench] = (f"{bench} ({mode}): tasks kept waiting for their CPUs in {ATTEMPTS} attempts "
-                                f"(wait % by task count {waits}): machine busy")
-    return m
-
-@pytest.fixture(scope="module")
-def threads(binary: Path) -> Measured:
-    return _measure(binary, ["contend/getppid", "contend/padded", "contend/unpadded", "contend/lock_xadd"], "threads",
-                    strict=True)
-
-@pytest.fixture(scope="module")
-def processes(binary: Path) -> Measured:
-    return _measure(binary, ["contend/padded", "contend/lock_xadd"], "processes", strict=False)
-
-@pytest.fixture(scope="module")
-def cli_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    d = tmp_path_factory.mktemp("scale")
-    db = f"sqlite:///{d / 'r.db'}"
-    res = cli("scale", "contend/getppid", "contend/padded", "--tasks", "1..3", "--mode", "threads", *SHORT,
-              "--plot", str(d / "s.png"), "--json", str(d / "s.json"), "--csv", str(d / "s.csv"), "--db", db)
-    return {"res": res, "dir": d, "db": d / "r.db"}
-
-@pytest.fixture(scope="module")
-def crash_binary() -> Path:
-    return build(BuildSpec(sources=(DATA / "scale_crash.c",))).path
 
 def _iv(i: int, deltas: list[int], wait: list[int] | None = None, warmup: bool = False) -> dict[str, Any]:
     iv: dict[str, Any] = {"type": "interval", "i": i, "t": 0.1 * i, "dt": 0.1, "warmup": warmup, "deltas": deltas}

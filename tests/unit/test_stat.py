@@ -1,4 +1,7 @@
-"""cyclebench stat -- CMD: whole commands like `perf stat -r`, counters enabled at exec."""
+"""cyclebench stat -- CMD: whole commands like `perf stat -r`, counters enabled at exec.
+
+Here the parts that need no compiler (parsers, statistics, fixture trees); the rest, which
+builds and runs the engine, is in tests/engine or tests/commands under the same name."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from cyclebench import counters
 from cyclebench.counters.events import per_run_counts
 from cyclebench.stats.repetitions import Metric, aggregate
 from cyclebench.stats.result import derived
-from cyclebench.store import Store
 
 from conftest import cli
 
@@ -21,11 +23,6 @@ def one_line_error(text: str) -> str:
     assert "Traceback" not in text
     return lines[0]
 
-def rows_by_metric(db: str) -> dict[str, dict]:
-    store = Store(db)
-    rid = store.last_run_id()
-    assert rid is not None
-    return {r["bench"].split("/", 1)[1]: r for r in store.results(rid)}
 
 def _aggregate(reps: list[dict], groups: list) -> list[Metric]:
     """What `stat` does with the timing backend's records: decode (counters), summarise (stats)."""
