@@ -93,3 +93,14 @@ def test_a_hung_variant_is_not_retried_and_the_others_are_measured(db: str, tmp_
     [d] = json.loads(out.read_text())
     status = {v["label"]: v["status"] for v in d["variants"]}
     assert status["-O2 -DHANG"] == "timeout" and status["-O2"] == "ok" and status["-O1"] == "ok"
+
+
+def test_a_variant_that_does_not_build_is_named_and_the_others_are_measured(db: str, tmp_path: Path) -> None:
+    """Audit D14: one bad flag set aborted every variant, without naming it."""
+    out = tmp_path / "v.json"
+    r = cli("variants", str(DATA / "varhang.c"), "--flags", "-O2", "--flags", "-O2 -mno-such-flag-here",
+            "--rounds", "6", "--min-time", "0.01", "--json", str(out))
+    assert r.exit_code == 1
+    assert "variant '-O2 -mno-such-flag-here'" in r.output and "Traceback" not in r.output
+    [d] = json.loads(out.read_text())
+    assert [v["label"] for v in d["variants"]] == ["-O2"] and d["variants"][0]["status"] == "ok"

@@ -30,6 +30,7 @@ import numpy as np
 from cyclebench.build import (
     Binary,
     BuildError,
+    ToolMissing,
     build,
     cross_cc,
     launcher_for,
@@ -106,20 +107,25 @@ class Built:
     sizes: dict[str, int] = field(default_factory=dict)  # section and body symbol sizes, bytes
 
 
-def build_all(variants: Sequence[Variant], opts: BuildOptions, pin: RunnerOptions) -> list[Built]:
-    """Build every variant (cached; ``opts.cflags`` come before each variant's flags). Raises
-    BuildError/ToolMissing naming the variant (audit D14)."""
-    built = []
+def build_all(variants: Sequence[Variant], opts: BuildOptions,
+              pin: RunnerOptions) -> tuple[list[Built], list[BuildError]]:
+    """Build every variant (cached; ``opts.cflags`` come before each variant's flags). A variant
+    that does not build is returned as its BuildError, naming it, and the others are measured
+    (audit D14: one bad flag set aborted them all); ToolMissing still ends everything."""
+    built, failed = [], []
     for v in variants:
         spec = opts.spec(cc=v.cc, target=v.target, werror=False)
         spec = replace(spec, cflags=(*opts.cflags, *v.cflags))
         try:
             b = build(spec)
+        except ToolMissing:
+            raise
         except BuildError as e:
-            raise type(e)(f"variant '{v.label}': {e}", e.output, e.file) from None
+            failed.append(BuildError(f"variant '{v.label}': {e}", e.output, e.file))
+            continue
         runner = Runner(b.path, pin.cpu, fifo=pin.fifo, launcher=launcher_for(v.target), max_rss=pin.max_rss)
         built.append(Built(v, b, runner, elf_sizes(b.path)))
-    return built
+    return built, failed
 
 
 def _merge(outs: Sequence[Outcome]) -> Outcome:
@@ -327,7 +333,13 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
     try:
         vs = make_variants(ccs, sets, target)
         with err.status("building variants", spinner="dots"):
-            built = build_all(vs, build, pin)
+            built, unbuilt = build_all(vs, build, pin)
+        for e in unbuilt:
+            if e.output:
+                err.print(e.output, markup=False, highlight=False)
+            err.print(f"cyclebench: {e} (not measured; the other variants are)", style="red", highlight=False)
+        if not built:
+            raise unbuilt[0]
         opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
         spec = replace(build.spec(cc=vs[0].cc, target=target), cflags=(*build.cflags, *vs[0].cflags))
         cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
@@ -362,5 +374,5 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
     console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide)
     if json_path is not None:
         json_path.write_text(json.dumps(data, indent=1) + "\n")
-    if any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
+    if unbuilt or any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
         sys.exit(1)
