@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import signal
 import time
+from pathlib import Path
 
 from cyclebench.store import Store
 
-from conftest import DATA, cli_subprocess
+from conftest import DATA, cli, cli_subprocess
 
 
 def test_ctrl_c_keeps_measured_results(db: str) -> None:
@@ -37,3 +38,39 @@ def test_ctrl_c_keeps_measured_results(db: str) -> None:
     assert run["status"] == "interrupted"
     assert 2 <= len(kept) < 16
     assert all(r["status"] == "ok" and r["per_op"] > 0 for r in kept)
+
+
+def test_ctrl_c_during_a_build_exits_130_and_leaves_no_compiler(tmp_path: Path) -> None:
+    """Audit #163/D17: Ctrl-C mid-build waited for every queued compile (60 s) and exited 1."""
+    import os
+
+    src = tmp_path / "big.c"
+    assert cli("gen", "icache", "--funcs", "60000", "--size", "8", "-o", str(src)).exit_code == 0
+    proc = cli_subprocess("run", str(src), "-q", "--db", f"sqlite:///{tmp_path}/x.db", start_new_session=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _compiling(str(src)):
+        time.sleep(0.05)
+    assert _compiling(str(src)), "the compiler never started"
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the compilers get it too
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - t0 < 5 and "Traceback" not in err  # not after the compile (~30 s)
+    time.sleep(0.5)
+    assert not _compiling(str(src))
+
+
+def _compiling(marker: str) -> bool:
+    import os
+
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd and "cyclebench.cli" not in cmd and ("cc1" in cmd or "cc " in cmd or "gcc" in cmd):
+            return True
+    return False

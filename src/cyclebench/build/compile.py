@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -140,13 +141,33 @@ def launcher_for(target: str | None) -> list[str]:
     return [qemu, "-L", f"/usr/{target_triplet(target)}"]
 
 
+_live: set[subprocess.Popen[str]] = set()  # compilers running now, killed when the build is interrupted
+_live_lock = threading.Lock()
+
+
 def _run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    # the compiler dies with cyclebench (a kill mid-build left cc1 running; the pool's thread
-    # that forks it waits for it, so PR_SET_PDEATHSIG fires only when cyclebench goes)
-    return subprocess.run(
-        list(argv), capture_output=True, text=True, cwd=cwd, timeout=COMPILE_TIMEOUT_S, check=False,
-        preexec_fn=die_with_parent(),
-    )
+    """Run one compiler command, output captured. The compiler dies with cyclebench (a kill
+    mid-build left cc1 running: the pool's thread that forks it waits for it, so
+    PR_SET_PDEATHSIG fires only when cyclebench goes) and with an interrupted build (_kill_live)."""
+    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, cwd=cwd, preexec_fn=die_with_parent())
+    with _live_lock:
+        _live.add(proc)
+    try:
+        out, err = proc.communicate(timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _kill_live() -> None:
+    with _live_lock:
+        for proc in _live:
+            proc.kill()
 
 
 def compiler_version(cc: str) -> str:
@@ -222,10 +243,16 @@ def build(spec: BuildSpec) -> Binary:
             src, argv = jobs[i]
             return src, _run([*argv, str(src), "-o", str(objs[i])])
 
-        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
+        try:
             for src, proc in pool.map(compile_one, range(len(jobs))):
                 if proc.returncode != 0:
                     raise BuildError(f"{src}: does not compile", proc.stderr.strip(), file=str(src))
+        except BaseException:  # Ctrl-C, SIGTERM or a failed source: no compile outlives the build (audit #163)
+            pool.shutdown(wait=False, cancel_futures=True)
+            _kill_live()
+            raise
+        pool.shutdown()
         link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm"])
         if link.returncode != 0:
             raise BuildError("link failed", link.stderr.strip())
