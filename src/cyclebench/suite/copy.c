@@ -158,8 +158,8 @@ __attribute__((target("avx2"))) static void avx2_copy(unsigned char *d, const un
  * below 64 bytes this is an ordinary copy plus the sfence, which is what a non-temporal
  * memcpy does there. The sfence at the end of each copy makes the weakly-ordered stores
  * visible before anything later, as a real memcpy must; its cost is part of the op: with
- * a line streamed it waits for that write to reach memory, so from 64 bytes on the op
- * costs about one DRAM write round trip (64 B and 128 B alike) and moves with the memory's
+ * a line streamed it waits for the writes to reach memory, so from 64 bytes on the op
+ * costs about one DRAM write round trip, not one per line, and moves with the memory's
  * latency from run to run (337–450 ref-cycles at 64 B on the Xeon VM, each run's CI ±1–3). */
 static void nt_copy(unsigned char *d, const unsigned char *s, size_t n) {
     size_t i = (size_t)(-(uintptr_t)d & 63);
