@@ -62,3 +62,27 @@ def test_calibration_measures_the_timer_rate(runner: Runner) -> None:
     assert cal["measured_hz"] > 1e6
     assert cal["unit"] in ("ref-cycles", "ticks", "ns")
     assert 0 < cal["timer_overhead"]["min"] <= cal["timer_overhead"]["median"]
+
+
+@pytest.fixture(scope="module")
+def overrun() -> Runner:
+    return Runner(build(BuildSpec(sources=(DATA / "overrun.c",))).path, cpu=None)
+
+
+@pytest.mark.parametrize(("bench", "min_time", "max_time"), [
+    ("overrun/slow_op", 0.05, 0.5),  # 10 ms an op: the old floor of 3 rounds ran 1.1 s
+    ("overrun/slows_down", 1.0, 1.0),  # 10× dearer after the sizing: the plan alone ran 9.9 s
+])
+def test_max_time_caps_the_wall_time(overrun: Runner, bench: str, min_time: float, max_time: float) -> None:
+    """Issue 13 item 7c: --max-time is a cap on a benchmark's sizing, warm-up and rounds, to
+    within one round (only whole rounds are run, the first always). Both bodies spin on the
+    wall clock, so a busy machine does not stretch them; the runner's wall time includes its
+    start and the timer calibration, hence the slack."""
+    opts = MeasureOptions(min_time=min_time, max_time=max_time, warmup=0.01, repeat=40)
+    out = overrun.run(bench, None, opts, timeout=opts.timeout())
+    res = out.result
+    assert out.status == "ok" and res is not None, out.reason
+    assert out.wall_s <= 1.5 * max_time + 0.2, (out.wall_s, res["rounds"])
+    used = res["sizing_ns"] + res["warmup_ns"] + res["measured_ns"]
+    assert used <= max_time * 1e9 or res["rounds"] == 1, (used / 1e9, res["rounds"])
+    assert 1 <= res["rounds"] < 40 and len(res["n"]) == res["rounds"] * res["ladder"]  # whole rounds only

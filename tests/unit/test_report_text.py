@@ -178,3 +178,17 @@ def test_run_list_prints_names_literally(monkeypatch: pytest.MonkeyPatch) -> Non
                      BenchInfo(name=REASON, group="x", params=None, require=None, file="a.c", line=1,
                                has_verify=False)])
     assert_literal(console.export_text(), console.file.getvalue())  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("low", [-138.6, None])
+def test_a_min_below_zero_is_never_printed_as_a_cost(low: float | None) -> None:
+    """Issue 13 item 7: a min below zero (stored by older versions) or none (estimators now)
+    prints as '-' with a note; a real min prints as a number, with no note."""
+    rows = [_row(bench="copy/nt_store", param=48, per_op=768.5, ci_low=761.0, ci_high=793.9, min=low),
+            _row(bench="copy/nt_store", param=64, per_op=424.3, ci_low=423.4, ci_high=425.7, min=421.4)]
+    plain, _ = render(report.results_table(rows, wide=True))
+    line48, line64 = (next(ln for ln in plain.splitlines() if f"│    {p} │" in ln) for p in (48, 64))
+    cells48, cells64 = ([c.strip() for c in ln.split("│")] for ln in (line48, line64))
+    assert cells48[5] == "-" and "-138" not in plain  # the min column
+    assert "no min: a batch beat the fitted fixed cost" in line48
+    assert cells64[5] == "421.4" and "no min" not in line64

@@ -105,3 +105,57 @@ def test_disturbed_task_count_is_measured_again(monkeypatch: pytest.MonkeyPatch)
     calls = iter([busy, busy])
     run, s = scale.measure(Path("x"), "b", None, "threads", 2, _cfg(retries=1), [0, 1])
     assert scaling.disturbed(s) and s["attempts"] == 2
+
+
+def _passes(n: int, per_pass: list[tuple[list[int], list[int]]]) -> list[tuple[ScaleRun, dict[str, Any]]]:
+    """One ScaleRun per pass as scale.sweep gets them, each summarised on its own as
+    scale.measure does: per pass (deltas of every task, wait ns of every task), 7 intervals
+    of 0.1 s after one warm-up interval."""
+    out = []
+    for deltas, wait in per_pass:
+        run = ScaleRun("contend/getppid", None, "processes", n, intervals=[
+            _iv(0, deltas, wait, warmup=True), *[_iv(i, deltas, wait) for i in range(1, 8)]])
+        out.append((run, scaling.summarize(run, n)))
+    return out
+
+
+def test_speedup_agrees_with_the_totals_when_a_pass_is_all_disturbed() -> None:
+    """Issue 13 item 6: getppid in processes mode printed 17.1M vs 8.61M ops/s at 2 vs 1
+    task and a speed-up of 1.29×. Two passes at 2 tasks were disturbed in every interval:
+    judged alone (fewer than 3 undisturbed intervals) each kept its disturbed intervals
+    (11.1M ops/s), while the pooled total, with 7 undisturbed intervals, dropped them."""
+    quiet, busy = [0, 0], [5_000_000, 0]  # task 0 waited 5% of the interval for its CPU
+    got = {1: _passes(1, [([861_000], [0])] * 3),
+           2: _passes(2, [([555_000, 555_000], busy), ([555_000, 555_000], busy), ([855_000, 855_000], quiet)])}
+    assert [s["total_median"] for _, s in got[2]] == pytest.approx([11.1e6, 11.1e6, 17.1e6])  # the old pass totals
+    (_, one), (_, two) = scaling.combine(got, [1, 2], [0, 1])
+    assert one["total_median"] == pytest.approx(8.61e6) and two["total_median"] == pytest.approx(17.1e6)
+    throughput = two["total_median"] / one["total_median"]
+    assert two["pass_totals"] == [None, None, pytest.approx(17.1e6)]  # the printed total's intervals only
+    assert two["speedup"] == pytest.approx(throughput) and two["efficiency"] == pytest.approx(throughput / 2)
+    assert two["pass_speedups"] == [pytest.approx(throughput)]
+    assert "14/21 intervals disturbed, dropped" in scaling.notes(two)
+
+
+def test_speedup_is_the_median_of_pass_ratios_when_it_agrees_with_the_totals() -> None:
+    got = {1: _passes(1, [([100], [0]), ([104], [0]), ([96], [0])]),
+           2: _passes(2, [([98, 98], [0, 0]), ([100, 100], [0, 0]), ([104, 104], [0, 0])])}
+    _, (_, two) = scaling.combine(got, [1, 2], [0, 1])
+    assert two["total_median"] / 1000 == pytest.approx(2.0)  # totals: 2000 vs 1000 ops/s
+    assert two["pass_speedups"] == pytest.approx([1.96, 200 / 104, 208 / 96])
+    assert two["speedup"] == pytest.approx(1.96) and not two.get("passes_disagree")
+    assert "speed-up per pass 1.96 1.92 2.17" in scaling.notes(two)
+
+
+def test_passes_that_disagree_with_the_totals_show_the_totals_ratio() -> None:
+    """Throughput drifted between passes so that the median of the pass ratios (2.0) and
+    the ratio of the pooled totals (3.0) part by more than PASS_AGREEMENT: the row shows the
+    ratio of its own totals and says the passes disagree, never a contradiction."""
+    got = {1: _passes(1, [([100], [0]), ([50], [0]), ([50], [0])]),
+           2: _passes(2, [([100, 100], [0, 0]), ([50, 50], [0, 0]), ([75, 75], [0, 0])])}
+    (_, one), (_, two) = scaling.combine(got, [1, 2], [0, 1])
+    assert two["total_median"] / one["total_median"] == pytest.approx(3.0)
+    assert two["pass_speedup"] == pytest.approx(2.0) and two["passes_disagree"]
+    assert two["speedup"] == pytest.approx(3.0) and two["efficiency"] == pytest.approx(1.5)
+    assert any(n.startswith("passes disagree: speed-up per pass 2.00 2.00 3.00 (median 2.00×) vs 3.00×")
+               for n in scaling.notes(two))

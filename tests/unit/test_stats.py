@@ -186,3 +186,19 @@ def test_environment_line_counts_trimmed_of_all_samples() -> None:
             {"extra": {"disturb_source": "perf"}, "n_samples": 200, "n_trimmed": 100, "n_disturbed": 0}]
     line = next(x for x in environment_lines(rows) if x.startswith("slow side trimmed"))
     assert line.startswith("slow side trimmed: 240 of 600 samples")
+
+
+def test_a_min_below_zero_is_no_cost() -> None:
+    """Issue 13 item 7: a batch faster than the fitted fixed cost alone (two modes: here a
+    fifth of the 100-op batches at 100 ticks/op and no fixed cost, the rest 30000 + 400/op)
+    gives a net per-sample cost below zero; min is None then, in every unit, never a number
+    (copy/nt_store at 48 B printed a min of −138.6)."""
+    n, t = ladder(per_op=400.0, fixed=30_000.0, noise=50.0)
+    fast = np.flatnonzero(n == 100)[::5]
+    t[fast] = 100.0 * n[fast]
+    est = estimate(n, t, group=8)
+    assert est.per_op == pytest.approx(400.0, rel=0.01) and est.intercept > 20_000
+    assert float(np.min((t - est.intercept) / n)) < 0  # what used to be stored as min
+    assert est.min is None and est.scaled(0.5).min is None and est.to_dict()["min"] is None
+    sane = estimate(*ladder(per_op=400.0, fixed=30_000.0, noise=50.0), group=8)
+    assert sane.min is not None and 0 <= sane.min < sane.median

@@ -11,6 +11,15 @@
  *   - context switches and migrations are read (disturb.h): was the batch disturbed?
  * With several benchmarks, they alternate batch by batch in ABBA order (see cb_measure),
  * so each sees the same drift and their rounds pair up.
+ *
+ * max_time caps each benchmark's sizing, warm-up and rounds together: the rounds are
+ * planned from the sizing's per-op cost (at least 1, not 3), and before every round after
+ * the first the time each benchmark has used so far plus its mean round is checked against
+ * it. A plan alone was no cap: the sizing batch can be cheaper per op than the rounds'
+ * (copy/nt_store at 64 B: non-temporal stores absorbed by the write buffers in a short
+ * batch, a DRAM write each in a long one) and ran 6.7 s with --min-time 5 --max-time 5.
+ * Only whole rounds are run, so a run can pass the cap by at most one round — and the
+ * first round always runs (36 operations at least).
  */
 #define _GNU_SOURCE
 #include "measure.h"
@@ -61,7 +70,7 @@ typedef struct job {
     cb_state s;
     const cb_hook *teardown, *verify;
     int active;  /* set up, measuring */
-    uint64_t n_base, sizing_ns, warmup_ns, measured_ns;
+    uint64_t n_base, sizing_ns, warmup_ns, measured_ns; /* sizing + warm-up + measured: what max_time caps */
     int rounds;
     double per_op_ns;
     uint64_t *n, *ticks, *cal, *pmu;
@@ -176,14 +185,27 @@ static void job_size(job *j, const cb_options *o) {
     j->per_op_ns = t > 0 ? (double)t / (double)n : 1.0;
     j->n_base = (uint64_t)(target_ns / j->per_op_ns + 0.5);
     if (j->n_base < 1) j->n_base = 1;
-    /* Slow operations: fewer rounds rather than a run past max_time (at least 3). */
+    j->sizing_ns = cb_now_ns() - start;
+    /* Slow operations: fewer rounds rather than a run past max_time, counting the sizing
+     * and the warm-up to come (at least 1 round: a cap that allowed 3 was no cap). */
     j->rounds = o->repeat;
     double round_ns = ladder_sum * (double)j->n_base * j->per_op_ns;
-    if (round_ns * j->rounds > o->max_time * 1e9) {
-        j->rounds = (int)(o->max_time * 1e9 / round_ns);
-        if (j->rounds < 3) j->rounds = 3;
+    double budget = o->max_time * 1e9 - (double)j->sizing_ns - o->warmup * 1e9;
+    if (round_ns * j->rounds > budget) {
+        j->rounds = budget > round_ns ? (int)(budget / round_ns) : 1;
     }
-    j->sizing_ns = cb_now_ns() - start;
+}
+
+/* Before round r (r >= 1): would another round take a job past max_time? Its time so far
+ * (sizing, warm-up, its own samples) plus its mean round so far. */
+static int past_max_time(const job *jobs, int nreq, int r, const cb_options *o) {
+    for (int i = 0; i < nreq; i++) {
+        const job *j = &jobs[i];
+        if (!j->active) continue;
+        double used = (double)(j->sizing_ns + j->warmup_ns + j->measured_ns);
+        if (used + (double)j->measured_ns / r > o->max_time * 1e9) return 1;
+    }
+    return 0;
 }
 
 /* Warm-up: caches, TLB, branch predictors and the allocator reach steady state. */
@@ -342,8 +364,9 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
      * shared and they alternate batch by batch, in ABBA order (A B at one size, B A at the
      * next): the two batches of a pair are tens of microseconds apart, so drift of the core
      * clock or of the host hits both alike, and each job's round r pairs with the others'. */
-    int step = 0;
-    for (int r = 0; r < rounds; r++) {
+    int step = 0, done = 0;
+    for (int r = 0; r < rounds; r++, done++) {
+        if (r > 0 && past_max_time(jobs, nreq, r, o)) break;
         shuffle(order, K);
         for (int k = 0; k < K; k++, step++)
             for (int i = 0; i < nreq; i++) {
@@ -355,6 +378,7 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
     for (int i = 0; i < nreq; i++) {
         job *j = &jobs[i];
         if (!j->active) continue;
+        j->rounds = done; /* the rounds run: fewer than planned when max_time stopped them */
         job_emit(out, j, o, &d, &pmu, omin, omed, imul, add);
         if (j->teardown) ((cb_fn)j->teardown->fn)(&j->s);
         cb_free_buffers(&j->s);

@@ -1,7 +1,8 @@
 """Console table of results (rich).
 
 Columns: benchmark, param, per-op cost (slope of batch time vs batch size, stats.py) ±
-half-width of its 95% CI, min (lowest per-sample cost, net of the fixed batch cost), the
+half-width of its 95% CI, min (lowest per-sample cost, net of the fixed batch cost; '-' with
+a note when it is not a cost: below zero, or not stored because it was), the
 robust CV of per-sample costs (scaled MAD / median), the unit, the same cost in cycles~
 (core cycles estimated by the add-chain calibration, calibrate.py) ± CI, ns/op, and notes.
 With net=True the two costs are shown net of the loop's own cost (loop/empty).
@@ -63,6 +64,14 @@ def fmt_ci(x: float | None) -> str:
     return f"{x:.2g}" if abs(x) < 10 else fmt(x)
 
 
+def has_min(row: dict[str, Any]) -> bool:
+    """A min that is a cost: present and not below zero. Below zero (stored by versions before
+    issue 13, or None now) a batch beat the fitted fixed cost: the samples do not fit
+    fixed + per-op·n (stats.estimators)."""
+    m = row.get("min")
+    return m is not None and not (isinstance(m, float) and math.isnan(m)) and m >= 0
+
+
 def notes(row: dict[str, Any]) -> str:
     if row.get("status") != "ok":
         reason = row.get("reason") or ""
@@ -79,6 +88,8 @@ def notes(row: dict[str, Any]) -> str:
         out.append(f"{k}/{n} outliers")
     if row.get("n_disturbed"):
         out.append(f"{row['n_disturbed']} disturbed dropped")
+    if row.get("per_op") is not None and row.get("n_samples") and not has_min(row):
+        out.append("no min: a batch beat the fitted fixed cost (samples off the line)")
     if row.get("pmu_cycles_per_op") is not None:
         out.append(f"PMU cycles {fmt(row['pmu_cycles_per_op'])}"
                    + (f" (cycles~/PMU {row['pmu_agreement']:.3f})" if row.get("pmu_agreement") else ""))
@@ -131,7 +142,7 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
             c, clo, chi = (("cycles_net", "cycles_net_ci_low", "cycles_net_ci_high") if net
                            else ("cycles_per_op", "cycles_ci_low", "cycles_ci_high"))
             cv = r.get("rcv")
-            cells = [fmt(r.get(p)), fmt_ci(_half(r, lo, hi)), fmt(r.get("min")),
+            cells = [fmt(r.get(p)), fmt_ci(_half(r, lo, hi)), fmt(r.get("min")) if has_min(r) else "-",
                      "-" if cv is None else f"{100 * cv:.1f}%", unit,
                      fmt(r.get(c)), fmt_ci(_half(r, clo, chi)), fmt(r.get("ns_per_op"))]
             if r.get("status") == "invalid":

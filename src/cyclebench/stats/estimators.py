@@ -17,6 +17,10 @@ the fixed cost of a batch (timer reads, the call, loop set-up).
   CI (Efron & Tibshirani 1993, ``scipy.stats.bootstrap``), min ("lowest of several
   samples", the seed 000 habit; net of the fixed cost), MAD (scaled ×1.4826 to estimate σ
   under normality), mean, CV = std/mean (sample std, ddof=1).
+  A min below zero is no cost: a batch ran faster than the fitted fixed cost alone, so the
+  samples do not fit t = a + b·n (two modes, or a per-op cost that changes with the batch
+  size: copy/nt_store at 48 B printed a min of −138.6). It is None then, never a number
+  (docs/method.md, "A min below zero").
 * rcv: robust CV = scaled MAD / median, unmoved by a few interrupt-hit samples.
 * slow side trimmed (``slow_side``): within each round, samples whose per-op cost
   c_i = (t_i − timer pair)/n_i is both above the round's median and more than 1% above
@@ -64,7 +68,7 @@ class Estimate:
     median: float
     median_ci_low: float
     median_ci_high: float
-    min: float
+    min: float | None  # None when the lowest net per-sample cost is below zero (module docstring)
     mad: float
     mean: float
     cv: float
@@ -84,7 +88,7 @@ class Estimate:
         d = asdict(self)
         for k in ("per_op", "ci_low", "ci_high", "intercept", "median", "median_ci_low", "median_ci_high",
                   "min", "mad", "mean"):
-            d[k] = d[k] * factor
+            d[k] = None if d[k] is None else d[k] * factor
         return Estimate(**d)
 
     def to_dict(self) -> dict[str, Any]:
@@ -193,9 +197,10 @@ def estimate(
     std = float(np.std(c, ddof=1))
     cv = std / abs(mean) if mean != 0 else math.inf
     outliers = int(np.sum(np.abs(c - median) > max(5 * mad, OUTLIER_FLOOR * abs(median))))
+    lowest = float(np.min(c))
     return Estimate(
         per_op=slope, ci_low=low, ci_high=high, intercept=intercept, median=median,
-        median_ci_low=m_low, median_ci_high=m_high, min=float(np.min(c)), mad=mad, mean=mean, cv=cv,
+        median_ci_low=m_low, median_ci_high=m_high, min=lowest if lowest >= 0 else None, mad=mad, mean=mean, cv=cv,
         rcv=mad / abs(median) if median else math.inf, n_samples=len(n), outliers=outliers, confidence=confidence,
         method=method, rounds=rounds,
     )

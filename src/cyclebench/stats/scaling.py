@@ -15,6 +15,15 @@ Statistics of one task count, over the intervals after the warm-up:
     1-task run and an N-task run seconds apart would read as scaling. The same idea as
     `compare`'s interleaving, at the granularity a process start allows. The other
     statistics pool the intervals of all passes (merge);
+  - a pass's total is the median over the intervals the pooled summary kept — the same
+    intervals as the printed total ops/s. (Each pass used to be judged on its own, so a
+    pass with fewer than MIN_KEPT undisturbed intervals kept its disturbed ones while the
+    pooled total dropped them: getppid in processes mode printed 17.1M vs 8.61M ops/s and
+    a speed-up of 1.29×; issue 13, docs/method.md.) A pass with no kept interval at a task
+    count drops out of the pairing. When the median of the pass ratios still differs from
+    the ratio of the printed totals by more than PASS_AGREEMENT (throughput drifted between
+    passes), the totals' ratio is shown and the note gives both: the row never contradicts
+    its own totals;
   - ns/op per task: CPU time per operation (schedstat run time / ops; wall time without
     schedstat), the cost of one operation as the task sees it;
   - disturbed intervals: when no more tasks than CPUs, an interval in which a task waited
@@ -38,6 +47,7 @@ from cyclebench.model import OK, ScaleRun, Series
 
 WAIT_LIMIT = 0.02  # a task waiting for its CPU more than 2% of an interval: the interval is disturbed
 MIN_KEPT = 3  # fewer undisturbed intervals than this: keep them all, and say the run was disturbed
+PASS_AGREEMENT = 0.10  # how far (relative) the median of pass ratios may be from the totals' ratio
 UNIT = "ops/s"
 
 Summary = dict[str, Any]
@@ -69,24 +79,29 @@ def _head(run: ScaleRun, ncpus: int, measured: int) -> Summary:
     return s
 
 
-def summarize(run: ScaleRun, ncpus: int) -> Summary:
-    """Statistics of one run (see the module docstring); None where there are no intervals.
-    ``ncpus``: distinct CPUs the tasks were placed on (0: not pinned)."""
-    n = run.tasks
-    measured = [iv for iv in run.intervals if not iv.get("warmup")]
-    s = _head(run, ncpus, len(measured))
-    if not measured:
-        return s
-    dt = np.array([iv["dt"] for iv in measured], dtype=float)
-    ops = np.array([iv["deltas"] for iv in measured], dtype=float)  # intervals × tasks
-    has_sched = all("wait_ns" in iv and "run_ns" in iv for iv in measured)
-    wait = np.array([iv["wait_ns"] for iv in measured], dtype=float) / 1e9 if has_sched else None
-    runs = np.array([iv["run_ns"] for iv in measured], dtype=float) / 1e9 if has_sched else None
+def _measured(run: ScaleRun) -> list[dict[str, Any]]:
+    return [iv for iv in run.intervals if not iv.get("warmup")]
+
+
+def _sched(measured: Sequence[dict[str, Any]], key: str) -> np.ndarray | None:
+    """Seconds of schedstat ``key`` (run_ns, wait_ns), intervals × tasks; None when an interval lacks them."""
+    if not all("wait_ns" in iv and "run_ns" in iv for iv in measured):
+        return None
+    return np.array([iv[key] for iv in measured], dtype=float) / 1e9
+
+
+def _keep(measured: Sequence[dict[str, Any]], oversubscribed: bool, s: Summary | None = None) -> np.ndarray:
+    """Which measured intervals count: the undisturbed ones, unless fewer than MIN_KEPT are
+    (then all, and ``disturbed_kept`` says so) or the tasks are oversubscribed (they wait by
+    design). Records wait_pct, intervals_disturbed, disturbed_kept and intervals_kept in ``s``."""
+    s = {} if s is None else s
     keep = np.ones(len(measured), dtype=bool)
-    if wait is not None:
+    wait = _sched(measured, "wait_ns")
+    if wait is not None and len(measured):
+        dt = np.array([iv["dt"] for iv in measured], dtype=float)
         wait_share = wait / dt[:, None]
         s["wait_pct"] = float(100 * wait_share.mean())
-        if not s["oversubscribed"]:
+        if not oversubscribed:
             disturbed = wait_share.max(axis=1) > WAIT_LIMIT
             s["intervals_disturbed"] = int(disturbed.sum())
             if (~disturbed).sum() >= min(MIN_KEPT, len(measured)):
@@ -94,6 +109,36 @@ def summarize(run: ScaleRun, ncpus: int) -> Summary:
             else:
                 s["disturbed_kept"] = True
     s["intervals_kept"] = int(keep.sum())
+    return keep
+
+
+def pass_totals(passes: Sequence[ScaleRun], oversubscribed: bool) -> list[float | None]:
+    """Each pass's median total ops/s over the intervals that the pooled summary of the same
+    passes (merge, then summarize) keeps: a pass is judged on the very intervals of the
+    printed total. None for a pass with no kept interval."""
+    measured = [_measured(r) for r in passes]
+    keep = _keep([iv for m in measured for iv in m], oversubscribed)
+    out: list[float | None] = []
+    at = 0
+    for m in measured:
+        k, at = keep[at : at + len(m)], at + len(m)
+        totals = [sum(iv["deltas"]) / iv["dt"] for iv, kept in zip(m, k, strict=True) if kept and iv["dt"] > 0]
+        out.append(float(np.median(totals)) if totals else None)
+    return out
+
+
+def summarize(run: ScaleRun, ncpus: int) -> Summary:
+    """Statistics of one run (see the module docstring); None where there are no intervals.
+    ``ncpus``: distinct CPUs the tasks were placed on (0: not pinned)."""
+    n = run.tasks
+    measured = _measured(run)
+    s = _head(run, ncpus, len(measured))
+    if not measured:
+        return s
+    dt = np.array([iv["dt"] for iv in measured], dtype=float)
+    ops = np.array([iv["deltas"] for iv in measured], dtype=float)  # intervals × tasks
+    runs = _sched(measured, "run_ns")
+    keep = _keep(measured, s["oversubscribed"], s)
     dt, ops = dt[keep], ops[keep]
     total = ops.sum(axis=1) / dt
     s["total_median"] = float(np.median(total))
@@ -144,7 +189,10 @@ def notes(s: Summary, status: str = OK, reason: str | None = None) -> list[str]:
         out.append(f"{status}: {reason}" if reason else status)
     if (s.get("attempts") or 1) > 1:
         out.append(f"best of {s['attempts']} attempts")
-    if len(s.get("pass_speedups") or []) > 1:
+    if s.get("passes_disagree"):
+        out.append(f"passes disagree: speed-up per pass {' '.join(f'{x:.2f}' for x in s['pass_speedups'])} "
+                   f"(median {s['pass_speedup']:.2f}×) vs {s['totals_speedup']:.2f}× from the totals, shown")
+    elif len(s.get("pass_speedups") or []) > 1:
         out.append("speed-up per pass " + " ".join(f"{x:.2f}" for x in s["pass_speedups"]))
     if s.get("oversubscribed"):
         out.append(f"oversubscribed: {s['tasks']} tasks on {s['cpus_used']} CPUs")
@@ -193,18 +241,33 @@ def combine(got: dict[int, list[tuple[ScaleRun, Summary]]], counts: Sequence[int
         s = summarize(run, cpus_used(cpus, n))
         s["attempts"] = max(x[1].get("attempts") or 1 for x in got[n])
         s["passes"] = len(got[n])
-        s["pass_totals"] = [x[1].get("total_median") for x in got[n]]
+        s["pass_totals"] = pass_totals([r for r, _ in got[n]], s["oversubscribed"])
         if n == counts[0] == 1:
             base = s
         add_speedup(s, base)
         if base is not None and n != 1:
-            ratios = [a / b for a, b in zip(s["pass_totals"], base["pass_totals"], strict=False) if a and b]
-            if ratios:
-                s["pass_speedups"] = ratios
-                s["speedup"] = float(np.median(ratios))
-                s["efficiency"] = s["speedup"] / n
+            pass_speedup(s, base)
         out.append((run, s))
     return out
+
+
+def pass_speedup(s: Summary, base: Summary) -> None:
+    """The speed-up as the median of the passes' own ratios (pass p at N tasks over pass p
+    at 1 task; a pass with no kept interval at either count left out) when it agrees with
+    the ratio of the totals within PASS_AGREEMENT; else the totals' ratio stays and
+    ``passes_disagree`` says so. After add_speedup (``speedup`` = the totals' ratio)."""
+    ratios = [a / b for a, b in zip(s.get("pass_totals") or [], base.get("pass_totals") or [], strict=False)
+              if a and b]
+    if not ratios or not s.get("speedup"):
+        return
+    s["pass_speedups"] = ratios
+    s["totals_speedup"] = s["speedup"]
+    s["pass_speedup"] = float(np.median(ratios))
+    if abs(s["pass_speedup"] / s["totals_speedup"] - 1) <= PASS_AGREEMENT:
+        s["speedup"] = s["pass_speedup"]
+    else:
+        s["passes_disagree"] = True
+    s["efficiency"] = s["speedup"] / s["tasks"]
 
 
 def row_fields(run: ScaleRun, s: Summary) -> dict[str, Any]:

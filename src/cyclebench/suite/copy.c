@@ -148,16 +148,33 @@ __attribute__((target("avx2"))) static void avx2_copy(unsigned char *d, const un
 
 /* Seed 000 (Evans's movnt* copies, "barely worth using"): non-temporal stores bypass the
  * cache (write-combining): slower for data reused soon, faster for copies larger than the
- * cache. movntdq needs a 16-byte aligned destination: a head is copied plainly until dst is
- * aligned (never, with cb_buffer's 64-byte alignment). The sfence at the end of each copy
- * makes the weakly-ordered stores visible before anything later, as a real memcpy must;
- * its cost is part of the op. */
+ * cache. Only whole 64-byte lines are streamed (four movntdq, a line's write-combining
+ * buffer filled and written out as one full-line write), as Evans's 64-byte loops and every
+ * real non-temporal memcpy do; the head up to a line boundary (none, with cb_buffer's
+ * 64-byte alignment) and the tail under 64 bytes take ordinary stores. Streaming a partial
+ * line, as this copy once did in 16-byte steps, leaves a partly filled buffer that the
+ * sfence flushes as partial writes: 48 bytes cost 670–850 ref-cycles, twice a full line,
+ * and moved ±12% between runs (issue 13, docs/method.md "Small non-temporal copies"). So
+ * below 64 bytes this is an ordinary copy plus the sfence, which is what a non-temporal
+ * memcpy does there. The sfence at the end of each copy makes the weakly-ordered stores
+ * visible before anything later, as a real memcpy must; its cost is part of the op: with
+ * a line streamed it waits for the writes to reach memory, so from 64 bytes on the op
+ * costs about one DRAM write round trip, not one per line, and moves with the memory's
+ * latency from run to run (337–450 ref-cycles at 64 B on the Xeon VM, each run's CI ±1–3). */
 static void nt_copy(unsigned char *d, const unsigned char *s, size_t n) {
-    size_t i = (size_t)(-(uintptr_t)d & 15);
+    size_t i = (size_t)(-(uintptr_t)d & 63);
     if (i > n) i = n;
     tail_copy(d, s, i);
-    for (; i + 16 <= n; i += 16) _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i)), b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32)), e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(d + i), a);
+        _mm_stream_si128((__m128i *)(d + i + 16), b);
+        _mm_stream_si128((__m128i *)(d + i + 32), c);
+        _mm_stream_si128((__m128i *)(d + i + 48), e);
+    }
     _mm_sfence();
+    for (; i + 16 <= n; i += 16) _mm_storeu_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
     tail_copy(d + i, s + i, n - i);
 }
 
