@@ -10,10 +10,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 # Outcome statuses, in the order a reader cares about them.
-OK, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
-    "ok", "invalid", "skipped", "failed", "crashed", "timeout", "error",
+OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
+    "ok", "disturbed", "invalid", "skipped", "failed", "crashed", "timeout", "error",
 )
-STATUSES = (OK, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR)
+STATUSES = (OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR)
+# Statuses that make a command exit 1. Not DISTURBED: the benchmark ran and its figures are
+# kept (most batches shared the CPU with another program, see stats.result.disturbed_note);
+# it is shown marked and left out of verdicts, and the machine, not the code, is at fault.
 FAILED_STATUSES = (INVALID, FAILED, CRASHED, TIMEOUT, ERROR)
 
 # The kinds of rows in the results table (a column since schema 3; guessed from unit/extra before).
@@ -52,8 +55,9 @@ class Outcome:
 
     ``status`` is one of ok, invalid (verify failed), skipped (feature gate or setup),
     failed (setup, runner-reported failure or a resource limit), crashed (signal), timeout,
-    error. ``result`` is the runner's result line (samples in ``n``/``ticks``) when there is
-    one; ``stderr`` is the tail of the process's stderr; ``wall_s`` seconds.
+    error (``disturbed`` is a result's, never an Outcome's: stats.result sets it when most
+    batches were preempted or migrated). ``result`` is the runner's result line (samples in
+    ``n``/``ticks``) when there is one; ``stderr`` is the tail of the process's stderr; ``wall_s`` seconds.
     """
 
     bench: str

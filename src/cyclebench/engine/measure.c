@@ -8,7 +8,8 @@
  *
  * Next to every batch, outside its timed interval:
  *   - an add chain is timed (chain.h): core cycles per TSC tick at that moment;
- *   - context switches and migrations are read (disturb.h): was the batch disturbed?
+ *   - involuntary context switches and migrations are read (disturb.h): was the batch
+ *     disturbed (preempted or moved, not asleep by design)?
  * With several benchmarks, they alternate batch by batch in ABBA order (see cb_measure),
  * so each sees the same drift and their rounds pair up.
  *
@@ -266,12 +267,12 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
             ",\"timer\":\"%s\",\"unit\":\"%s\",\"n_base\":%llu,\"rounds\":%d,\"ladder\":%d,"
             "\"seed\":%llu,\"sizing_ns\":%llu,\"warmup_ns\":%llu,\"measured_ns\":%llu,"
             "\"total_iters\":%llu,\"timer_overhead\":{\"min\":%llu,\"median\":%llu},"
-            "\"disturb_source\":\"%s\",\"chain\":{\"kind\":\"%s\",\"adds\":%d,\"imuls\":%d,\"imul_latency\":%d,"
+            "\"disturb_source\":\"%s\",\"cpu\":%d,\"chain\":{\"kind\":\"%s\",\"adds\":%d,\"imuls\":%d,\"imul_latency\":%d,"
             "\"imul_ticks\":[%llu,%llu],\"add_ticks\":[%llu,%llu]},\"verified\":%s,\"reason\":",
             CB_TIMER_NAME, CB_TIMER_UNIT, (unsigned long long)j->n_base, j->rounds, o->ladder,
             (unsigned long long)o->seed, (unsigned long long)j->sizing_ns, (unsigned long long)j->warmup_ns,
             (unsigned long long)j->measured_ns, (unsigned long long)j->s.total_iters, (unsigned long long)omin,
-            (unsigned long long)omed, cb_disturb_source(d), CB_HAVE_CHAIN ? "add" : "none", CB_CHAIN_ADDS,
+            (unsigned long long)omed, cb_disturb_source(d), sched_getcpu(), CB_HAVE_CHAIN ? "add" : "none", CB_CHAIN_ADDS,
             CB_CHAIN_IMULS, CB_IMUL_LATENCY, (unsigned long long)imul[0], (unsigned long long)imul[1],
             (unsigned long long)add[0], (unsigned long long)add[1], verified < 0 ? "null" : verified ? "true" : "false");
     cb_json_str(out, j->s.skip_ == 2 ? j->s.reason_ : NULL);

@@ -6,7 +6,9 @@ a note when it is not a cost: below zero, or not stored because it was), the
 robust CV of per-sample costs (scaled MAD / median), the unit, the same cost in cycles~
 (core cycles estimated by the add-chain calibration, calibrate.py) ± CI, ns/op, and notes.
 With net=True the two costs are shown net of the loop's own cost (loop/empty).
-A row that has no number says why (skipped, crashed, ...).
+A row that has no number says why (skipped, crashed, ...). A *disturbed* row (most of its
+batches shared the CPU with another program: stats.result.disturbed_note) keeps its
+figures, dimmed, and its note says what happened and what to do.
 
 The tables fit the terminal they are printed on (report.fit: secondary columns drop,
 notes go under their row, ``wide=True`` keeps all) and print what benchmarks, the runner
@@ -28,8 +30,9 @@ from cyclebench.model import Result
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
-STATUS_STYLE = {"ok": "", "invalid": "red", "skipped": "yellow", "failed": "red", "crashed": "red",
-                "timeout": "red", "error": "red"}
+STATUS_STYLE = {"ok": "", "disturbed": "yellow", "invalid": "red", "skipped": "yellow", "failed": "red",
+                "crashed": "red", "timeout": "red", "error": "red"}
+DISTURBED_FIGURES = "dim"  # a disturbed row's figures: shown, but not as a clean number
 WIDE_CI = 0.05  # CI half-width above 5% of the value: flagged
 CHAIN_DISAGREEMENT = 0.03  # imul- and add-chain clocks differing by more: cycles~ flagged
 NAME_FOLD = 20  # a benchmark name may fold to this many cells to make room for the numbers
@@ -137,7 +140,7 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
         param = "" if r.get("param") is None else str(r["param"])
         unit = str(r.get("unit") or "")
         cells: list[str | Text]
-        if r.get("per_op") is not None and r.get("status") in ("ok", "invalid"):
+        if r.get("per_op") is not None and r.get("status") in ("ok", "invalid", "disturbed"):
             p, lo, hi = ("net_per_op", "net_ci_low", "net_ci_high") if net else ("per_op", "ci_low", "ci_high")
             c, clo, chi = (("cycles_net", "cycles_net_ci_low", "cycles_net_ci_high") if net
                            else ("cycles_per_op", "cycles_ci_low", "cycles_ci_high"))
@@ -147,6 +150,8 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
                      fmt(r.get(c)), fmt_ci(_half(r, clo, chi)), fmt(r.get("ns_per_op"))]
             if r.get("status") == "invalid":
                 cells = [safe_text(x, style="strike") if x not in ("", "-") else x for x in cells]
+            elif r.get("status") == "disturbed":
+                cells = [safe_text(x, style=DISTURBED_FIGURES) for x in cells]
         else:
             cells = ["-", "-", "-", "-", unit, "-", "-", "-"]
         if host:
@@ -185,15 +190,31 @@ def environment_lines(rows: Iterable[Result]) -> list[str]:
     clock did (the calibration's own stability)."""
     rows = [r for r in rows if (r.get("extra") or {}).get("disturb_source")]
     lines = []
-    sources = {r["extra"].get("disturb_source") for r in rows}
-    dropped = sum(r.get("n_disturbed") or 0 for r in rows)
-    if "perf" in sources:
+    sources = {str(r["extra"].get("disturb_source")) for r in rows}
+    dropped = sum(r.get("n_disturbed") or 0 for r in rows if r.get("status") != "disturbed")
+    new = sorted(x for x in sources if x.startswith("nivcsw"))
+    if new:
+        how = ("preempted or woken and kept waiting while another program held the CPU, or migrated"
+               if all("+run_delay" in x for x in new) else "involuntary context switches or migrations")
+        lacks = []
+        if not all("+run_delay" in x for x in new):
+            lacks.append("no schedstat: every involuntary switch counts")
+        if not all(x.endswith("+perf") for x in new):
+            lacks.append("perf events not permitted: migrations by sched_getcpu, forked helpers not seen")
+        lines.append(f"disturbed samples: {dropped} dropped ({how}; blocking by design does not count"
+                     + "".join(f"; {x}" for x in lacks) + ")")
+    elif "perf" in sources:
         lines.append(f"disturbed samples: {dropped} dropped (perf software events: context-switches, cpu-migrations)")
     elif "getrusage" in sources:
         lines.append(f"disturbed samples: {dropped} dropped (perf events not permitted: getrusage context switches "
                      "only, migrations not seen)")
     elif rows:
         lines.append("disturbed samples: not detected (no perf events, no getrusage)")
+    disturbed = [r for r in rows if r.get("status") == "disturbed"]
+    if disturbed:
+        lines.append(f"{len(disturbed)} result(s) disturbed: most of their batches shared the CPU with another program "
+                     "(figures dimmed, not compared between stored runs; run `cyclebench check`, isolate the CPU "
+                     "or pin elsewhere, and run again)")
     trimmed = sum(r.get("n_trimmed") or 0 for r in rows)
     if trimmed:
         total = sum((r.get("n_samples") or 0) + (r.get("n_trimmed") or 0) + (r.get("n_disturbed") or 0)

@@ -6,12 +6,13 @@ Pure: numpy/scipy and the model only (the runner has already decoded counter rea
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from scipy import stats as sps
 
-from cyclebench.model import OK, TIMING, Outcome, Result
+from cyclebench.model import DISTURBED, OK, TIMING, Outcome, Result
 from cyclebench.stats import clock
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, round_slopes, slow_side
 
@@ -33,6 +34,55 @@ def derived(per_op: dict[str, float]) -> dict[str, float]:
     return out
 
 
+
+
+# The runner's per-batch flag (engine/disturb.h): or-ed bits, 0 undisturbed.
+PREEMPTED, MIGRATED = 1, 2
+DISTURBED_SHARE = 0.5  # more batches disturbed than this: rejection cannot apply, the result is disturbed
+MIN_CLEAN = 3  # nor when fewer undisturbed batches than this would be left
+
+
+def disturbance(res: Mapping[str, Any] | None) -> dict[str, int]:
+    """How many of a runner result's batches were disturbed: ``batches``, ``disturbed``,
+    ``preempted`` (another task held the CPU: an involuntary switch, or a wake-up kept
+    waiting) and ``migrated`` (moved to another CPU); a batch may be both. Flags from
+    before the bits (any switch or migration: 1) count as preempted."""
+    flags = [int(x or 0) for x in ((res or {}).get("disturbed") or [])]
+    n = len((res or {}).get("n") or flags)
+    return {"batches": n, "disturbed": sum(1 for f in flags if f),
+            "preempted": sum(1 for f in flags if f & PREEMPTED or f & ~(PREEMPTED | MIGRATED)),
+            "migrated": sum(1 for f in flags if f & MIGRATED)}
+
+
+def disturbed_note(res: Mapping[str, Any] | None) -> str | None:
+    """None when the disturbed batches of a runner result can simply be dropped (at most
+    half of them, and enough clean ones left); else why the result is disturbed and what
+    to do — the reason of a result whose status is ``disturbed``."""
+    d = disturbance(res)
+    if not d["disturbed"] or (d["disturbed"] <= DISTURBED_SHARE * d["batches"]
+                              and d["batches"] - d["disturbed"] >= MIN_CLEAN):
+        return None
+    cpu = (res or {}).get("cpu")
+    where = f"CPU {cpu}" if isinstance(cpu, int) and not isinstance(cpu, bool) and cpu >= 0 else "its CPU"
+    p, m = d["preempted"], d["migrated"]
+    what = "preempted" if not m else "migrated" if not p else f"preempted or migrated ({p} preempted, {m} migrated)"
+    why = " and ".join(([f"another program shared {where}"] if p else [])
+                       + (["the runner moved between CPUs"] if m else []))
+    return (f"{d['disturbed']} of {d['batches']} batches {what}: {why}; "
+            "run `cyclebench check`, isolate the CPU or pin elsewhere (--cpu), and run again")
+
+
+def usable_for_verdict(row: Mapping[str, Any] | Outcome, include_disturbed: bool = False) -> bool:
+    """Whether a result may enter a comparison's verdict: a stored or computed row (its
+    ``status``) or a runner Outcome (its status and its batches' flags). ok: yes; disturbed
+    (most batches preempted or migrated, see disturbed_note): only with
+    ``include_disturbed``; anything else (failed, crashed, invalid, skipped...): never."""
+    if isinstance(row, Outcome):
+        if row.status != OK or row.result is None:
+            return False
+        return include_disturbed or disturbed_note(row.result) is None
+    status = row.get("status")
+    return status == OK or (include_disturbed and status == DISTURBED)
 
 
 def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, group: int | None,
@@ -61,7 +111,11 @@ def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, 
 def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
                   events: list[list[Any]] | None = None) -> Result:
     """The results-table row for one outcome: estimators in the timer's unit and in
-    cycles~ (when the runner timed its calibration chain), disturbed samples dropped."""
+    cycles~ (when the runner timed its calibration chain), disturbed samples dropped.
+
+    When most batches were disturbed (disturbed_note) none are dropped and the figures
+    come from all of them, but the status is ``disturbed`` and the reason says what
+    happened and what to do: the row is stored and shown, and kept out of verdicts."""
     fields: Result = {
         "kind": TIMING, "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
         "reason": outcome.reason, "wall_s": outcome.wall_s,
@@ -76,24 +130,27 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
                        if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters")}
     n = np.asarray(res["n"], dtype=float)
     t = np.asarray(res["ticks"], dtype=float)
-    keep = np.asarray(res.get("disturbed") or np.zeros(len(n)), dtype=int) == 0
     ratio = clock.core_ratio(res)
-    if ratio is not None:
-        keep &= np.isfinite(ratio)
-    if keep.sum() < max(3, len(keep) // 2):  # a storm of disturbances: keep all rather than nothing
-        fields["extra"]["disturbed_ignored"] = True
-        keep = np.ones(len(n), dtype=bool) if ratio is None else np.isfinite(ratio)
-    fields["n_disturbed"] = int(len(n) - keep.sum())
+    keep = np.ones(len(n), dtype=bool) if ratio is None else np.isfinite(ratio)
+    note = disturbed_note(res)
+    storm = note is not None
+    if storm:  # rejection cannot apply: keep them all, and say so in the status
+        fields["extra"]["disturbance"] = disturbance(res)
+        if fields["status"] == OK:
+            fields["status"], fields["reason"] = DISTURBED, note
+    else:
+        keep &= np.asarray([not x for x in (res.get("disturbed") or [0] * len(n))], dtype=bool)
+    fields["n_disturbed"] = int(len(n) - keep.sum())  # dropped: disturbed (unless storm) or without a clock
     seed = int(res.get("seed", 0)) & 0xFFFFFFFF
     group = res.get("ladder")
-    if not fields["extra"].get("disturbed_ignored"):  # a benchmark that disturbs itself varies by nature
+    if not storm:  # a disturbed result's batches vary by how much of each the other program took
         hit = slow_side(n, t, group, keep, float(fields["timer_overhead"] or 0))
         fields["n_trimmed"] = int(hit.sum())
         keep &= ~hit
     try:
         est = estimate(n, t, seed=seed, group=group, keep=keep)
     except NotEnoughSamples as e:
-        if fields["status"] == OK:
+        if fields["status"] in (OK, DISTURBED):
             fields["status"], fields["reason"] = "error", str(e)
         return fields
     fields.update(est.to_dict())
