@@ -9,7 +9,8 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
@@ -30,5 +31,30 @@ def die_with_parent() -> Callable[[], None]:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(137)
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())  # spawn() blocked them around the fork
 
     return pre
+
+
+_STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def spawn(argv: Sequence[str], preexec: Callable[[], None] | None = None, **kw: Any) -> subprocess.Popen[Any]:
+    """subprocess.Popen with ``preexec`` (default die_with_parent()), SIGINT/SIGTERM/SIGHUP held
+    back around the fork: with a preexec_fn Python runs its at-fork hooks (logging's, imported by
+    SQLAlchemy and Alembic), and a Ctrl-C landing in one was printed as "Exception ignored …
+    KeyboardInterrupt" and lost. A signal that came meanwhile is raised once the child exists,
+    and the child is killed then; the child starts with no signal blocked."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    proc = None
+    try:
+        try:
+            proc = subprocess.Popen(list(argv), preexec_fn=preexec or die_with_parent(), **kw)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    except BaseException:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        raise
+    return proc

@@ -37,7 +37,9 @@ def test_ctrl_c_keeps_measured_results(db: str) -> None:
     kept = store.results(rid)
     assert run["status"] == "interrupted"
     assert 2 <= len(kept) < 16
-    assert all(r["status"] == "ok" and r["per_op"] > 0 for r in kept)
+    # this test's own polling shares the runner's CPU: a result may be marked disturbed, with its figures
+    assert all(r["status"] in ("ok", "disturbed") and r["per_op"] > 0 for r in kept), [
+        (r["bench"], r["status"], r["reason"]) for r in kept]
 
 
 def test_ctrl_c_during_a_build_exits_130_and_leaves_no_compiler(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 import platformdirs
 
 from cyclebench import __version__
-from cyclebench.lifetime import die_with_parent
+from cyclebench.lifetime import spawn
 
 ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c", "scale.c", "simulate.c", "perf.c")
 ENGINE_HEADERS = ("cyclebench.h", "timer.h", "registry.h", "json.h", "measure.h", "chain.h", "disturb.h", "scale.h",
@@ -149,8 +149,7 @@ def _run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedPr
     """Run one compiler command, output captured. The compiler dies with cyclebench (a kill
     mid-build left cc1 running: the pool's thread that forks it waits for it, so
     PR_SET_PDEATHSIG fires only when cyclebench goes) and with an interrupted build (_kill_live)."""
-    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, cwd=cwd, preexec_fn=die_with_parent())
+    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=cwd)
     with _live_lock:
         _live.add(proc)
     try:

@@ -45,7 +45,7 @@ from cyclebench.commands._options import (
 from cyclebench.commands._progress import Steps
 from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
-from cyclebench.model import ERROR, FAILED_STATUSES, OK, Comparison, Outcome
+from cyclebench.model import DISTURBED, ERROR, FAILED_STATUSES, OK, Comparison, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.report.console import fmt
 from cyclebench.report.ranked import ranked_table
@@ -53,7 +53,7 @@ from cyclebench.runner import RunnerError, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
 from cyclebench.stats.ab import ALPHA, holm, paired, with_adjusted_p
-from cyclebench.stats.result import result_fields, sample_rows
+from cyclebench.stats.result import result_fields, sample_rows, usable_for_verdict
 from cyclebench.stats.runs import cross_run
 from cyclebench.store import Store, StoreError
 
@@ -102,7 +102,7 @@ def _groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> 
 def execute(
     cfg: RunConfig, prepared: Prepared, store: Store, names: Sequence[str], params: Sequence[int],
     alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None, processes: int = 4,
-    on_process: Callable[[str], None] = lambda _l: None,
+    on_process: Callable[[str], None] = lambda _l: None, include_disturbed: bool = False,
 ) -> tuple[int, list[Row], list[dict[str, Any]]]:
     """Measure and compare, the rounds of each set spread over ``processes`` runner
     processes. Returns (run id, comparison rows, stored result rows)."""
@@ -129,7 +129,12 @@ def execute(
                 fields = result_fields(o, rate, "compare")
                 fields["id"] = store.add_result(run_id, fields, sample_rows(o.result))
                 results.append(fields)
-                costs.append(clock.round_costs(o.result, next(shared)) if o.status == OK and o.result else None)
+                ratio = next(shared) if o.status == OK and o.result else None
+                # a disturbed side (most batches preempted) enters no verdict unless asked
+                use = usable_for_verdict(fields, include_disturbed) and o.result is not None
+                costs.append(clock.round_costs(o.result, ratio) if use else None)
+                if fields["status"] == DISTURBED and not include_disturbed:
+                    o.status, o.reason = DISTURBED, fields.get("reason")
             base = costs[0]
             for b, o, c in zip(benches[1:], outs[1:], costs[1:], strict=True):
                 if base is None or c is None:  # the culprit first, then what it cost the other side
@@ -238,7 +243,8 @@ def _differences(runs: list[dict[str, Any]]) -> str:
 
 
 def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
-                 ranked: dict[tuple[str, Any], list[dict[str, Any]]] | None = None) -> list[Row]:
+                 ranked: dict[tuple[str, Any], list[dict[str, Any]]] | None = None,
+                 include_disturbed: bool = False) -> list[Row]:
     """Every valid result present in all sides, each side against the first, across runs
     (stats.runs: runs are the replicates; Holm over the table). ``ranked``, when given, gets
     per benchmark one summary per side for report.ranked (seed 001's table)."""
@@ -250,7 +256,8 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
         runs[rid] = run
 
     def index(rid: int) -> dict[tuple[Any, ...], dict[str, Any]]:
-        return {(r["bench"], r["param"], r["variant"]): r for r in store.results(rid) if r["status"] == OK}
+        return {(r["bench"], r["param"], r["variant"]): r for r in store.results(rid)
+                if usable_for_verdict(r, include_disturbed)}
 
     idx = {rid: index(rid) for rid in runs}
     keys = [k for k in idx[sides[0][0]] if all(k in idx[r] for side in sides for r in side)]
@@ -303,6 +310,8 @@ def default_cpu() -> int:
 @click.option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Runner processes the rounds are spread over (order reversed in every other one; "
                    "the CI is bootstrapped over them).")
+@click.option("--include-disturbed", is_flag=True,
+              help="Let results whose batches were mostly preempted or migrated into the verdicts (default: not).")
 @click.option("--baseline", metavar="RUN", help="Stored runs: the side the others are judged against (default: "
               "the first).")
 @json_option
@@ -311,7 +320,8 @@ def default_cpu() -> int:
 @runner_options
 @build_options()
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
-                repeat: int, min_time: float, alpha: float, processes: int, baseline: str | None,
+                repeat: int, min_time: float, alpha: float, processes: int, include_disturbed: bool,
+                baseline: str | None,
                 json_path: Path | None, db: str | None, wide: bool) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
@@ -333,7 +343,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
                     raise CompareError(f"--baseline {baseline} is not one of the sides compared")
                 sides.insert(0, sides.pop(sides.index(pick)))
             ranked: dict[tuple[str, Any], list[dict[str, Any]]] = {}
-            rows = compare_runs(store, sides, alpha, ranked)
+            rows = compare_runs(store, sides, alpha, ranked, include_disturbed)
         except CompareError as e:
             raise UserError(str(e)) from None
         title = "stored runs: each run one observation, t on the run-to-run spread (Kalibera & Jones 2013), Holm"
@@ -361,7 +371,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             n_sets = len(_groups(prepared, targets, parse_params(params)))
             with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
                 run_id, rows, measured = execute(cfg, prepared, store, targets, parse_params(params), alpha,
-                                                 processes=processes, on_process=steps.step)
+                                                 processes=processes, on_process=steps.step,
+                                                 include_disturbed=include_disturbed)
         except BuildError as e:
             if e.output:
                 err.print(e.output, markup=False, highlight=False)

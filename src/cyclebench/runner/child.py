@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cyclebench.lifetime import die_with_parent
+from cyclebench.lifetime import spawn
 
 
 @dataclass
@@ -92,9 +92,8 @@ def run_child(argv: list[str], timeout: float, max_rss: int | None = None) -> Ch
     _sweep_stale_tmp()
     tmpdir = tempfile.mkdtemp(prefix=f"cyclebench-run-{os.getpid()}-")
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True, preexec_fn=die_with_parent(),
-                                env={**os.environ, "TMPDIR": tmpdir})
+        proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     start_new_session=True, env={**os.environ, "TMPDIR": tmpdir})
     except BaseException:
         shutil.rmtree(tmpdir, ignore_errors=True)
         raise

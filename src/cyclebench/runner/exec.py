@@ -29,8 +29,8 @@ from typing import Any
 
 from cyclebench import counters
 from cyclebench.counters import Event
+from cyclebench.lifetime import die_with_parent, spawn
 from cyclebench.runner import callgrind
-from cyclebench.runner.child import die_with_parent
 
 
 class LaunchError(Exception):
@@ -70,8 +70,7 @@ def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (
         cmd.append("--no-inherit")
     r, w = os.pipe()
     try:
-        proc = subprocess.Popen([*cmd, "--json-fd", str(w), "--", *argv], pass_fds=(w,),
-                                preexec_fn=pinned(cpu, fifo))
+        proc = spawn([*cmd, "--json-fd", str(w), "--", *argv], pinned(cpu, fifo), pass_fds=(w,))
     except subprocess.SubprocessError as e:  # the preexec_fn failed: no permission for SCHED_FIFO
         os.close(r)
         raise LaunchError(f"cannot start the command pinned/at --fifo {fifo}: {e} (SCHED_FIFO needs root or "
