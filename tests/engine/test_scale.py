@@ -177,7 +177,9 @@ def test_cli_speedup_agrees_with_the_stored_totals(cli_run: dict[str, Any]) -> N
 
 def test_sampler_is_cheap(threads: Measured) -> None:
     pct = [p["sampler_cpu_pct"] for pts in threads.points.values() for p in pts.values()]
-    assert pct and max(pct) < 1.0
+    if not pct:
+        pytest.skip("; ".join(threads.skipped.values()))
+    assert max(pct) < 1.0
 
 
 def test_cpu_time_per_op_is_per_task(threads: Measured) -> None:
