@@ -39,7 +39,7 @@ def runner_result(flags: list[int], per_op: float = 100.0, slow: float = 40.0, s
     res: dict[str, Any] = {
         "type": "result", "unit": "ref-cycles", "ladder": 8, "seed": seed, "n": n.tolist(),
         "ticks": ticks.round().astype(int).tolist(), "timer_overhead": {"median": 40, "min": 38},
-        "cal": None, "pmu_cycles": None, "disturb_source": "nivcsw+run_delay+perf", "disturbed": flags,
+        "cal": None, "pmu_cycles": None, "disturb_source": "nivcsw+run_delay", "disturbed": flags,
     }
     if cpu is not None:
         res["cpu"] = cpu

@@ -1,47 +1,47 @@
 /* disturb.h — was a sample disturbed? Only what takes the benchmark off its CPU against its
  * will counts, read around each timed batch:
- *   - preemption: an involuntary context switch of the measuring thread
- *     (getrusage(RUSAGE_THREAD) ru_nivcsw) during which something other than the benchmark
- *     ran. A benchmark that wakes a thread or process of its own on the same CPU (a pipe
- *     ping-pong) is preempted by it at nearly every wake-up, by design; so the time the
- *     thread waited on the run queue (run_delay, /proc/thread-self/schedstat) is compared
- *     with the CPU time the benchmark's other tasks used meanwhile (the task-clock software
- *     event inherited by every thread and process it starts, less the thread's own): a
- *     preemption counts when the wait was longer. Without schedstat every involuntary
- *     switch counts.
- *   - a CPU migration (the cpu-migrations software event).
+ *   - preemption (bit 1): the measuring thread was kept off its CPU while something other
+ *     than the benchmark ran — an involuntary context switch (getrusage(RUSAGE_THREAD)
+ *     ru_nivcsw), or a wake-up kept waiting. A benchmark that wakes a thread or process of
+ *     its own on the same CPU (a pipe ping-pong) is preempted by it at nearly every
+ *     wake-up, by design; so the time the thread waited on the run queue (run_delay,
+ *     /proc/thread-self/schedstat) is compared with the CPU time its other tasks used
+ *     meanwhile (its other threads: CLOCK_PROCESS_CPUTIME_ID less CLOCK_THREAD_CPUTIME_ID;
+ *     the processes it forked: /proc/thread-self/children and their schedstat, the reaped
+ *     ones by RUSAGE_CHILDREN): it counts when the wait was longer. Without schedstat every
+ *     involuntary switch counts.
+ *   - a CPU migration (bit 2): another CPU after the batch than before (sched_getcpu; a
+ *     move there and back within one batch is missed — the runner is pinned anyway).
  * Voluntary switches (ru_nvcsw) never count: a benchmark that blocks by design (a pipe,
  * a futex, mkdir, nanosleep) sleeps in every batch and still gets its number.
- * The software events need no PMU (VMs too); exclude_kernel is not set, since a migration
- * only ever happens in the kernel and a peer tool that excludes the kernel counts none.
- * Where perf_event_open is refused (perf_event_paranoid, seccomp), CLOCK_PROCESS_CPUTIME_ID
- * stands in for the tree's CPU time (threads, not forked processes) and sched_getcpu()
- * before and after a batch for migrations (one there and back is then missed). */
+ * No perf event is opened on the benchmark's tasks: one costs every context switch of the
+ * task it is attached to (+0.3 to 0.7 µs a pipe round trip measured on a KVM guest). */
 #ifndef CB_DISTURB_H
 #define CB_DISTURB_H
 
 #include <stdint.h>
 
 /* What cb_disturb_changed returns, or-ed: the flag stored per sample (0: undisturbed). */
-#define CB_DISTURB_PREEMPTED 1 /* an involuntary context switch */
-#define CB_DISTURB_MIGRATED 2  /* a CPU migration */
+#define CB_DISTURB_PREEMPTED 1 /* kept off its CPU while something else ran */
+#define CB_DISTURB_MIGRATED 2  /* on another CPU after the batch */
 
 typedef struct cb_disturb_reading {
-    int64_t nivcsw, nvcsw, mig; /* involuntary and voluntary switches, migrations */
-    int64_t tree, self;  /* CPU ns of the benchmark's tasks (all), of the measuring thread */
-    int64_t delay;       /* ns the thread waited on a run queue, -1 unknown */
-    int cpu;             /* without perf: the CPU it was on */
+    int64_t nivcsw, nvcsw; /* involuntary and voluntary switches */
+    int64_t tasks, self;   /* CPU ns of the process (all its threads), of the measuring thread */
+    int64_t children;      /* CPU ns of the processes it forked */
+    int64_t delay;         /* ns the thread waited on a run queue, -1 unknown */
+    int cpu;               /* the CPU it was on */
 } cb_disturb_reading;
 
 typedef struct cb_disturb {
-    int ok;              /* 0: nothing can be read, nothing is detected */
-    int mig_fd, tree_fd; /* cpu-migrations, task-clock (inherited); -1 when refused */
-    int sched_fd;        /* /proc/thread-self/schedstat, -1 when absent */
-    int read;            /* last holds a reading */
+    int ok;                /* 0: nothing can be read, nothing is detected */
+    int sched_fd;          /* /proc/thread-self/schedstat, -1 when absent */
+    int children_fd;       /* /proc/thread-self/children, -1 when absent */
+    int read;              /* last holds a reading */
     cb_disturb_reading last;
 } cb_disturb;
 
-/* Opens the sources; call it in the measuring thread before the benchmark starts any task. */
+/* Opens the sources; call it in the measuring thread (its schedstat and children are read). */
 void cb_disturb_open(cb_disturb *d);
 
 /* The PMU's core-cycles event (PERF_COUNT_HW_CPU_CYCLES, user + kernel) read around each
@@ -57,7 +57,7 @@ void cb_pmu_open(cb_pmu *p);
 uint64_t cb_pmu_read(const cb_pmu *p);
 /* Reads the counters; returns what happened since the previous read (CB_DISTURB_*, 0: nothing). */
 int cb_disturb_changed(cb_disturb *d);
-/* What detected it: "nivcsw", "+run_delay" (schedstat), "+perf" (software events); or "none". */
+/* What detected it: "nivcsw+run_delay" (schedstat), "nivcsw" (every involuntary switch), or "none". */
 const char *cb_disturb_source(const cb_disturb *d);
 
 #endif
