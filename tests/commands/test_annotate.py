@@ -22,3 +22,11 @@ def test_annotate_shows_the_hot_instructions() -> None:
 def test_annotate_unknown_benchmark() -> None:
     r = cli("annotate", "nosuch/bench", "-f", str(DATA / "chain.c"))
     assert r.exit_code == 2 and "unknown benchmark" in r.output
+
+
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf not installed (apt-get install linux-perf)")
+def test_annotate_blames_a_crashing_benchmark_not_perf() -> None:
+    """Audit D19: a segfaulting body read 'perf record failed: no output'."""
+    r = cli("annotate", "faults/segv", "-f", str(DATA / "faults.c"), "--seconds", "0.1")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "faults/segv produced no result under perf record" in r.output and "perf record failed" not in r.output
