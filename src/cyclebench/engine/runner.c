@@ -379,7 +379,10 @@ int main(int argc, char **argv) {
     /* Die with whoever started us (cyclebench, perf, valgrind): a hung body otherwise spins on
      * its pinned CPU forever once the CLI is killed (audit D1). */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1) return 2; /* cyclebench died before prctl: nobody would read or stop us */
+    /* cyclebench died before prctl: nobody would read or stop us (the pid it gave, not "1": it
+     * may itself be pid 1 in a container) */
+    const char *parent = getenv("CYCLEBENCH_PARENT_PID");
+    if (parent && getppid() != (pid_t)atol(parent)) return 2;
     /* The protocol stream is private: a body's stray write to a low fd or an exec'd helper
      * must not reach it (audit D21). */
     int fd = fcntl(1, F_DUPFD_CLOEXEC, 100); /* not fd 3, where a stray write lands */

@@ -94,8 +94,11 @@ def run_child(argv: list[str], timeout: float, max_rss: int | None = None, own_p
     try:
         # own_pdeathsig: the program sets PR_SET_PDEATHSIG itself (the runner does, first thing in
         # main), so no preexec_fn: fork+exec costs 2–4 ms instead of ~7 (×3 processes a benchmark)
+        env = {**os.environ, "TMPDIR": tmpdir}
+        if own_pdeathsig:  # the runner exits at once if its parent is no longer this process
+            env["CYCLEBENCH_PARENT_PID"] = str(os.getpid())
         kw: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
-                              "start_new_session": True, "env": {**os.environ, "TMPDIR": tmpdir}}
+                              "start_new_session": True, "env": env}
         proc = subprocess.Popen(argv, **kw) if own_pdeathsig else spawn(argv, **kw)
     except BaseException:
         shutil.rmtree(tmpdir, ignore_errors=True)
