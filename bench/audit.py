@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ROOT / "bench" / "audit_cases"
+CASES = ROOT / "bench" / "audit_cases"  # {B}; {D}: tests/data, whose files the tests share
 VENV_BIN = ROOT / ".venv" / "bin"
 AUDIT = "/work/shared/audits/reliability-2026-11-23.md"
 BEFORE_HELD, BEFORE_TOTAL, BEFORE_FAILED = 119, 188, 69
@@ -666,7 +666,7 @@ def options_of(path: tuple[str, ...]) -> frozenset[str]:
 
 def expand(ctx: Ctx, token: str) -> str:
     return (token.replace("{B}", str(CASES)).replace("{T}", str(ctx.dir)).replace("{X}", str(ctx.top / "shared"))
-            .replace("{E}", str(ROOT / "examples")))
+            .replace("{E}", str(ROOT / "examples")).replace("{D}", str(ROOT / "tests" / "data")))
 
 
 def complete_argv(ctx: Ctx, argv: tuple[str, ...]) -> list[str]:
@@ -1417,9 +1417,9 @@ CATALOGUE: tuple[Case, ...] = (
     C(83, BEN, "names with space / $(…) / unicode / $", "listed and run", "PASS", ("run", "{B}/names.c"),
       (rc(0), says("weird/sp ace", "weird/$(touch pwned4)", "weird/café", "weird/dol$lar"), absent("cwd/pwned4"))),
     C(84, BEN, "name containing a double quote", "listed and run, or an error", "FAIL",
-      ("run", "{B}/name_with_quote.c", "--list"),
+      ("run", "{D}/name_with_quote.c", "--list"),
       (either(all_of(rc(0), says('weird/qu"ote')), all_of(rc(2), one_line())),
-       then(("run", "{B}/name_with_quote.c"), either(all_of(rc(0), says('weird/qu"ote')), rc(2)))), defects="D11"),
+       then(("run", "{D}/name_with_quote.c"), either(all_of(rc(0), says('weird/qu"ote')), rc(2)))), defects="D11"),
     C(85, BEN, "-b exact weird names", "exact selection", "PASS",
       ("run", "{B}/names.c", "-b", "weird/sp ace", "-b", "weird/café", "-b", "weird/$(touch pwned4)"),
       (rc(0), says("weird/sp ace", "weird/café", "weird/$(touch pwned4)"), silent_on("dol$lar"),
