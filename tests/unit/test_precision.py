@@ -5,6 +5,7 @@ builds and runs the engine, is in tests/engine or tests/commands under the same 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 
@@ -33,3 +34,62 @@ def test_pmu_cycles_path_without_a_pmu() -> None:
     assert f["chain_agreement"] == pytest.approx(1.0, abs=0.01)
     f_none = result_fields(Outcome("x/y", None, "ok", result={**res, "pmu_cycles": None}), 2.6e9)
     assert f_none.get("pmu_cycles_per_op") is None
+
+
+def _chain_readings(fixed: float, ticks_per_add: float, rng: np.random.Generator, reads: int = 32) -> dict:
+    """The runner's chain readings: chains of 256 and 2048 adds, fixed part + adds × ticks per add."""
+    def jitter() -> np.ndarray:
+        return rng.normal(0, 2, reads)
+
+    return {"kind": "add", "adds": 2048, "short_adds": 256, "imuls": 512, "imul_latency": 3,
+            "short_ticks": (fixed + 256 * ticks_per_add + jitter()).tolist(),
+            "long_ticks": (fixed + 2048 * ticks_per_add + jitter()
+                           + np.where(np.arange(reads) == 3, 5000, 0)).tolist(),  # one interrupted
+            "add_ticks": [fixed + 2048 * ticks_per_add] * 2, "imul_ticks": [fixed + 1536 * ticks_per_add] * 2}
+
+
+def test_chain_fixed_part_is_measured_not_assumed() -> None:
+    # A timed chain = fixed part + adds × ticks per add. The empty timer pair (40 ticks) is not
+    # the fixed part (60 here: the call and the fences): the ratio must come out exact anyway.
+    from cyclebench.stats import clock
+
+    rng = np.random.default_rng(3)
+    chain = _chain_readings(60.0, 1 / 1.3, rng)
+    fixed, se = clock.chain_fixed(chain)
+    assert fixed == pytest.approx(60, abs=1.5) and 0 < se < 1.5
+    res = {"unit": "ref-cycles", "timer_overhead": {"median": 40}, "chain": chain,
+           "cal": [60 + 2048 / 1.3] * 16}
+    assert np.allclose(clock.core_ratio(res), 1.3, rtol=1e-3)
+    old = {**res, "chain": {k: v for k, v in chain.items() if k != "short_ticks"}}
+    assert np.allclose(clock.core_ratio(old), 2048 / (2048 / 1.3 + 20))  # the pair's cost: biased
+    assert clock.chain_agreement(res) == pytest.approx(1.0, abs=2e-3)
+    assert clock.calibration_rse(res) == pytest.approx(se / (2048 / 1.3), rel=0.5)
+
+
+def test_merged_processes_keep_their_own_fixed_part() -> None:
+    from cyclebench.runner.interleave import merge
+    from cyclebench.stats import clock
+
+    rng = np.random.default_rng(4)
+    parts = []
+    for fixed in (50.0, 70.0):
+        chain = _chain_readings(fixed, 1 / 1.3, rng)
+        parts.append({"unit": "ref-cycles", "ladder": 8, "rounds": 2, "n": [1] * 16, "ticks": [1] * 16,
+                      "disturbed": [0] * 16, "timer_overhead": {"median": 40, "min": 38}, "chain": chain,
+                      "cal": [fixed + 2048 / 1.3] * 16})
+    merged = merge(parts)
+    assert len(merged["chains"]) == 2
+    assert np.allclose(clock.core_ratio(merged), 1.3, rtol=2e-3)
+
+
+def test_cycles_ci_carries_the_calibration_uncertainty() -> None:
+    from cyclebench.stats.result import CALIBRATION_FLOOR, with_calibration
+
+    f = {"cycles_per_op": 300.0, "cycles_ci_low": 299.9, "cycles_ci_high": 300.1}
+    with_calibration(f, 0.0)  # type: ignore[arg-type]
+    half = 1.959964 * 300 * CALIBRATION_FLOOR
+    assert f["cycles_ci_high"] - 300 == pytest.approx(np.hypot(0.1, half), rel=1e-4)
+    assert 300 - f["cycles_ci_low"] == pytest.approx(np.hypot(0.1, half), rel=1e-4)
+    g = {"cycles_per_op": 300.0, "cycles_ci_low": 299.9, "cycles_ci_high": 300.1}
+    with_calibration(g, 0.002)  # type: ignore[arg-type]
+    assert g["cycles_ci_high"] > f["cycles_ci_high"] and g["extra"]["calibration_rse"] > CALIBRATION_FLOOR

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -146,47 +146,26 @@ def execute(
                 on_done(item, fields)
         store.finish_run(run_id, "complete")
         return run_id, rows
-    passes = interleave.split(cfg.options.repeat, cfg.processes)
-    got: dict[Item, list[Outcome]] = {item: [] for item in prepared.items}
-    stored: set[Item] = set()
     loop: dict[str, Any] | None = None
+    items = prepared.items
 
-    def keep(item: Item, partial: bool = False) -> None:
+    def keep(i: int, outs: list[Outcome], partial: bool) -> None:
         nonlocal loop
-        outs = got[item]
         combined = interleave.combine(outs)
         fields = result_fields(combined, rate, cfg.variant, cfg.events)
         if partial:
-            fields["extra"] = {**(fields.get("extra") or {}), "partial": f"{len(outs)} of {len(passes)} processes"}
-        if item.bench == LOOP_REFERENCE and fields["status"] == OK:
+            planned = len(interleave.split(cfg.options.repeat, cfg.processes))
+            fields["extra"] = {**(fields.get("extra") or {}), "partial": f"{len(outs)} of {planned} processes"}
+        if items[i].bench == LOOP_REFERENCE and fields["status"] == OK:
             loop = fields
         add_net(fields, loop)
         fields["id"] = store.add_result(run_id, fields, sample_rows(combined.result))
-        stored.add(item)
         rows.append(fields)
-        on_done(item, fields)
+        on_done(items[i], fields)
 
     with store.finishing(run_id):
-        try:
-            for k, rounds in enumerate(passes):
-                share = rounds / cfg.options.repeat  # the batch sizes one process of all rounds would use
-                # the same batch sizes as one process would use; warm-up shared out too (10 ms a
-                # process was a third of a small benchmark's time at 3 processes)
-                sub = replace(cfg.options, repeat=rounds, min_time=cfg.options.min_time * share,
-                              max_time=cfg.options.max_time * share, warmup=cfg.options.warmup * max(share, 0.5))
-                for item in prepared.items:
-                    if item in stored:  # failed in an earlier process: it cost its row already
-                        continue
-                    on_start(item)
-                    o = prepared.runner.run(item.bench, item.param, sub, cfg.timeout or sub.timeout(), cfg.events)
-                    got[item].append(o)
-                    if o.status != OK or k == len(passes) - 1:
-                        keep(item)
-        except KeyboardInterrupt:
-            for item in prepared.items:
-                if item not in stored and got[item]:
-                    keep(item, partial=True)
-            raise
+        interleave.in_passes(prepared.runner, [(it.bench, it.param) for it in items], cfg.options, cfg.processes,
+                             keep, cfg.timeout, cfg.events, on_start=lambda i: on_start(items[i]))
     store.finish_run(run_id, "complete")
     return run_id, rows
 

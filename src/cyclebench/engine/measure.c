@@ -124,15 +124,20 @@ static uint64_t wall_batch(const cb_bench *b, cb_state *s, uint64_t n) {
     return cb_now_ns() - w0;
 }
 
-static uint64_t chain_ticks(int imul) {
+/* One timed chain: imul, or `blocks` blocks of adds. x is in a register before the timer
+ * starts (the load of v completes before its lfence), so no memory access is on the chain. */
+static uint64_t chain_ticks(int imul, int blocks) {
 #if CB_HAVE_CHAIN
     static uint64_t v = 1;
+    uint64_t x = v;
     uint64_t t0 = cb_timer_start();
-    if (imul) cb_imul_chain(&v);
-    else cb_add_chain(&v);
-    return timer_stop() - t0;
+    x = imul ? cb_imul_chain(x) : cb_add_chain(x, blocks);
+    uint64_t t = timer_stop() - t0;
+    v = x;
+    return t;
 #else
     (void)imul;
+    (void)blocks;
     return 0;
 #endif
 }
@@ -237,7 +242,7 @@ static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu, const cb
         for (int i = 0; i < perf->ngroups; w += 3 + perf->nevents[i], i++) cb_perf_read(perf, i, w);
     }
     j->pmu[j->idx] = cb_pmu_read(pmu) - p0;
-    j->cal[j->idx] = chain_ticks(0);
+    j->cal[j->idx] = chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
     j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
     j->n[j->idx++] = nb;
     j->measured_ns += cb_now_ns() - m0;
@@ -253,7 +258,8 @@ static void shuffle(int *order, int K) {
 }
 
 static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d, const cb_pmu *pmu,
-                     uint64_t omin, uint64_t omed, const uint64_t imul[2], const uint64_t add[2]) {
+                     uint64_t omin, uint64_t omed, const uint64_t imul[2], const uint64_t add[2],
+                     const uint64_t *shortr, const uint64_t *longr) {
     int verified = -1; /* -1: no verify hook */
     if (j->verify) {
         verified = ((cb_verify_fn)j->verify->fn)(&j->s) ? 1 : 0;
@@ -268,13 +274,18 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
             "\"seed\":%llu,\"sizing_ns\":%llu,\"warmup_ns\":%llu,\"measured_ns\":%llu,"
             "\"total_iters\":%llu,\"timer_overhead\":{\"min\":%llu,\"median\":%llu},"
             "\"disturb_source\":\"%s\",\"cpu\":%d,\"chain\":{\"kind\":\"%s\",\"adds\":%d,\"imuls\":%d,\"imul_latency\":%d,"
-            "\"imul_ticks\":[%llu,%llu],\"add_ticks\":[%llu,%llu]},\"verified\":%s,\"reason\":",
+            "\"imul_ticks\":[%llu,%llu],\"add_ticks\":[%llu,%llu],\"short_adds\":%d",
             CB_TIMER_NAME, CB_TIMER_UNIT, (unsigned long long)j->n_base, j->rounds, o->ladder,
             (unsigned long long)o->seed, (unsigned long long)j->sizing_ns, (unsigned long long)j->warmup_ns,
             (unsigned long long)j->measured_ns, (unsigned long long)j->s.total_iters, (unsigned long long)omin,
             (unsigned long long)omed, cb_disturb_source(d), sched_getcpu(), CB_HAVE_CHAIN ? "add" : "none", CB_CHAIN_ADDS,
             CB_CHAIN_IMULS, CB_IMUL_LATENCY, (unsigned long long)imul[0], (unsigned long long)imul[1],
-            (unsigned long long)add[0], (unsigned long long)add[1], verified < 0 ? "null" : verified ? "true" : "false");
+            (unsigned long long)add[0], (unsigned long long)add[1], CB_CHAIN_BLOCK);
+    fputs(",\"short_ticks\":", out);
+    cb_json_u64_array(out, shortr, CB_HAVE_CHAIN ? CB_CHAIN_FIXED_READS : 0);
+    fputs(",\"long_ticks\":", out);
+    cb_json_u64_array(out, longr, CB_HAVE_CHAIN ? CB_CHAIN_FIXED_READS : 0);
+    fprintf(out, "},\"verified\":%s,\"reason\":", verified < 0 ? "null" : verified ? "true" : "false");
     cb_json_str(out, j->s.skip_ == 2 ? j->s.reason_ : NULL);
     fputs(",\"n\":", out);
     cb_json_u64_array(out, j->n, j->idx);
@@ -310,11 +321,20 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     fflush(out);
 }
 
+/* The fixed part of a timed chain (chain.h): one block and eight, alternately. Half the
+ * readings before the rounds, half after (fill from 0 or from CB_CHAIN_FIXED_READS / 2). */
+static void chain_fixed(uint64_t *shortr, uint64_t *longr, int from) {
+    for (int i = from; i < from + CB_CHAIN_FIXED_READS / 2; i++) {
+        shortr[i] = chain_ticks(0, 1);
+        longr[i] = chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+    }
+}
+
 /* The chains timed a few times back to back; the lowest is the least disturbed. */
 static void chain_pair(uint64_t *add, uint64_t *imul) {
     *add = *imul = UINT64_MAX;
     for (int i = 0; i < 5; i++) {
-        uint64_t a = chain_ticks(0), m = chain_ticks(1);
+        uint64_t a = chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK), m = chain_ticks(1, 0);
         if (a < *add) *add = a;
         if (m < *imul) *imul = m;
     }
@@ -358,9 +378,10 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
         }
         job_warmup(j, o);
     }
-    uint64_t omin, omed, add[2], imul[2];
+    uint64_t omin, omed, add[2], imul[2], shortr[CB_CHAIN_FIXED_READS], longr[CB_CHAIN_FIXED_READS];
     cb_timer_overhead(&omin, &omed);
     chain_pair(&add[0], &imul[0]);
+    chain_fixed(shortr, longr, 0);
     /* A round is one shuffled pass over the ladder. With several jobs the round's order is
      * shared and they alternate batch by batch, in ABBA order (A B at one size, B A at the
      * next): the two batches of a pair are tens of microseconds apart, so drift of the core
@@ -376,11 +397,12 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
             }
     }
     chain_pair(&add[1], &imul[1]);
+    chain_fixed(shortr, longr, CB_CHAIN_FIXED_READS / 2);
     for (int i = 0; i < nreq; i++) {
         job *j = &jobs[i];
         if (!j->active) continue;
         j->rounds = done; /* the rounds run: fewer than planned when max_time stopped them */
-        job_emit(out, j, o, &d, &pmu, omin, omed, imul, add);
+        job_emit(out, j, o, &d, &pmu, omin, omed, imul, add, shortr, longr);
         if (j->teardown) ((cb_fn)j->teardown->fn)(&j->s);
         cb_free_buffers(&j->s);
         free(j->n);

@@ -69,6 +69,7 @@ def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
     tos = [r.get("timer_overhead") or {} for r in results]
     if all(tos):
         out["timer_overhead"] = {k: int(np.median([t[k] for t in tos])) for k in tos[0]}
+    out["chains"] = [r.get("chain") for r in results]  # each process's calibration (stats.clock)
     out["processes"] = len(results)
     out["process_rounds"] = [r.get("rounds") for r in results]
     return out
@@ -118,3 +119,45 @@ def measure(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOp
         if len(rounds) == done and all(isinstance(r, int) for r in rounds):
             groups = np.repeat(np.arange(done), rounds)
     return merged, groups
+
+
+def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions, processes: int,
+              on_done: Callable[[int, list[Outcome], bool], None], timeout: float | None = None,
+              events: Any = None, on_start: Callable[[int], None] = lambda _i: None) -> None:
+    """Measure each item alone, its rounds spread over ``processes`` runner processes taken in
+    passes over all items, so one item's processes span the whole measurement (a bias that
+    holds for a process, or for a minute of the host, widens its CI instead of hiding in it).
+
+    Each process gets its share of the rounds, of ``min_time``/``max_time`` (the batch sizes
+    one process of all rounds would use) and of the warm-up (at least half: 10 ms a process
+    was a third of a small benchmark's time at 3 processes). ``on_done(i, outcomes, partial)``
+    is called once per item index: when its last process ends or one fails (later passes skip
+    it), or, on KeyboardInterrupt, for every item with some processes done (partial=True)
+    before the interrupt propagates. ``on_start(i)`` before each process of item i.
+    """
+    passes = split(opts.repeat, processes)
+    got: list[list[Outcome]] = [[] for _ in items]
+    done: set[int] = set()
+
+    def finish(i: int, partial: bool = False) -> None:
+        done.add(i)
+        on_done(i, got[i], partial)
+
+    try:
+        for k, rounds in enumerate(passes):
+            share = rounds / opts.repeat
+            sub = replace(opts, repeat=rounds, min_time=opts.min_time * share, max_time=opts.max_time * share,
+                          warmup=opts.warmup * max(share, 0.5))
+            for i, (bench, param) in enumerate(items):
+                if i in done:
+                    continue
+                on_start(i)
+                o = runner.run(bench, param, sub, timeout or sub.timeout(), events)
+                got[i].append(o)
+                if o.status != OK or k == len(passes) - 1:
+                    finish(i)
+    except KeyboardInterrupt:
+        for i in range(len(items)):
+            if i not in done and got[i]:
+                finish(i, partial=True)
+        raise

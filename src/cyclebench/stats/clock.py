@@ -45,19 +45,94 @@ def timer_rate(calibration: dict[str, Any], kernel: tuple[float, str] | None) ->
     return measured, "measured"
 
 
+CHAIN_TRIM = 0.02  # chain readings further than this from their round's median are interrupted
+
+
+FIXED_WINDOW = 100  # ticks: a short chain's readings (~250 ticks) step by 24 on AMD's TSC; an interrupt adds ≥ 1000
+
+
+def _trimmed_mean(x: np.ndarray) -> tuple[float, float, int]:
+    """Mean of the readings near their median (within CHAIN_TRIM or FIXED_WINDOW ticks,
+    whichever is wider: interrupted readings left out, TSC steps kept for the dithering),
+    its standard error and how many were kept."""
+    x = x[np.isfinite(x) & (x > 0)]
+    if not len(x):
+        return np.nan, np.nan, 0
+    m = np.median(x)
+    near = x[np.abs(x - m) <= max(CHAIN_TRIM * m, FIXED_WINDOW)]
+    if len(near) < 2:
+        return float(m), np.nan, len(near)
+    return float(near.mean()), float(near.std(ddof=1) / np.sqrt(len(near))), len(near)
+
+
+def chain_fixed(chain: dict[str, Any] | None) -> tuple[float, float] | None:
+    """The fixed part of a timed add chain, in timer ticks, and its standard error.
+
+    The runner times chains of ``short_adds`` and ``adds`` adds alternately (engine/chain.h);
+    ticks = fixed + adds × ticks-per-add, so fixed = (adds·S − short·L) / (adds − short)
+    from the trimmed means S and L (means, not medians: AMD's stepped TSC needs the
+    dithering, see _round_value). It replaces the empty timer pair's cost, which missed the
+    call and the chain's wait on the fences: cycles~ of chains of known length read −0.3%
+    (AMD EPYC) and +0.4% (Intel Xeon) with it. None for a result from before these readings.
+    """
+    chain = chain or {}
+    short, adds = chain.get("short_adds"), chain.get("adds")
+    if not short or not adds or not chain.get("short_ticks") or not chain.get("long_ticks"):
+        return None
+    s, se_s, ns = _trimmed_mean(np.asarray(chain["short_ticks"], dtype=float))
+    lo, se_l, nl = _trimmed_mean(np.asarray(chain["long_ticks"], dtype=float))
+    if ns < 2 or nl < 2 or not lo > s:
+        return None
+    k = adds / (adds - short)  # fixed = L − k (L − S) = k S − (k − 1) L
+    return k * s - (k - 1) * lo, float(np.hypot(k * se_s, (k - 1) * se_l))
+
+
+def _fixed_per_sample(result: dict[str, Any], n_samples: int) -> np.ndarray | float:
+    """The fixed part of a chain reading for each sample: the process's own (merged results
+    keep each process's chain readings in ``chains``), else the empty timer pair's cost."""
+    oh = float((result.get("timer_overhead") or {}).get("median") or 0)
+    chains = result.get("chains") or [result.get("chain")]
+    fixed = [chain_fixed(c) for c in chains]
+    if any(f is None for f in fixed):
+        return oh
+    if len(fixed) == 1:
+        return fixed[0][0]  # type: ignore[index]
+    procs = result.get("process_rounds") or []
+    per = [int(r) * int(result.get("ladder") or 8) for r in procs]
+    if len(per) != len(fixed) or sum(per) != n_samples:
+        return float(np.median([f[0] for f in fixed]))  # type: ignore[index]
+    return np.repeat([f[0] for f in fixed], per)  # type: ignore[index]
+
+
+def calibration_rse(result: dict[str, Any]) -> float:
+    """Relative standard error that the fixed-part estimate puts on the core/timer ratio
+    (a bias common to all of a process's samples, so averaging rounds cannot remove it):
+    se(fixed) / (chain ticks − fixed). 0 when unknown. With several processes it also shows
+    as their spread, which the two-level CI already carries."""
+    chains = result.get("chains") or [result.get("chain")]
+    out = []
+    for c in chains:
+        f = chain_fixed(c)
+        if f is None:
+            return 0.0
+        ln = float(np.median((c or {}).get("long_ticks")))
+        out.append(f[1] / (ln - f[0]) if ln > f[0] and np.isfinite(f[1]) else 0.0)
+    return float(np.sqrt(np.mean(np.square(out))) / np.sqrt(len(out)))
+
+
 def core_ratio(result: dict[str, Any]) -> np.ndarray | None:
     """Core cycles per timer tick next to each sample, from the runner's add chain.
 
-    ratio_i = adds / (chain_ticks_i − timer_overhead), the chain being ``adds`` dependent
-    1-cycle register adds (engine/chain.h). Returns one ratio per sample, NaN where a
-    chain reading is unusable (≤ the timer's own cost), or None when the runner timed no
-    chain (no chain on this architecture, or an ns clock).
+    ratio_i = adds / (chain_ticks_i − fixed), the chain being ``adds`` dependent 1-cycle
+    register adds (engine/chain.h) and ``fixed`` the timed chain's fixed part (chain_fixed;
+    the empty timer pair's cost for results without its readings). Returns one ratio per
+    sample, NaN where a chain reading is unusable (≤ the fixed part), or None when the
+    runner timed no chain (no chain on this architecture, or an ns clock).
     """
     cal, chain = result.get("cal"), result.get("chain") or {}
     if not cal or chain.get("kind") != "add" or result.get("unit") == "ns":
         return None
-    oh = float((result.get("timer_overhead") or {}).get("median") or 0)
-    c = np.asarray(cal, dtype=float) - oh
+    c = np.asarray(cal, dtype=float) - _fixed_per_sample(result, len(cal))
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(c > 0, float(chain["adds"]) / c, np.nan)
 
@@ -66,22 +141,20 @@ def chain_agreement(result: dict[str, Any]) -> float | None:
     """Clock from the imul chain ÷ clock from the add chain (1.0 when both latencies hold).
 
     Both chains are timed five times at the start and at the end of the measurement; the
-    fastest of each is used. A value far from 1 means the add chain does not run at one
-    add per cycle here (e.g. an emulator, or a core that folds adds), and cycles~ is not
-    to be trusted.
+    fastest of each is used, less the fixed part (same call and fences). A value far from 1
+    means the add chain does not run at one add per cycle here (e.g. an emulator, or a core
+    that folds adds), and cycles~ is not to be trusted.
     """
     chain = result.get("chain") or {}
     if chain.get("kind") != "add":
         return None
-    oh = float((result.get("timer_overhead") or {}).get("median") or 0)
+    f = chain_fixed(chain)
+    oh = f[0] if f else float((result.get("timer_overhead") or {}).get("median") or 0)
     add_t = min(chain.get("add_ticks") or [0]) - oh
     imul_t = min(chain.get("imul_ticks") or [0]) - oh
     if add_t <= 0 or imul_t <= 0:
         return None
     return (chain["imuls"] * chain["imul_latency"] / imul_t) / (chain["adds"] / add_t)
-
-
-CHAIN_TRIM = 0.02  # chain readings further than this from their round's median are interrupted
 
 
 def _round_value(ratios: np.ndarray) -> float:

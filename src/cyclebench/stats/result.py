@@ -169,6 +169,8 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     if len(procs) > 1 and all(isinstance(r, int) for r in procs):
         two_level(fields, n, t, keep, group, procs, seed, smooth if ratio is not None else None)
         fields["ns_per_op"] = fields["per_op"] * 1e9 / rate_hz if unit != "ns" else fields["per_op"]
+    if ratio is not None and fields.get("cycles_per_op") is not None:
+        with_calibration(fields, clock.calibration_rse(res))
     if events:
         fields["extra"]["counters"] = counter_fields(res, events, n, group, keep, seed)
     if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
@@ -177,6 +179,26 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
         if fields.get("cycles_per_op") and pmu.per_op > 0:
             fields["pmu_agreement"] = fields["cycles_per_op"] / pmu.per_op
     return fields
+
+
+# Type B uncertainty of the add-chain clock: the residual error on chains of known length
+# once the fixed part is measured (chain_fixed). Intel Xeon KVM guest, 12 runs × 3 processes:
+# add chains of 200/300/400 +0.08…+0.14%, xor 300 +0.04%, imul 100 +0.02% (bench/chains.py);
+# an SMT sibling's or the host's interference slows the chains unlike the benchmark.
+CALIBRATION_FLOOR = 0.001
+
+
+def with_calibration(fields: Result, rse_fixed: float) -> None:
+    """Widen the cycles~ CI by the calibration's own relative uncertainty, in quadrature:
+    the fixed part's standard error (clock.calibration_rse) and CALIBRATION_FLOOR, both
+    common to every round of a run, so no spread between rounds or processes shows them.
+    The total relative standard error goes to ``extra["calibration_rse"]``."""
+    est, lo, hi = fields["cycles_per_op"], fields["cycles_ci_low"], fields["cycles_ci_high"]
+    rse = float(np.hypot(rse_fixed, CALIBRATION_FLOOR))
+    cal = float(sps.norm.ppf(0.975)) * abs(est) * rse
+    fields["cycles_ci_low"] = est - float(np.hypot(est - lo, cal))
+    fields["cycles_ci_high"] = est + float(np.hypot(hi - est, cal))
+    fields.setdefault("extra", {})["calibration_rse"] = rse
 
 
 def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None, int | None]]:

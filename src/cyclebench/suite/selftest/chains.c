@@ -24,3 +24,29 @@ CHAIN_BENCH(302)
 CHAIN_BENCH(303)
 CHAIN_BENCH(305)
 CHAIN_BENCH(400)
+CHAIN_BENCH(800)
+
+/* Truths other than the calibrating add chain itself (issue 13 item 5): imul has a 3-cycle
+ * latency (Intel since Nehalem, AMD since K8; 3 on Cortex-A76/Neoverse too), and xor with a
+ * second register is another 1-cycle op (xor of a register with itself is a zeroing idiom,
+ * removed at rename, so the second operand is a different register). */
+#if defined(__x86_64__)
+#define IMULS(n) __asm__ volatile(".rept " #n "\n\timul %0, %0\n\t.endr" : "+r"(x))
+#define XORS(n) __asm__ volatile(".rept " #n "\n\txor %1, %0\n\t.endr" : "+r"(x) : "r"(y))
+#elif defined(__aarch64__)
+#define IMULS(n) __asm__ volatile(".rept " #n "\n\tmul %0, %0, %0\n\t.endr" : "+r"(x))
+#define XORS(n) __asm__ volatile(".rept " #n "\n\teor %0, %0, %1\n\t.endr" : "+r"(x) : "r"(y))
+#endif
+
+CB_BENCH(selftest, imul100) {
+    uint64_t x = 3;
+    for (uint64_t i = 0; i < cb_iters(s); i++) IMULS(100);
+    cb_do_not_optimize(x);
+}
+
+CB_BENCH(selftest, xor300) {
+    uint64_t x = 1, y = 0x5555;
+    cb_do_not_optimize(y);
+    for (uint64_t i = 0; i < cb_iters(s); i++) XORS(300);
+    cb_do_not_optimize(x);
+}
