@@ -29,6 +29,7 @@ SRC = r"""
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <cyclebench.h>
+/* reg-reg: Golden Cove and later (Sapphire/Emerald Rapids) fold add $imm at rename */
 #ifndef EXTRA
 #define EXTRA 0
 #endif
@@ -36,7 +37,7 @@ CB_BENCH(cross, getpid_chain) {
     for (uint64_t i = 0; i < cb_iters(s); i++) {
         uint64_t x = i;
         syscall(SYS_getpid);
-        for (int k = 0; k < EXTRA; k++) __asm__ volatile("add $1, %0" : "+r"(x));
+        for (int k = 0; k < EXTRA; k++) __asm__ volatile("add %0, %0" : "+r"(x));
         __asm__ volatile("" : : "r"(x));
     }
 }

@@ -6,6 +6,11 @@ narrow enough), but the quick mode's shorter blocks miss it on busy stretches of
 (Δ 0.6 [0.14, 0.92] over 6 pooled blocks seen), and `cyclebench selftest` says so with a FAIL. Here the
 step must still be found in the right direction and size, a tolerance a noisy 2-core VM
 meets; a sign error or a lost cycle would fail it.
+
+The cycles~ coverage check is judged the same way: on the Intel Xeon VM the add and xor
+chains read +0.2…+0.8% in busy stretches (the host's gaps lengthen batches, not the
+calibration chain: docs/method.md §3) and the check can FAIL there; here a broken
+calibration (a wrong fixed part is off by 1–3%, a lost factor far more) must still fail.
 """
 
 from __future__ import annotations
@@ -22,9 +27,14 @@ def test_selftest_quick(tmp_path: Path) -> None:
     assert r.exit_code in (0, 1), r.output
     data = json.loads(out.read_text())
     checks = {c["name"].split(":")[0]: c for c in data["checks"]}
-    assert {"calibration", "A/A", "+1 cycle", "linearity", "timer"} <= set(checks), list(checks)
-    failed = [c["name"] for c in data["checks"] if c["passed"] is False and not c["name"].startswith("+1")]
+    assert {"calibration", "A/A", "+1 cycle", "linearity", "timer", "cycles~ coverage",
+            "A/A across runs"} <= set(checks), list(checks)
+    failed = [c["name"] for c in data["checks"] if c["passed"] is False
+              and not c["name"].startswith(("+1", "cycles~ coverage"))]
     assert not failed, r.output
+    cov = checks["cycles~ coverage"]["values"]
+    assert cov["results"] == 36 and cov["covered"] >= 18, cov
+    assert all(abs(b) <= 0.02 for b in cov["bias"].values()), cov
     plus = checks["+1 cycle"]["values"]
     assert plus["verdict"] != "faster" and 0.25 <= plus["diff"] <= 1.75, r.output
     assert plus["rounds"] >= 40 * plus["blocks"], plus  # blocks are pooled, not replaced
