@@ -248,11 +248,16 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, labels, grouped=runs > 1)
         ids.append(run_id)
         all_rows += rows
+        spreads = _run_to_run(store, run_id, rows)
         if not quiet:
             _report(store, run_id, rows, prepared, backend, net, wide, bool(groups))
         if json_path is not None:
             try:
-                json_report.dump(json_report.run_to_dict(store, run_id), json_path)
+                data = json_report.run_to_dict(store, run_id)
+                for r in data.get("results") or []:
+                    if (sd := spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))) is not None:
+                        r["run_to_run"] = {"sd": sd[0], "df": sd[1]}
+                json_report.dump(data, json_path)
             except OSError as e:  # after the run is stored: say so (audit D9)
                 raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored "
                                 f"(run #{run_id})") from None
@@ -331,17 +336,23 @@ def _events_and_cache(events_spec: str | None, cache_spec: str | None,
     return groups, cache
 
 
+def _run_to_run(store: Store, run_id: int, rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[float, int]]:
+    """This host's run-to-run (sd, df) per benchmark from earlier replicate groups of the same
+    build (commands._history), put on each row as ``extra["run_to_run"]`` for the table."""
+    spreads = host_spread(store, store.get_run(run_id) or {}, {run_id})
+    for r in rows:
+        sd = spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))
+        if sd is not None:
+            r["extra"] = {**(r.get("extra") or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}
+    return spreads
+
+
 def _report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prepared, backend: str, net: bool,
             wide: bool, counted: bool) -> None:
     """The run's table (simulated counts under callgrind), counters, and the calibration and
     environment lines on stderr."""
     title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
     run_row = store.get_run(run_id) or {}
-    spreads = host_spread(store, run_row, {run_id})  # what replicate runs here showed before
-    for r in rows:
-        sd = spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))
-        if sd is not None:
-            r["extra"] = {**(r.get("extra") or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}
     if backend == "callgrind":
         console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
     else:

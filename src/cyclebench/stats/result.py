@@ -184,7 +184,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
 # Type B uncertainty of the add-chain clock: the residual error on chains of known length
 # once the fixed part is measured (chain_fixed). Intel Xeon KVM guest, 12 runs × 3 processes:
 # add chains of 200/300/400 +0.08…+0.14%, xor 300 +0.04%, imul 100 +0.02% (bench/chains.py);
-# an SMT sibling's or the host's interference slows the chains unlike the benchmark.
+# the cause is not known (docs/method.md §3), so it is stated as an uncertainty, not corrected.
 CALIBRATION_FLOOR = 0.001
 
 
