@@ -109,3 +109,37 @@ def test_n_stored_runs_ranked_with_a_baseline(db: str) -> None:
     assert "k=b #2 [baseline]" in r.output and "k=a #1" in r.output and "k=c #3" in r.output
     r = cli("compare", "1", "2", "--baseline", "9")
     assert r.exit_code == 2 and "not one of the sides" in r.output
+
+
+def test_sequential_stops_when_the_answer_is_known(db: str, tmp_path: Path) -> None:
+    """Issue 19: without --repeat, compare looks after every process and stops at the first
+    conclusive look; twice the work is obvious at the first look, long before the budget."""
+    out = tmp_path / "seq.json"
+    r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--json", str(out),
+            "--budget", "3")
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(out.read_text())
+    assert row["comparison"]["verdict"] == "slower", row
+    seq = row["sequential"]
+    assert seq["looks"] and seq["looks"][-1]["decision"] == "slower"
+    assert seq["seconds"] < seq["budget"] == 3.0
+    assert row["comparison"]["ci_low"] > row["comparison"]["margin"]
+    assert "sequential" in r.output and "decided at look" in r.output
+    store = Store(db)
+    assert store.get_run(store.last_run_id())["summary"]["compare"][0]["sequential"]["looks"]
+    # --fail-on: the verdict that occurred exits 1, one that did not exits 0
+    assert cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--budget", "3",
+               "--fail-on", "different").exit_code == 1
+    assert cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--budget", "3",
+               "--fail-on", "faster").exit_code == 0
+
+
+def test_sequential_a_a_is_never_a_verdict(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "aa.json"
+    r = cli("compare", "chain/add200", "chain/add200", "-f", str(DATA / "chain.c"), "--json", str(out),
+            "--budget", "1")
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(out.read_text())
+    assert row["comparison"]["verdict"] in ("equivalent", "inconclusive"), row
+    if row["comparison"]["verdict"] == "inconclusive":
+        assert "the budget ended it" in row["note"]

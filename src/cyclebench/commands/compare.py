@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands._progress import Steps
+from cyclebench.commands._sequential import measure_until_known
 from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
 from cyclebench.model import DISTURBED, ERROR, FAILED_STATUSES, OK, Comparison, Outcome
@@ -70,10 +71,12 @@ class Row:
     unit: str
     cmp: Comparison | None
     note: str = ""
+    sequential: dict[str, Any] | None = None  # the sequential design's looks (None: fixed design, Holm)
 
     def to_dict(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "param": self.param, "unit": self.unit,
-                "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note}
+                "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note,
+                "sequential": self.sequential}
 
 
 def _groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> list[tuple[int | None, list[str]]]:
@@ -99,23 +102,43 @@ def _groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> 
     return [(p, list(names)) for p in params]
 
 
+@dataclass(frozen=True)
+class Budget:
+    """The sequential design (stats/sequential.py): seconds of measuring per compared pair
+    and parameter, and the equivalence margin (relative to A)."""
+
+    seconds: float = 2.0
+    equivalence: float = 0.01
+
+
 def execute(
     cfg: RunConfig, prepared: Prepared, store: Store, names: Sequence[str], params: Sequence[int],
     alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None, processes: int = 4,
     on_process: Callable[[str], None] = lambda _l: None, include_disturbed: bool = False,
+    budget: Budget | None = None,
 ) -> tuple[int, list[Row], list[dict[str, Any]]]:
-    """Measure and compare, the rounds of each set spread over ``processes`` runner
-    processes. Returns (run id, comparison rows, stored result rows)."""
+    """Measure and compare. Fixed design (``budget`` None): the rounds of each set spread
+    over ``processes`` runner processes, Holm across the command. Sequential (a Budget):
+    processes of 10 rounds until every pair is decided or the budget ends, the first look
+    after ``processes`` of them, α split over the command's pairs (Bonferroni).
+    Returns (run id, comparison rows, stored result rows)."""
     groups = _groups(prepared, names, params)
     run_id, rate = begin(cfg, prepared, store)
     rows: list[Row] = []
     results: list[dict[str, Any]] = []
+    n_pairs = sum(len(b) - 1 for _, b in groups)
     with store.finishing(run_id):
         for param, benches in groups:
             items = [(b, param) for b in benches]
             label = " vs ".join(benches) + ("" if param is None else f" [{param}]")
-            outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes,
-                                             on_process=lambda i, label=label: on_process(f"{label} process {i + 1}"))
+            step = lambda i, label=label: on_process(f"{label} process {i + 1}")  # noqa: E731
+            seq = None
+            if budget is not None:
+                seq = measure_until_known(prepared.runner, items, cfg.options, budget.seconds * (len(items) - 1),
+                                          alpha / n_pairs, budget.equivalence, processes, include_disturbed, step)
+                outs, procs = seq.outs, seq.procs
+            else:
+                outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes, on_process=step)
             spared = [k for k, o in enumerate(outs) if o.status == OK or _not_measured(o)]
             if len(spared) > 1 and len(spared) < len(outs) and any(_not_measured(outs[k]) for k in spared):
                 # one benchmark brought the shared process down: measure the others again without it
@@ -136,11 +159,19 @@ def execute(
                 if fields["status"] == DISTURBED and not include_disturbed:
                     o.status, o.reason = DISTURBED, fields.get("reason")
             base = costs[0]
-            for b, o, c in zip(benches[1:], outs[1:], costs[1:], strict=True):
+            for j, (b, o, c) in enumerate(zip(benches[1:], outs[1:], costs[1:], strict=True), start=1):
                 if base is None or c is None:  # the culprit first, then what it cost the other side
                     bad = sorted((x for x in (outs[0], o) if x.status != OK), key=_not_measured)
                     rows.append(Row(benches[0], b, param, "", None,
                                     "; ".join(f"{x.bench}: {x.status}: {x.reason}" for x in bad)))
+                    continue
+                if seq is not None:
+                    cmp = seq.comparison(j)
+                    looks = [asdict(x) for x in seq.looks.get(j, [])]
+                    rows.append(Row(benches[0], b, param, base[1], cmp, seq.note(j) if cmp else "no look was possible",
+                                    {"looks": looks, "seconds": seq.decided_s.get(j, seq.seconds),
+                                     "budget": seq.budget,
+                                     "alpha": alpha / n_pairs, "equivalence": budget.equivalence if budget else None}))
                     continue
                 ok = [i for i in range(min(len(base[0]), len(c[0]))) if base[0][i] == base[0][i] and c[0][i] == c[0][i]]
                 try:
@@ -183,7 +214,7 @@ def process_note(a: np.ndarray, b: np.ndarray, groups: np.ndarray | None) -> str
 
 
 def _adjust(rows: list[Row], alpha: float) -> None:
-    judged = [r for r in rows if r.cmp is not None]
+    judged = [r for r in rows if r.cmp is not None and r.sequential is None]  # sequential: Bonferroni by design
     for r, p in zip(judged, holm([r.cmp.p for r in judged if r.cmp]), strict=True):
         if r.cmp is not None:
             r.cmp = with_adjusted_p(r.cmp, p, alpha)
@@ -301,15 +332,26 @@ def default_cpu() -> int:
 @click.argument("targets", nargs=-1, required=True)
 @click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
               help="Parameters to compare at (default: every parameter the benchmarks share).")
-@click.option("--repeat", type=click.IntRange(6, 100000), default=60, show_default=True,
-              help="Rounds (pairs) per comparison.")
+@click.option("--repeat", type=click.IntRange(6, 100000), default=None,
+              help="Fixed design: this many rounds (pairs) per comparison, spread over --processes, Holm. "
+                   "Default: the sequential design (--budget).")
+@click.option("--budget", type=Seconds(0.05, 3600), default=Budget.seconds, show_default=True,
+              help="Sequential design: seconds of measuring per compared pair and parameter; processes of 10 "
+                   "rounds are looked at one by one until each pair is slower/faster, equivalent, or this ends "
+                   "(inconclusive). Error rate held at --alpha by alpha spending (Lan & DeMets 1983).")
+@click.option("--equivalence", type=click.FloatRange(0, 100, min_open=True), default=100 * Budget.equivalence,
+              show_default=True, metavar="PCT",
+              help="Sequential design: 'equivalent' when the difference is shown to lie within ± this % of A.")
+@click.option("--fail-on", "fail_on", type=click.Choice(["slower", "faster", "different", "inconclusive"]),
+              multiple=True, help="Exit 1 when a comparison ends so (repeatable; different = slower or faster). "
+                                  "Default: exit 0 whatever the verdicts.")
 @click.option("--min-time", type=Seconds(0, 3600), default=0.2, show_default=True,
-              help="Seconds of timed samples per benchmark.")
+              help="Seconds of timed samples per benchmark over 60 rounds (or --repeat): sizes the batches.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
               help="Significance level (after Holm correction).")
 @click.option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Runner processes the rounds are spread over (order reversed in every other one; "
-                   "the CI is bootstrapped over them).")
+                   "the CI is bootstrapped over them); sequential design: processes before the first look.")
 @click.option("--include-disturbed", is_flag=True,
               help="Let results whose batches were mostly preempted or migrated into the verdicts (default: not).")
 @click.option("--baseline", metavar="RUN", help="Stored runs: the side the others are judged against (default: "
@@ -320,8 +362,8 @@ def default_cpu() -> int:
 @runner_options
 @build_options()
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
-                repeat: int, min_time: float, alpha: float, processes: int, include_disturbed: bool,
-                baseline: str | None,
+                repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
+                min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
                 json_path: Path | None, db: str | None, wide: bool) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
@@ -358,9 +400,10 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         if len(targets) < 2:
             raise UserError("compare needs at least two benchmarks (or two run ids)")
         spec = build.spec()
-        opts = MeasureOptions(min_time=min_time, repeat=repeat)
-        plan = interleave.split(repeat, processes)
-        if len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
+        opts = MeasureOptions(min_time=min_time, repeat=repeat or 60)
+        plan = interleave.split(repeat or 60, processes)
+        design = None if repeat is not None else Budget(budget, equivalence / 100)
+        if design is None and len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
             err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
                       "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
         cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
@@ -372,7 +415,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
                 run_id, rows, measured = execute(cfg, prepared, store, targets, parse_params(params), alpha,
                                                  processes=processes, on_process=steps.step,
-                                                 include_disturbed=include_disturbed)
+                                                 include_disturbed=include_disturbed, budget=design)
         except BuildError as e:
             if e.output:
                 err.print(e.output, markup=False, highlight=False)
@@ -383,8 +426,11 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             err.print("cyclebench: interrupted: measured results are kept in the database")
             sys.exit(130)
         procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
+        how = ("Wilcoxon signed-rank, Holm, CI bootstrapped over processes" if design is None else
+               f"sequential (budget {budget:g} s a pair, O'Brien–Fleming alpha spending, repeated CI, "
+               f"equivalent within ±{equivalence:g}%)")
         title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
-                 f"CPU {prepared.cpu} · Wilcoxon signed-rank, Holm, CI bootstrapped over processes")
+                 f"CPU {prepared.cpu} · {how}")
     console_report.print_comparisons(rows, out, title=title, alpha=alpha, wide=wide)
     if json_path is not None:
         write_text(json_path, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
@@ -392,3 +438,16 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
     if failed:  # a crash is never a pass (audit D5)
         err.print(f"cyclebench: {', '.join(failed)} did not produce a valid result (see notes)", style="red")
         sys.exit(1)
+    hit = fail_outcomes(rows, fail_on)
+    if hit:
+        err.print(f"cyclebench: --fail-on: {hit}", highlight=False)
+        sys.exit(1)
+
+
+def fail_outcomes(rows: Sequence[Row], fail_on: Sequence[str]) -> str:
+    """The comparisons that end as one of ``fail_on`` (slower, faster, different = either,
+    inconclusive), as one line; empty when none does."""
+    want = set(fail_on) | ({"slower", "faster"} if "different" in fail_on else set())
+    hits = [f"{r.a} → {r.b}{'' if r.param is None else f' [{r.param}]'}: {r.cmp.verdict}"
+            for r in rows if r.cmp is not None and r.cmp.verdict in want]
+    return "; ".join(hits)

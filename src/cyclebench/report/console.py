@@ -223,12 +223,26 @@ def environment_lines(rows: Iterable[Result]) -> list[str]:
     return lines
 
 
+VERDICT_STYLE = {"faster": "green", "slower": "red", "inconclusive": "yellow"}
+
+
 def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: float = 0.002,
                       wide: bool = False) -> FitTable:
     """One line per comparison (compare.Row: a, b, param, unit, cmp, note): A, B, their
     medians, B − A with its 95% CI, the Holm-adjusted p and the verdict; `~` means no
     difference worth reporting. A, B, param, Δ, the CI of Δ and the verdict stay at any
-    width; p, A per op, B per op, unit and Δ% drop in that order."""
+    width; p, A per op, B per op, unit and Δ% drop in that order. Rows of the sequential
+    design (``r.sequential``) show their repeated CI and nominal p, and the caption says how
+    they were decided."""
+    rows = list(rows)
+    seq = [r.sequential for r in rows if getattr(r, "sequential", None)]
+    caption = f"verdict only when p < {alpha:g} and the CI lies outside the margin (0.25 unit or 0.5%, the smaller)"
+    if seq:
+        eq = 100 * (seq[0].get("equivalence") or 0)
+        caption = ("sequential: slower/faster when the repeated CI (all looks at once, 1 − α = "
+                   f"{1 - seq[0]['alpha']:.4g}) lies outside the margin (0.25 unit or 0.5%, the smaller); "
+                   f"equivalent when it lies within ±{eq:g}% of A and Δ within the margin; inconclusive when "
+                   "the budget ended first; p nominal, of the deciding look")
     table = FitTable([
         Column("A", justify="left", fold=CMP_NAME_FOLD),
         Column("B", justify="left", fold=CMP_NAME_FOLD),
@@ -237,13 +251,12 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
         Column("B per op", priority=3),
         Column("Δ (B−A)"),
         Column("Δ%", priority=1),
-        Column("95% CI of Δ"),
-        Column("p (Holm)", priority=5),
+        Column("repeated CI of Δ" if seq else "95% CI of Δ"),
+        Column("p" if seq else "p (Holm)", priority=5),
         Column("verdict", justify="left"),
         Column("unit", justify="left", priority=2),
         Column("notes", justify="left", notes=True),
-    ], title=title, wide=wide,
-        caption=f"verdict only when p < {alpha:g} and the CI lies outside the margin (0.25 unit or 0.5%, the smaller)")
+    ], title=title, wide=wide, caption=caption)
     for r in rows:
         c = r.cmp
         param = "" if r.param is None else str(r.param)
@@ -251,7 +264,7 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
         if c is None:
             table.add_row(a, b, param, "-", "-", "-", "-", "-", "-", Text("failed", style="red"), r.unit, r.note)
             continue
-        verdict = Text(c.verdict, style={"faster": "green", "slower": "red"}.get(c.verdict, ""))
+        verdict = Text(c.verdict, style=VERDICT_STYLE.get(c.verdict, ""))
         known = not math.isnan(c.ci_low)  # NaN: nothing estimates the spread (stats.runs), no CI, no p
         table.add_row(a, b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
                       f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]" if known else "-", f"{c.p:.1e}" if known else "-",

@@ -19,7 +19,7 @@ benchmarks).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -100,25 +100,39 @@ def measure(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOp
     propagates (the runner process is killed by run_many).
     """
     plan = split(opts.repeat, processes)
+    merged: tuple[list[Outcome], np.ndarray] = ([], np.empty(0, dtype=int))
+    for i, got in enumerate(stages(runner, items, opts, plan)):
+        merged = got
+        on_process(i)
+    return merged
+
+
+def stages(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions,
+           plan: Iterable[int]) -> Iterator[tuple[list[Outcome], np.ndarray]]:
+    """measure() one process at a time: after each process of ``plan`` (rounds per process,
+    any iterable, so a caller may stop or go on as it likes), the merged Outcomes so far and
+    the process index of each round. Batches are sized for ``opts.min_time`` over
+    ``opts.repeat`` rounds, whatever a process's share. Stops after a process where an item
+    failed (its failing Outcome is in what is yielded)."""
     per_item: list[list[Outcome]] = [[] for _ in items]
+    rounds_done: list[int] = []
     for i, rounds in enumerate(plan):
         order = list(range(len(items)))[:: -1 if i % 2 else 1]
         sub = replace(opts, repeat=rounds, min_time=opts.min_time * rounds / opts.repeat)  # same batch sizes
         outs = runner.run_many([items[k] for k in order], sub, sub.timeout())
         for k, o in zip(order, outs, strict=True):
             per_item[k].append(o)
-        on_process(i)
+        rounds_done.append(rounds)
+        merged = [combine(outs) for outs in per_item]
+        groups = np.repeat(np.arange(len(rounds_done)), rounds_done)
+        ok = [o for o in merged if o.status == OK and o.result]
+        if ok:  # a runner may stop a benchmark's rounds early (max_time): count what each process gave
+            got = ok[0].result.get("process_rounds") or []
+            if len(got) == len(rounds_done) and all(isinstance(r, int) for r in got):
+                groups = np.repeat(np.arange(len(rounds_done)), got)
+        yield merged, groups
         if any(o.status != OK for o in outs):
-            break
-    merged = [combine(outs) for outs in per_item]
-    done = len(per_item[0]) if per_item else 0
-    groups = np.repeat(np.arange(done), [plan[i] for i in range(done)])
-    ok = [o for o in merged if o.status == OK and o.result]
-    if ok:  # a runner may stop a benchmark's rounds early (max_time): count what each process gave
-        rounds = ok[0].result.get("process_rounds") or []
-        if len(rounds) == done and all(isinstance(r, int) for r in rounds):
-            groups = np.repeat(np.arange(done), rounds)
-    return merged, groups
+            return
 
 
 def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions, processes: int,

@@ -78,6 +78,15 @@ def cluster_ci(d: np.ndarray, groups: np.ndarray, confidence: float = 0.95, n_re
     """Percentile CI of the median of ``d`` by a two-level bootstrap: G groups drawn with
     replacement from the G there are, then within each drawn group its rounds drawn with
     replacement (Davison & Hinkley 1997, §3.8). Returns (low, high) in d's unit."""
+    stats = cluster_boot(d, groups, n_resamples, seed)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(stats, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def cluster_boot(d: np.ndarray, groups: np.ndarray, n_resamples: int = 4000, seed: int = 0) -> np.ndarray:
+    """The two-level bootstrap distribution of the median of ``d`` (cluster_ci): one median
+    per resample, shape (n_resamples,). One group: the rounds resampled directly."""
     rng = np.random.default_rng(seed)
     parts = [d[groups == g] for g in np.unique(groups)]
     sizes = np.array([len(x) for x in parts])
@@ -88,10 +97,7 @@ def cluster_ci(d: np.ndarray, groups: np.ndarray, confidence: float = 0.95, n_re
     within = (rng.random((n_resamples, len(parts), m)) * sizes[pick][..., None]).astype(int)
     vals = flat[offsets[pick][..., None] + np.minimum(within, sizes[pick][..., None] - 1)]
     vals[np.arange(m) >= sizes[pick][..., None]] = np.nan  # a smaller group draws only its own size
-    stats = np.nanmedian(vals.reshape(n_resamples, -1), axis=1)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(stats, [tail, 100 - tail])
-    return float(low), float(high)
+    return np.nanmedian(vals.reshape(n_resamples, -1), axis=1)
 
 
 def unpaired(

@@ -1,0 +1,149 @@
+"""Sequential verdicts: a paired comparison looked at after every stage, stopped as soon as
+the answer is known, with the false-verdict rate still at most α.
+
+Design: a group-sequential test with an α-spending function (Lan & DeMets 1983,
+"Discrete sequential boundaries for clinical trials", Biometrika 70:659) of the
+O'Brien–Fleming type (O'Brien & Fleming 1979), α/2 a side: α*(t) = 2·(2 − 2Φ(z_{1−α/4} / √t)),
+where t ∈ (0, 1] is the information fraction (rounds so far ÷ the rounds the time budget allows). Early looks
+spend almost nothing (a verdict there needs an overwhelming difference), the last look nearly
+the whole α. The looks need not be planned in advance: each look's boundary c_k is computed
+when it happens from the fractions so far, by the recursive numerical integration of
+Armitage, McPherson & Rowe (1969) over the Brownian motion the standardised statistic
+follows (Jennison & Turnbull 2000, "Group Sequential Methods", §7.2 and §19.2).
+
+Statistic at look k: Z_k = Δ_k / SE_k, Δ_k the median of the per-round paired differences so
+far and SE_k its standard error by the two-level bootstrap over processes (stats.ab.cluster_ci's
+resampling), widened by √(G/(G−1)) for G processes (the bootstrap's small-G shrinkage).
+Decisions use the repeated confidence interval RCI_k = Δ_k ± c_k·SE_k (Jennison & Turnbull
+ch. 9), which covers the true difference at *every* look with probability ≥ 1 − α:
+  * RCI wholly above +margin → ``slower``; wholly below −margin → ``faster``;
+  * RCI wholly inside ±equivalence margin, and Δ_k itself inside the verdict margin →
+    ``equivalent`` (no difference that large). The second condition keeps a difference the
+    user asked about (+1 cycle on 300: Δ ≈ 1, an RCI of ±1.5 already inside ±1% = ±3) from
+    being called equivalent before it can be found; it only narrows when to stop;
+  * otherwise go on; when the budget ends, ``inconclusive`` with the last RCI.
+Because the RCIs hold simultaneously, stopping on either kind of conclusion, at any look,
+keeps both error rates at α.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import optimize
+from scipy import stats as sps
+
+Decision = Literal["slower", "faster", "equivalent", "continue", "inconclusive"]
+
+_H = 0.005  # grid step of the integration, in units of W(1)'s sd
+_L = 9.0  # grid half-width: far beyond any boundary
+
+
+def spent(t: float, alpha: float) -> float:
+    """Cumulative two-sided α spent by information fraction ``t``: the O'Brien–Fleming-type
+    function of Lan & DeMets 1983 at α/2 on each side, 2·(2 − 2Φ(z_{1−α/4}/√t)), as gsDesign's
+    sfLDOF and ldbounds compute symmetric two-sided bounds; 0 at t ≤ 0, α at t ≥ 1."""
+    if t <= 0:
+        return 0.0
+    t = min(t, 1.0)
+    return float(2 * (2 - 2 * sps.norm.cdf(sps.norm.ppf(1 - alpha / 4) / math.sqrt(t))))
+
+
+def boundaries(fractions: list[float], alpha: float) -> list[float]:
+    """Two-sided boundaries c_1..c_K on |Z| for looks at the given increasing information
+    fractions (the last may be 1: it spends what is left). c_k = inf where a look spends
+    nothing. Raises ValueError for fractions that do not increase or lie outside (0, 1].
+    """
+    ts = [float(t) for t in fractions]
+    if any(not 0 < t <= 1 for t in ts) or any(b <= a for a, b in itertools.pairwise(ts)):
+        raise ValueError(f"information fractions must increase within (0, 1]: {ts}")
+    x = np.arange(-_L, _L + _H / 2, _H)
+    dens: np.ndarray | None = None  # density of W(t) on paths that have not crossed, on the grid x
+    out: list[float] = []
+    prev_t, used = 0.0, 0.0
+    for t in ts:
+        step = t - prev_t
+        if dens is None:
+            d = sps.norm.pdf(x, scale=math.sqrt(t))
+        else:
+            k = sps.norm.pdf(np.arange(-_L, _L + _H / 2, _H), scale=math.sqrt(step)) * _H
+            d = np.convolve(dens, k, mode="same")
+        target = spent(t, alpha) - used
+        tail = _tails(x, d)  # P(|W(t)| ≥ x, not crossed before) for x ≥ 0
+
+        if target <= 0 or tail(_L) >= target:
+            c = math.inf
+        else:
+            c = optimize.brentq(lambda s, tail=tail, target=target: tail(s) - target, 0.0, _L, xtol=1e-7) / math.sqrt(t)
+        out.append(c)
+        used += tail(c * math.sqrt(t)) if math.isfinite(c) else 0.0
+        dens = np.where(np.abs(x) < c * math.sqrt(t), d, 0.0) if math.isfinite(c) else d
+        prev_t = t
+    return out
+
+
+def _tails(x: np.ndarray, d: np.ndarray) -> Callable[[float], float]:
+    """s ↦ ∫_{|w| ≥ s} d(w) dw for s ≥ 0, by the trapezoid rule on the grid, interpolated."""
+    mass = (d[1:] + d[:-1]) / 2 * np.diff(x)  # per interval
+    upper = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])  # ∫_{x_i}^{L}
+    lower = np.concatenate([[0.0], np.cumsum(mass)])  # ∫_{-L}^{x_i}
+
+    def tail(s: float) -> float:
+        return float(np.interp(s, x, upper) + np.interp(-s, x, lower))
+
+    return tail
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look: the estimate, its SE, the boundary, the RCI and what it decides."""
+
+    fraction: float
+    diff: float
+    se: float
+    boundary: float
+    low: float
+    high: float
+    decision: Decision
+
+    @property
+    def z(self) -> float:
+        return self.diff / self.se if self.se > 0 else math.copysign(math.inf, self.diff) if self.diff else 0.0
+
+
+def decide(diff: float, se: float, boundary: float, margin: float, equivalence: float, fraction: float,
+           last: bool) -> Look:
+    """The decision of one look (module docstring): verdict when the RCI Δ ± c·SE clears
+    ±``margin``, equivalent when it lies inside ±``equivalence`` with Δ inside ±``margin``,
+    else continue (or
+    inconclusive when ``last``). ``se`` = 0 (identical rounds): the RCI is the point."""
+    half = boundary * se if math.isfinite(boundary) else math.inf
+    low, high = diff - half, diff + half
+    decision: Decision = "inconclusive" if last else "continue"
+    if low > margin:
+        decision = "slower"
+    elif high < -margin:
+        decision = "faster"
+    elif -equivalence < low and high < equivalence and abs(diff) <= margin:
+        decision = "equivalent"
+    return Look(fraction, diff, se, boundary, low, high, decision)
+
+
+def median_se(d: np.ndarray, groups: np.ndarray | None, n_resamples: int = 2000, seed: int = 0) -> float:
+    """Standard error of the median of ``d`` by the two-level bootstrap over processes then
+    rounds (Davison & Hinkley 1997, §3.8), widened by √(G/(G−1)) for G processes; by the
+    one-level bootstrap of rounds when there is one process."""
+    from cyclebench.stats.ab import cluster_boot
+
+    d = np.asarray(d, dtype=float)
+    if np.ptp(d) == 0:
+        return 0.0
+    g = np.zeros(len(d), dtype=int) if groups is None else np.asarray(groups)
+    k = len(np.unique(g))
+    stats = cluster_boot(d, g, n_resamples=n_resamples, seed=seed)
+    return float(np.std(stats, ddof=1) * (math.sqrt(k / (k - 1)) if k > 1 else 1.0))
