@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""How small a difference `cyclebench compare` finds here (a validation script, not a test).
+"""How small a difference `cyclebench compare` finds here, and how fast (a validation script,
+not a test).
 
 Known effects: chains of 300 + k dependent adds cost exactly k more core cycles than 300
-(selftest_chains.c). For each k in {1, 2, 3, 5} the pair (add300, add300+k) is compared
-`--reps` times exactly as `cyclebench compare` does (rounds over 4 runner processes,
-batches alternating ABBA in each, per-round cycles~ slopes on one clock per round,
-Wilcoxon + CI bootstrapped over processes + margin, α = 0.002), and the
-power is the fraction of repetitions that report "slower". A/A (add300 vs itself) gives
-the false-positive rate. Prints the smallest k detected with ≥ 95% power.
+(suite/selftest/chains.c). For k in {0 (A/A), 1, 30} the pair (add300, add300+k) is compared
+``--reps`` times by both designs of `cyclebench compare`:
+  * fixed (`--repeat 60`): rounds over 4 runner processes, Wilcoxon + CI bootstrapped over
+    processes + margin, α = 0.002;
+  * sequential (the default, `--budget`): processes of 10 rounds looked at one by one, alpha
+    spending, repeated CIs (stats/sequential.py).
+Power is the fraction that report "slower"; for A/A, any verdict is a false one. The seconds
+are of measuring only (the command adds its start-up, ~1.5 s of Python imports here).
 
-Usage: .venv/bin/python bench/detect.py [--reps 40] [--repeat 60] [--min-time 0.2] [--processes 4] [--cpu N]
+Usage: .venv/bin/python bench/detect.py [--reps 40] [--budget 2] [--cpu N] [--only fixed|sequential]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from cyclebench.build import BuildSpec, build
+from cyclebench.commands._sequential import measure_until_known
 from cyclebench.env import sysinfo
 from cyclebench.model import OK
 from cyclebench.runner import Runner, interleave
@@ -31,7 +35,7 @@ from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
 from cyclebench.stats.ab import paired
 
-DELTAS = (1, 2, 3, 5)
+DELTAS = (0, 1, 30)
 
 
 def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions, processes: int) -> tuple[str, float]:
@@ -46,45 +50,51 @@ def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions, processes
     return c.verdict, c.diff
 
 
+def sequential_once(runner: Runner, a: str, b: str, budget: float) -> tuple[str, float]:
+    seq = measure_until_known(runner, [(a, None), (b, None)], MeasureOptions(min_time=0.2, repeat=60, warmup=0.005),
+                              budget, 0.002, 0.01, 4)
+    look = seq.final.get(1)
+    return (look.decision if look else "failed"), seq.decided_s.get(1, seq.seconds)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=40)
-    ap.add_argument("--repeat", type=int, default=60, help="rounds per comparison (as `compare --repeat`)")
-    ap.add_argument("--min-time", type=float, default=0.2)
-    ap.add_argument("--processes", type=int, default=4, help="runner processes per comparison (as `compare`)")
+    ap.add_argument("--budget", type=float, default=2.0)
     ap.add_argument("--cpu", type=int, default=None)
+    ap.add_argument("--only", choices=["fixed", "sequential"], default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    src = Path(str(resources.files("cyclebench") / "selftest_chains.c"))
+    src = Path(str(resources.files("cyclebench") / "suite" / "selftest" / "chains.c"))
     cpu = args.cpu if args.cpu is not None else sysinfo.choose_cpu()
     runner = Runner(build(BuildSpec(sources=(src,), werror=True)).path, cpu)
-    opts = MeasureOptions(min_time=args.min_time, repeat=args.repeat, warmup=0.005)
-    t0 = time.monotonic()
+    fixed = MeasureOptions(min_time=0.2, repeat=60, warmup=0.005)
     model = (sysinfo.cpu_info().get("model_name") or "?").strip()
-    print(f"CPU: {model} · CPU {cpu} · {args.reps} repetitions per row · {args.repeat} rounds per comparison "
-          f"over {len(interleave.split(args.repeat, args.processes))} processes")
-    print(f"{'pair':<22} {'true Δ':>7} {'reported slower':>16} {'power/FP':>9} {'median Δ':>9}")
-    result = {"cpu_model": model, "reps": args.reps, "repeat": args.repeat, "rows": []}
-    smallest = None
-    for k in (0, *DELTAS):
-        b = f"selftest/add{300 + k}"
-        verdicts, diffs = [], []
-        for _ in range(args.reps):
-            v, d = compare_once(runner, "selftest/add300", b, opts, args.processes)
-            verdicts.append(v)
-            diffs.append(d)
-        hits = sum(v == "slower" for v in verdicts) if k else sum(v != "~" for v in verdicts)
-        rate = hits / args.reps
-        label = "A/A (false positives)" if k == 0 else f"add300 vs add{300 + k}"
-        print(f"{label:<22} {k:>7} {hits:>10}/{args.reps:<5} {100 * rate:>8.1f}% {np.median(diffs):>9.3f}")
-        result["rows"].append({"k": k, "hits": hits, "rate": rate, "median_diff": float(np.median(diffs))})
-        if k and rate >= 0.95 and smallest is None:
-            smallest = k
-    took = time.monotonic() - t0
-    print(f"smallest difference found with ≥ 95% power: "
-          f"{f'{smallest} cycle(s) on a 300-cycle operation' if smallest else 'none of ' + str(DELTAS)}"
-          f" · {took:.0f} s")
-    result.update(smallest=smallest, seconds=took)
+    print(f"CPU: {model} · CPU {cpu} · {args.reps} repetitions per row · budget {args.budget:g} s")
+    print(f"{'design':<11} {'pair':<18} {'outcomes':<44} {'power/FP':>8} {'median s':>9} {'max s':>6}")
+    result: dict = {"cpu_model": model, "reps": args.reps, "budget": args.budget, "rows": []}
+    for design in ("fixed", "sequential"):
+        if args.only and design != args.only:
+            continue
+        for k in DELTAS:
+            b = f"selftest/add{300 + k}"
+            outcomes, secs = [], []
+            for _ in range(args.reps):
+                t = time.monotonic()
+                if design == "fixed":
+                    v, _d = compare_once(runner, "selftest/add300", b, fixed, 4)
+                    s = time.monotonic() - t
+                else:
+                    v, s = sequential_once(runner, "selftest/add300", b, args.budget)
+                outcomes.append(v)
+                secs.append(s)
+            hits = sum(v == "slower" for v in outcomes) if k else sum(v in ("slower", "faster") for v in outcomes)
+            counts = ", ".join(f"{v} {outcomes.count(v)}" for v in sorted(set(outcomes)))
+            label = "A/A (false)" if k == 0 else f"add300 vs {300 + k}"
+            print(f"{design:<11} {label:<18} {counts:<44} {100 * hits / args.reps:>7.1f}% "
+                  f"{np.median(secs):>9.2f} {max(secs):>6.2f}", flush=True)
+            result["rows"].append({"design": design, "k": k, "outcomes": outcomes, "hits": hits,
+                                   "median_s": float(np.median(secs)), "max_s": float(max(secs))})
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return 0

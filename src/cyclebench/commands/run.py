@@ -7,6 +7,7 @@ finished result is already committed.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -54,7 +55,14 @@ from cyclebench.model import OK, Item, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
-from cyclebench.stats.result import add_net, result_fields, sample_rows
+from cyclebench.stats.result import (
+    add_net,
+    disturbed_note,
+    relative_halfwidth,
+    result_fields,
+    sample_rows,
+    worth_more,
+)
 from cyclebench.store import Store, StoreError
 from cyclebench.store import runfile as json_report
 
@@ -83,6 +91,7 @@ class RunConfig:
     events: list[list[Any]] | None = None  # counter groups (counters.Event) read around every batch
     max_rss: int | None = None  # bytes: a runner whose session's RSS passes this is killed (row 'failed')
     processes: int = 1  # runner processes each benchmark's rounds are spread over (two-level CI when > 1)
+    target_ci: float | None = None  # relative half-width of the CI to reach (passes of 10 rounds), None: fixed
 
 
 @dataclass
@@ -163,9 +172,23 @@ def execute(
         rows.append(fields)
         on_done(items[i], fields)
 
+    precision = None
+    if cfg.target_ci:
+        target = cfg.target_ci
+        rounds = max(interleave.MIN_ROUNDS, math.ceil(cfg.options.repeat / 4))  # 10 of the default 40
+        planned = math.ceil(cfg.options.repeat / rounds)
+        most = 2 * max(cfg.processes, planned)
+
+        def needs_more(_i: int, outs: list[Outcome]) -> bool:
+            res = interleave.combine(outs).result
+            return disturbed_note(res) is None and worth_more(relative_halfwidth(res), target, len(outs), most)
+
+        # at least --processes passes, but no more rounds than --repeat asked for when it is small
+        precision = interleave.Precision(needs_more, rounds=rounds, min_passes=min(cfg.processes, planned),
+                                         max_passes=most)
     with store.finishing(run_id):
         interleave.in_passes(prepared.runner, [(it.bench, it.param) for it in items], cfg.options, cfg.processes,
-                             keep, cfg.timeout, cfg.events, on_start=lambda i: on_start(items[i]))
+                             keep, cfg.timeout, cfg.events, on_start=lambda i: on_start(items[i]), precision=precision)
     store.finish_run(run_id, "complete")
     return run_id, rows
 
@@ -193,6 +216,10 @@ def execute(
 @click.option("--processes", type=click.IntRange(1, 64), default=DEFAULT_PROCESSES, show_default=True,
               help="Runner processes each benchmark's rounds are spread over, in passes over all benchmarks; "
                    "the CI is bootstrapped over them (1: one process, the within-process CI only).")
+@click.option("--target-ci", "target_ci", type=click.FloatRange(0, 100), default=1.0, show_default=True,
+              metavar="PCT", help="Measure each benchmark in passes of a quarter of --repeat rounds until its "
+              "95% CI is within ± this % (at least --processes passes; more, up to twice the planned, while "
+              "wider, within reach and under --max-time); 0: exactly --repeat rounds over --processes.")
 @click.option("--seed", type=SEED, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
 @click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
 @json_option
@@ -214,7 +241,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
         backend: str, sim_iters: int, cache_spec: str | None, processes: int, runs: int,
-        label_args: tuple[str, ...]) -> None:
+        label_args: tuple[str, ...], target_ci: float) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
@@ -224,7 +251,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     groups, cache = _events_and_cache(events_spec, cache_spec, backend)
     cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=pin.cpu, options=opts, timeout=timeout,
                     command=["cyclebench", *sys.argv[1:]], fifo=pin.fifo, backend=backend, sim_iters=sim_iters,
-                    cache=cache, events=groups, max_rss=pin.max_rss, processes=processes)
+                    cache=cache, events=groups, max_rss=pin.max_rss, processes=processes,
+                    target_ci=target_ci / 100 if target_ci and processes > 1 else None)
     try:
         with err.status("building", spinner="dots") if not quiet else null_context():
             prepared = prepare(cfg)
@@ -289,12 +317,17 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
 
     try:
         with progress:
-            steps = len(prepared.items) * len(interleave.split(cfg.options.repeat, cfg.processes))
+            each = max(interleave.MIN_ROUNDS, math.ceil(cfg.options.repeat / 4))
+            passes = (math.ceil(cfg.options.repeat / each) if cfg.target_ci else
+                      len(interleave.split(cfg.options.repeat, cfg.processes)))  # planned; precision may change it
+            steps = len(prepared.items) * passes
             task = progress.add_task("measuring", total=steps)
 
             def on_start(item: Item) -> None:
                 progress.update(task, description=f"{item.label:<32.32}")
                 progress.advance(task)
+                if progress.tasks[0].completed > (progress.tasks[0].total or 0):  # a pass beyond the planned
+                    progress.update(task, total=progress.tasks[0].completed)
 
             run_id, _ = execute(cfg, prepared, store, on_start, lambda _i, row: rows.append(row), on_open=on_open)
     except KeyboardInterrupt:

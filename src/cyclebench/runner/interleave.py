@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -135,9 +135,23 @@ def stages(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOpt
             return
 
 
+@dataclass(frozen=True)
+class Precision:
+    """Passes until a target precision (``run --target-ci``): passes of ``rounds`` rounds; an
+    item may stop after ``min_passes`` when ``needs_more(i, outcomes)`` says it is precise
+    enough, and gets more than the planned ones (up to ``max_passes``) while it is not, as
+    long as its processes' wall time stays under ``opts.max_time``."""
+
+    needs_more: Callable[[int, list[Outcome]], bool]
+    rounds: int = 10
+    min_passes: int = 3
+    max_passes: int = 12
+
+
 def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions, processes: int,
               on_done: Callable[[int, list[Outcome], bool], None], timeout: float | None = None,
-              events: Any = None, on_start: Callable[[int], None] = lambda _i: None) -> None:
+              events: Any = None, on_start: Callable[[int], None] = lambda _i: None,
+              precision: Precision | None = None) -> None:
     """Measure each item alone, its rounds spread over ``processes`` runner processes taken in
     passes over all items, so one item's processes span the whole measurement (a bias that
     holds for a process, or for a minute of the host, widens its CI instead of hiding in it).
@@ -147,9 +161,16 @@ def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: Measure
     was a third of a small benchmark's time at 3 processes). ``on_done(i, outcomes, partial)``
     is called once per item index: when its last process ends or one fails (later passes skip
     it), or, on KeyboardInterrupt, for every item with some processes done (partial=True)
-    before the interrupt propagates. ``on_start(i)`` before each process of item i.
+    before the interrupt propagates. ``on_start(i)`` before each process of item i. With
+    ``precision``, passes of ``precision.rounds`` rounds, as many as each item needs (Precision).
     """
-    passes = split(opts.repeat, processes)
+    if precision is None:
+        passes = split(opts.repeat, processes)
+        planned, last = len(passes), len(passes)
+    else:
+        planned = math.ceil(opts.repeat / precision.rounds)
+        passes = [precision.rounds] * max(planned, precision.max_passes)
+        last = len(passes)
     got: list[list[Outcome]] = [[] for _ in items]
     done: set[int] = set()
 
@@ -157,8 +178,21 @@ def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: Measure
         done.add(i)
         on_done(i, got[i], partial)
 
+    def enough(i: int, k: int) -> bool:
+        """After pass k (0-based) of a healthy item: is it finished?"""
+        if k + 1 >= last:
+            return True
+        if precision is None:
+            return False
+        wall = sum(o.wall_s for o in got[i])
+        if k + 1 >= planned and wall + wall / (k + 1) > opts.max_time:
+            return True  # another pass would take it past its time cap
+        return k + 1 >= precision.min_passes and not precision.needs_more(i, got[i])
+
     try:
         for k, rounds in enumerate(passes):
+            if len(done) == len(items):
+                break
             share = rounds / opts.repeat
             sub = replace(opts, repeat=rounds, min_time=opts.min_time * share, max_time=opts.max_time * share,
                           warmup=opts.warmup * max(share, 0.5))
@@ -168,7 +202,7 @@ def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: Measure
                 on_start(i)
                 o = runner.run(bench, param, sub, timeout or sub.timeout(), events)
                 got[i].append(o)
-                if o.status != OK or k == len(passes) - 1:
+                if o.status != OK or enough(i, k):
                     finish(i)
     except KeyboardInterrupt:
         for i in range(len(items)):

@@ -201,6 +201,35 @@ def with_calibration(fields: Result, rse_fixed: float) -> None:
     fields.setdefault("extra", {})["calibration_rse"] = rse
 
 
+def relative_halfwidth(res: Mapping[str, Any] | None, n_resamples: int = 400) -> float:
+    """Relative half-width of the per-op cost's 95% CI (cycles~ where the add chain was timed,
+    else the timer's unit) by the two-level bootstrap over the result's processes, with few
+    resamples: whether to measure more (``run --target-ci``), not a figure to report. inf when
+    fewer than 6 rounds have a cost or the cost is 0."""
+    from cyclebench.stats.ab import cluster_boot
+
+    if not res:
+        return float("inf")
+    slopes, _unit = clock.round_costs(dict(res))
+    procs = res.get("process_rounds") or []
+    groups = (np.repeat(np.arange(len(procs)), procs) if procs and all(isinstance(p, int) for p in procs)
+              and sum(procs) == len(slopes) else np.zeros(len(slopes), dtype=int))
+    ok = np.isfinite(slopes)
+    x = slopes[ok]
+    if len(x) < 6 or not np.median(x):
+        return float("inf")
+    lo, hi = np.percentile(cluster_boot(x, groups[ok], n_resamples=n_resamples), [2.5, 97.5])
+    return float((hi - lo) / 2 / abs(np.median(x)))
+
+
+def worth_more(halfwidth: float, target: float, passes: int, most: int) -> bool:
+    """Whether another pass is worth its time (``run --target-ci``): the CI is wider than the
+    target and the target is within reach — a CI narrows as 1/√passes, so one that needs more
+    than ``most`` passes to get there is held wide by the host's spread between processes
+    (seen: some processes +20–45% on the Intel VM), and more passes would only spend time."""
+    return target < halfwidth and passes * (halfwidth / target) ** 2 <= most
+
+
 def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None, int | None]]:
     if not res:
         return []

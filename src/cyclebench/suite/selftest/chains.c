@@ -24,6 +24,7 @@ CHAIN_BENCH(302)
 CHAIN_BENCH(303)
 CHAIN_BENCH(305)
 CHAIN_BENCH(400)
+CHAIN_BENCH(330)
 CHAIN_BENCH(800)
 
 /* Truths other than the calibrating add chain itself (issue 13 item 5): imul has a 3-cycle
