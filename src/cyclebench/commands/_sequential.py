@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy import special
 
 from cyclebench.model import Comparison, Outcome
 from cyclebench.runner import Runner, interleave
@@ -47,9 +48,7 @@ class Sequential:
         look = self.final.get(j)
         if look is None:
             return None
-        from scipy import stats as sps
-
-        p = float(2 * sps.norm.sf(abs(look.z))) if math.isfinite(look.z) else 0.0
+        p = float(2 * special.ndtr(-abs(look.z))) if math.isfinite(look.z) else 0.0
         a = self.a_median[j]
         return Comparison(a, self.b_median[j], look.diff, look.low, look.high, look.diff / a if a else float("nan"),
                           p, self.pairs[j], self.margin[j], look.decision)

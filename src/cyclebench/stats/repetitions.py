@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from cyclebench.stats.estimators import MAD_SCALE
 
@@ -57,6 +56,8 @@ class Metric:
         if not n:
             return out
         mean, med = float(np.mean(x)), float(np.median(x))
+        from scipy import stats as sps  # here: only `stat` needs it
+
         mad = float(sps.median_abs_deviation(x))
         out.update(mean=mean, min=float(x.min()), max=float(x.max()), median=med, mad=mad,
                    rcv=MAD_SCALE * mad / med if med else None)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from cyclebench.model import DISTURBED, OK, TIMING, Outcome, Result
 from cyclebench.stats import clock
@@ -162,7 +162,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
         fields.update(
             cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,
             cycles_rcv=cyc.rcv, core_ghz=float(np.median(r)) * rate_hz / 1e9,
-            ratio_rcv=float(sps.median_abs_deviation(r, scale="normal") / np.median(r)),
+            ratio_rcv=float(np.median(np.abs(r - np.median(r))) / special.ndtri(0.75) / np.median(r)),
             chain_agreement=clock.chain_agreement(res),
         )
     procs = res.get("process_rounds") or []
@@ -195,7 +195,7 @@ def with_calibration(fields: Result, rse_fixed: float) -> None:
     The total relative standard error goes to ``extra["calibration_rse"]``."""
     est, lo, hi = fields["cycles_per_op"], fields["cycles_ci_low"], fields["cycles_ci_high"]
     rse = float(np.hypot(rse_fixed, CALIBRATION_FLOOR))
-    cal = float(sps.norm.ppf(0.975)) * abs(est) * rse
+    cal = float(special.ndtri(0.975)) * abs(est) * rse
     fields["cycles_ci_low"] = est - float(np.hypot(est - lo, cal))
     fields["cycles_ci_high"] = est + float(np.hypot(hi - est, cal))
     fields.setdefault("extra", {})["calibration_rse"] = rse

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from cyclebench.model import Comparison
 from cyclebench.stats.ab import ALPHA, MARGIN_ABS, MARGIN_REL
@@ -72,8 +72,8 @@ def cross_run(a: Sequence[float], b: Sequence[float], prior: tuple[float, int] |
         p, low, high = (1.0, diff, diff) if diff == 0 else (0.0, diff, diff)
     else:
         t = diff / se
-        p = float(2 * sps.t.sf(abs(t), df))
-        half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+        p = float(2 * special.stdtr(df, -abs(t)))  # Student's t: sf(|t|) = cdf(−|t|)
+        half = float(special.stdtrit(df, 0.5 + confidence / 2)) * se
         low, high = diff - half, diff + half
     verdict = "~"
     if p < alpha and (low > margin or high < -margin):
