@@ -22,6 +22,7 @@ from cyclebench.commands import (
     compare,
     counters,
     gen,
+    history,
     results,
     run,
     scale,
@@ -73,7 +74,8 @@ def main() -> None:
 
 
 for _cmd in (run.run, compare.compare_cmd, variants.variants_cmd, scale.scale_cmd, stat.stat_cmd,
-             counters.counters_group, annotate.annotate_cmd, check.check_cmd, selftest.selftest_cmd, gen.gen_group,
+             counters.counters_group, annotate.annotate_cmd, history.history_cmd,
+             check.check_cmd, selftest.selftest_cmd, gen.gen_group,
              results.runs_cmd, results.show_cmd, results.export_cmd, results.import_cmd, cache.cache_group):
     main.add_command(_cmd)
 

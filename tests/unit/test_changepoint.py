@@ -85,3 +85,13 @@ def test_sigma_from_the_host_or_the_series() -> None:
     assert detect(x, se).sigma == pytest.approx(SD, rel=0.35)  # pooled around the levels found
     with pytest.raises(ValueError):
         detect([1.0, 2.0], [0.1])
+
+
+def test_slow_runs_of_a_bursty_host_are_outliers_and_the_step_is_found() -> None:
+    # Real runs on the Intel Xeon VM (bench/history.py, getpid + 0 then + 40 reg-reg adds):
+    # runs 3 and 7 fell in host slow phases (+20%); the step is at run 5 (index 4).
+    x = [298.9, 300.4, 361.4, 298.9, 344.3, 344.1, 420.3, 348.3]
+    half = [0.963, 20.42, 7.59, 1.01, 6.31, 9.24, 24.34, 21.75]
+    h = detect(x, [c / 1.96 for c in half], margin=0.25)
+    assert h.outliers == [2, 6]
+    assert [c.index for c in h.changes] == [4] and h.changes[0].regression

@@ -1,0 +1,97 @@
+"""A benchmark's history: the table (one line per run, change points and outliers marked) and
+the plot (per-run estimate with its CI in time order, the levels between change points)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from cyclebench.report.console import fmt
+from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.plots import FORMATS
+from cyclebench.report.text import safe_text
+from cyclebench.stats.changepoint import History
+
+
+def marks(points: Sequence[dict[str, Any]], h: History) -> list[str]:
+    """Per point: "" or what it is — the first run of a new level (▲ slower / ▼ faster, Δ%,
+    "regression" when beyond the margin), or an outlier run."""
+    out = [""] * len(points)
+    for i in h.outliers:
+        out[i] = "outlier (left out)"
+    for c in h.changes:
+        arrow = "▲ slower" if c.diff > 0 else "▼ faster"
+        out[c.index] = (f"{arrow} {100 * c.rel:+.1f}% [{c.ci_low:+.3g}, {c.ci_high:+.3g}] p={c.p:.1e}"
+                        + (" regression" if c.regression else ""))
+    return out
+
+
+def history_table(title: str, points: Sequence[dict[str, Any]], h: History, unit: str, wide: bool = False,
+                  ) -> FitTable:
+    """``points``: dicts with run, started_at, labels, estimate, ci_low, ci_high (time order)."""
+    table = FitTable([
+        Column("run"),
+        Column("started", justify="left", priority=2),
+        Column("labels", justify="left", priority=1),
+        Column(f"per op ({unit})"),
+        Column("±CI95"),
+        Column("change", justify="left", notes=True),
+    ], title=title, wide=wide,
+        caption=(f"change points: binary segmentation, t test per split, α = {h.alpha:g} a segment "
+                 f"(Bonferroni), ≥ {h.min_segment} runs a side; run-to-run sd {fmt(h.sigma)} "
+                 f"({'this host, replicate runs' if h.sigma_source == 'host' else 'from the series'})"))
+    for p, mark in zip(points, marks(points, h), strict=True):
+        labels = ",".join(f"{k}={v}" for k, v in (p.get("labels") or {}).items())
+        half = (p["ci_high"] - p["ci_low"]) / 2 if p.get("ci_low") is not None else None
+        style = "red" if mark.startswith("▲") else "green" if mark.startswith("▼") else "dim" if mark else ""
+        table.add_row(str(p["run"]), str(p["started_at"])[:19].replace("T", " "),
+                      safe_text(labels, multiline=False), fmt(p["estimate"]), fmt(half) if half is not None else "-",
+                      Text(mark, style=style))
+    return table
+
+
+def plot_history(title: str, points: Sequence[dict[str, Any]], h: History, unit: str, path: Path,
+                 dpi: int = 120) -> None:
+    """Per-run estimate with its 95% CI against the run's position in time, the mean level of
+    each segment between change points (dashed), change points as vertical lines (red: slower,
+    green: faster), outliers hollow. Format from the suffix (png, svg, pdf); ValueError else."""
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"plot file must end in {', '.join(FORMATS)}: {path}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = list(range(len(points)))
+    y = [p["estimate"] for p in points]
+    lo = [p["estimate"] - p["ci_low"] if p.get("ci_low") is not None else 0 for p in points]
+    hi = [p["ci_high"] - p["estimate"] if p.get("ci_high") is not None else 0 for p in points]
+    fig, ax = plt.subplots(figsize=(10, 4.5), dpi=dpi)
+    keep = [i for i in x if i not in set(h.outliers)]
+    ax.errorbar([x[i] for i in keep], [y[i] for i in keep], yerr=[[lo[i] for i in keep], [hi[i] for i in keep]],
+                fmt="o", ms=4, capsize=3, color="tab:blue", label="run (95% CI)")
+    if h.outliers:
+        ax.plot([x[i] for i in h.outliers], [y[i] for i in h.outliers], "o", mfc="none", color="tab:gray",
+                label="outlier run")
+    bounds = [0, *[c.index for c in h.changes], len(points)]
+    for a, b in itertools.pairwise(bounds):
+        seg = [y[i] for i in range(a, b) if i not in set(h.outliers)]
+        if seg:
+            ax.hlines(sum(seg) / len(seg), a - 0.4, b - 0.6, linestyles="dashed", colors="tab:orange")
+    for c in h.changes:
+        ax.axvline(c.index - 0.5, color="tab:red" if c.diff > 0 else "tab:green", alpha=0.6)
+        ax.annotate(f"{100 * c.rel:+.1f}%", (c.index - 0.5, max(y)), textcoords="offset points", xytext=(3, 0),
+                    fontsize=8)
+    ax.set_xticks(x)
+    ax.set_xticklabels([str(p["run"]) for p in points], fontsize=7, rotation=90 if len(points) > 30 else 0)
+    ax.set_xlabel("run (time order)")
+    ax.set_ylabel(f"per op ({unit})")
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
