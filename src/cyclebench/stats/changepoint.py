@@ -6,11 +6,13 @@ runs have taught it (commands._history); without it, σ comes from the series (b
 run's variance is v_i = max(σ², s_i²): a run cannot be known better than the host repeats it.
 
 
-1. **Outlier runs**, by Hampel's filter: a run further than OUTLIER_Z robust sd from the median
-   of the five runs around it (the robust sd: 1.4826 × their median absolute deviation, at
-   least the runs' typical own se) is shown, never a change point, and left out of step
-   detection. A host in a slow phase makes single runs 20–40% slow (seen on the Intel VM); a
-   run at a real step is near its neighbourhood's median, so it is not flagged.
+1. **Outlier runs**: a run further than OUTLIER_Z robust sd, in the same direction, from the
+   median of the two runs before it and from that of the two after (Hampel's robust sd: 1.4826
+   × the median absolute deviation of the five runs around it, at least the series' typical
+   one and the runs' typical own se), taken one at a time, the worst first (as Rosner's
+   generalized ESD test), is shown, never a change point, and left out of step detection. A
+   host in a slow phase makes single runs 20–40% slow (seen on the Intel VM); a run at a real
+   step agrees with one side, so it is not flagged.
 2. **Steps, by binary segmentation** (Scott & Knott 1974; Vostrikova 1981, "Detecting
    'disorder' in multidimensional random processes"): in a segment, every split leaving at least
    MIN_SEGMENT runs on each side is scored with t = (mean_R − mean_L) / √(Σv_L/n_L² + Σv_R/n_R²),
@@ -83,17 +85,39 @@ def series_sigma(x: Sequence[float]) -> float:
     return float(MAD_SCALE * np.median(np.abs(np.diff(a))) / math.sqrt(2))
 
 
-def _outliers(x: np.ndarray, se: np.ndarray) -> list[int]:
-    """Hampel's filter (Hampel 1974; Pearson 2002): a run further than OUTLIER_Z robust sd from
-    the median of the runs within HAMPEL_HALF of it, that robust sd being 1.4826 × their median
-    absolute deviation — but never below the typical one over the whole series (a window of
-    five can be tight by chance) nor the runs' typical own standard error."""
+def _outlier_scores(x: np.ndarray, se: np.ndarray) -> np.ndarray:
+    """Per run: how many robust sd it lies beyond both sides, in the same direction (0 if the
+    sides disagree), a side being the median of the HAMPEL_HALF runs before or after it (one
+    side at the ends). The robust sd is Hampel's (Hampel 1974; Pearson 2002): 1.4826 × the
+    median absolute deviation of the runs within HAMPEL_HALF, never below the typical one over
+    the series (a window of five can be tight by chance) nor the runs' typical own se."""
     windows = [x[max(0, i - HAMPEL_HALF):i + HAMPEL_HALF + 1] for i in range(len(x))]
-    meds = [float(np.median(w)) for w in windows]
-    local = [MAD_SCALE * float(np.median(np.abs(w - m))) for w, m in zip(windows, meds, strict=True)]
+    local = [MAD_SCALE * float(np.median(np.abs(w - np.median(w)))) for w in windows]
     floor = max(float(np.median(local)) if local else 0.0, float(np.median(se)) if len(se) else 0.0)
-    return [i for i in range(len(x)) if len(windows[i]) >= 3 and max(local[i], floor) > 0
-            and abs(x[i] - meds[i]) > OUTLIER_Z * max(local[i], floor)]
+    scores = np.zeros(len(x))
+    for i in range(len(x)):
+        scale = max(local[i], floor)
+        sides = [x[max(0, i - HAMPEL_HALF):i], x[i + 1:i + HAMPEL_HALF + 1]]
+        dev = [(x[i] - float(np.median(side))) / scale for side in sides if len(side)]
+        if len(windows[i]) >= 3 and scale > 0 and dev and (all(d > 0 for d in dev) or all(d < 0 for d in dev)):
+            scores[i] = min(abs(d) for d in dev)
+    return scores
+
+
+def _outliers(x: np.ndarray, se: np.ndarray) -> list[int]:
+    """Outlier runs, one at a time (as Rosner's generalized ESD test, 1983): the run with the
+    highest score (_outlier_scores) is an outlier when it exceeds OUTLIER_Z; it is set aside and
+    the rest scored again, so a slow run does not make its neighbours look odd. A run at a real
+    step agrees with one side, so it is not flagged."""
+    left = list(range(len(x)))
+    out: list[int] = []
+    while len(left) >= 3:
+        scores = _outlier_scores(x[left], se[left])
+        j = int(np.argmax(scores))
+        if scores[j] <= OUTLIER_Z:
+            break
+        out.append(left.pop(j))
+    return sorted(out)
 
 
 def _segment(x: np.ndarray, se: np.ndarray, sigma: float | None, df: float, alpha: float,
