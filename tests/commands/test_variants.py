@@ -104,3 +104,44 @@ def test_a_variant_that_does_not_build_is_named_and_the_others_are_measured(db: 
     assert "variant '-O2 -mno-such-flag-here'" in r.output and "Traceback" not in r.output
     [d] = json.loads(out.read_text())
     assert [v["label"] for v in d["variants"]] == ["-O2"] and d["variants"][0]["status"] == "ok"
+
+
+VALGRIND = shutil.which("valgrind")
+
+
+@pytest.mark.skipif(VALGRIND is None, reason="valgrind not installed (apt-get install valgrind)")
+def test_seed_001_table_ranked_sizes_and_different_work(db: str, tmp_path: Path) -> None:
+    """Issue 20: ranked by the chosen metric, the baseline marked, size(1)'s columns of the
+    benchmark file's own object, and a variant doing extra work flagged by callgrind's Ir."""
+    import subprocess
+
+    out = tmp_path / "v.json"
+    r = cli("variants", str(DATA / "extra_work.c"), "--flags", "-O2 -DEXTRA=1", "--flags", "-O2", "--flags", "-Os",
+            "--baseline", "-O2", "--backend", "callgrind", "--sort", "Ir", "--rounds", "6", "--min-time", "0.01",
+            "--json", str(out), "--wide")
+    assert r.exit_code == 0, r.output
+    [d] = json.loads(out.read_text())
+    v = {x["label"]: x for x in d["variants"]}
+    assert d["variants"][0]["label"] == "-O2" and v["-O2"]["baseline"]  # --baseline goes first
+    assert "different work: Ir +" in (v["-O2 -DEXTRA=1"]["different_work"] or "")
+    assert v["-Os"]["different_work"] is None  # the same 50 adds however built
+    assert v["-O2 -DEXTRA=1"]["simulated"]["Ir"] > v["-O2"]["simulated"]["Ir"] + 9
+    # the table is ranked by Ir: the extra-work variant last; the baseline starred
+    lines = [ln for ln in r.output.splitlines() if "-O2" in ln or "-Os" in ln]
+    assert "DEXTRA" in lines[-1] and any("* -O2" in ln for ln in lines), r.output
+    assert "ranked by Ir" in r.output
+    # text/data/bss/dec are size(1)'s for the benchmark file's own object
+    from cyclebench.build import BuildSpec, build
+
+    obj = build(BuildSpec(sources=(DATA / "extra_work.c",), cflags=("-O2",), werror=False)).objects[0]
+    fields = subprocess.run(["size", str(obj)], capture_output=True, text=True, check=True).stdout.split("\n")[1].split()
+    assert [v["-O2"]["size"][k] for k in ("text", "data", "bss", "dec")] == [int(x) for x in fields[:4]]
+    assert v["-O2"]["binary_size"]["dec"] > v["-O2"]["size"]["dec"]  # the whole runner is in the JSON too
+    assert v["-O2"]["stddev_pct"] is not None and v["-O2"]["ci_low"] <= v["-O2"]["mean"] <= v["-O2"]["ci_high"]
+
+
+def test_variants_sort_and_baseline_errors(db: str) -> None:
+    r = cli("variants", str(DATA / "chain.c"), "--flags", "-O2", "--sort", "I1mr")
+    assert r.exit_code == 2 and "callgrind events need --backend callgrind" in r.output
+    r = cli("variants", str(DATA / "chain.c"), "--flags", "-O2", "--baseline", "-O3", "-b", "chain/add200")
+    assert r.exit_code == 2 and "--baseline '-O3' is not a variant here" in r.output

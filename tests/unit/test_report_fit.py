@@ -155,23 +155,32 @@ def test_compare_wide_keeps_every_column() -> None:
     assert "2.5e-05" in text and fmt(123.45) in text and "-20.00%" in text
 
 
-def test_variants_at_80() -> None:
-    base = {"cc": "gcc", "cflags": [], "target": None, "emulated": False, "body_bytes": 412, "text_bytes": 16384}
+def test_variants_ranked_at_80() -> None:
+    from cyclebench.report.variants import variants_ranked
+
+    base = {"cc": "gcc", "cflags": [], "target": None, "emulated": False, "body_bytes": 412, "text_bytes": 16384,
+            "size": {"text": 1537, "data": 240, "bss": 0, "dec": 1777}}
     d = {"bench": "cas/counter", "param": None, "unit": "cycles~", "variants": [
-        {**base, "label": "-O2", "status": "ok", "reason": None, "per_invocation": [12.34, 12.5, 12.41]},
+        {**base, "label": "-O2", "status": "ok", "reason": None, "per_invocation": [12.34, 12.5, 12.41],
+         "baseline": True, "mean": 12.4167, "stddev_pct": 0.65, "ci_low": 12.2, "ci_high": 12.6, "best": 12.34},
         {**base, "label": "-O2 -march=native -mtune=native", "status": "ok", "reason": None,
-         "per_invocation": [9.87, 9.9, 9.95],
-         "comparison": {"rel": -0.2043, "verdict": "faster", "ci_low": -2.61, "ci_high": -2.4}}]}
-    text = render(report.variants_table(d, run_id=4), 80)
+         "per_invocation": [9.87, 9.9, 9.95], "mean": 9.9067, "stddev_pct": 0.41, "ci_low": 9.8, "ci_high": 10.0,
+         "best": 9.87, "comparison": {"rel": -0.2043, "verdict": "faster", "ci_low": -2.61, "ci_high": -2.4}}]}
+    text = render(variants_ranked(d, run_id=4), 80)
     head = headers(text)
-    for h in ("variant", "per op (cycles~)", "± half-range", "Δ% vs first", "verdict"):
+    for h in ("variant", "per op (cycles~)", "± sd", "Δ% vs base", "verdict"):
         assert h in head, h
-    assert ".text B" not in head
-    for s in (fmt(12.41), fmt(9.9), fmt_ci((9.95 - 9.87) / 2), "-20.43%", "faster", "(baseline)"):
+    assert "body B" not in head
+    for s in (fmt(12.4167), fmt(9.9067), "0.65%", "-20.43%", "faster", "(baseline)", "* -O2"):
         assert s in text, s
-    assert "-march=native" in " ".join(text.split()) or "-march=nat" in text
-    wide = headers(render(report.variants_table(d, wide=True), 200))
-    assert "best" in wide and "body B" in wide and ".text B" in wide
+    assert text.index(fmt(9.9067)) < text.index(fmt(12.4167))  # ranked: the faster variant first
+    wide = headers(render(variants_ranked(d, wide=True), 240))
+    for h in ("best", "95% CI", "text", "data", "bss", "dec", "body B"):
+        assert h in wide, h
+    by_size = render(variants_ranked(d, sort="dec", wide=True), 240)
+    assert "ranked by dec" in by_size
+    with pytest.raises(ValueError):
+        variants_ranked(d, sort="I1mr")  # not simulated: no such column
 
 
 def test_scale_at_80_keeps_tasks_throughput_speedup() -> None:
@@ -221,3 +230,27 @@ def test_fit_table_checks_its_rows() -> None:
         t.add_row("1")
     with pytest.raises(ValueError):
         FitTable([Column("n", notes=True), Column("m", notes=True)])
+
+
+def test_net_columns_are_all_net_and_never_negative() -> None:
+    """Issue 20: with --net every cost column is net and says so; a net cost whose CI holds
+    zero is ≈0, one wholly below zero is <0 (overlapping the loop), never a negative figure."""
+    from cyclebench.report.console import net_fmt
+
+    assert net_fmt(-0.003, -0.01, 0.004) == "≈0" and net_fmt(0.5, -0.1, 1.1) == "≈0"
+    assert net_fmt(-0.2, -0.3, -0.1) == "<0" and net_fmt(12.2, 12.1, 12.3) == fmt(12.2)
+    assert net_fmt(-0.5, None, None) == "≈0"
+    rows = [{"bench": "counter/plain_add", "param": None, "status": "ok", "unit": "ref-cycles", "per_op": 0.80,
+             "ci_low": 0.79, "ci_high": 0.81, "net_per_op": -0.003, "net_ci_low": -0.01, "net_ci_high": 0.004,
+             "min": 0.77, "rcv": 0.01, "cycles_per_op": 1.04, "cycles_ci_low": 1.03, "cycles_ci_high": 1.05,
+             "cycles_net": -0.004, "cycles_net_ci_low": -0.012, "cycles_net_ci_high": 0.005, "ns_per_op": 0.35},
+            {"bench": "counter/lock_add", "param": None, "status": "ok", "unit": "ref-cycles", "per_op": 13.88,
+             "ci_low": 13.87, "ci_high": 13.89, "net_per_op": 13.08, "net_ci_low": 13.07, "net_ci_high": 13.09,
+             "min": 13.86, "rcv": 0.001, "cycles_per_op": 18.1, "cycles_ci_low": 18.0, "cycles_ci_high": 18.2,
+             "cycles_net": 17.06, "cycles_net_ci_low": 17.0, "cycles_net_ci_high": 17.1, "ns_per_op": 6.03}]
+    text = render(report.results_table(rows, net=True, wide=True), 200)
+    head = headers(text)
+    for h in ("net per op", "min net", "cycles~ net", "ns/op net"):
+        assert h in head, h
+    assert "-0.00" not in text and "≈0" in text
+    assert fmt(13.86 - (13.88 - 13.08)) in text and fmt(6.03 * 13.08 / 13.88) in text  # min and ns/op net too

@@ -104,6 +104,7 @@ class Binary:
     cc_version: str
     cflags: tuple[str, ...]
     sources: tuple[str, ...]
+    objects: tuple[Path, ...] = ()  # the user sources' own objects, kept for size(1)-style figures
 
 
 TARGETS = {"aarch64": "aarch64-linux-gnu"}  # --target name → GNU triplet (Debian cross packages)
@@ -192,7 +193,7 @@ def _dependencies(spec: BuildSpec, src: Path) -> list[Path]:
 
 def _cache_key(spec: BuildSpec, cc_version: str) -> str:
     h = hashlib.sha256()
-    h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0".encode())
+    h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0objects kept\0".encode())
     h.update("\0".join(spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)).encode())
     files = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
     for src in spec.sources:
@@ -221,7 +222,8 @@ def build(spec: BuildSpec) -> Binary:
     key = _cache_key(spec, cc_version)
     out_dir = cache_root() / "build" / key
     binary = out_dir / "runner"
-    info = Binary(binary, key, spec.cc, cc_version, spec.cflags, tuple(str(s) for s in spec.sources))
+    kept = [out_dir / "objects" / f"{i:03d}-{src.stem}.o" for i, src in enumerate(spec.sources)]
+    info = Binary(binary, key, spec.cc, cc_version, spec.cflags, tuple(str(s) for s in spec.sources), tuple(kept))
     if binary.is_file() and os.access(binary, os.X_OK):
         with contextlib.suppress(OSError):
             os.utime(out_dir)  # last use, for pruning
@@ -255,8 +257,12 @@ def build(spec: BuildSpec) -> Binary:
         link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm"])
         if link.returncode != 0:
             raise BuildError("link failed", link.stderr.strip())
-        for obj in objs:
-            obj.unlink()
+        (tmp / "objects").mkdir()
+        for i, obj in enumerate(objs):
+            if i < len(ENGINE_SOURCES):
+                obj.unlink()
+            else:  # the user's objects stay: variants reports their own text/data/bss (size(1))
+                obj.rename(tmp / "objects" / kept[i - len(ENGINE_SOURCES)].name)
         try:
             tmp.rename(out_dir)  # atomic publish
         except OSError:

@@ -46,6 +46,25 @@ def elf_sizes(path: Path) -> dict[str, int]:
     return sizes
 
 
+def berkeley_sizes(paths: Sequence[Path]) -> dict[str, int] | None:
+    """text, data, bss and dec of ELF files summed, as GNU size(1) prints them in its default
+    (Berkeley) format: text = allocated read-only sections (code, .rodata, .eh_frame…), data =
+    allocated writable ones with contents, bss = allocated without contents (SHT_NOBITS); dec =
+    their sum. None when a file is missing (a build cached before objects were kept)."""
+    out = {"text": 0, "data": 0, "bss": 0}
+    for path in paths:
+        if not path.is_file():
+            return None
+        with path.open("rb") as f:
+            for sec in ELFFile(f).iter_sections():
+                flags = int(sec["sh_flags"])
+                if not flags & 0x2:  # SHF_ALLOC
+                    continue
+                kind = "bss" if sec["sh_type"] == "SHT_NOBITS" else "data" if flags & 0x1 else "text"  # SHF_WRITE
+                out[kind] += int(sec["sh_size"])
+    return {**out, "dec": out["text"] + out["data"] + out["bss"]}
+
+
 def disassemble(path: Path, target: str | None, bench: str) -> list[str]:
     """The body's instructions, addresses and encodings dropped (so builds diff cleanly).
     Raises ToolMissing without the right objdump."""

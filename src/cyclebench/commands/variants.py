@@ -35,7 +35,7 @@ from cyclebench.build import (
     cross_cc,
     launcher_for,
 )
-from cyclebench.build.elf import body_symbol, classify, disassemble, elf_sizes, helper_calls
+from cyclebench.build.elf import berkeley_sizes, body_symbol, classify, disassemble, elf_sizes, helper_calls
 from cyclebench.commands._common import (
     UserError,
     err,
@@ -61,6 +61,7 @@ from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
 from cyclebench.stats.ab import holm, paired, with_adjusted_p
+from cyclebench.stats.repetitions import spread
 from cyclebench.stats.result import result_fields, sample_rows
 from cyclebench.store import StoreError
 
@@ -239,12 +240,33 @@ def measure(
     return out
 
 
+# Ir per op further than this (relative) from the baseline's: not the same work. Codegen alone
+# moves it a little (-Os vs -O2 on a 50-add loop: +1.9%, one more loop instruction); work that
+# was added or optimised away moves it more (10 more adds: +19%).
+DIFFERENT_WORK = 0.05
+
+
+def different_work(ir: float | None, base: float | None) -> str | None:
+    """A note when a variant's simulated instructions per op differ from the baseline's by more
+    than codegen alone moves them (DIFFERENT_WORK; callgrind's counts are exact, the two-batch
+    difference to 1/sim-iters)."""
+    if ir is None or not base:
+        return None
+    if abs(ir - base) > max(DIFFERENT_WORK * abs(base), 0.2):
+        return f"different work: Ir {100 * (ir - base) / base:+.1f}% vs the baseline"
+    return None
+
+
 def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool) -> list[dict[str, Any]]:
-    """JSON-friendly account of every benchmark × variant (what --json writes)."""
+    """JSON-friendly account of every benchmark × variant (what --json writes): per variant
+    its replicates' spread (mean, stddev %, 95% CI, best), the size(1) figures of the
+    benchmark file's own object (``size``) and of the whole runner (``binary_size``), and a
+    different-work note from callgrind's Ir."""
     out = []
     for r in results:
         entry: dict[str, Any] = {"bench": r.item.bench, "param": r.item.param, "unit": r.unit, "variants": []}
-        for b in built:
+        base_ir = (r.simulated.get(built[0].variant.label) or {}).get("Ir") if built else None
+        for i, b in enumerate(built):
             label = b.variant.label
             o = r.outcomes[label]
             c = r.comparisons.get(label)
@@ -255,7 +277,12 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
                                  "bss_bytes": b.sizes.get(".bss"),
                                  "per_invocation": r.per_invocation.get(label),
                                  "comparison": c.to_dict() if c else None,
-                                 "simulated": r.simulated.get(label), "note": r.notes.get(label)}
+                                 "simulated": r.simulated.get(label), "note": r.notes.get(label),
+                                 "baseline": i == 0, "size": berkeley_sizes(b.binary.objects) if b.binary.objects
+                                 else None, "binary_size": berkeley_sizes([b.binary.path]),
+                                 "different_work": None if i == 0 else
+                                 different_work((r.simulated.get(label) or {}).get("Ir"), base_ir),
+                                 **({} if b.variant.emulated else spread(r.per_invocation.get(label) or []))}
             if disasm:
                 ins = disassemble(b.binary.path, b.variant.target, r.item.bench)
                 v["disasm"] = ins
@@ -297,6 +324,10 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 @click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
               help="callgrind: also count each variant under callgrind (exact Ir, I1/D1/LL and branch misses per op).")
 @click.option("--callgrind", "callgrind_flag", is_flag=True, hidden=True)  # the old spelling of --backend callgrind
+@click.option("--sort", default="cycles", show_default=True, metavar="cycles|Ir|I1mr|D1mr|DLmr|Bcm|text|dec|body",
+              help="Rank the variants by this (callgrind events need --backend callgrind).")
+@click.option("--baseline", default=None, metavar="FLAGS",
+              help="The variant the others are judged against, by its label (its --flags); default: the first.")
 @click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
               help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict).")
 @click.option("--min-time", type=Seconds(0, 3600), default=0.03, show_default=True,
@@ -312,7 +343,7 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, ...], ccs: tuple[str, ...],
                  target: str | None, globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, backend: str,
                  callgrind_flag: bool, rounds: int, min_time: float, timeout: float | None, json_path: Path | None,
-                 db: str | None, wide: bool) -> None:
+                 db: str | None, wide: bool, sort: str, baseline: str | None) -> None:
     """Build FILES once per flag set / compiler / target and measure the builds side by side."""
     import json
 
@@ -327,11 +358,21 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
     cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
     pin = replace(pin, cpu=cpu)
     sim = backend == "callgrind" or callgrind_flag
+    known = {"cycles", "text", "data", "bss", "dec", "body", *(("Ir", "I1mr", "D1mr", "DLmr", "Bcm") if sim else ())}
+    if sort not in known:
+        raise click.BadParameter(f"'{sort}' is not one of {', '.join(sorted(known))}"
+                                 + ("" if sim else " (callgrind events need --backend callgrind)"),
+                                 param_hint="--sort")
     store = open_store(db)
     run_id: int | None = None
     stored: list[int] = []  # one entry per benchmark stored
     try:
         vs = make_variants(ccs, sets, target)
+        if baseline is not None:  # the baseline goes first: every comparison is against the first
+            pick = [v for v in vs if v.label == baseline]
+            if not pick:
+                raise VariantError(f"--baseline '{baseline}' is not a variant here ({', '.join(v.label for v in vs)})")
+            vs = [pick[0], *[v for v in vs if v is not pick[0]]]
         with err.status("building variants", spinner="dots"):
             built, unbuilt = build_all(vs, build, pin)
         for e in unbuilt:
@@ -371,7 +412,7 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
             err.print(f"cyclebench: interrupted: {len(stored)} benchmark(s) measured on every variant are kept in "
                       f"run #{run_id} ({store.url})")
         sys.exit(130)
-    console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide)
+    console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide, sort=sort)
     if json_path is not None:
         json_path.write_text(json.dumps(data, indent=1) + "\n")
     if unbuilt or any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):

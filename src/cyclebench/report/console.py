@@ -21,7 +21,6 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -52,6 +51,19 @@ def fmt(x: float | None) -> str:
     if a >= 1:
         return f"{x:.2f}"
     return f"{x:.3f}"
+
+
+def net_fmt(x: float | None, lo: float | None, hi: float | None) -> str:
+    """A net cost: ``≈0`` when its CI holds zero (or, without a CI, when it is ≤ 0), ``<0``
+    when the whole CI is below zero (the operation overlaps the loop's own work: docs/method.md
+    §2), else the figure — never a negative cost."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if lo is not None and hi is not None and hi < 0:
+        return "<0"
+    if (lo is not None and lo <= 0) or x <= 0:
+        return "≈0"
+    return fmt(x)
 
 
 def _half(r: dict[str, Any], lo: str, hi: str) -> float | None:
@@ -118,12 +130,12 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
         Column("param"),
         Column("net per op" if net else "per op"),
         Column("±CI95"),
-        Column("min", priority=3),
+        Column("min net" if net else "min", priority=3),
         Column("rCV", priority=4),
         Column("unit", justify="left"),
         Column("cycles~" + (" net" if net else "")),
         Column("±CI95", priority=1),
-        Column("ns/op", priority=2),
+        Column("ns/op net" if net else "ns/op", priority=2),
         *([Column("run-to-run sd", priority=5)] if host else []),
         Column("notes", justify="left", notes=True),
     ], title=title, wide=wide,
@@ -145,9 +157,17 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
             c, clo, chi = (("cycles_net", "cycles_net_ci_low", "cycles_net_ci_high") if net
                            else ("cycles_per_op", "cycles_ci_low", "cycles_ci_high"))
             cv = r.get("rcv")
-            cells = [fmt(r.get(p)), fmt_ci(_half(r, lo, hi)), fmt(r.get("min")) if has_min(r) else "-",
+            low, ns = (r.get("min") if has_min(r) else None), r.get("ns_per_op")
+            if net:  # every cost net of the loop (loop per op = gross − net), or none
+                loop = (r["per_op"] - r["net_per_op"]) if r.get("net_per_op") is not None else None
+                low = None if loop is None or low is None else low - loop
+                scaled = ns is not None and loop is not None and r["per_op"]
+                ns = ns * r["net_per_op"] / r["per_op"] if scaled else None
+            cells = [net_fmt(r.get(p), r.get(lo), r.get(hi)) if net else fmt(r.get(p)), fmt_ci(_half(r, lo, hi)),
+                     (net_fmt(low, None, None) if net else fmt(low)) if low is not None else "-",
                      "-" if cv is None else f"{100 * cv:.1f}%", unit,
-                     fmt(r.get(c)), fmt_ci(_half(r, clo, chi)), fmt(r.get("ns_per_op"))]
+                     net_fmt(r.get(c), r.get(clo), r.get(chi)) if net else fmt(r.get(c)), fmt_ci(_half(r, clo, chi)),
+                     (net_fmt(ns, None, None) if net else fmt(ns)) if ns is not None else "-"]
             if r.get("status") == "invalid":
                 cells = [safe_text(x, style="strike") if x not in ("", "-") else x for x in cells]
             elif r.get("status") == "disturbed":
@@ -277,75 +297,16 @@ def print_comparisons(rows: Iterable[Any], console: Console, title: str | None =
     console.print(comparisons_table(rows, title, alpha, wide))
 
 
-def variants_table(d: dict[str, Any], run_id: int | None = None, wide: bool = False) -> FitTable:
-    """One benchmark's variants (an entry of variants.summary): variant, per op ± half-range,
-    Δ% vs the first and verdict stay at any width; best, body and .text sizes drop."""
-    name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
-    table = FitTable([
-        Column("variant", justify="left", fold=VARIANT_FOLD),
-        Column(f"per op ({d['unit'] or '-'})"),
-        Column("± half-range"),
-        Column("best", priority=1),
-        Column("Δ% vs first"),
-        Column("verdict", justify="left"),
-        Column("body B", priority=2),
-        Column(".text B", priority=3),
-        Column("notes", justify="left", notes=True),
-    ], title=name + (f" · run #{run_id}" if run_id else ""), wide=wide,
-        caption=("per op: median over invocations; ± half their range; best: fastest invocation; "
-                 "Δ: paired by round of invocations, Wilcoxon + bootstrap CI, Holm"))
-    for v in d["variants"]:
-        label = safe_text(v["label"], multiline=False)
-        sizes = [str(v.get("body_bytes") or "-"), str(v.get("text_bytes") or "-")]
-        if v["emulated"]:
-            verdict = "verified" if v["status"] == "ok" else str(v["status"])
-            table.add_row(label, "emulated", "", "", "", verdict, *sizes,
-                          "qemu-user: correctness only, no timing" + (f"; {v['reason']}" if v["reason"] else ""))
-            continue
-        inv = [x for x in (v.get("per_invocation") or []) if x == x]
-        if v["status"] != "ok" or not inv:
-            table.add_row(label, "-", "-", "-", "-", str(v["status"]), *sizes, str(v.get("reason") or ""),
-                          style="red")
-            continue
-        med = float(np.median(inv))
-        c = v.get("comparison")
-        half = (max(inv) - min(inv)) / 2
-        if c:
-            delta = f"{100 * c['rel']:+.2f}%"
-            verdict = c["verdict"]
-            ci = f"[{c['ci_low']:+.3g}, {c['ci_high']:+.3g}]"
-        else:
-            delta, verdict, ci = "", "(baseline)", ""
-        table.add_row(label, fmt(med), fmt_ci(half), fmt(min(inv)), delta, verdict, *sizes,
-                      f"Δ CI {ci}" if ci else "")
-    return table
-
-
 def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | None = None,
-                   disasm: bool = False, wide: bool = False) -> None:
-    """One table per benchmark (variants.summary, see variants_table); emulated variants
-    show verification only. With disasm: instruction classes per variant and the diff of
-    each against the first."""
+                   disasm: bool = False, wide: bool = False, sort: str = "cycles") -> None:
+    """One ranked table per benchmark (report.variants, seed 001's table; callgrind's events in
+    it when simulated); emulated variants show verification only. With disasm: instruction
+    classes per variant and the diff of each against the first."""
+    from cyclebench.report.variants import variants_ranked
+
     for d in data:
         name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
-        console.print(variants_table(d, run_id, wide))
-        if any(v.get("simulated") for v in d["variants"]):
-            sim = Table(title=safe_text(f"{name}: simulated by callgrind (per op)", style="table.title"),
-                        header_style="bold")
-            sim.add_column("variant")
-            for ev in ("Ir", "I1mr", "Δ% I1mr", "D1mr", "DLmr", "Bcm", ".text B"):
-                sim.add_column(ev, justify="right")
-            base = (d["variants"][0].get("simulated") or {}).get("I1mr")
-            for v in d["variants"]:
-                ev = v.get("simulated") or {}
-                i1 = ev.get("I1mr")
-                rel = f"{100 * (i1 - base) / base:+.1f}%" if i1 is not None and base else ""
-                sim.add_row(*_cells(v["label"], fmt(ev.get("Ir")), fmt(i1), rel, fmt(ev.get("D1mr")),
-                                    fmt(ev.get("DLmr")), fmt(ev.get("Bcm")), str(v.get("text_bytes") or "-")))
-            sim.caption = ("per op = (E(2N) − E(N)) / N after a warm-up batch: exact for Ir; misses near 0 may "
-                           "come out slightly negative (the simulated cache and predictor state differ by a few "
-                           "events between the two batches)")
-            console.print(sim)
+        console.print(variants_ranked(d, sort, run_id, wide))
         if disasm:
             classes = Table(title=safe_text(f"{name}: instructions in the body", style="table.title"),
                             header_style="bold")

@@ -180,3 +180,21 @@ def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Mapping[str, A
             row["extra"]["exit"] = text
         rows.append(row)
     return rows
+
+
+def spread(values: Sequence[float]) -> dict[str, float | None]:
+    """Replicates of one figure (e.g. a variant's per-invocation medians) as perf stat shows
+    them: mean, stddev as % of the mean, the 95% t interval of the mean, and the best (lowest).
+    NaN values are left out; None where undefined (fewer than 2 values, a zero mean)."""
+    from scipy import special
+
+    x = np.asarray([v for v in values if v is not None and v == v], dtype=float)
+    if not len(x):
+        return {"mean": None, "stddev_pct": None, "ci_low": None, "ci_high": None, "best": None}
+    mean = float(x.mean())
+    if len(x) < 2:
+        return {"mean": mean, "stddev_pct": None, "ci_low": None, "ci_high": None, "best": float(x.min())}
+    sd = float(np.std(x, ddof=1))
+    half = float(special.stdtrit(len(x) - 1, 0.975)) * sd / np.sqrt(len(x))
+    return {"mean": mean, "stddev_pct": 100 * sd / abs(mean) if mean else None, "ci_low": mean - half,
+            "ci_high": mean + half, "best": float(x.min())}

@@ -1,0 +1,93 @@
+"""Seed 001's table for `cyclebench variants`: one row per variant, ranked by the chosen metric,
+each figure with its spread over replicates (stddev as %, as perf stat prints it) and its CI,
+the best of the replicates, Δ% and the verdict against the baseline (marked), callgrind's
+events when simulated, size(1)'s text/data/bss/dec of the benchmark file's own object, and a
+flag on a variant that did different work."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from cyclebench.report.console import VARIANT_FOLD, fmt
+from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.text import safe_text
+
+SIM_EVENTS = ("Ir", "I1mr", "D1mr", "DLmr", "Bcm")
+SIZE_KEYS = ("text", "data", "bss", "dec")
+
+
+def sort_keys(d: dict[str, Any]) -> list[str]:
+    """What a table of this benchmark can be sorted by: the time metric, size(1)'s columns
+    and body bytes, and the callgrind events when simulated."""
+    keys = ["cycles", *SIZE_KEYS, "body"]
+    if any(v.get("simulated") for v in d["variants"]):
+        keys += [e for e in SIM_EVENTS]
+    return keys
+
+
+def _metric(v: dict[str, Any], key: str) -> float | None:
+    if key == "cycles":
+        return v.get("mean") if not v.get("emulated") else None
+    if key in SIZE_KEYS:
+        return (v.get("size") or {}).get(key)
+    if key == "body":
+        return v.get("body_bytes")
+    return (v.get("simulated") or {}).get(key)
+
+
+def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None = None, wide: bool = False,
+                    ) -> FitTable:
+    """One benchmark's variants (an entry of commands.variants.summary) ranked by ``sort``
+    (sort_keys; a variant without the metric goes last). Raises ValueError for another key."""
+    if sort not in sort_keys(d):
+        raise ValueError(f"--sort {sort}: this table has {', '.join(sort_keys(d))}")
+    name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
+    simulated = any(v.get("simulated") for v in d["variants"])
+    # Ir (the cross-check) and I1mr (seed 001's metric), and the sort key; all events are in the JSON
+    events = [e for e in SIM_EVENTS if e in ("Ir", "I1mr") or e == sort] if simulated else []
+    cols = [
+        Column("variant", justify="left", fold=VARIANT_FOLD),
+        Column(f"per op ({d['unit'] or '-'})"),
+        Column("± sd"),
+        Column("95% CI", priority=3),
+        Column("best", priority=2),
+        Column("Δ% vs base"),
+        Column("verdict", justify="left"),
+        *[Column(e, priority=4) for e in events],
+        *[Column(k, priority=1 if k == "dec" else 5) for k in SIZE_KEYS],
+        Column("body B", priority=6),
+        Column("notes", justify="left", notes=True),
+    ]
+    table = FitTable(cols, title=f"{name} · ranked by {sort}" + (f" · run #{run_id}" if run_id else ""), wide=wide,
+                     caption=("per op: mean over invocations ± their stddev (as perf stat), 95% t CI of the mean; "
+                              "best: fastest invocation; Δ and verdict vs the baseline (*), paired by round, "
+                              "Wilcoxon + bootstrap CI, Holm; text/data/bss/dec: size(1) of the benchmark file's "
+                              "own object"))
+    ranked = sorted(d["variants"], key=lambda v: (_metric(v, sort) is None, _metric(v, sort) or 0.0))
+    for v in ranked:
+        label = safe_text(("* " if v.get("baseline") else "") + v["label"], multiline=False)
+        size = v.get("size") or {}
+        tail = [*[fmt((v.get("simulated") or {}).get(e)) for e in events],
+                *[str(size[k]) if size.get(k) is not None else "-" for k in SIZE_KEYS],
+                str(v.get("body_bytes") or "-")]
+        notes = [n for n in (v.get("different_work"), v.get("note")) if n]
+        if v["emulated"]:
+            verdict = "verified" if v["status"] == "ok" else str(v["status"])
+            why = [v["reason"]] if v.get("reason") else []
+            table.add_row(label, "emulated", "", "", "", "", verdict, *tail,
+                          "; ".join(["qemu-user: correctness only, no timing", *why, *notes]))
+            continue
+        if v["status"] != "ok" or v.get("mean") is None:
+            table.add_row(label, "-", "-", "-", "-", "-", str(v["status"]), *tail,
+                          "; ".join([str(v.get("reason") or ""), *notes]), style="red")
+            continue
+        c = v.get("comparison")
+        sd = v.get("stddev_pct")
+        ci = f"[{fmt(v['ci_low'])}, {fmt(v['ci_high'])}]" if v.get("ci_low") is not None else "-"
+        delta = f"{100 * c['rel']:+.2f}%" if c else ""
+        verdict = c["verdict"] if c else ("(baseline)" if v.get("baseline") else "")
+        table.add_row(label, fmt(v["mean"]), f"{sd:.2f}%" if sd is not None and math.isfinite(sd) else "-", ci,
+                      fmt(v.get("best")), delta, verdict, *tail, "; ".join(notes),
+                      style="bold" if v is ranked[0] else "")
+    return table
