@@ -134,7 +134,8 @@ def test_seed_001_table_ranked_sizes_and_different_work(db: str, tmp_path: Path)
     from cyclebench.build import BuildSpec, build
 
     obj = build(BuildSpec(sources=(DATA / "extra_work.c",), cflags=("-O2",), werror=False)).objects[0]
-    fields = subprocess.run(["size", str(obj)], capture_output=True, text=True, check=True).stdout.split("\n")[1].split()
+    size = subprocess.run(["size", str(obj)], capture_output=True, text=True, check=True).stdout
+    fields = size.split("\n")[1].split()
     assert [v["-O2"]["size"][k] for k in ("text", "data", "bss", "dec")] == [int(x) for x in fields[:4]]
     assert v["-O2"]["binary_size"]["dec"] > v["-O2"]["size"]["dec"]  # the whole runner is in the JSON too
     assert v["-O2"]["stddev_pct"] is not None and v["-O2"]["ci_low"] <= v["-O2"]["mean"] <= v["-O2"]["ci_high"]
