@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from sqlalchemy import JSON, BigInteger, Float, Integer, String, Table, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Table, Text
 
 from cyclebench.model import KINDS
 from cyclebench.store import urls
@@ -66,6 +66,8 @@ def _column_schema(col: Any, required: bool) -> dict[str, Any]:
     t = col.type
     if isinstance(t, JSON):
         s: dict[str, Any] = {}
+    elif isinstance(t, Boolean):
+        s = {"type": "boolean"}
     elif isinstance(t, Float):
         s = {"type": "number"}
     elif isinstance(t, BigInteger):
