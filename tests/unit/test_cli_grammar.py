@@ -70,3 +70,30 @@ def test_variants_old_callgrind_spelling_still_parses() -> None:
 def test_a_cpu_that_does_not_exist_is_refused(argv: list[str]) -> None:
     r = CliRunner().invoke(main, argv)
     assert r.exit_code == 2 and "CPU 999 is not available here" in r.output
+
+
+STORING = {"run", "compare", "variants", "scale", "stat"}  # the commands that open a run (open_run / run.begin)
+
+
+def test_every_command_that_stores_a_run_takes_labels() -> None:
+    import inspect
+    import re
+
+    opening = {name for name, cmd in commands().items()
+               if cmd.callback is not None
+               and re.search(r"\b(open_run|begin|begin_run)\(", inspect.getsource(inspect.getmodule(cmd.callback)))}
+    assert opening == STORING
+    for name in sorted(STORING):
+        assert "--label" in opts(commands()[name]), name
+
+
+@pytest.mark.parametrize("argv", [["run", "--label", "nokey"], ["stat", "--label", "=v", "--", "true"],
+                                  ["scale", "--label", "x", "contend"], ["compare", "--label", "k", "a", "b"]])
+def test_a_label_that_is_not_key_value_is_refused(argv: list[str]) -> None:
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 2 and "is not KEY=VALUE" in r.output and "Traceback" not in r.output
+
+
+def test_labels_are_refused_where_no_run_is_stored() -> None:
+    r = CliRunner().invoke(main, ["compare", "1", "2", "--label", "k=v", "--db", "sqlite:////nonexistent/x.db"])
+    assert r.exit_code == 2 and "comparing stored runs stores none" in r.output

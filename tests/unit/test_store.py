@@ -12,6 +12,8 @@ import pytest
 
 from cyclebench.store import Store, StoreError, guess_kind, liveness, redact_argv, run_status, urls
 
+from pgcluster import pg_cluster, pg_url  # noqa: F401  (fixtures: the filters are checked on PostgreSQL too)
+
 
 def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
@@ -264,3 +266,69 @@ def test_ids_and_values_beyond_64_bits(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="a value does not fit the database"):
         s.add_result(rid, {"bench": "copy/memcpy", "param": 10**23, "status": "ok"})
     assert s.results(rid) == []
+
+
+# ---------------------------------------------------------------- filters and delete (issue 14), on both backends
+KEYS = ["a", "a.b", 'a"b', "a b", "a\\b", "ü", "$x", "[0]", "a'b"]  # label keys a JSON path would trip on
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "f.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
+def test_list_runs_filters_in_sql(any_url: str) -> None:
+    s = Store(any_url)
+    s.heartbeat_every = 0
+    ids = {}
+    for i, k in enumerate(KEYS):
+        ids[k] = s.insert_run({"started_at": f"2026-11-2{i}T10:00:00.000+00:00", "labels": {k: "v1", "n": str(i)},
+                               "host": f"h{i % 2}", "host_id": f"id{i % 2}"},
+                              [({"bench": f"g{i}/{k}", "status": "ok"}, []), ({"bench": "loop/empty", "status": "ok"},
+                                                                              [])])
+    none = s.insert_run({"started_at": "2026-10-01T00:00:00+00:00", "labels": None}, [])
+    s.begin_run(labels=None)  # stored as JSON null, not SQL NULL
+    for i, k in enumerate(KEYS):
+        assert [r["id"] for r in s.list_runs(None, labels={k: "v1"})] == [ids[k]], k
+        assert [r["id"] for r in s.list_runs(None, bench=f"g{i}/" + k.replace("[", "[[]"))] == [ids[k]], k
+        assert [r["id"] for r in s.list_runs(None, bench=f"g{i}")] == [ids[k]], k  # a group name selects its group
+    assert s.list_runs(None, labels={"a": "v2"}) == [] and s.list_runs(None, labels={"a": "v1", "n": "1"}) == []
+    assert [r["id"] for r in s.list_runs(None, labels={"a": "v1", "n": "0"})] == [ids["a"]]
+    assert len(s.list_runs(None, bench="loop/*")) == len(KEYS) and s.list_runs(None, bench="LOOP/*") == []
+    assert [r["id"] for r in s.list_runs(None, bench="g[0-1]/*")] == [ids["a.b"], ids["a"]]
+    since = {r["id"] for r in s.list_runs(None, since=dt.date(2026, 11, 25))}  # from 00:00 UTC that day on
+    assert since & set(ids.values()) == {ids[k] for k in KEYS[5:]} and none not in since
+    assert {r["host"] for r in s.list_runs(None, host="h1")} == {"h1"} and len(s.list_runs(None, host="id1")) == 4
+    assert [r["id"] for r in s.list_runs(2, host="h0", since=dt.date(2026, 11, 21))] == [ids[KEYS[8]], ids[KEYS[6]]]
+    assert none in [r["id"] for r in s.list_runs(None)]
+    # delete: its results and samples go with it, all in one transaction; unknown ids are passed over
+    rid = s.insert_run({"started_at": "2026-11-30T00:00:00+00:00"},
+                       [({"bench": "x/y", "status": "ok"}, [(1, 2), (2, 4)])])
+    kept = s.results(ids["a"])[0]["id"]
+    assert s.delete_runs([rid, ids["a.b"], 10**6, 10**23]) == (2, 3, 2)
+    assert s.get_run(rid) is None and s.results(rid) == [] and s.get_run(ids["a.b"]) is None
+    assert s.results(ids["a"])[0]["id"] == kept and s.delete_runs([]) == (0, 0, 0)
+    with s.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM samples").scalar() == 0
+        orphans = "SELECT count(*) FROM results WHERE run_id NOT IN (SELECT id FROM runs)"
+        assert conn.exec_driver_sql(orphans).scalar() == 0
+    s.close()
+
+
+def test_bench_regex_reads_globs_as_run_does() -> None:
+    import fnmatch
+    import re
+
+    from cyclebench.store.db import bench_regex
+
+    names = ["chain/add200", "chain/add400", "loop/empty", "a.b/c", "a[1]/x", "x/y+z", "chain", "chainx/add",
+             "a\\b/c", "grp/é", "a-b/c_d", "a b/c", "(x)/|y|"]
+    for pat in ["chain", "chain/*", "*/add?00", "chain/add[24]00", "chain/add[!2]00", "a.b", "a[1]/x", "a[[]1]/x",
+                "x/y+z", "*", "chain/add[0-3]*", "a\\b/c", "grp/?", "a-b/c_d", "[", "a b", "[]]", "[!]]", "ch*n",
+                "(x)/|y|", "^chain$"]:
+        globs = [pat, f"{pat}/*"] if "/" not in pat else [pat]
+        for name in names:
+            assert bool(re.search(bench_regex(pat), name)) == any(fnmatch.fnmatchcase(name, g) for g in globs), (pat,
+                                                                                                             name)

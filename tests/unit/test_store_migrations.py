@@ -97,6 +97,12 @@ def test_c7ecbb2_database_upgrades_on_open_and_reads_back(tmp_path: Path) -> Non
     assert s.results(1)[1]["extra"]["type"] == "result"
     got = [(r["id"], *smp) for rid in sorted(runs) for r in s.results(rid) for smp in s.samples(r["id"])]
     assert [(g[0], g[1], g[2]) for g in got] == [(rid, it, tk) for rid, _i, it, tk, *_ in old_samples]
+    # 0004: the identity columns are backfilled from what the old runs kept (no boot id then)
+    assert (runs[1]["kernel_release"], runs[1]["microcode"], runs[1]["compiler"], runs[1]["code_dirty"]) == (
+        "6.18.44-fc-v657", "0x1", "cc (Debian 12.2.0-14+deb12u1) 12.2.0", False)
+    assert runs[1]["kernel_version"] and runs[1]["boot_id"] is None
+    assert runs[2]["kernel_release"] == "6.18.44-fc-v657" and runs[2]["compiler"] is None  # stat: nothing built
+    assert all(runs[i][c] is None for i in (5, 6) for c in ("kernel_release", "microcode", "compiler", "code_dirty"))
     # and it goes on working: a new run next to the old ones
     rid = s.begin_run(command=["cyclebench", "run"])
     s.add_result(rid, {"bench": "a/b", "status": "ok", "per_op": 1.0}, [(1, 2, 3, 0, None)])

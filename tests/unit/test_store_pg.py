@@ -81,11 +81,13 @@ def test_abandoned_runs_by_heartbeat_and_pid(pg_url: str) -> None:  # noqa: F811
 
 def test_upgrade_from_revision_0001(pg_url: str) -> None:  # noqa: F811
     """A database at the c7ecbb2 schema (revision 0001) with its rows: upgraded on open,
-    kinds backfilled."""
+    kinds (0002) and identity columns (0004) backfilled."""
     eng = create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://"))
     with eng.begin() as conn:
         command.upgrade(migrate._alembic_config(conn), "0001")
-        conn.execute(text("INSERT INTO runs (started_at, status) VALUES ('2026-11-20T10:00:00+00:00', 'running')"))
+        conn.execute(text("INSERT INTO runs (started_at, status, env, code_rev) VALUES ('2026-11-20T10:00:00+00:00', "
+                          "'running', CAST(:env AS JSON), 'abc123-dirty')"),
+                     {"env": '{"kernel": {"release": "6.1.0-18-amd64"}, "cpu_info": {"microcode": "0xa0011d1"}}'})
         for unit, extra in (("ref-cycles", '{"type": "result"}'), ("Ir", '{"simulated": true}'),
                             ("ms", '{"stat": true}'), ("ops/s", '{"intervals_measured": 4}'),
                             ("emulated", '{"emulated": true}')):
@@ -96,7 +98,10 @@ def test_upgrade_from_revision_0001(pg_url: str) -> None:  # noqa: F811
     s = Store(pg_url)
     assert [r["kind"] for r in s.results(1)] == ["timing", "simulated", "stat", "scaling", "emulated"]
     assert s.samples(1) == [(10, 20, None, None, None)]
-    assert s.get_run(1)["status"] == "abandoned"  # no heartbeat, started days ago
+    run = s.get_run(1)
+    assert run["status"] == "abandoned"  # no heartbeat, started days ago
+    assert (run["kernel_release"], run["microcode"], run["code_dirty"], run["boot_id"]) == (  # 0004's backfill
+        "6.1.0-18-amd64", "0xa0011d1", True, None)
     s.close()
 
 

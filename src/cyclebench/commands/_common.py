@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,7 @@ from rich.text import Text
 
 from cyclebench import __version__
 from cyclebench.build import Binary
-from cyclebench.env import check, sysinfo
-from cyclebench.env.identity import code_revision
+from cyclebench.env import check, identity, sysinfo
 from cyclebench.model import FAILED_STATUSES
 from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner
@@ -94,11 +93,14 @@ class null_context:
 
 def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path], binary: Binary | None,
              runner: Runner | None, cc: str = "cc", env_extra: dict[str, Any] | None = None,
-             pinned: bool = True) -> tuple[int, float]:
+             pinned: bool = True, labels: Mapping[str, str] | None = None) -> tuple[int, float]:
     """The one way a run is opened: calibrate the timer (when there is a runner), capture the
     environment of ``cpu`` (sysinfo, and what `cyclebench check` says now) plus ``env_extra``,
-    and insert the run row (its CPU only when one runner was ``pinned`` there). Returns (run id,
-    timer rate in Hz; 0.0 without a runner)."""
+    and insert the run row (its CPU only when one runner was ``pinned`` there) with its
+    identity (host, host id, kernel release and version, boot id, CPU model and microcode,
+    compiler, cyclebench version, the sources' git revision and dirty flag: env.identity) and
+    the user's ``labels`` (--label KEY=VALUE). Returns (run id, timer rate in Hz; 0.0 without
+    a runner)."""
     calib: dict[str, Any] | None = None
     rate = 0.0
     if runner is not None:
@@ -111,10 +113,11 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     build = None if binary is None else {"cc": binary.cc, "cc_version": binary.cc_version,
                                           "cflags": list(binary.cflags), "sources": list(binary.sources),
                                           "key": binary.key}
+    ident = identity.columns(env, binary.cc_version if binary is not None else None, identity.code_identity(sources))
     run_id = store.begin_run(
         command=list(command) or sys.argv, host=env.get("hostname"),
         cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=cpu if pinned else None, tool_version=__version__,
-        code_rev=code_revision(sources), calibration=calib, env=env, build=build,
+        calibration=calib, env=env, build=build, labels=dict(labels) if labels else None, **ident,
     )
     return run_id, rate
 

@@ -6,6 +6,8 @@
 * ``runner_options``: ``--cpu N``, ``--fifo PRIO``, ``--max-rss MiB`` on every command that pins
   one runner; the command receives one ``pin: RunnerOptions``.
 * ``db_option``, ``json_option``: ``--db URL`` and ``--json FILE`` with the same meaning everywhere.
+* ``label_option``: ``--label KEY=VALUE`` (repeatable) on every command that stores a run; the
+  command receives ``label_args`` and turns them into ``{key: value}`` with ``parse_labels``.
 """
 
 from __future__ import annotations
@@ -161,6 +163,29 @@ wide_option = click.option("--wide", is_flag=True,
                            help="All columns, whatever the terminal's width (default: those that fit).")
 json_option = click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
                            help="Also write the lossless JSON of what this command produced to FILE.")
+
+label_option = click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE",
+                            help="Name the run (repeatable), e.g. kernel=r333291: stored with it, shown by "
+                                 "`runs`, filtered on by `runs --label`; compare shows labels instead of ids.")
+
+LABEL_MAX = 255  # characters of a key or a value
+
+
+def parse_labels(values: Sequence[str], option: str = "--label") -> dict[str, str]:
+    """--label KEY=VALUE (repeatable) → {key: value} (split at the first ``=``, spaces around
+    either side dropped; a later KEY wins). click.BadParameter for no ``=``, an empty key,
+    more than LABEL_MAX characters or a NUL (databases cannot store it)."""
+    out: dict[str, str] = {}
+    for v in values:
+        key, eq, value = v.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key:
+            raise click.BadParameter(f"'{v}' is not KEY=VALUE", param_hint=option)
+        if "\0" in v or len(key) > LABEL_MAX or len(value) > LABEL_MAX:
+            raise click.BadParameter(f"'{v[:40]}…' is not a label: keys and values are at most {LABEL_MAX} "
+                                     "characters, without NUL", param_hint=option)
+        out[key] = value
+    return out
 
 
 def not_a_file(name: str, command: str) -> None:

@@ -38,7 +38,9 @@ from cyclebench.commands._options import (
     build_options,
     db_option,
     json_option,
+    label_option,
     not_a_file,
+    parse_labels,
     runner_options,
     wide_option,
 )
@@ -359,12 +361,13 @@ def default_cpu() -> int:
 @json_option
 @db_option
 @wide_option
+@label_option
 @runner_options
 @build_options()
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
-                json_path: Path | None, db: str | None, wide: bool) -> None:
+                json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...]) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
     verdict only for real differences."""
@@ -373,6 +376,12 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
     from cyclebench.runner import interleave
 
     stored_runs = all((t[:1] == "g" and t[1:].isdigit()) or all(x.isdigit() for x in t.split(",")) for t in targets)
+    labels = parse_labels(label_args)
+    if stored_runs and labels:
+        raise click.UsageError("--label names the run a compare measures; comparing stored runs stores none")
+    if not stored_runs:  # bad input is said before the database is opened
+        for t in targets:
+            not_a_file(t, "compare")
     store = open_store(db, create=not stored_runs)
     if stored_runs:
         if len(targets) < 2:
@@ -395,8 +404,6 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
                 out.print(ranked_table(label + ("" if param is None else f" [{param}]"), rows[0].unit if rows else "",
                                        entries, wide=wide))
     else:
-        for t in targets:
-            not_a_file(t, "compare")
         if len(targets) < 2:
             raise UserError("compare needs at least two benchmarks (or two run ids)")
         spec = build.spec()
@@ -407,7 +414,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
                       "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
         cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
-                        fifo=pin.fifo, max_rss=pin.max_rss)
+                        fifo=pin.fifo, max_rss=pin.max_rss, labels=labels)
         try:
             with err.status("building", spinner="dots"):
                 prepared = prepare(cfg)

@@ -14,8 +14,7 @@ import click
 
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
 from cyclebench.commands._history import estimate_of, host_spread
-from cyclebench.commands._options import db_option, json_option, wide_option
-from cyclebench.commands.run import parse_labels
+from cyclebench.commands._options import db_option, json_option, parse_labels, wide_option
 from cyclebench.model import OK
 from cyclebench.report import history as report
 from cyclebench.report.plots import FORMATS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from cyclebench.commands._common import (
     open_store,
     out,
 )
+from cyclebench.commands._options import parse_labels
 from cyclebench.commands.compare import Row
 from cyclebench.model import STAT, Comparison
 from cyclebench.report import console as console_report
@@ -86,25 +88,43 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool) -> None:
     chart = plots.text_chart(series)
     if chart:
         out.print(safe_text("\n".join(chart)))
+    identity = console_report.identity_line(run)
+    if identity:
+        err.print(safe_text(identity, multiline=False), highlight=False, soft_wrap=True)
     if run.get("calibration"):
         err.print(safe_text(console_report.calibration_line(run.get("calibration"))))
 
 
 @click.command("runs")
 @click.option("--db", metavar="URL", help="Database URL.")
-@click.option("-n", "limit", type=click.IntRange(1, 1_000_000), default=20, show_default=True)
-def runs_cmd(db: str | None, limit: int) -> None:
-    """List stored runs, newest first."""
+@click.option("-n", "limit", type=click.IntRange(1, 1_000_000), default=20, show_default=True,
+              help="The newest this many runs (of those the filters pass).")
+@click.option("--bench", metavar="GLOB", help="Only runs with a result of a benchmark matching GLOB (as run -b reads "
+                                               "it: a group name selects its group).")
+@click.option("--host", metavar="H", help="Only runs on host H (its name, or the host id `show` prints).")
+@click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE",
+              help="Only runs labelled so (repeatable: every one must hold).")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+              help="Only runs started on that day (UTC) or later.")
+def runs_cmd(db: str | None, limit: int, bench: str | None, host: str | None, label_args: tuple[str, ...],
+             since: dt.datetime | None) -> None:
+    """List stored runs, newest first, with their labels; filtered by benchmark, host, label and date."""
+    labels = parse_labels(label_args)
     store = open_store(db, create=False)
     table = FitTable([Column("run"), Column("started", justify="left"), Column("status", justify="left"),
+                      Column("labels", justify="left", priority=1, fold=16),
                       Column("host", justify="left", priority=2, fold=16),
                       Column("cpu model", justify="left", priority=3, fold=16), Column("CPU", priority=1),
                       Column("command", justify="left", notes=True)])
-    for r in store.list_runs(limit):
+    found = store.list_runs(limit, host=host, since=since.date() if since else None, labels=labels, bench=bench)
+    for r in found:
         command = r["command"] if isinstance(r["command"], list) else [r["command"] or ""]
         table.add_row(*(safe_text(x, multiline=False) for x in (
-            r["id"], r["started_at"], r["status"], r["host"] or "", r["cpu_model"] or "", r["cpu"],
-            " ".join(map(str, command)))))
+            r["id"], r["started_at"], r["status"], console_report.labels_text(r.get("labels")), r["host"] or "",
+            r["cpu_model"] or "", r["cpu"], " ".join(map(str, command)))))
+    if not found and (bench or host or labels or since):
+        err.print(f"no run in {store.url} passes these filters", highlight=False)
+        return
     out.print(table)
 
 

@@ -47,6 +47,8 @@ from cyclebench.commands._options import (
     build_options,
     db_option,
     json_option,
+    label_option,
+    parse_labels,
     runner_options,
     wide_option,
 )
@@ -92,6 +94,7 @@ class RunConfig:
     max_rss: int | None = None  # bytes: a runner whose session's RSS passes this is killed (row 'failed')
     processes: int = 1  # runner processes each benchmark's rounds are spread over (two-level CI when > 1)
     target_ci: float | None = None  # relative half-width of the CI to reach (passes of 10 rounds), None: fixed
+    labels: dict[str, str] | None = None  # --label KEY=VALUE: stored with the run (open_run)
 
 
 @dataclass
@@ -120,8 +123,10 @@ def prepare(cfg: RunConfig) -> Prepared:
 
 
 def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]:
-    """Open the run of `run`, `compare` and `variants` (see open_run). Returns (run id, timer Hz)."""
-    return open_run(store, cfg.command, prepared.cpu, cfg.spec.sources, prepared.binary, prepared.runner)
+    """Open the run of `run`, `compare` and `variants` (see open_run), with ``cfg.labels``.
+    Returns (run id, timer Hz)."""
+    return open_run(store, cfg.command, prepared.cpu, cfg.spec.sources, prepared.binary, prepared.runner,
+                    labels=cfg.labels)
 
 
 def execute(
@@ -211,8 +216,7 @@ def execute(
               help="Seconds before a benchmark is declared hung and killed (default from --max-time).")
 @click.option("--runs", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Replicate runs, one after another, stored as one group that compare takes as one side (gN).")
-@click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE",
-              help="Name the run (repeatable), e.g. kernel=r333291; compare shows labels instead of ids.")
+@label_option
 @click.option("--processes", type=click.IntRange(1, 64), default=DEFAULT_PROCESSES, show_default=True,
               help="Runner processes each benchmark's rounds are spread over, in passes over all benchmarks; "
                    "the CI is bootstrapped over them (1: one process, the within-process CI only).")
@@ -252,7 +256,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=pin.cpu, options=opts, timeout=timeout,
                     command=["cyclebench", *sys.argv[1:]], fifo=pin.fifo, backend=backend, sim_iters=sim_iters,
                     cache=cache, events=groups, max_rss=pin.max_rss, processes=processes,
-                    target_ci=target_ci / 100 if target_ci and processes > 1 else None)
+                    target_ci=target_ci / 100 if target_ci and processes > 1 else None, labels=labels)
     try:
         with err.status("building", spinner="dots") if not quiet else null_context():
             prepared = prepare(cfg)
@@ -273,7 +277,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     all_rows: list[dict[str, Any]] = []
     ids: list[int] = []
     for _ in range(runs):  # replicate runs, one after the other, stored as one group (g<first id>)
-        run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, labels, grouped=runs > 1)
+        run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, grouped=runs > 1)
         ids.append(run_id)
         all_rows += rows
         spreads = _run_to_run(store, run_id, rows)
@@ -301,9 +305,9 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
 
 
 def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
-                 earlier: list[int], labels: dict[str, str], grouped: bool) -> tuple[int, list[dict[str, Any]]]:
+                 earlier: list[int], grouped: bool) -> tuple[int, list[dict[str, Any]]]:
     """One run with its progress bar; Ctrl-C keeps what was measured (exit 130). The run gets
-    ``labels`` and, with ``grouped``, the group of the first of the replicate runs."""
+    cfg.labels as it opens and, with ``grouped``, the group of the first of the replicate runs."""
     rows: list[dict[str, Any]] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -312,8 +316,8 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
 
     def on_open(rid: int) -> None:
         opened.append(rid)
-        if labels or grouped:
-            store.update_run(rid, labels=labels or None, group_id=(earlier or [rid])[0] if grouped else None)
+        if grouped:
+            store.update_run(rid, group_id=(earlier or [rid])[0])
 
     try:
         with progress:
@@ -341,17 +345,6 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
     except StoreError as e:
         raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
     return run_id, rows
-
-
-def parse_labels(values: tuple[str, ...]) -> dict[str, str]:
-    """--label KEY=VALUE (repeatable) → {key: value}; click.BadParameter otherwise."""
-    out_: dict[str, str] = {}
-    for v in values:
-        key, eq, value = v.partition("=")
-        if not eq or not key.strip():
-            raise click.BadParameter(f"'{v}' is not KEY=VALUE", param_hint="--label")
-        out_[key.strip()] = value.strip()
-    return out_
 
 
 def _events_and_cache(events_spec: str | None, cache_spec: str | None,

@@ -26,7 +26,9 @@ from cyclebench.commands._options import (
     build_options,
     db_option,
     json_option,
+    label_option,
     not_a_file,
+    parse_labels,
     wide_option,
 )
 from cyclebench.commands._progress import Steps
@@ -52,6 +54,7 @@ class ScaleConfig(ScaleOptions):
     retries: int = 2  # a disturbed task count is measured again up to this many times
     passes: int = 3  # alternating passes over the task counts, each lasting duration / passes
     command: Sequence[str] = ()
+    labels: dict[str, str] | None = None  # --label KEY=VALUE: stored with the run
 
 
 # ----------------------------------------------------------------------------- the sweep
@@ -152,7 +155,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     # one environment capture for every command (stat and scale runs stored no topology or
     # frequency before): the first task CPU's, no timer calibration (throughput needs none)
     run_id, _ = open_run(store, cfg.command, cpus[0], cfg.spec.sources, b, None, env_extra={"scale": settings},
-                         pinned=False)
+                         pinned=False, labels=cfg.labels)
     series: list[Series] = []
     with store.finishing(run_id):
         for item in prepared.items:
@@ -208,11 +211,12 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
               help="Also write one CSV row per benchmark × mode × task count.")
 @db_option
 @wide_option
+@label_option
 @build_options()
 def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | None, mode: str,
               duration: float, passes: int, interval: float, warmup: float, cpus_text: str | None, retries: int,
               plot_path: Path | None, json_path: Path | None, csv_path: Path | None, db: str | None,
-              wide: bool) -> None:
+              wide: bool, label_args: tuple[str, ...]) -> None:
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
     efficiency, per-task fairness (will-it-scale done right)."""
     import csv
@@ -222,6 +226,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
 
     for b in benches:
         not_a_file(b, "scale")
+    labels = parse_labels(label_args)
     if plot_path is not None and plot_path.suffix.lower() not in plots.FORMATS:
         raise UserError(f"--plot: the file must end in {', '.join(plots.FORMATS)}")
     try:
@@ -233,7 +238,8 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
     except ValueError as e:  # ScaleError, a bad --cpus
         raise UserError(str(e)) from None
     cfg = ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration, interval=interval,
-                      warmup=warmup, cpus=cpus, retries=retries, passes=passes, command=["cyclebench", *sys.argv[1:]])
+                      warmup=warmup, cpus=cpus, retries=retries, passes=passes, command=["cyclebench", *sys.argv[1:]],
+                      labels=labels)
     store = open_store(db)
     try:
         with err.status("building", spinner="dots"):

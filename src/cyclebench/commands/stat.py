@@ -27,7 +27,7 @@ from cyclebench import counters
 from cyclebench.build import BuildError
 from cyclebench.build.statexec import build_statexec
 from cyclebench.commands._common import UserError, err, open_run, open_store, out
-from cyclebench.commands._options import RunnerOptions, pin_options
+from cyclebench.commands._options import RunnerOptions, label_option, parse_labels, pin_options
 from cyclebench.commands._progress import Steps
 from cyclebench.counters.events import per_run_counts
 from cyclebench.env import sysinfo
@@ -126,10 +126,11 @@ class Stat:
 
 
 # ---------------------------------------------------------------- storing
-def begin_run(store: Any, stat: Stat, command: Sequence[str]) -> int:
-    """The run, opened as every command opens one (topology and frequency of the CPU it ran on)."""
+def begin_run(store: Any, stat: Stat, command: Sequence[str], labels: dict[str, str] | None = None) -> int:
+    """The run, opened as every command opens one (topology and frequency of the CPU it ran on),
+    with the user's ``labels``."""
     cpu = stat.cpu if stat.cpu is not None else sysinfo.choose_cpu()
-    run_id, _ = open_run(store, command, cpu, [], None, None, pinned=stat.cpu is not None)
+    run_id, _ = open_run(store, command, cpu, [], None, None, pinned=stat.cpu is not None, labels=labels)
     store.update_run(run_id, summary={"stat": {**stat.describe(), "repetitions": []}})
     return run_id
 
@@ -174,12 +175,15 @@ def hints(stat: Stat, metrics: Sequence[Metric]) -> list[str]:
               help="callgrind cache geometry (default as for run).")
 @click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
 @click.option("-q", "--quiet", is_flag=True, help="No table.")
+@label_option
 @pin_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cache_spec: str | None,
-             db: str | None, quiet: bool, pin: RunnerOptions, command: tuple[str, ...]) -> None:
+             db: str | None, quiet: bool, pin: RunnerOptions, command: tuple[str, ...],
+             label_args: tuple[str, ...]) -> None:
     """Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec,
     children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS]."""
+    labels = parse_labels(label_args)
     try:
         cache = callgrind.parse_cache(cache_spec)
         st = Stat(command, events=events, pre=pre, backend=backend, cache=cache, cpu=pin.cpu, fifo=pin.fifo)
@@ -191,7 +195,8 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
         raise UserError(str(e)) from None
     argv = ["cyclebench", "stat", "-r", str(repeat), "--backend", backend, *(["-e", events] if events else []),
             *(["--cpu", str(pin.cpu)] if pin.cpu is not None else []), *(["--fifo", str(pin.fifo)] if pin.fifo else []),
-            *(["--pre", pre] if pre else []), "--", *command]
+            *(["--pre", pre] if pre else []), *(a for k, v in labels.items() for a in ("--label", f"{k}={v}")),
+            "--", *command]
     store = open_store(db)
     reps: list[dict[str, Any]] = []
     run_id: int | None = None
@@ -201,7 +206,7 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
             for k in range(repeat):
                 reps.append(st.run_one(k))
                 if run_id is None:
-                    run_id = begin_run(store, st, argv)
+                    run_id = begin_run(store, st, argv, labels)
                 record_repetition(store, run_id, st, reps)
                 steps.step(f"repetition {k + 1}")
     except KeyboardInterrupt:

@@ -50,6 +50,8 @@ from cyclebench.commands._options import (
     build_options,
     db_option,
     json_option,
+    label_option,
+    parse_labels,
     runner_options,
     wide_option,
 )
@@ -337,13 +339,14 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 @json_option
 @db_option
 @wide_option
+@label_option
 @runner_options
 @build_options(positional=True, cc=False, cflags_default="",
                cflags_help="Flags every variant shares, before its own --flags.")
 def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, ...], ccs: tuple[str, ...],
                  target: str | None, globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, backend: str,
                  callgrind_flag: bool, rounds: int, min_time: float, timeout: float | None, json_path: Path | None,
-                 db: str | None, wide: bool, sort: str, baseline: str | None) -> None:
+                 db: str | None, wide: bool, sort: str, baseline: str | None, label_args: tuple[str, ...]) -> None:
     """Build FILES once per flag set / compiler / target and measure the builds side by side."""
     import json
 
@@ -355,6 +358,7 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
         raise click.BadParameter(str(e), param_hint="--flags") from None
     if not build.files:
         raise click.UsageError("variants needs C files (FILE... or -f FILE)")
+    labels = parse_labels(label_args)
     cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
     pin = replace(pin, cpu=cpu)
     sim = backend == "callgrind" or callgrind_flag
@@ -383,7 +387,7 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
             raise unbuilt[0]
         opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
         spec = replace(build.spec(cc=vs[0].cc, target=target), cflags=(*build.cflags, *vs[0].cflags))
-        cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]])
+        cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]], labels=labels)
         rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
         run_id = rid
 

@@ -30,6 +30,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cyclebench.env.identity import boot_id
 from cyclebench.env.kernel import (
     _CLOCKSOURCE,
     KERN_LOG,
@@ -345,8 +346,9 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT) -> dict[str, Any]:
 
     Keys: cpu, topology (cpu_topology), cpu_info (with flags), frequency (frequency_info),
     kernel, hypervisor, tsc, pmu, load, busy (busy_on_cpu), compiler (compiler_info(cc)),
-    python {version, implementation, executable}, hostname, cyclebench_version (installed
-    distribution's, else None), captured_at (Unix time, s), capture_s (seconds it took).
+    python {version, implementation, executable}, hostname, boot_id (identity.boot_id),
+    cyclebench_version (installed distribution's, else None), captured_at (Unix time, s),
+    capture_s (seconds it took).
     Stored in the runs table's ``env`` column; ``cyclebench check`` reads it back.
     """
     root = Path(root)
@@ -370,6 +372,7 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT) -> dict[str, Any]:
             "executable": sys.executable,
         },
         "hostname": hostname,
+        "boot_id": boot_id(root),
         "cyclebench_version": _version(),
         "captured_at": time.time(),
     }

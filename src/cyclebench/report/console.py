@@ -205,6 +205,44 @@ def calibration_line(cal: dict[str, Any] | None) -> str:
     return line
 
 
+def labels_text(labels: Any) -> str:
+    """A run's labels as ``key=value, key=value`` (what --label gave), "" without any."""
+    if not isinstance(labels, dict) or not labels:
+        return ""
+    return ", ".join(f"{k}={v}" for k, v in labels.items())
+
+
+def identity_line(run: dict[str, Any]) -> str:
+    """One line on who and what made a stored run (a runs row, issue 14): host and host id,
+    kernel release (and version string), boot id, CPU model and microcode, compiler,
+    cyclebench version, the sources' revision (dirty or not), labels. Absent facts are left
+    out; ids are cut to 12 (host) and 8 (boot) characters, as git shortens hashes."""
+    parts: list[str] = []
+    if run.get("host") or run.get("host_id"):
+        host = str(run.get("host") or "?")
+        parts.append(f"host {host}" + (f" (id {str(run['host_id'])[:12]})" if run.get("host_id") else ""))
+    if run.get("kernel_release"):
+        parts.append(f"kernel {run['kernel_release']}" + (f" {run['kernel_version']}" if run.get("kernel_version")
+                                                          else ""))
+    if run.get("boot_id"):
+        parts.append(f"boot {str(run['boot_id'])[:8]}")
+    cpu = run.get("cpu_model") or ""
+    if run.get("microcode"):
+        cpu = f"{cpu}{', ' if cpu else ''}microcode {run['microcode']}"
+    if cpu:
+        parts.append(cpu)
+    if run.get("compiler"):
+        parts.append(str(run["compiler"]))
+    if run.get("tool_version"):
+        parts.append(f"cyclebench {run['tool_version']}")
+    if run.get("code_rev"):
+        rev = str(run["code_rev"])
+        parts.append(f"code {rev}" + (" (dirty)" if run.get("code_dirty") and not rev.endswith("-dirty") else ""))
+    if labels_text(run.get("labels")):
+        parts.append(f"labels {labels_text(run.get('labels'))}")
+    return " · ".join(parts)
+
+
 def environment_lines(rows: Iterable[Result]) -> list[str]:
     """Run-level facts behind the table: how disturbances were detected and what the core
     clock did (the calibration's own stability)."""

@@ -31,7 +31,9 @@ import platformdirs
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
+    ColumnElement,
     Connection,
     Engine,
     Float,
@@ -42,8 +44,13 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    delete,
     event,
+    exists,
+    func,
     insert,
+    literal,
+    or_,
     select,
     update,
 )
@@ -81,6 +88,15 @@ runs = Table(
     # (`run --runs N`: the group's first run id), both from migration 0003
     Column("labels", JSON),
     Column("group_id", Integer, index=True),
+    # who and what made it, as columns to filter on (env.identity.columns; migration 0004): uname -r
+    # and -v, the boot it ran in, the CPU's microcode, the compiler (first line of `cc --version`;
+    # None when nothing was built), and whether the measured sources differ from code_rev
+    Column("kernel_release", String(255)),
+    Column("kernel_version", String(255)),
+    Column("boot_id", String(64)),
+    Column("microcode", String(40)),
+    Column("compiler", String(255)),
+    Column("code_dirty", Boolean),
 )
 
 results = Table(
@@ -190,6 +206,47 @@ def guess_kind(fields: Mapping[str, Any]) -> str:
     if unit == "Ir" or extra.get("simulated"):
         return SIMULATED
     return TIMING
+
+
+_REGEX_SPECIAL = frozenset("\\.^$*+?()[]{}|/-")  # escaped with a backslash: literal in Python re and PostgreSQL
+
+
+def _literal(ch: str) -> str:
+    return "\\" + ch if ch in _REGEX_SPECIAL or (ch.isascii() and not ch.isalnum() and ch not in "_ ") else ch
+
+
+def bench_regex(pattern: str) -> str:
+    """The anchored regular expression of a benchmark glob as `run -b` reads it (fnmatchcase:
+    ``*``, ``?``, ``[seq]``, ``[!seq]``; a pattern without ``/`` also selects its group,
+    ``pattern/*``), written so that Python's re (SQLite's REGEXP, which SQLAlchemy provides)
+    and PostgreSQL's ``~`` read it alike: case-sensitive, punctuation escaped."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        i += 1
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[":
+            j = i + (i < n and pattern[i] == "!")
+            j += j < n and pattern[j] == "]"
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:  # no closing bracket: a literal "[", as fnmatch reads it
+                out.append("\\[")
+                continue
+            body = pattern[i:j]
+            i = j + 1
+            negate = body.startswith("!")
+            body = body[1:] if negate else body
+            members = "".join("\\" + c if c in "\\^[]" else c for c in body)
+            out.append(f"[{'^' if negate else ''}{members}]")
+        else:
+            out.append(_literal(ch))
+    rx = "".join(out)
+    return f"^(?:{rx}|{rx}/.*)$" if "/" not in pattern else f"^{rx}$"
 
 
 def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -503,15 +560,50 @@ class Store:
             row = conn.execute(select(runs.c.id).order_by(runs.c.id.desc()).limit(1)).first()
         return int(row[0]) if row else None
 
+    def _label_is(self, key: str, value: str) -> ColumnElement[bool]:
+        """runs.labels holds ``key`` with the string ``value`` (any key: bound, never spliced)."""
+        if self.engine.dialect.name == "sqlite":  # a JSON path cannot quote every key: look at each pair
+            each = func.json_each(runs.c.labels).table_valued("key", "value")
+            return exists(select(literal(1)).select_from(each).where(each.c.key == key, each.c.value == value))
+        return runs.c.labels[key].as_string() == value  # PostgreSQL: labels ->> key (NULL for a non-object)
+
     @_guard
-    def list_runs(self, limit: int | None = 20) -> list[dict[str, Any]]:
-        """The newest ``limit`` runs (None or negative: all), newest first."""
+    def list_runs(self, limit: int | None = 20, *, host: str | None = None, since: dt.date | None = None,
+                  labels: Mapping[str, str] | None = None, bench: str | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` runs (None or negative: all), newest first, among those that
+        pass every filter given (all in SQL): ``host`` (its host name or host id), ``since``
+        (started on that UTC date or later), ``labels`` (each key holds its value), ``bench``
+        (a result whose benchmark matches the glob as `run -b` does: bench_regex)."""
         q = select(runs).order_by(runs.c.id.desc())
+        if host is not None:
+            q = q.where(or_(runs.c.host == host, runs.c.host_id == host))
+        if since is not None:
+            q = q.where(runs.c.started_at >= since.isoformat())  # ISO strings in UTC sort as times
+        for key, value in (labels or {}).items():
+            q = q.where(self._label_is(key, value))
+        if bench is not None:
+            q = q.where(runs.c.id.in_(select(results.c.run_id).where(results.c.bench.regexp_match(bench_regex(bench)))))
         if limit is not None and limit >= 0:
             q = q.limit(limit)
         with self.engine.connect() as conn:
             rows = conn.execute(q).mappings().all()
         return [self._run_out(r) for r in rows]
+
+    @_guard
+    def delete_runs(self, run_ids: Sequence[int]) -> tuple[int, int, int]:
+        """Delete runs ``run_ids`` with their results and samples, in one transaction (all or
+        nothing); ids not in the database are passed over. Returns the numbers of runs,
+        results and samples deleted. Whether a run may go (still running?) is the caller's
+        decision."""
+        ids = sorted({int(i) for i in run_ids if -(2**63) <= int(i) < 2**63})
+        if not ids:
+            return 0, 0, 0
+        with self._write() as conn:
+            of_runs = select(results.c.id).where(results.c.run_id.in_(ids))
+            n_samples = conn.execute(delete(samples).where(samples.c.result_id.in_(of_runs))).rowcount
+            n_results = conn.execute(delete(results).where(results.c.run_id.in_(ids))).rowcount
+            n_runs = conn.execute(delete(runs).where(runs.c.id.in_(ids))).rowcount
+        return n_runs, n_results, n_samples
 
     @_guard
     def results(self, run_id: int) -> list[dict[str, Any]]:

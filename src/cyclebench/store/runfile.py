@@ -7,6 +7,10 @@ another database gives back the same rows and samples, so a run can be moved bet
 machines and re-analysed. Passwords are not exported (the source URL and the stored command
 line are masked).
 
+Only the run file is importable: the other JSON cyclebench writes (compare's verdicts,
+variants' summary, check's findings, selftest's report) holds no run and no samples, and is
+refused in one line that names it (``what_it_is``), as are Google Benchmark and pyperf files.
+
 An import is checked before anything is written — JSON Schema (built from the tables, so a
 string never reaches a number column, an integer never exceeds its column, a text never its
 length) plus what a schema cannot say (sample lists of one length, no NUL, valid Unicode) —
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from sqlalchemy import JSON, BigInteger, Float, Integer, String, Table, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Table, Text
 
 from cyclebench.model import KINDS
 from cyclebench.store import urls
@@ -66,6 +70,8 @@ def _column_schema(col: Any, required: bool) -> dict[str, Any]:
     t = col.type
     if isinstance(t, JSON):
         s: dict[str, Any] = {}
+    elif isinstance(t, Boolean):
+        s = {"type": "boolean"}
     elif isinstance(t, Float):
         s = {"type": "number"}
     elif isinstance(t, BigInteger):
@@ -164,10 +170,48 @@ def _check_float_columns(data: Mapping[str, Any], name: str) -> None:
                 raise ExportError(f"{name}: {where}.{k} = {v} is an integer beyond 64 bits (write it as a float)")
 
 
+IMPORTABLE = "import takes a run file (written by run --json, scale --json and export --json)"
+_STORED = "the run that command stored imports once exported (cyclebench export RUN --json FILE)"
+
+
+def _rows_with(data: list[Any], keys: set[str]) -> bool:
+    return bool(data) and all(isinstance(x, dict) and keys <= set(x) for x in data)
+
+
+def what_it_is(data: Any) -> str:
+    """What a JSON document that is not a run file is, as one clause of the refusal: the
+    other files cyclebench writes (compare's, variants', check's and selftest's --json) are
+    recognised by their shape and named with why they cannot become a run (no run row, no
+    raw samples), as are the formats other tools read (Google Benchmark, pyperf)."""
+    if isinstance(data, list):
+        if _rows_with(data, {"a", "b", "comparison"}):
+            return (f"this is compare's --json: its verdicts, without the run and the samples they came from; "
+                    f"{_STORED}")
+        if _rows_with(data, {"bench", "variants"}):
+            return (f"this is variants' --json: a summary per benchmark and variant, without the samples; "
+                    f"{_STORED}")
+        if _rows_with(data, {"name", "status", "detail", "fix"}):
+            return "this is check's --json: findings on the machine's settings, not a measurement"
+        return f"not a cyclebench run export (a JSON list): {IMPORTABLE}"
+    if isinstance(data, dict):
+        fmt = data.get("format")
+        if {"passed", "checks"} <= set(data):
+            return "this is selftest's --json: its checks of cyclebench itself, not a stored run"
+        if "benchmarks" in data and "context" in data:
+            return ("this is Google Benchmark JSON: statistics per benchmark, without the raw samples and "
+                    f"the environment a run keeps; {IMPORTABLE}")
+        if "benchmarks" in data and "metadata" in data:
+            return f"this is pyperf JSON: values per benchmark, without the raw batches a run keeps; {IMPORTABLE}"
+        if isinstance(fmt, str) and fmt.startswith("cyclebench-"):
+            return f"this is a '{_short(fmt, 40)}' file, not a run: {IMPORTABLE}"
+    return f"not a cyclebench run export (no \"format\": \"{FORMAT}\"): {IMPORTABLE}"
+
+
 def validate(data: Any, name: str = "import") -> None:
-    """Raise ExportError (one line, naming the place) unless ``data`` is an importable run."""
+    """Raise ExportError (one line, naming the place) unless ``data`` is an importable run;
+    a file cyclebench wrote that is not a run is named (what_it_is)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ExportError(f"{name}: not a cyclebench run export (no \"format\": \"{FORMAT}\")")
+        raise ExportError(f"{name}: {what_it_is(data)}")
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         raise ExportError(f"{name}: export version {version} is newer than this cyclebench (it reads {VERSION})")

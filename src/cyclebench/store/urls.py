@@ -43,7 +43,9 @@ def display(url: str | URL) -> str:
 def parse(raw: str) -> URL:
     """The SQLAlchemy URL to connect to; raises UrlError (its message without the URL) for a
     malformed or unsupported one.
-    ``postgresql://`` (SQLAlchemy's default driver would be psycopg2) is driven by psycopg 3."""
+    ``postgresql://`` (SQLAlchemy's default driver would be psycopg2) is driven by psycopg 3;
+    another driver named in the URL (``postgresql+psycopg2://``, ``sqlite+pysqlcipher://``) is
+    refused: the schema and the tests know psycopg 3 and Python's sqlite3 only."""
     try:
         url = make_url(raw)
     except (ArgumentError, ValueError):
@@ -54,6 +56,11 @@ def parse(raw: str) -> URL:
                        "or PostgreSQL (postgresql://user@host/db)")
     if url.drivername == "postgresql":
         url = url.set(drivername="postgresql+psycopg")
+    elif backend == "postgresql" and url.get_driver_name() != "psycopg":
+        raise UrlError(f"unsupported PostgreSQL driver '{url.get_driver_name()}': cyclebench drives PostgreSQL with "
+                       "psycopg 3 (postgresql://user@host/db or postgresql+psycopg://…)")
+    elif backend == "sqlite" and url.get_driver_name() != "pysqlite":
+        raise UrlError(f"unsupported SQLite driver '{url.get_driver_name()}': use sqlite:///path")
     return url
 
 
