@@ -57,3 +57,12 @@ def test_history_needs_its_bench_and_a_parameter(db: str) -> None:
     assert cli("history", "copy/x", "-p", "48", "--since", "yesterday").exit_code == 2
     assert cli("history", "copy/x", "-p", "48", "--plot", "h.txt").exit_code == 2
     assert cli("history", "copy/x", "-p", "48", "--since", "2999-01-01").exit_code == 2  # nothing that recent
+
+
+def test_history_json_is_named_by_import(db: str, tmp_path: Path) -> None:
+    _history(db, [300.0, 301.0, 299.0, 300.5])
+    out = tmp_path / "h.json"
+    assert cli("history", "hist/op", "--json", str(out)).exit_code == 0
+    assert json.loads(out.read_text())["format"] == "cyclebench-history"
+    r = cli("import", str(out))
+    assert r.exit_code == 2 and "history's --json" in r.output

@@ -118,6 +118,7 @@ def history_cmd(bench: str, param: int | None, variant: str, host: str | None, l
         err.print(f"history plot: {plot_path}", highlight=False)
     if json_path is not None:
         write_text(json_path, json.dumps({
+            "format": "cyclebench-history", "version": 1,
             "bench": bench, "param": param, "variant": variant, "unit": unit, "margin": margin,
             "sigma": h.sigma, "sigma_source": h.sigma_source, "alpha": h.alpha, "min_segment": h.min_segment,
             "points": points, "outliers": h.outliers,

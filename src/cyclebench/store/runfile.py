@@ -202,6 +202,9 @@ def what_it_is(data: Any) -> str:
                     f"the environment a run keeps; {IMPORTABLE}")
         if "benchmarks" in data and "metadata" in data:
             return f"this is pyperf JSON: values per benchmark, without the raw batches a run keeps; {IMPORTABLE}"
+        if fmt == "cyclebench-history":
+            return ("this is history's --json: per-run estimates and change points of one benchmark, taken from "
+                    f"runs stored elsewhere; {IMPORTABLE}")
         if isinstance(fmt, str) and fmt.startswith("cyclebench-"):
             return f"this is a '{_short(fmt, 40)}' file, not a run: {IMPORTABLE}"
     return f"not a cyclebench run export (no \"format\": \"{FORMAT}\"): {IMPORTABLE}"
