@@ -38,14 +38,17 @@ from cyclebench.commands._common import (
     out,
     parse_params,
 )
+from cyclebench.commands._export import deliver, export_runs
 from cyclebench.commands._history import host_spread
 from cyclebench.commands._options import (
     SEED,
     BuildOptions,
+    OutputOptions,
     RunnerOptions,
     Seconds,
     build_options,
     db_option,
+    format_option,
     json_option,
     runner_options,
     wide_option,
@@ -223,6 +226,7 @@ def execute(
 @click.option("--seed", type=SEED, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
 @click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
 @json_option
+@format_option
 @db_option
 @wide_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
@@ -241,7 +245,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
         backend: str, sim_iters: int, cache_spec: str | None, processes: int, runs: int,
-        label_args: tuple[str, ...], target_ci: float) -> None:
+        label_args: tuple[str, ...], target_ci: float, output: OutputOptions) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
@@ -273,11 +277,12 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     all_rows: list[dict[str, Any]] = []
     ids: list[int] = []
     for _ in range(runs):  # replicate runs, one after the other, stored as one group (g<first id>)
-        run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, labels, grouped=runs > 1)
+        run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, labels, grouped=runs > 1,
+                                    table=not output.to_stdout)
         ids.append(run_id)
         all_rows += rows
         spreads = _run_to_run(store, run_id, rows)
-        if not quiet:
+        if not quiet and not output.to_stdout:  # stdout carries only the export
             _report(store, run_id, rows, prepared, backend, net, wide, bool(groups))
         if json_path is not None:
             try:
@@ -291,6 +296,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
                                 f"(run #{run_id})") from None
         if not quiet:
             err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
+    if output.asked:  # every replicate run's rows (json: the last run)
+        deliver(output, export_runs(store, ids, output.fmt), stored=f"run #{ids[-1]}")
     if len(ids) > 1:
         err.print(f"replicate group g{ids[0]}: runs {','.join(map(str, ids))} (compare g{ids[0]} g…)", highlight=False)
     rows = all_rows
@@ -301,9 +308,11 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
 
 
 def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
-                 earlier: list[int], labels: dict[str, str], grouped: bool) -> tuple[int, list[dict[str, Any]]]:
-    """One run with its progress bar; Ctrl-C keeps what was measured (exit 130). The run gets
-    ``labels`` and, with ``grouped``, the group of the first of the replicate runs."""
+                 earlier: list[int], labels: dict[str, str], grouped: bool,
+                 table: bool = True) -> tuple[int, list[dict[str, Any]]]:
+    """One run with its progress bar; Ctrl-C keeps what was measured (exit 130) and shows it
+    (unless not ``table``). The run gets ``labels`` and, with ``grouped``, the group of the
+    first of the replicate runs."""
     rows: list[dict[str, Any]] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -331,7 +340,7 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
 
             run_id, _ = execute(cfg, prepared, store, on_start, lambda _i, row: rows.append(row), on_open=on_open)
     except KeyboardInterrupt:
-        if not quiet and rows:
+        if not quiet and rows and table:
             console_report.print_results(rows, out, net=net, wide=wide)
         where = f"run #{opened[0]}" if opened else "no run was opened"  # ours, not the DB's newest (D17)
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
