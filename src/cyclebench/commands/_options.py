@@ -221,7 +221,7 @@ def format_option(f: F) -> F:
         click.option("--format", "export_format", type=click.Choice(EXPORT_FORMATS), default=None,
                      help="Export what this command produced in this format (docs/exports.md); without -o, stdout "
                           "carries only the export and no table."),
-        click.option("-o", "--output", "output_path", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+        click.option("-o", "--output", "output_path", type=click.Path(path_type=Path, allow_dash=True),
                      default=None, metavar="FILE", help="Write the export to FILE (default format: json)."),
     ]
     for opt in reversed(opts):
