@@ -349,3 +349,14 @@ def test_no_nan_reaches_a_json_export() -> None:
     for fmt in ("gbench", "pyperf"):
         json.loads(write(fmt, Export(rows, {1: run_row(1)})).text, parse_constant=lambda c: pytest.fail(c))
 
+
+
+def test_run_compare_and_export_share_format_and_output() -> None:
+    from cyclebench.cli import main
+    from cyclebench.commands._options import EXPORT_FORMATS
+
+    assert set(EXPORT_FORMATS) == {"json", *FORMATS}
+    for name in ("run", "compare", "export"):
+        params = {o: p for p in main.commands[name].params for o in getattr(p, "opts", ())}
+        assert {"--format", "-o", "--output", "--json"} <= set(params), name
+        assert tuple(params["--format"].type.choices) == EXPORT_FORMATS, name
