@@ -282,8 +282,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         ids.append(run_id)
         all_rows += rows
         spreads = _run_to_run(store, run_id, rows)
-        if not quiet and not output.to_stdout:  # stdout carries only the export
-            _report(store, run_id, rows, prepared, backend, net, wide, bool(groups))
+        if not quiet:  # with an export on stdout, only the lines on stderr
+            _report(store, run_id, rows, prepared, backend, net, wide, bool(groups), table=not output.to_stdout)
         if json_path is not None:
             try:
                 data = json_report.run_to_dict(store, run_id)
@@ -390,12 +390,14 @@ def _run_to_run(store: Store, run_id: int, rows: list[dict[str, Any]]) -> dict[t
 
 
 def _report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prepared, backend: str, net: bool,
-            wide: bool, counted: bool) -> None:
-    """The run's table (simulated counts under callgrind), counters, and the calibration and
-    environment lines on stderr."""
+            wide: bool, counted: bool, table: bool = True) -> None:
+    """The run's table (simulated counts under callgrind), counters (not without ``table``),
+    and the calibration and environment lines on stderr."""
     title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
     run_row = store.get_run(run_id) or {}
-    if backend == "callgrind":
+    if not table:
+        pass
+    elif backend == "callgrind":
         console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
     else:
         console_report.print_results(rows, out, title=title, net=net, wide=wide)
