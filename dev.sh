@@ -15,7 +15,11 @@ SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
 # for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
-              "pg_ctlcluster:postgresql")  # the store's tests start a throwaway PostgreSQL cluster
+              "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
+              "/usr/share/benchmark/compare.py:libbenchmark-tools")  # google/benchmark's compare.py reads gbench exports
+# benchstat reads the Go-format exports: built with Go (on these machines) into the venv, where the tests look
+# (golang.org/x/perf has no tags; this version builds with Go 1.26; tests/exporttools.py names the same)
+BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
 missing_of() {  # prints the Debian packages whose command (or lib*.so* library) is missing
     for pair in "$@"; do
@@ -51,6 +55,20 @@ sysdeps() {
     fi
 }
 
+install_benchstat() {
+    [ -x "$VENV/bin/benchstat" ] && return 0
+    local go bin
+    case $VENV in /*) bin=$VENV/bin ;; *) bin=$PWD/$VENV/bin ;; esac
+    go=$(command -v go || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true)
+    if [ -z "$go" ]; then
+        echo "dev.sh: no Go here to build benchstat; its export tests will be skipped" >&2
+        return 0
+    fi
+    echo "dev.sh: installing benchstat into $VENV/bin (go install $BENCHSTAT)" >&2
+    GOBIN="$bin" "$go" install "$BENCHSTAT" \
+        || echo "dev.sh: benchstat could not be installed; its export tests will be skipped" >&2
+}
+
 setup() {
     sysdeps "${1:-}"
     local stamp="$VENV/.installed"
@@ -62,6 +80,7 @@ setup() {
         "$VENV/bin/python" -m pip install -q -e '.[test]'
         touch "$stamp"
     fi
+    if [ "${1:-}" = test ]; then install_benchstat; fi
 }
 
 cmd=${1:-}

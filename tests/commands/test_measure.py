@@ -49,7 +49,7 @@ def test_run_spreads_rounds_over_processes(db: str) -> None:
     """Issue 13 item 1: each benchmark's rounds in 3 processes, taken in passes, its CI over them."""
 
     r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "-b", "chain/add400", "--processes", "3",
-            "--repeat", "15", "--min-time", "0.03", "--warmup", "0.002")
+            "--repeat", "15", "--min-time", "0.03", "--warmup", "0.002", "--target-ci", "0")  # exactly 3
     assert r.exit_code == 0, r.output
     store = Store(db)
     rows = {x["bench"]: x for x in store.results(store.last_run_id())}

@@ -8,6 +8,8 @@
 * ``db_option``, ``json_option``: ``--db URL`` and ``--json FILE`` with the same meaning everywhere.
 * ``label_option``: ``--label KEY=VALUE`` (repeatable) on every command that stores a run; the
   command receives ``label_args`` and turns them into ``{key: value}`` with ``parse_labels``.
+* ``format_option``: ``--format F`` and ``-o/--output FILE`` on every command that can export
+  (report/export, docs/exports.md); the command receives one ``output: OutputOptions``.
 """
 
 from __future__ import annotations
@@ -186,6 +188,70 @@ def parse_labels(values: Sequence[str], option: str = "--label") -> dict[str, st
                                      "characters, without NUL", param_hint=option)
         out[key] = value
     return out
+
+
+EXPORT_FORMATS = ("json", "gbench", "benchstat", "pyperf", "csv", "markdown", "text")
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """``--format F`` and ``-o FILE``: the export asked for (``format`` None and ``path`` None:
+    none) and where it goes (``path`` None: stdout, which then carries only the export)."""
+
+    format: str | None = None
+    path: Path | None = None
+
+    @property
+    def asked(self) -> bool:
+        return self.format is not None or self.path is not None
+
+    @property
+    def to_stdout(self) -> bool:
+        """The export goes to stdout: the command prints no table there."""
+        return self.asked and self.path is None
+
+    @property
+    def fmt(self) -> str:
+        """The format (``-o FILE`` alone: json)."""
+        return self.format or "json"
+
+
+def writable(path: Path, option: str = "-o/--output") -> Path:
+    """``path`` when a file can be written there, checked before anything is measured: a
+    missing directory, a directory or no permission is a UserError (one line, exit 2)."""
+    from cyclebench.commands._common import UserError
+
+    parent = path.parent if str(path.parent) else Path(".")
+    why = ("it is a directory" if path.is_dir() else f"no directory {parent}" if not parent.is_dir()
+           else "permission denied" if not os.access(path if path.exists() else parent, os.W_OK) else None)
+    if why:
+        raise UserError(f"{option}: cannot write {path}: {why}")
+    return path
+
+
+def format_option(f: F) -> F:
+    """Adds --format and -o/--output; the command gets ``output: OutputOptions`` (``-o -``:
+    stdout)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        path = kw.pop("output_path")
+        kw["output"] = OutputOptions(kw.pop("export_format"),
+                                     None if path is None or str(path) == "-" else writable(path))
+        if path is not None and str(path) == "-" and kw["output"].format is None:
+            kw["output"] = OutputOptions("json")
+        return f(*args, **kw)
+
+    opts = [
+        click.option("--format", "export_format", type=click.Choice(EXPORT_FORMATS), default=None,
+                     help="Export what this command produced in this format (docs/exports.md); without -o, stdout "
+                          "carries only the export and no table."),
+        click.option("-o", "--output", "output_path", type=click.Path(path_type=Path, allow_dash=True),
+                     default=None, metavar="FILE", help="Write the export to FILE (default format: json)."),
+    ]
+    for opt in reversed(opts):
+        wrapper = opt(wrapper)
+    return wrapper  # type: ignore[return-value]
 
 
 def not_a_file(name: str, command: str) -> None:

@@ -30,13 +30,16 @@ from cyclebench.commands._common import (
     parse_params,
     write_text,
 )
+from cyclebench.commands._export import check_compare_format, deliver, export_comparisons
 from cyclebench.commands._history import estimate_of, host_spread
 from cyclebench.commands._options import (
     BuildOptions,
+    OutputOptions,
     RunnerOptions,
     Seconds,
     build_options,
     db_option,
+    format_option,
     json_option,
     label_option,
     not_a_file,
@@ -359,6 +362,7 @@ def default_cpu() -> int:
 @click.option("--baseline", metavar="RUN", help="Stored runs: the side the others are judged against (default: "
               "the first).")
 @json_option
+@format_option
 @db_option
 @wide_option
 @label_option
@@ -367,7 +371,8 @@ def default_cpu() -> int:
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
-                json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...]) -> None:
+                json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...],
+                output: OutputOptions) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
     verdict only for real differences."""
@@ -382,6 +387,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
     if not stored_runs:  # bad input is said before the database is opened
         for t in targets:
             not_a_file(t, "compare")
+    check_compare_format(output, stored_runs)
     store = open_store(db, create=not stored_runs)
     if stored_runs:
         if len(targets) < 2:
@@ -399,7 +405,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             raise UserError(str(e)) from None
         title = "stored runs: each run one observation, t on the run-to-run spread (Kalibera & Jones 2013), Holm"
         measured = []
-        if len(sides) > 2:  # seed 001's table: every side on one line per benchmark, ranked
+        if len(sides) > 2 and not output.to_stdout:  # seed 001's table: every side on one line per benchmark, ranked
             for (label, param), entries in ranked.items():
                 out.print(ranked_table(label + ("" if param is None else f" [{param}]"), rows[0].unit if rows else "",
                                        entries, wide=wide))
@@ -438,7 +444,12 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
                f"equivalent within ±{equivalence:g}%)")
         title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
                  f"CPU {prepared.cpu} · {how}")
-    console_report.print_comparisons(rows, out, title=title, alpha=alpha, wide=wide)
+    if not output.to_stdout:  # stdout carries only the export
+        console_report.print_comparisons(rows, out, title=title, alpha=alpha, wide=wide)
+    if output.asked:
+        measured_run = None if stored_runs else run_id
+        deliver(output, export_comparisons(store, rows, output.fmt, measured_run, title, alpha),
+                stored="" if stored_runs else f"run #{run_id}")
     if json_path is not None:
         write_text(json_path, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
     failed = sorted({r["bench"] for r in measured if r.get("status") in FAILED_STATUSES})

@@ -14,7 +14,8 @@ from cyclebench.commands._common import (
     open_store,
     out,
 )
-from cyclebench.commands._options import parse_labels
+from cyclebench.commands._export import deliver, export_runs
+from cyclebench.commands._options import OutputOptions, format_option, parse_labels, writable
 from cyclebench.commands.compare import Row
 from cyclebench.model import STAT, Comparison
 from cyclebench.report import console as console_report
@@ -27,20 +28,28 @@ from cyclebench.store import runfile as json_report
 
 @click.command("export")
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1), required=False)
-@click.option("--json", "json_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Output file.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the lossless JSON to FILE (the same as --format json -o FILE).")
+@format_option
 @click.option("--db", metavar="URL", help="Database URL.")
-def export_cmd(run_id: int | None, json_path: Path, db: str | None) -> None:
-    """Write a stored run (default: the last) as lossless JSON."""
+def export_cmd(run_id: int | None, json_path: Path | None, output: OutputOptions, db: str | None) -> None:
+    """Write a stored run (default: the last) in a format other tools read: json (lossless,
+    `import` reads it), gbench (Google Benchmark JSON), benchstat (Go benchmark lines),
+    pyperf, csv, markdown or text (72 columns, for mail). Without -o, to stdout.
+    Fields and units: docs/exports.md."""
+    if json_path is not None:
+        if output.asked and (output.fmt != "json" or output.path is not None):
+            raise click.UsageError("--json FILE is --format json -o FILE: give one or the other")
+        output = OutputOptions("json", writable(json_path, "--json"))
+    elif not output.asked:
+        output = OutputOptions("json")
     store = open_store(db, create=False)
     rid = run_id if run_id is not None else store.last_run_id()
     if rid is None:
         raise UserError(f"no runs in {store.url}")
-    try:
-        json_report.dump(json_report.run_to_dict(store, rid), json_path)
-    except json_report.ExportError as e:
-        raise UserError(str(e)) from None
-    err.print(f"run #{rid} written to {json_path}")
+    if store.get_run(rid) is None:
+        raise UserError(f"no run {rid} in {store.url}")
+    deliver(output, export_runs(store, [rid], output.fmt))
 
 
 @click.command("import")

@@ -38,14 +38,17 @@ from cyclebench.commands._common import (
     out,
     parse_params,
 )
+from cyclebench.commands._export import deliver, export_runs
 from cyclebench.commands._history import host_spread
 from cyclebench.commands._options import (
     SEED,
     BuildOptions,
+    OutputOptions,
     RunnerOptions,
     Seconds,
     build_options,
     db_option,
+    format_option,
     json_option,
     label_option,
     parse_labels,
@@ -227,6 +230,7 @@ def execute(
 @click.option("--seed", type=SEED, default=0, help="Seed of the ladder shuffling (0: random, recorded).")
 @click.option("--list", "list_only", is_flag=True, help="List the benchmarks and exit.")
 @json_option
+@format_option
 @db_option
 @wide_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no table.")
@@ -245,7 +249,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
         backend: str, sim_iters: int, cache_spec: str | None, processes: int, runs: int,
-        label_args: tuple[str, ...], target_ci: float) -> None:
+        label_args: tuple[str, ...], target_ci: float, output: OutputOptions) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
@@ -277,12 +281,13 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     all_rows: list[dict[str, Any]] = []
     ids: list[int] = []
     for _ in range(runs):  # replicate runs, one after the other, stored as one group (g<first id>)
-        run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, grouped=runs > 1)
+        run_id, rows = _measure_one(cfg, prepared, store, quiet, net, wide, ids, grouped=runs > 1,
+                                    table=not output.to_stdout)
         ids.append(run_id)
         all_rows += rows
         spreads = _run_to_run(store, run_id, rows)
-        if not quiet:
-            _report(store, run_id, rows, prepared, backend, net, wide, bool(groups))
+        if not quiet:  # with an export on stdout, only the lines on stderr
+            _report(store, run_id, rows, prepared, backend, net, wide, bool(groups), table=not output.to_stdout)
         if json_path is not None:
             try:
                 data = json_report.run_to_dict(store, run_id)
@@ -295,6 +300,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
                                 f"(run #{run_id})") from None
         if not quiet:
             err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
+    if output.asked:  # every replicate run's rows (json: the last run)
+        deliver(output, export_runs(store, ids, output.fmt), stored=f"run #{ids[-1]}")
     if len(ids) > 1:
         err.print(f"replicate group g{ids[0]}: runs {','.join(map(str, ids))} (compare g{ids[0]} g…)", highlight=False)
     rows = all_rows
@@ -305,9 +312,10 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
 
 
 def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
-                 earlier: list[int], grouped: bool) -> tuple[int, list[dict[str, Any]]]:
-    """One run with its progress bar; Ctrl-C keeps what was measured (exit 130). The run gets
-    cfg.labels as it opens and, with ``grouped``, the group of the first of the replicate runs."""
+                 earlier: list[int], grouped: bool, table: bool = True) -> tuple[int, list[dict[str, Any]]]:
+    """One run with its progress bar; Ctrl-C keeps what was measured (exit 130) and shows it
+    (unless not ``table``). The run gets cfg.labels as it opens and, with ``grouped``, the group
+    of the first of the replicate runs."""
     rows: list[dict[str, Any]] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -335,7 +343,7 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
 
             run_id, _ = execute(cfg, prepared, store, on_start, lambda _i, row: rows.append(row), on_open=on_open)
     except KeyboardInterrupt:
-        if not quiet and rows:
+        if not quiet and rows and table:
             console_report.print_results(rows, out, net=net, wide=wide)
         where = f"run #{opened[0]}" if opened else "no run was opened"  # ours, not the DB's newest (D17)
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
@@ -374,12 +382,14 @@ def _run_to_run(store: Store, run_id: int, rows: list[dict[str, Any]]) -> dict[t
 
 
 def _report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prepared, backend: str, net: bool,
-            wide: bool, counted: bool) -> None:
-    """The run's table (simulated counts under callgrind), counters, and the calibration and
-    environment lines on stderr."""
+            wide: bool, counted: bool, table: bool = True) -> None:
+    """The run's table (simulated counts under callgrind), counters (not without ``table``),
+    and the calibration and environment lines on stderr."""
     title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
     run_row = store.get_run(run_id) or {}
-    if backend == "callgrind":
+    if not table:
+        pass
+    elif backend == "callgrind":
         console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
     else:
         console_report.print_results(rows, out, title=title, net=net, wide=wide)

@@ -1,0 +1,73 @@
+"""CSV (the csv module, comma-separated, a header line, ``\\n`` line ends): one row per result,
+or per comparison when compare's rows are given. The columns are fixed and listed in
+docs/exports.md; new columns are only ever added at the end. Numbers are written in full
+precision (Python's repr), absent values as empty fields; replicate lists are one field,
+values separated by spaces."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from cyclebench.report.console import notes
+from cyclebench.report.export import ComparisonRow, Export, Exported
+from cyclebench.report.export._rows import finite, kind_of
+
+RESULT_COLUMNS = (
+    "run_id", "kind", "bench", "param", "variant", "status", "reason", "unit",
+    "per_op", "ci_low", "ci_high", "median", "min", "rcv",
+    "cycles_per_op", "cycles_ci_low", "cycles_ci_high", "cycles_min", "ns_per_op",
+    "net_per_op", "net_ci_low", "net_ci_high", "cycles_net", "cycles_net_ci_low", "cycles_net_ci_high",
+    "pmu_cycles_per_op", "n_samples", "n_disturbed", "n_trimmed", "outliers", "rounds", "processes",
+    "per_process", "cycles_per_process", "run_to_run_sd", "run_to_run_df", "method", "confidence", "wall_s",
+    "created_at", "notes",
+)
+COMPARISON_COLUMNS = ("a", "b", "param", "unit", "verdict", "median_a", "median_b", "diff", "rel", "ci_low",
+                      "ci_high", "p", "pairs", "margin", "sequential", "note")
+
+
+def _cell(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and not finite(v)):
+        return ""
+    if isinstance(v, list):
+        return " ".join(repr(float(x)) if finite(x) else "" for x in v)
+    return v
+
+
+def result_record(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One result as RESULT_COLUMNS (absent: None)."""
+    extra = row.get("extra") or {}
+    per = extra.get("per_process") or {}
+    rr = extra.get("run_to_run") or row.get("run_to_run") or {}
+    rec = {c: row.get(c) for c in RESULT_COLUMNS}
+    rec.update(kind=kind_of(row), processes=extra.get("processes"), per_process=per.get("per_op"),
+               cycles_per_process=per.get("cycles_per_op"), run_to_run_sd=rr.get("sd"), run_to_run_df=rr.get("df"),
+               notes=notes(row) or None)
+    return rec
+
+
+def comparison_record(r: ComparisonRow) -> dict[str, Any]:
+    """One comparison as COMPARISON_COLUMNS (absent: None)."""
+    rec: dict[str, Any] = {"a": r.a, "b": r.b, "param": r.param, "unit": r.unit, "note": r.note or None,
+                           "sequential": "yes" if r.sequential else "no"}
+    if r.cmp is not None:
+        rec.update({k: v for k, v in r.cmp.to_dict().items() if k in COMPARISON_COLUMNS})
+    else:
+        rec["verdict"] = "failed"
+    return rec
+
+
+def write(data: Export) -> Exported:
+    """The CSV of the comparisons when there are any, else of the results."""
+    buf = io.StringIO()
+    if data.comparisons:
+        cols, records = COMPARISON_COLUMNS, [comparison_record(r) for r in data.comparisons]
+    else:
+        cols, records = RESULT_COLUMNS, [result_record(r) for r in data.results]
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for rec in records:
+        w.writerow({k: _cell(rec.get(k)) for k in cols})
+    return Exported(buf.getvalue())

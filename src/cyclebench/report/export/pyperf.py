@@ -1,0 +1,96 @@
+"""pyperf's JSON (format version 1.0), as ``python -m pyperf compare_to`` and ``pyperf
+show`` read it.
+
+Suite metadata: hostname, cpu_model_name, cpu_count, date and cyclebench's own keys. One
+benchmark per cyclebench benchmark (name ``bench[param] (variant)``), one pyperf *run* per
+replicate — each runner process's own estimate, rows of the same benchmark from several runs
+adding runs — with that one value. pyperf takes values in seconds, bytes or integers, all
+greater than zero: timing results go as seconds per operation (ns_per_op · 1e-9), stat
+metrics in ms as seconds per run of the command and max-rss (KiB) as bytes.
+
+Left out, with a note: results without a valid figure (failed, crashed, skipped, invalid,
+disturbed), values that are not above zero (pyperf refuses them), and what is neither a time
+nor a size — callgrind's Ir, scaling's ops/s, cycles~ (which pyperf cannot carry: use the
+benchstat or gbench export for cycles), other stat metrics.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from cyclebench.model import STAT, TIMING
+from cyclebench.report.export import Export, Exported
+from cyclebench.report.export._rows import (
+    Group,
+    first_run,
+    groups,
+    left_out,
+    measured,
+    run_of,
+    shared,
+    stat_values,
+    timing_replicates,
+)
+
+VERSION = "1.0"
+STAT_UNITS = {"ms": ("second", 1e-3), "KiB": ("byte", 1024.0)}
+
+
+def _runs(g: Group, data: Export) -> tuple[str, list[tuple[float, int | None]]]:
+    """The pyperf unit and the (value, run id) of each replicate."""
+    out: list[tuple[float, int | None]] = []
+    unit = "second"
+    for row in g.rows:
+        if not measured(row):
+            continue
+        if g.kind == TIMING:
+            out += [(rep.ns * 1e-9, rep.run_id) for rep in timing_replicates(row, run_of(data.runs, row))]
+        elif g.kind == STAT and row.get("unit") in STAT_UNITS:
+            unit, scale = STAT_UNITS[str(row["unit"])]
+            out += [(v * scale, row.get("run_id")) for v in stat_values(row)]
+    return unit, out
+
+
+def _date(text: Any) -> str | None:
+    """pyperf's date format (ISO, seconds, no zone), from a stored ISO time."""
+    try:
+        return dt.datetime.fromisoformat(str(text)).replace(tzinfo=None).isoformat(timespec="seconds")
+    except ValueError:
+        return None
+
+
+def metadata(data: Export) -> dict[str, Any]:
+    run = first_run(data.runs, data.results)
+    cpus = ((run.get("env") or {}).get("cpu_info") or {}).get("logical_cpus")
+    md: dict[str, Any] = {"hostname": run.get("host"), "cpu_model_name": shared(data.runs, "cpu_model"),
+                          "cpu_count": cpus if isinstance(cpus, int) and cpus > 0 else None,
+                          "date": _date(run.get("started_at")) if run.get("started_at") else None,
+                          "cyclebench_version": run.get("tool_version"),
+                          "cyclebench_runs": ",".join(map(str, data.runs)) or None}
+    return {k: v for k, v in md.items() if v not in (None, "")}
+
+
+def write(data: Export) -> Exported:
+    """The pyperf JSON of ``data.results`` (see the module docstring)."""
+    benchmarks = []
+    skipped: dict[str, list[str]] = {"no valid figure": [], "pyperf takes seconds, bytes or integers only": [],
+                                     "value not above zero, which pyperf refuses": []}
+    for g in groups(data.results):
+        if g.kind not in (TIMING, STAT) or (g.kind == STAT and not all(r.get("unit") in STAT_UNITS for r in g.rows)):
+            skipped["pyperf takes seconds, bytes or integers only"].append(g.label)
+            continue
+        unit, values = _runs(g, data)
+        kept = [(v, rid) for v, rid in values if v > 0]
+        if len(kept) < len(values):
+            skipped["value not above zero, which pyperf refuses"].append(
+                f"{g.label} ({len(values) - len(kept)} of {len(values)})")
+        if not kept:
+            if not values:
+                skipped["no valid figure"].append(g.label)
+            continue
+        runs = [{"metadata": {"cyclebench_run": rid} if rid is not None else {}, "values": [v]} for v, rid in kept]
+        benchmarks.append({"metadata": {"name": g.label, "unit": unit}, "runs": runs})
+    doc = {"version": VERSION, "metadata": metadata(data), "benchmarks": benchmarks}
+    return Exported(json.dumps(doc, indent=1, allow_nan=False) + "\n", left_out("pyperf", skipped))
