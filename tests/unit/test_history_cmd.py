@@ -66,3 +66,21 @@ def test_history_json_is_named_by_import(db: str, tmp_path: Path) -> None:
     assert json.loads(out.read_text())["format"] == "cyclebench-history"
     r = cli("import", str(out))
     assert r.exit_code == 2 and "history's --json" in r.output
+
+
+def test_history_exports(db: str, tmp_path: Path) -> None:
+    """--format on history: json is the history itself; the table formats take the runs'
+    results (one replicate a run); stdout then carries only the export."""
+    import csv
+    import io
+
+    _history(db, [300.0, 301.0, 299.0, 300.5])
+    r = cli("history", "hist/op", "--format", "csv")
+    assert r.exit_code == 0 and "history of" not in r.stdout
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(rows) == 4 and {x["bench"] for x in rows} == {"hist/op"}
+    r = cli("history", "hist/op", "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["format"] == "cyclebench-history"
+    out = tmp_path / "h.md"
+    r = cli("history", "hist/op", "--format", "markdown", "-o", str(out))
+    assert r.exit_code == 0 and "history of hist/op" in r.output and "|" in out.read_text()

@@ -13,10 +13,12 @@ from typing import Any
 import click
 
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
+from cyclebench.commands._export import deliver
 from cyclebench.commands._history import estimate_of, host_spread
-from cyclebench.commands._options import db_option, json_option, parse_labels, wide_option
+from cyclebench.commands._options import OutputOptions, db_option, format_option, json_option, parse_labels, wide_option
 from cyclebench.model import OK
 from cyclebench.report import history as report
+from cyclebench.report.export import Export, Exported, write
 from cyclebench.report.plots import FORMATS
 from cyclebench.stats import changepoint
 from cyclebench.stats.ab import MARGIN_ABS, MARGIN_REL
@@ -33,11 +35,12 @@ def _since(text: str | None) -> str | None:
 
 
 def points_of(store: Store, bench: str, param: int | None, variant: str, host: str | None,
-              labels: dict[str, str], since: str | None) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
+              labels: dict[str, str], since: str | None,
+              ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], list[dict[str, Any]]]:
     """The valid results of ``bench`` (at ``param``, of ``variant``) in the runs that match,
     oldest first, in one unit (cycles~ when all have it, else the most common timer unit):
-    (points, unit, their runs). Raises UserError when the benchmark has several parameters and
-    none was chosen, or nothing matches."""
+    (points, unit, their runs, their result rows). Raises UserError when the benchmark has
+    several parameters and none was chosen, or nothing matches."""
     got: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for run in sorted(store.list_runs(None), key=lambda r: (r.get("started_at") or "", r["id"])):
         if host is not None and host not in (run.get("host"), run.get("host_id")):
@@ -58,7 +61,7 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
                         f"({store.url})")
     units = [estimate_of(row)[1] for _, row in got]
     unit = "cycles~" if all(u == "cycles~" for u in units) else max(set(units), key=units.count)
-    points = []
+    points, kept = [], []
     for run, row in got:
         if unit == "cycles~":
             est, lo, hi = row["cycles_per_op"], row.get("cycles_ci_low"), row.get("cycles_ci_high")
@@ -68,7 +71,8 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
             continue
         points.append({"run": run["id"], "started_at": run.get("started_at"), "labels": run.get("labels") or {},
                        "estimate": est, "ci_low": lo, "ci_high": hi, "param": row["param"]})
-    return points, unit, [run for run, _ in got]
+        kept.append((run, row))
+    return points, unit, [run for run, _ in kept], [row for _, row in kept]
 
 
 @click.command("history")
@@ -87,17 +91,18 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=changepoint.ALPHA, show_default=True,
               help="Significance of a change point, per segment searched (Bonferroni over its splits).")
 @json_option
+@format_option
 @db_option
 @wide_option
 def history_cmd(bench: str, param: int | None, variant: str, host: str | None, label_args: tuple[str, ...],
                 since: str | None, plot_path: Path | None, fail_on_regression: bool, window: int, alpha: float,
-                json_path: Path | None, db: str | None, wide: bool) -> None:
+                json_path: Path | None, output: OutputOptions, db: str | None, wide: bool) -> None:
     """One benchmark's per-run estimate ± CI in time order, with its change points."""
     if plot_path is not None and plot_path.suffix.lower() not in FORMATS:
         raise UserError(f"--plot: the file must end in {', '.join(FORMATS)}")
     labels = parse_labels(label_args)
     store = open_store(db, create=False)
-    points, unit, runs = points_of(store, bench, param, variant, host, labels, _since(since))
+    points, unit, runs, rows = points_of(store, bench, param, variant, host, labels, _since(since))
     est = [p["estimate"] for p in points]
     se = [((p["ci_high"] - p["ci_low"]) / (2 * 1.96)) if p["ci_low"] is not None else 0.0 for p in points]
     spread = host_spread(store, runs[-1], {r["id"] for r in runs}).get((bench, points[-1]["param"], variant))
@@ -106,7 +111,8 @@ def history_cmd(bench: str, param: int | None, variant: str, host: str | None, l
     h = changepoint.detect(est, se, *(spread or (None, None)), alpha=alpha, margin=margin)
     name = bench + ("" if param is None else f" [{param}]") + (f" [{variant}]" if variant else "")
     title = f"history of {name} · {len(points)} runs · {unit}"
-    out.print(report.history_table(title, points, h, unit, wide=wide))
+    if not output.to_stdout:
+        out.print(report.history_table(title, points, h, unit, wide=wide))
     if len(points) < 2 * changepoint.MIN_SEGMENT:
         err.print(f"cyclebench: {len(points)} runs: a change point needs {changepoint.MIN_SEGMENT} on each side",
                   highlight=False)
@@ -116,14 +122,21 @@ def history_cmd(bench: str, param: int | None, variant: str, host: str | None, l
         except OSError as e:
             raise UserError(f"cannot write {plot_path}: {e.strerror or e}") from None
         err.print(f"history plot: {plot_path}", highlight=False)
-    if json_path is not None:
-        write_text(json_path, json.dumps({
+    data = None
+    if json_path is not None or output.asked:
+        data = json.dumps({
             "format": "cyclebench-history", "version": 1,
             "bench": bench, "param": param, "variant": variant, "unit": unit, "margin": margin,
             "sigma": h.sigma, "sigma_source": h.sigma_source, "alpha": h.alpha, "min_segment": h.min_segment,
             "points": points, "outliers": h.outliers,
             "changes": [{**asdict(c), "run": points[c.index]["run"], "rel": c.rel} for c in h.changes],
-        }, indent=1) + "\n")
+        }, indent=1) + "\n"
+    if json_path is not None and data is not None:
+        write_text(json_path, data)
+    if output.asked:  # json: the history itself; the other formats: the runs' results, one replicate a run
+        fmt = output.fmt
+        deliver(output, Exported(data or "") if fmt == "json" else
+                write(fmt, Export([dict(r) for r in rows], {r["id"]: r for r in runs}, title=title)))
     if fail_on_regression:
         recent = [c for c in h.changes if c.regression and c.index >= len(points) - window]
         if recent:
