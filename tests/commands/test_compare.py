@@ -143,3 +143,17 @@ def test_sequential_a_a_is_never_a_verdict(db: str, tmp_path: Path) -> None:
     assert row["comparison"]["verdict"] in ("equivalent", "inconclusive"), row
     if row["comparison"]["verdict"] == "inconclusive":
         assert "the budget ended it" in row["note"]
+
+
+def test_compare_and_run_plot(db: str, tmp_path: Path) -> None:
+    """Issue 14 item 3: plots of a compare (Δ with CI) and of a run (per op with CI)."""
+    png, svg = tmp_path / "c.png", tmp_path / "r.svg"
+    r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--budget", "2",
+            "--plot", str(png))
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:4] == b"\x89PNG" and "plot of 1 comparison(s)" in r.output
+    r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "10", "-q",
+            "--plot", str(svg))
+    assert r.exit_code == 0, r.output
+    assert "<svg" in svg.read_text() and "chain/add200" in svg.read_text()
+    assert cli("run", "-b", "timer/rdtsc", "--plot", "x.txt").exit_code == 2  # said before measuring

@@ -254,6 +254,18 @@ def format_option(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _plot_path(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None and value.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise click.BadParameter("the file must end in .png, .svg or .pdf")
+    return value
+
+
+def plot_option(what: str) -> Callable[[F], F]:
+    """``--plot FILE`` (.png, .svg, .pdf, checked before anything runs); the command gets ``plot_path``."""
+    return click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        callback=_plot_path, help=f"Also draw {what} to FILE (.png, .svg, .pdf).")
+
+
 def not_a_file(name: str, command: str) -> None:
     """A C file given where a benchmark name is expected: say to use -f (raises click.UsageError)."""
     if name.endswith((".c", ".h")) or Path(name).is_file():

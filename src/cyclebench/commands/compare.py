@@ -44,6 +44,7 @@ from cyclebench.commands._options import (
     label_option,
     not_a_file,
     parse_labels,
+    plot_option,
     runner_options,
     wide_option,
 )
@@ -366,13 +367,14 @@ def default_cpu() -> int:
 @db_option
 @wide_option
 @label_option
+@plot_option("each comparison's Δ with its CI")
 @runner_options
 @build_options()
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
                 json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...],
-                output: OutputOptions) -> None:
+                output: OutputOptions, plot_path: Path | None) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
     verdict only for real differences."""
@@ -452,6 +454,14 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
                 stored="" if stored_runs else f"run #{run_id}")
     if json_path is not None:
         write_text(json_path, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+    if plot_path is not None:
+        from cyclebench.report import plots
+
+        try:
+            n = plots.plot_comparisons(rows, plot_path, title=title)
+        except OSError as e:
+            raise UserError(f"cannot write {plot_path}: {e.strerror or e}") from None
+        err.print(f"plot of {n} comparison(s): {plot_path}", highlight=False)
     failed = sorted({r["bench"] for r in measured if r.get("status") in FAILED_STATUSES})
     if failed:  # a crash is never a pass (audit D5)
         err.print(f"cyclebench: {', '.join(failed)} did not produce a valid result (see notes)", style="red")

@@ -52,6 +52,7 @@ from cyclebench.commands._options import (
     json_option,
     label_option,
     parse_labels,
+    plot_option,
     runner_options,
     wide_option,
 )
@@ -243,13 +244,14 @@ def execute(
               help="callgrind: operations in the first collected batch (the second has twice as many).")
 @click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
               help="callgrind cache geometry (bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
+@plot_option("each result's per op with its CI")
 @runner_options
 @build_options(positional=True)
 def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...], repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
         backend: str, sim_iters: int, cache_spec: str | None, processes: int, runs: int,
-        label_args: tuple[str, ...], target_ci: float, output: OutputOptions) -> None:
+        label_args: tuple[str, ...], target_ci: float, output: OutputOptions, plot_path: Path | None) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
@@ -302,6 +304,15 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
             err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
     if output.asked:  # every replicate run's rows (json: the last run)
         deliver(output, export_runs(store, ids, output.fmt), stored=f"run #{ids[-1]}")
+    if plot_path is not None and ids:
+        from cyclebench.report import plots
+
+        try:
+            n = plots.plot_results(all_rows, plot_path, title=f"run{'s' if len(ids) > 1 else ''} #"
+                                   + ", #".join(map(str, ids)))
+        except OSError as e:
+            raise UserError(f"cannot write {plot_path}: {e.strerror or e} (the results are stored)") from None
+        err.print(f"plot of {n} result(s): {plot_path}", highlight=False)
     if len(ids) > 1:
         err.print(f"replicate group g{ids[0]}: runs {','.join(map(str, ids))} (compare g{ids[0]} g…)", highlight=False)
     rows = all_rows
