@@ -91,7 +91,8 @@ def test_variants_and_check_json_are_named(db: str, tmp_path: Path) -> None:
     (to_dict(SelftestReport([Check("A/A", "no verdict", "none", True)], 1.0, 1)), "this is selftest's --json"),
     ({"context": {"date": "x"}, "benchmarks": [{"name": "a", "real_time": 1.0}]}, "this is Google Benchmark JSON"),
     ({"version": "1.0", "metadata": {}, "benchmarks": []}, "this is pyperf JSON"),
-    ({"format": "cyclebench-history", "bench": "a"}, "this is a 'cyclebench-history' file, not a run"),
+    ({"format": "cyclebench-history", "bench": "a"}, "this is history's --json"),
+    ({"format": "cyclebench-future", "bench": "a"}, "this is a 'cyclebench-future' file, not a run"),
     ({"x": 1}, "not a cyclebench run export"),
     ([1, 2], "not a cyclebench run export (a JSON list)"),
 ], ids=["selftest", "gbench", "pyperf", "other-cyclebench-format", "object", "list"])
