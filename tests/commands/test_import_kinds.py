@@ -95,7 +95,7 @@ def test_variants_and_check_json_are_named(db: str, tmp_path: Path) -> None:
     ({"format": "cyclebench-future", "bench": "a"}, "this is a 'cyclebench-future' file, not a run"),
     ({"x": 1}, "not a cyclebench run export"),
     ([1, 2], "not a cyclebench run export (a JSON list)"),
-], ids=["selftest", "gbench", "pyperf", "other-cyclebench-format", "object", "list"])
+], ids=["selftest", "gbench", "pyperf", "history", "other-cyclebench-format", "object", "list"])
 def test_other_json_is_named(db: str, tmp_path: Path, data: object, says: str) -> None:
     Store(db).close()
     path = tmp_path / "x.json"
