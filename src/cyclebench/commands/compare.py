@@ -30,8 +30,8 @@ from cyclebench.commands._common import (
     parse_params,
     write_text,
 )
+from cyclebench.commands._comparison import CompareError, Row, adjust, fail_outcomes
 from cyclebench.commands._export import check_compare_format, deliver, export_comparisons
-from cyclebench.commands._history import estimate_of, host_spread
 from cyclebench.commands._options import (
     BuildOptions,
     OutputOptions,
@@ -50,39 +50,19 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._progress import Steps
 from cyclebench.commands._sequential import measure_until_known
+from cyclebench.commands.compare_runs import compare_runs, run_side
 from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
-from cyclebench.model import DISTURBED, ERROR, FAILED_STATUSES, OK, Comparison, Outcome
+from cyclebench.model import DISTURBED, ERROR, FAILED_STATUSES, OK, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.report.console import fmt
 from cyclebench.report.ranked import ranked_table
 from cyclebench.runner import RunnerError, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
-from cyclebench.stats.ab import ALPHA, holm, paired, with_adjusted_p
+from cyclebench.stats.ab import ALPHA, paired
 from cyclebench.stats.result import result_fields, sample_rows, usable_for_verdict
-from cyclebench.stats.runs import cross_run
 from cyclebench.store import Store, StoreError
-
-
-class CompareError(Exception):
-    """A comparison cannot be made (a side failed, too few rounds, nothing in common)."""
-
-
-@dataclass
-class Row:
-    a: str
-    b: str
-    param: int | None
-    unit: str
-    cmp: Comparison | None
-    note: str = ""
-    sequential: dict[str, Any] | None = None  # the sequential design's looks (None: fixed design, Holm)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "param": self.param, "unit": self.unit,
-                "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note,
-                "sequential": self.sequential}
 
 
 def _groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> list[tuple[int | None, list[str]]]:
@@ -188,7 +168,7 @@ def execute(
                     continue
                 rows.append(Row(benches[0], b, param, base[1], cmp, process_note(base[0][ok], c[0][ok], g)))
             on_done(param)
-    _adjust(rows, alpha)
+    adjust(rows, alpha)
     store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows]})
     store.finish_run(run_id, "complete")
     return run_id, rows, results
@@ -217,117 +197,6 @@ def process_note(a: np.ndarray, b: np.ndarray, groups: np.ndarray | None) -> str
         return ""
     return (f"A differs by process: {fmt(min(ga))}–{fmt(max(ga))}; Δ per process {min(gd):+.3g} to "
             f"{max(gd):+.3g} ({len(ga)} processes)")
-
-
-def _adjust(rows: list[Row], alpha: float) -> None:
-    judged = [r for r in rows if r.cmp is not None and r.sequential is None]  # sequential: Bonferroni by design
-    for r, p in zip(judged, holm([r.cmp.p for r in judged if r.cmp]), strict=True):
-        if r.cmp is not None:
-            r.cmp = with_adjusted_p(r.cmp, p, alpha)
-
-
-def _stored_result(store: Store, row: dict[str, Any]) -> dict[str, Any]:
-    s = store.samples(row["id"])
-    extra = row.get("extra") or {}
-    return {**extra, "unit": row.get("unit"), "n": [x[0] for x in s], "ticks": [x[1] for x in s],
-            "cal": [x[2] for x in s] if s and s[0][2] is not None else None, "disturbed": [x[3] for x in s]}
-
-
-def run_side(token: str, store: Store) -> list[int] | None:
-    """A side of a stored-run comparison: ``12``, ``4,5,6`` (replicate runs) or ``g4`` (the
-    group `run --runs N` made, named by its first run). None when ``token`` is not one."""
-    if token[:1] == "g" and token[1:].isdigit():
-        members = [r["id"] for r in store.list_runs(None) if r.get("group_id") == int(token[1:])]
-        if not members:
-            raise CompareError(f"no replicate group {token} in {store.url}")
-        return sorted(members)
-    parts = token.split(",")
-    return [int(x) for x in parts] if all(x.isdigit() for x in parts) else None
-
-
-def _side_name(store: Store, ids: list[int]) -> str:
-    labels = (store.get_run(ids[0]) or {}).get("labels") or {}
-    name = ",".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
-    return (name + " " if name else "") + "#" + ",".join(map(str, ids))
-
-
-def _side_summary(name: str, results: list[dict[str, Any]], baseline: bool, row: Row | None) -> dict[str, Any]:
-    """One line of the ranked table: mean of the side's run estimates, their sd (or the one run's
-    own CI half-width), the best per-sample cost, and the verdict of its row vs the baseline."""
-    vals = [v for v, _ in map(estimate_of, results) if v is not None]
-    mean = float(np.mean(vals)) if vals else float("nan")
-    if len(vals) > 1:
-        spread = float(np.std(vals, ddof=1))
-    else:
-        r = results[0]
-        lo, hi = (r.get("cycles_ci_low"), r.get("cycles_ci_high")) if r.get("cycles_per_op") is not None else (
-            r.get("ci_low"), r.get("ci_high"))
-        spread = (hi - lo) / 2 if lo is not None and hi is not None else float("nan")
-    mins = [r.get("cycles_min") if r.get("cycles_per_op") is not None else r.get("min") for r in results]
-    best = min((m for m in mins if m is not None), default=float("nan"))
-    cmp = row.cmp if row is not None else None
-    return {"name": name, "mean": mean, "spread": spread, "best": best, "baseline": baseline,
-            "rel": cmp.rel if cmp else float("nan"), "verdict": cmp.verdict if cmp else ("" if baseline else "-"),
-            "note": row.note if row is not None and cmp is None else ""}
-
-
-def _differences(runs: list[dict[str, Any]]) -> str:
-    """What the compared runs do not share (it may be the point, as with two kernels, but is said)."""
-    what = {"build (source, flags, compiler)": lambda r: (r.get("build") or {}).get("key"),
-            "host": lambda r: r.get("host_id") or r.get("host"), "CPU model": lambda r: r.get("cpu_model")}
-    differ = [name for name, f in what.items() if len({f(r) for r in runs}) > 1]
-    return f"runs differ in {', '.join(differ)}" if differ else ""
-
-
-def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
-                 ranked: dict[tuple[str, Any], list[dict[str, Any]]] | None = None,
-                 include_disturbed: bool = False) -> list[Row]:
-    """Every valid result present in all sides, each side against the first, across runs
-    (stats.runs: runs are the replicates; Holm over the table). ``ranked``, when given, gets
-    per benchmark one summary per side for report.ranked (seed 001's table)."""
-    runs = {}
-    for rid in dict.fromkeys(r for side in sides for r in side):  # in the order given
-        run = store.get_run(rid)
-        if run is None:
-            raise CompareError(f"no run {rid} in {store.url}")
-        runs[rid] = run
-
-    def index(rid: int) -> dict[tuple[Any, ...], dict[str, Any]]:
-        return {(r["bench"], r["param"], r["variant"]): r for r in store.results(rid)
-                if usable_for_verdict(r, include_disturbed)}
-
-    idx = {rid: index(rid) for rid in runs}
-    keys = [k for k in idx[sides[0][0]] if all(k in idx[r] for side in sides for r in side)]
-    if not keys:
-        raise CompareError("the runs have no valid result in common")
-    names = [_side_name(store, side) for side in sides]
-    spreads = host_spread(store, runs[sides[0][0]], set(runs))
-    prov = _differences(list(runs.values()))
-    rows = []
-    for key in keys:
-        label = key[0] + (f" [{key[2]}]" if key[2] else "")
-        est = [[estimate_of(idx[r][key]) for r in side] for side in sides]
-        units = {u for side in est for _, u in side}
-        if len(units) > 1:
-            rows.append(Row(label, names[1], key[1], "", None, f"units differ ({', '.join(sorted(units))})"))
-            continue
-        unit = units.pop()
-        prior = spreads.get(key)
-        base = [v for v, _ in est[0] if v is not None]
-        first = len(rows)
-        for name, side in zip(names[1:], est[1:], strict=True):
-            try:
-                cmp, note = cross_run(base, [v for v, _ in side if v is not None], prior, alpha)
-            except ValueError as e:
-                rows.append(Row(f"{label} {names[0]}", name, key[1], unit, None, str(e)))
-                continue
-            rows.append(Row(f"{label} {names[0]}", name, key[1], unit, cmp, "; ".join(x for x in (note, prov) if x)))
-        if ranked is not None:
-            ranked[(label, key[1])] = [_side_summary(names[i], [idx[r][key] for r in side], i == 0,
-                                                     rows[first + i - 1] if i else None)
-                                       for i, side in enumerate(sides)]
-    _adjust(rows, alpha)
-    return rows
 
 
 def default_cpu() -> int:
@@ -470,12 +339,3 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
     if hit:
         err.print(f"cyclebench: --fail-on: {hit}", highlight=False)
         sys.exit(1)
-
-
-def fail_outcomes(rows: Sequence[Row], fail_on: Sequence[str]) -> str:
-    """The comparisons that end as one of ``fail_on`` (slower, faster, different = either,
-    inconclusive), as one line; empty when none does."""
-    want = set(fail_on) | ({"slower", "faster"} if "different" in fail_on else set())
-    hits = [f"{r.a} → {r.b}{'' if r.param is None else f' [{r.param}]'}: {r.cmp.verdict}"
-            for r in rows if r.cmp is not None and r.cmp.verdict in want]
-    return "; ".join(hits)

@@ -14,9 +14,9 @@ from cyclebench.commands._common import (
     open_store,
     out,
 )
+from cyclebench.commands._comparison import Row
 from cyclebench.commands._export import deliver, export_runs
 from cyclebench.commands._options import OutputOptions, format_option, parse_labels, writable
-from cyclebench.commands.compare import Row
 from cyclebench.model import STAT, Comparison
 from cyclebench.report import console as console_report
 from cyclebench.report.fit import Column, FitTable

@@ -1,0 +1,112 @@
+"""`cyclebench compare RUN RUN...`: stored runs compared, each run one observation (the runs
+are the replicates: stats/runs.py), N sides ranked per benchmark (seed 001's table)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cyclebench.commands._comparison import CompareError, Row, adjust
+from cyclebench.commands._history import estimate_of, host_spread
+from cyclebench.stats.ab import ALPHA
+from cyclebench.stats.result import usable_for_verdict
+from cyclebench.stats.runs import cross_run
+from cyclebench.store import Store
+
+
+def run_side(token: str, store: Store) -> list[int] | None:
+    """A side of a stored-run comparison: ``12``, ``4,5,6`` (replicate runs) or ``g4`` (the
+    group `run --runs N` made, named by its first run). None when ``token`` is not one."""
+    if token[:1] == "g" and token[1:].isdigit():
+        members = [r["id"] for r in store.list_runs(None) if r.get("group_id") == int(token[1:])]
+        if not members:
+            raise CompareError(f"no replicate group {token} in {store.url}")
+        return sorted(members)
+    parts = token.split(",")
+    return [int(x) for x in parts] if all(x.isdigit() for x in parts) else None
+
+
+def _side_name(store: Store, ids: list[int]) -> str:
+    labels = (store.get_run(ids[0]) or {}).get("labels") or {}
+    name = ",".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
+    return (name + " " if name else "") + "#" + ",".join(map(str, ids))
+
+
+def _side_summary(name: str, results: list[dict[str, Any]], baseline: bool, row: Row | None) -> dict[str, Any]:
+    """One line of the ranked table: mean of the side's run estimates, their sd (or the one run's
+    own CI half-width), the best per-sample cost, and the verdict of its row vs the baseline."""
+    vals = [v for v, _ in map(estimate_of, results) if v is not None]
+    mean = float(np.mean(vals)) if vals else float("nan")
+    if len(vals) > 1:
+        spread = float(np.std(vals, ddof=1))
+    else:
+        r = results[0]
+        lo, hi = (r.get("cycles_ci_low"), r.get("cycles_ci_high")) if r.get("cycles_per_op") is not None else (
+            r.get("ci_low"), r.get("ci_high"))
+        spread = (hi - lo) / 2 if lo is not None and hi is not None else float("nan")
+    mins = [r.get("cycles_min") if r.get("cycles_per_op") is not None else r.get("min") for r in results]
+    best = min((m for m in mins if m is not None), default=float("nan"))
+    cmp = row.cmp if row is not None else None
+    return {"name": name, "mean": mean, "spread": spread, "best": best, "baseline": baseline,
+            "rel": cmp.rel if cmp else float("nan"), "verdict": cmp.verdict if cmp else ("" if baseline else "-"),
+            "note": row.note if row is not None and cmp is None else ""}
+
+
+def _differences(runs: list[dict[str, Any]]) -> str:
+    """What the compared runs do not share (it may be the point, as with two kernels, but is said)."""
+    what = {"build (source, flags, compiler)": lambda r: (r.get("build") or {}).get("key"),
+            "host": lambda r: r.get("host_id") or r.get("host"), "CPU model": lambda r: r.get("cpu_model")}
+    differ = [name for name, f in what.items() if len({f(r) for r in runs}) > 1]
+    return f"runs differ in {', '.join(differ)}" if differ else ""
+
+
+def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
+                 ranked: dict[tuple[str, Any], list[dict[str, Any]]] | None = None,
+                 include_disturbed: bool = False) -> list[Row]:
+    """Every valid result present in all sides, each side against the first, across runs
+    (stats.runs: runs are the replicates; Holm over the table). ``ranked``, when given, gets
+    per benchmark one summary per side for report.ranked (seed 001's table)."""
+    runs = {}
+    for rid in dict.fromkeys(r for side in sides for r in side):  # in the order given
+        run = store.get_run(rid)
+        if run is None:
+            raise CompareError(f"no run {rid} in {store.url}")
+        runs[rid] = run
+
+    def index(rid: int) -> dict[tuple[Any, ...], dict[str, Any]]:
+        return {(r["bench"], r["param"], r["variant"]): r for r in store.results(rid)
+                if usable_for_verdict(r, include_disturbed)}
+
+    idx = {rid: index(rid) for rid in runs}
+    keys = [k for k in idx[sides[0][0]] if all(k in idx[r] for side in sides for r in side)]
+    if not keys:
+        raise CompareError("the runs have no valid result in common")
+    names = [_side_name(store, side) for side in sides]
+    spreads = host_spread(store, runs[sides[0][0]], set(runs))
+    prov = _differences(list(runs.values()))
+    rows = []
+    for key in keys:
+        label = key[0] + (f" [{key[2]}]" if key[2] else "")
+        est = [[estimate_of(idx[r][key]) for r in side] for side in sides]
+        units = {u for side in est for _, u in side}
+        if len(units) > 1:
+            rows.append(Row(label, names[1], key[1], "", None, f"units differ ({', '.join(sorted(units))})"))
+            continue
+        unit = units.pop()
+        prior = spreads.get(key)
+        base = [v for v, _ in est[0] if v is not None]
+        first = len(rows)
+        for name, side in zip(names[1:], est[1:], strict=True):
+            try:
+                cmp, note = cross_run(base, [v for v, _ in side if v is not None], prior, alpha)
+            except ValueError as e:
+                rows.append(Row(f"{label} {names[0]}", name, key[1], unit, None, str(e)))
+                continue
+            rows.append(Row(f"{label} {names[0]}", name, key[1], unit, cmp, "; ".join(x for x in (note, prov) if x)))
+        if ranked is not None:
+            ranked[(label, key[1])] = [_side_summary(names[i], [idx[r][key] for r in side], i == 0,
+                                                     rows[first + i - 1] if i else None)
+                                       for i, side in enumerate(sides)]
+    adjust(rows, alpha)
+    return rows
