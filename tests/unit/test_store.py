@@ -332,3 +332,16 @@ def test_bench_regex_reads_globs_as_run_does() -> None:
         for name in names:
             assert bool(re.search(bench_regex(pat), name)) == any(fnmatch.fnmatchcase(name, g) for g in globs), (pat,
                                                                                                              name)
+
+
+def test_results_of_several_runs_in_one_query(tmp_path: Path) -> None:
+    s = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    a, b = (s.begin_run(command=["cyclebench"], host="h") for _ in range(2))
+    s.add_result(a, {"bench": "x/a", "status": "ok", "per_op": 1.0})
+    s.add_result(b, {"bench": "x/b", "status": "ok", "per_op": 2.0})
+    s.add_result(b, {"bench": "x/c", "status": "ok", "per_op": 3.0})
+    got = s.results_of([a, b, 999])
+    assert [r["bench"] for r in got[a]] == ["x/a"] and [r["bench"] for r in got[b]] == ["x/b", "x/c"]
+    assert got[999] == [] and s.results_of([]) == {}
+    assert got[b] == s.results(b)
+    s.close()

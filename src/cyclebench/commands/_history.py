@@ -23,12 +23,12 @@ def host_spread(store: Store, run: dict[str, Any], exclude: set[int]) -> dict[tu
     the run-to-run spread that benchmark has shown here."""
     groups: dict[tuple[Any, ...], dict[int, list[float]]] = {}
     build_key = (run.get("build") or {}).get("key")
-    for r in store.list_runs(None):
-        if r.get("group_id") is None or r["id"] in exclude or r.get("host_id") != run.get("host_id"):
-            continue
-        if (r.get("build") or {}).get("key") != build_key or r.get("status") not in ("complete", "interrupted"):
-            continue
-        for x in store.results(r["id"]):
+    replicates = [r for r in store.list_runs(None)
+                  if r.get("group_id") is not None and r["id"] not in exclude and r.get("host_id") == run.get("host_id")
+                  and (r.get("build") or {}).get("key") == build_key and r.get("status") in ("complete", "interrupted")]
+    rows = store.results_of([r["id"] for r in replicates])  # one query, not one a run
+    for r in replicates:
+        for x in rows[r["id"]]:
             v, _ = estimate_of(x)
             if x["status"] == OK and v is not None:
                 groups.setdefault((x["bench"], x["param"], x["variant"]), {}).setdefault(r["group_id"], []).append(v)

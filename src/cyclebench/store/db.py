@@ -614,6 +614,20 @@ class Store:
         return [dict(r) for r in rows]
 
     @_guard
+    def results_of(self, run_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+        """The results of several runs in one query: run id → its rows in order (absent ids: [])."""
+        out: dict[int, list[dict[str, Any]]] = {int(r): [] for r in run_ids}
+        if not out:
+            return out
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(results).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
+            ).mappings().all()
+        for r in rows:
+            out[int(r["run_id"])].append(dict(r))
+        return out
+
+    @_guard
     def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None, int | None]]:
         """Raw samples of a result, in measurement order: (iters, ticks, cal, disturbed, pmu)."""
         with self.engine.connect() as conn:
