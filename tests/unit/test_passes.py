@@ -66,3 +66,18 @@ def test_more_passes_only_where_the_target_is_within_reach() -> None:
     assert not worth_more(0.008, 0.01, 3, 8)  # already there
     assert worth_more(0.015, 0.01, 3, 8)  # 3 × 2.25 = 6.75 passes would do
     assert not worth_more(0.10, 0.01, 3, 8)  # 300 passes: the host's spread, not too few rounds
+
+
+def test_an_item_never_extended_finishes_no_later_than_any_other() -> None:
+    # run's loop reference comes first and is never extended, so it is stored before any other
+    # result, whose net cost needs it (a loop/empty given more passes left chain/add400 without net)
+    order: list[str] = []
+    items = [("loop/empty", None), ("a/x", None), ("b/y", None)]
+
+    def done(i: int, outs: list[Outcome], _partial: bool) -> None:
+        order.append(items[i][0])
+
+    interleave.in_passes(FakeRunner(), items, MeasureOptions(repeat=40, max_time=10.0), 3,  # type: ignore[arg-type]
+                         done, precision=interleave.Precision(lambda i, o: i == 1, rounds=10, min_passes=3,
+                                                              max_passes=8))
+    assert order == ["loop/empty", "b/y", "a/x"]
