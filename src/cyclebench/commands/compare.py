@@ -131,6 +131,7 @@ def execute(
                 again, procs = interleave.measure(prepared.runner, [items[k] for k in spared], cfg.options, processes)
                 for k, o in zip(spared, again, strict=True):
                     outs[k] = o
+                seq = None  # measured again in the fixed design: judged so
             costs = []
             good = [o.result for o in outs if o.status == OK and o.result]
             shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
