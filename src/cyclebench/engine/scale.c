@@ -740,9 +740,9 @@ join:
     if (wis) {
         if (started) time_chain(before.cpu, &after);
         for (int i = 0; i < N; i++) sh->slot[i].total_iters = __atomic_load_n(&sh->slot[i].ops, __ATOMIC_RELAXED);
-        cb_wis_leave(); /* testcase_cleanup(), then the private directory goes */
     }
     if (!started) { /* never started: the lines above said why */
+        cb_wis_leave();
         free(task_cpus);
         free(prev);
         free(cur);
@@ -751,6 +751,8 @@ join:
         return rc;
     }
     emit_end(out, k - 1, sampled, sampler_cpu, ivcsw1 - ivcsw0, crashed_task >= 0 ? crash : NULL, &after);
+    /* After the end line: a testcase_cleanup() that hangs costs the run its time limit, not its intervals. */
+    cb_wis_leave(); /* testcase_cleanup(), then the private directory goes (nothing without a test case) */
     free(task_cpus);
     free(prev);
     free(cur);
