@@ -232,20 +232,13 @@ def _check_wis_csv(path: Path, benches: int) -> None:
         raise UserError(f"--csv: no directory {parent}")
 
 
-def _write_csv(series: list[Series], path: Path, fmt: str, stored: str) -> None:
-    """--csv: one row per benchmark × mode × task count; or, ``fmt`` wis, will-it-scale's own
-    CSV (stats.scaling.wis_csv_rows), one file per benchmark, ``{name}`` in ``path`` replaced
-    by its name (a test case's file stem; group-name for the others)."""
+def _write_wis_csv(series: list[Series], path: Path, stored: str) -> None:
+    """--csv-format wis: will-it-scale's own CSV (stats.scaling.wis_csv_rows), one file per
+    benchmark, ``{name}`` in ``path`` replaced by its name (a test case's file stem;
+    group-name for the others)."""
     import csv
     import io
 
-    if fmt != "wis":
-        rows, buf = scaling.csv_rows(series), io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bench"])
-        writer.writeheader()
-        writer.writerows(rows)
-        write_text(path, buf.getvalue(), stored)
-        return
     by_bench: dict[tuple[str, int | None], list[Series]] = {}
     for s in series:
         by_bench.setdefault((s.bench, s.param), []).append(s)
@@ -294,6 +287,9 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
     efficiency, per-task fairness (will-it-scale done right). will-it-scale test cases given
     with -f run unmodified, as wis/<file stem> (BENCH then optional)."""
+    import csv
+    import io
+
     from cyclebench.report import plots
 
     for b in benches:
@@ -352,8 +348,14 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         err.print(f"plot written to {plot_path} ({w}×{h} px)", highlight=False)
     if json_path is not None:
         json_report.dump(json_report.run_to_dict(store, run_id), json_path)
-    if csv_path is not None:
-        _write_csv(series, csv_path, csv_format, f"run #{run_id}")
+    if csv_path is not None and csv_format == "wis":
+        _write_wis_csv(series, csv_path, f"run #{run_id}")
+    elif csv_path is not None:
+        rows, buf = scaling.csv_rows(series), io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bench"])
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text(csv_path, buf.getvalue(), f"run #{run_id}")
     bad = [(s.label, p) for s in series for p in s.points if p.get("status") in FAILED_STATUSES]
     for label, p in bad:
         err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False)
