@@ -2,7 +2,7 @@
 written in will-it-scale's API, built per mode and run by the runner as `scale` runs them.
 
 What is asserted: each runs in both modes with one counter per task (helpers from new_task
-not counted); testcase_prepare/testcase_cleanup run around the tasks in a private working
+not counted, on their task's CPU); testcase_prepare/testcase_cleanup run around the tasks in a private working
 directory that is also $TMPDIR and is removed with what was left in it; a failed assert and
 a counter never bumped each cost their run, with the reason. Timing: the getppid test case
 scales on 2 CPUs and costs what contend/getppid costs at one task — judged with wide margins
@@ -65,6 +65,19 @@ def test_runs_unmodified_in_both_modes(stem: str, mode: str) -> None:
         assert run.start["chain_before"]["cpu"] == run.start["cpus"][0]
         ratio = scaling.chain_clock(run.start["chain_before"])
         assert ratio is not None and 0.2 < ratio < 10  # core cycles per timer tick: some clock, not garbage
+
+
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_helpers_run_on_their_tasks_cpu(mode: str) -> None:
+    """new_task()'s helper (a thread, or a forked process) inherits its task's CPU; pipe_pingpong's
+    helpers say on stderr which CPUs they may run on."""
+    cpus = _cpus()
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to tell apart")
+    run = run_one(runner("pipe_pingpong", mode), "wis/pipe_pingpong", None, mode, 2, SHORT, cpus)
+    assert run.status == OK, run.reason
+    for task in (0, 1):
+        assert f"helper of task {task} may run on 1 CPU(s), the first {cpus[task]}" in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize("mode", ["threads", "processes"])
