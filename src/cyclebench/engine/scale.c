@@ -279,6 +279,9 @@ static uint64_t size_batch(double target_ns, double *per_op_ns, int *skip, char 
  * killed — not during the run (the CPU is the task's then), which `run` says. The readings
  * have the shape of measure.c's "chain" object, so stats/clock.py reads them alike. */
 #define CHAIN_PAIRS 32
+/* Chains run untimed first, for this long: the CPU may have been idle (the "before" readings)
+ * and its clock still ramping up. Seen without: before 1.252 and after 1.297 cycles/tick. */
+#define CHAIN_WARMUP_NS 5000000ull
 
 typedef struct chain_reads {
     int cpu, n; /* n: readings of each kind; 0 when not timed */
@@ -312,6 +315,7 @@ static void time_chain(int cpu, chain_reads *c) {
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) return;
     c->add = c->imul = UINT64_MAX;
+    for (uint64_t t0 = cb_now_ns(); cb_now_ns() - t0 < CHAIN_WARMUP_NS;) chain_once(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
     for (int i = 0; i < CHAIN_PAIRS; i++) {
         c->shortr[i] = chain_once(0, 1);
         c->longr[i] = chain_once(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
