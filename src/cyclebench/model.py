@@ -135,7 +135,8 @@ class Result(TypedDict, total=False):
 class ScaleRun:
     """What one runner invocation in scaling mode (one benchmark, mode and task count)
     produced: its start, interval and end lines, the first task crash, the hypervisor's
-    steal on the tasks' CPUs (share of their time), wall seconds and the stderr tail."""
+    steal on the tasks' CPUs (share of their time), wall seconds, the stderr tail and the
+    idle share of all CPUs."""
 
     bench: str
     param: int | None
@@ -150,6 +151,7 @@ class ScaleRun:
     steal: float | None = None
     wall_s: float = 0.0
     stderr: str = ""
+    idle: float | None = None  # share of the machine's CPU time idle during the run (/proc/stat, as will-it-scale)
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,10 @@ import platformdirs
 from cyclebench import __version__
 from cyclebench.lifetime import spawn
 
-ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c", "scale.c", "simulate.c", "perf.c")
+ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c", "scale.c", "simulate.c", "perf.c",
+                  "wis.c")
 ENGINE_HEADERS = ("cyclebench.h", "timer.h", "registry.h", "json.h", "measure.h", "chain.h", "disturb.h", "scale.h",
-                  "simulate.h", "perf.h")
+                  "simulate.h", "perf.h", "wis.h")
 ENGINE_FLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread")
 BENCH_BASE_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-pthread")
 DEFAULT_CFLAGS = ("-O2",)
@@ -84,6 +85,9 @@ class BuildSpec:
     werror: bool = False  # the built-in suite is held to -Werror; users' files are not
     target: str | None = None  # None: native; else a key of TARGETS (cc must then be its cross compiler)
     extra_key: tuple[str, ...] = field(default=())
+    # -D items for the engine's own sources, never the benchmark's: a will-it-scale test case's
+    # name (build/wis.py), for the adapter engine/wis.c
+    engine_defines: tuple[str, ...] = ()
 
     def bench_flags(self) -> list[str]:
         flags = [*BENCH_BASE_FLAGS, "-I", str(engine_dir())]
@@ -195,6 +199,8 @@ def _cache_key(spec: BuildSpec, cc_version: str) -> str:
     h = hashlib.sha256()
     h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0objects kept\0".encode())
     h.update("\0".join(spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)).encode())
+    if spec.engine_defines:
+        h.update(("\0engine\0" + "\0".join(spec.engine_defines)).encode())
     files = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
     for src in spec.sources:
         files.append(src)
@@ -235,7 +241,8 @@ def build(spec: BuildSpec) -> Binary:
     try:
         jobs: list[tuple[Path, list[str]]] = []
         for name in ENGINE_SOURCES:
-            jobs.append((engine_dir() / name, [spec.cc, *ENGINE_FLAGS, "-I", str(engine_dir()), "-c"]))
+            jobs.append((engine_dir() / name, [spec.cc, *ENGINE_FLAGS, "-I", str(engine_dir()),
+                                               *(f"-D{d}" for d in spec.engine_defines), "-c"]))
         for src in spec.sources:
             jobs.append((src, [spec.cc, *spec.bench_flags(), "-c"]))
         objs = [tmp / f"{i:03d}-{src.stem}.o" for i, (src, _) in enumerate(jobs)]

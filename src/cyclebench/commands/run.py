@@ -257,6 +257,9 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
+    if _run_wis(build, pin, globs, params, min_time, warmup, processes, json_path, db, wide, quiet, list_only, net,
+                events_spec, backend, runs, label_args):
+        return
     spec = build.spec()
     labels = parse_labels(label_args)
     opts = MeasureOptions(min_time=min_time, repeat=repeat, max_time=max_time, warmup=warmup, seed=seed)
@@ -366,6 +369,28 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
     except StoreError as e:
         raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
     return run_id, rows
+
+
+def _run_wis(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...],
+             min_time: float, warmup: float, processes: int, json_path: Path | None, db: str | None, wide: bool,
+             quiet: bool, list_only: bool, net: bool, events_spec: str | None, backend: str, runs: int,
+             label_args: tuple[str, ...]) -> bool:
+    """will-it-scale test cases among FILES: measured by commands._wis (their cost per operation
+    at one task, from intervals). Returns False when there are none (run goes on as usual)."""
+    from cyclebench.commands import _wis
+
+    try:
+        cases, others = _wis.split_files(build.files)
+    except SelectionError as e:
+        raise UserError(str(e)) from None
+    if not cases:
+        return False
+    _wis.run_cases(cases, others, build, pin, globs=globs, min_time=min_time, warmup=warmup, processes=processes,
+                   json_path=json_path, db=db, wide=wide, quiet=quiet, list_only=list_only,
+                   labels=parse_labels(label_args),
+                   refused={"-p/--param": bool(params), "--net": net, "-e/--events": bool(events_spec),
+                            "--backend callgrind": backend != "timing", "--runs": runs > 1})
+    return True
 
 
 def _events_and_cache(events_spec: str | None, cache_spec: str | None,

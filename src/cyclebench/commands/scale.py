@@ -5,6 +5,9 @@ The recipe: build the runner, then for each benchmark and mode sweep the task co
 while other programs kept its tasks waiting (``retries``), and store one result row per task
 count as it comes. Starting the runner and reading its lines: runner.scaling; where the
 tasks go: env.cpus; the statistics (why passes, what is disturbed): stats.scaling.
+
+will-it-scale test cases given with -f (commands._wis) are benchmarks like the others,
+``wis/<file stem>``, each with a runner per mode; one that does not compile costs its rows.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
 from cyclebench.build import Binary, BuildError, BuildSpec, build
+from cyclebench.build.wis import TestCase
+from cyclebench.commands import _wis
 from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_run, open_store, out, write_text
 from cyclebench.commands._options import (
     BuildOptions,
@@ -33,7 +39,8 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._progress import Steps
 from cyclebench.env.cpus import cpu_order, parse_cpus
-from cyclebench.model import OK, Item, ScaleRun, Series
+from cyclebench.model import ERROR, OK, Item, ScaleRun, Series
+from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, default_tasks, parse_modes, parse_tasks, run_one
@@ -55,6 +62,7 @@ class ScaleConfig(ScaleOptions):
     passes: int = 3  # alternating passes over the task counts, each lasting duration / passes
     command: Sequence[str] = ()
     labels: dict[str, str] | None = None  # --label KEY=VALUE: stored with the run
+    cases: Sequence[TestCase] = ()  # will-it-scale test cases (their files may be in spec.sources too)
 
 
 # ----------------------------------------------------------------------------- the sweep
@@ -125,22 +133,46 @@ def sweep(binary: Path, bench: str, param: int | None, mode: str, cfg: ScaleConf
 
 @dataclass
 class Prepared:
-    binary: Binary
-    runner: Runner
+    binary: Binary | None  # the cyclebench benchmarks' runner (without any: a test case's, for the run's record)
+    runner: Runner | None  # None: only test cases
     items: list[Item]
     cpus: list[int]
+    wis: _wis.Built = dataclasses.field(default_factory=_wis.Built)  # test cases' runners, by (name, mode)
+    descriptions: dict[str, str | None] = dataclasses.field(default_factory=dict)  # test case → description
+
+    def binary_for(self, bench: str, mode: str) -> Path:
+        """The runner that measures ``bench`` in ``mode``."""
+        b = self.wis.binaries.get((bench, mode)) or self.binary
+        if b is None:
+            raise RunnerError(f"no runner for {bench} ({mode})")
+        return b.path
 
 
-def prepare(cfg: ScaleConfig) -> Prepared:
-    """Build the runner and expand the selection. Raises BuildError, ToolMissing,
-    FileNotFoundError, RunnerError, SelectionError."""
-    binary = build(cfg.spec)
-    runner = Runner(binary.path)
-    items = plan(runner.list(), cfg.globs or ["contend"])
+def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None) -> Prepared:
+    """Build the runners (the cyclebench benchmarks' and, per mode, each test case's) and expand
+    the selection: globs pick among both (none: all; the suite alone defaults to contend). A
+    test case that does not compile stays in the items, its reason in ``wis.broken``. Raises
+    BuildError, ToolMissing, FileNotFoundError, RunnerError, SelectionError."""
+    case_files = {c.path for c in cfg.cases}
+    sources = [s for s in cfg.spec.sources if s not in case_files]
+    cases = [c for c in cfg.cases if _wis.matches(c.name, cfg.globs)]
+    binary, runner, items = None, None, []
+    if sources:
+        binary = build(dataclasses.replace(cfg.spec, sources=tuple(sources)))
+        runner = Runner(binary.path)
+        globs = [g for g in cfg.globs if not any(_wis.matches(c.name, [g]) for c in cfg.cases)]
+        if globs or not cfg.globs:
+            items = plan(runner.list(), globs or ([] if cfg.cases else ["contend"]))
+    if cfg.globs and not items and not cases:
+        raise SelectionError(f"no benchmark or test case matches {', '.join(cfg.globs)}")
+    built = _wis.build_cases(cfg.spec, cases, cfg.modes, on_build)
+    items += [Item(c.name, None) for c in cases]
     cpus = list(cfg.cpus) if cfg.cpus else cpu_order()
     if not cpus:
         raise SelectionError("no CPU to run tasks on")
-    return Prepared(binary, runner, items, cpus)
+    if binary is None and built.binaries:
+        binary = next(iter(built.binaries.values()))
+    return Prepared(binary, runner, items, cpus, built, {c.name: c.description for c in cases})
 
 
 def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
@@ -159,15 +191,21 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     series: list[Series] = []
     with store.finishing(run_id):
         for item in prepared.items:
+            extra = {"description": prepared.descriptions[item.bench]} if item.bench in prepared.descriptions else {}
             for mode in cfg.modes:
                 ser = Series(item.bench, item.param, mode)
                 series.append(ser)
+                if item.bench in prepared.wis.broken:  # one row says why, the other test cases go on
+                    run = ScaleRun(item.bench, None, mode, 1, status=ERROR, reason=prepared.wis.broken[item.bench])
+                    _store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra)
+                    continue
                 try:
-                    done = sweep(b.path, item.bench, item.param, mode, cfg, cpus, on_start)
+                    done = sweep(prepared.binary_for(item.bench, mode), item.bench, item.param, mode, cfg, cpus,
+                                 on_start)
                 except SweepInterrupted as e:  # keep the passes finished before Ctrl-C
-                    _store_points(store, run_id, ser, e.done, interrupted=True)
+                    _store_points(store, run_id, ser, e.done, interrupted=True, extra=extra)
                     raise
-                _store_points(store, run_id, ser, done)
+                _store_points(store, run_id, ser, done, extra=extra)
     store.update_run(run_id, summary={"scale": [
         {"bench": s.bench, "param": s.param, "mode": s.mode,
          "speedup": {str(p["tasks"]): p.get("speedup") for p in s.points}} for s in series]})
@@ -175,17 +213,47 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     return run_id, series
 
 
-def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], interrupted: bool = False) -> None:
+def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], interrupted: bool = False,
+                  extra: dict[str, Any] | None = None) -> None:
     for run, s in done:
         fields = scaling.row_fields(run, s)
+        fields["extra"].update(extra or {})
         if interrupted:
             fields["extra"]["notes"] = [*fields["extra"]["notes"], f"interrupted after {s.get('passes')} pass(es)"]
         fields["id"] = store.add_result(run_id, fields)
         ser.points.append({**s, "status": run.status, "reason": run.reason, "notes": fields["extra"]["notes"]})
 
 
+def _check_wis_csv(path: Path, benches: int) -> None:
+    """Before measuring: --csv-format wis names one file per benchmark ({name} in the path when
+    there are several) in a directory that exists. Raises UserError."""
+    if benches > 1 and "{name}" not in str(path):
+        raise UserError(f"--csv-format wis writes one file per benchmark ({benches} here): put {{name}} in the "
+                        "--csv path, e.g. results/{name}.csv")
+    parent = Path(str(path).replace("{name}", "x")).parent
+    if not parent.is_dir():
+        raise UserError(f"--csv: no directory {parent}")
+
+
+def _write_wis_csv(series: list[Series], path: Path, stored: str) -> None:
+    """--csv-format wis: will-it-scale's own CSV (stats.scaling.wis_csv_rows), one file per
+    benchmark, ``{name}`` in ``path`` replaced by its name (a test case's file stem;
+    group-name for the others)."""
+    import csv
+    import io
+
+    by_bench: dict[tuple[str, int | None], list[Series]] = {}
+    for s in series:
+        by_bench.setdefault((s.bench, s.param), []).append(s)
+    for (bench, param), group in by_bench.items():
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(scaling.wis_csv_rows(group))
+        name = bench.removeprefix("wis/").replace("/", "-") + ("" if param is None else f"-{param}")
+        write_text(Path(str(path).replace("{name}", name)), buf.getvalue(), stored)
+
+
 @click.command("scale")
-@click.argument("benches", nargs=-1, required=True)
+@click.argument("benches", nargs=-1)
 @click.option("--tasks", "tasks_text", metavar="1..N|1,2,4",
               help="Task counts to sweep (N alone: 1..N; 1 is always added). Default: powers of two up to the "
                    "CPU count, the CPU count and one more.")
@@ -209,16 +277,20 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
 @json_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write one CSV row per benchmark × mode × task count.")
+@click.option("--csv-format", "csv_format", type=click.Choice(["cyclebench", "wis"]), default="cyclebench",
+              show_default=True, help="wis: will-it-scale's own CSV (tasks,processes,processes_idle,threads,"
+              "threads_idle,linear), one file per benchmark: put {name} in the --csv path for several.")
 @db_option
 @wide_option
 @label_option
 @build_options()
 def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | None, mode: str,
               duration: float, passes: int, interval: float, warmup: float, cpus_text: str | None, retries: int,
-              plot_path: Path | None, json_path: Path | None, csv_path: Path | None, db: str | None,
-              wide: bool, label_args: tuple[str, ...]) -> None:
+              plot_path: Path | None, json_path: Path | None, csv_path: Path | None, csv_format: str,
+              db: str | None, wide: bool, label_args: tuple[str, ...]) -> None:
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
-    efficiency, per-task fairness (will-it-scale done right)."""
+    efficiency, per-task fairness (will-it-scale done right). will-it-scale test cases given
+    with -f run unmodified, as wis/<file stem> (BENCH then optional)."""
     import csv
     import io
 
@@ -227,6 +299,12 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
     for b in benches:
         not_a_file(b, "scale")
     labels = parse_labels(label_args)
+    try:
+        cases, others = _wis.split_files(build.files)
+    except SelectionError as e:
+        raise UserError(str(e)) from None
+    if not benches and not cases:
+        raise click.UsageError("Missing argument 'BENCHES...' (or will-it-scale test cases with -f).")
     if plot_path is not None and plot_path.suffix.lower() not in plots.FORMATS:
         raise UserError(f"--plot: the file must end in {', '.join(plots.FORMATS)}")
     try:
@@ -234,16 +312,18 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         modes = parse_modes(mode)
         ncpus = len(cpus) if cpus else len(os.sched_getaffinity(0))
         tasks = parse_tasks(tasks_text) if tasks_text else default_tasks(ncpus)
-        spec = build.spec()
+        spec = build.spec(sources=others) if cases and others else build.spec()
     except ValueError as e:  # ScaleError, a bad --cpus
         raise UserError(str(e)) from None
     cfg = ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration, interval=interval,
                       warmup=warmup, cpus=cpus, retries=retries, passes=passes, command=["cyclebench", *sys.argv[1:]],
-                      labels=labels)
+                      labels=labels, cases=cases)
     store = open_store(db)
     try:
-        with err.status("building", spinner="dots"):
-            prepared = prepare(cfg)
+        with err.status("building", spinner="dots") as status:
+            prepared = prepare(cfg, lambda what: status.update(f"building {what}"))
+        if csv_path is not None and csv_format == "wis":
+            _check_wis_csv(csv_path, len(prepared.items))
         runs = len(prepared.items) * len(cfg.modes) * len(cfg.tasks) * cfg.passes  # retries add more
         with Steps(runs, "scaling") as steps:
             run_id, series = execute(cfg, prepared, store, steps.step)
@@ -258,6 +338,9 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         sys.exit(130)
     used = len(set(prepared.cpus))
     for s in series:
+        if s.bench in prepared.descriptions and s.mode == cfg.modes[0]:
+            out.print(safe_text(f"{s.bench}: {prepared.descriptions[s.bench] or '(no description)'}"),
+                      highlight=False)
         out.print(plots.scale_table(s, wide=wide))
     chart = plots.text_chart(series)
     if chart:
@@ -270,7 +353,9 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         err.print(f"plot written to {plot_path} ({w}×{h} px)", highlight=False)
     if json_path is not None:
         json_report.dump(json_report.run_to_dict(store, run_id), json_path)
-    if csv_path is not None:
+    if csv_path is not None and csv_format == "wis":
+        _write_wis_csv(series, csv_path, f"run #{run_id}")
+    elif csv_path is not None:
         rows, buf = scaling.csv_rows(series), io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bench"])
         writer.writeheader()

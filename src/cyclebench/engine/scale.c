@@ -27,6 +27,16 @@
  * A task that crashes: in processes mode the sampler sees the signal (waitpid), reports it
  * and stops the others; in threads mode the signal kills the whole runner and the caller
  * sees it. Either way, every interval line already printed has been flushed.
+ *
+ * A will-it-scale test case (wis.c) runs in the same tasks, slots and sampler, with these
+ * differences: no batches and no hooks — each task calls testcase() once with `iterations`
+ * on its slot's counter, and testcase() never returns; testcase_prepare() runs in the runner
+ * before the tasks start and testcase_cleanup() after they are killed (SIGKILL: there is no
+ * other way to stop a test case), in a private working directory; in threads mode the
+ * threads live in one forked process (the "host"), so a crashing test case costs its row,
+ * not the runner, and is killed as a whole; the add chain is timed on task 0's CPU before
+ * and after (core clock per timer tick, for `run`'s cycles~); every interval carries its
+ * timer ticks.
  */
 #define _GNU_SOURCE
 #include "scale.h"
@@ -47,9 +57,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "json.h"
 #include "registry.h"
 #include "timer.h"
+#include "wis.h"
 
 /* One block per counter. 64 bytes (one x86 line) is not enough: Intel's spatial ("adjacent
  * line") prefetcher completes 128-byte-aligned pairs of lines, so counters 64 bytes apart
@@ -88,6 +100,8 @@ static const cb_bench *bench;
 static const cb_request *request;
 static const cb_scale_options *opt;
 static uint64_t batch;
+static int wis;        /* the benchmark is a will-it-scale test case (wis.c) */
+static pid_t wis_host; /* threads mode of a test case: the process whose threads are the tasks */
 
 static void sleep_ns(long ns) {
     struct timespec ts = {0, ns};
@@ -131,10 +145,9 @@ static void state_init(cb_state *s, int task) {
 
 /* ---- one task ---- */
 
-static void task_main(int i) {
-    task_slot *slot = &sh->slot[i];
-    cb_state s;
-    state_init(&s, i);
+/* Records the task's CPU and thread id and pins it there. Returns 0, or -1 when it cannot be
+ * pinned (the slot then says why, and counts as set up). */
+static int task_pin(int i, task_slot *slot) {
     slot->cpu = opt->ncpus ? opt->cpus[i % opt->ncpus] : -1;
     slot->verified = -1;
     slot->tid = (int)syscall(SYS_gettid);
@@ -147,9 +160,38 @@ static void task_main(int i) {
                      strerror(errno));
             slot->state = ST_FAIL;
             __atomic_add_fetch(&sh->ready.n, 1, __ATOMIC_RELEASE);
-            return;
+            return -1;
         }
     }
+    return 0;
+}
+
+static void wait_for_start(void) {
+    while (!__atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE) && !__atomic_load_n(&sh->ctl.stop, __ATOMIC_ACQUIRE))
+        sleep_ns(100 * 1000);
+}
+
+/* A will-it-scale task: testcase() on its own counter, from the start until it is killed. */
+static void wis_task(int i) {
+    task_slot *slot = &sh->slot[i];
+    if (task_pin(i, slot) != 0) return;
+    slot->state = ST_READY;
+    __atomic_add_fetch(&sh->ready.n, 1, __ATOMIC_RELEASE);
+    wait_for_start();
+    if (!__atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE)) return; /* stopped before the start */
+    cb_wis_run(&slot->ops, (unsigned long)i);
+    __atomic_store_n(&slot->state, ST_DONE, __ATOMIC_RELEASE); /* testcase() returned: it should not */
+}
+
+static void task_main(int i) {
+    if (wis) {
+        wis_task(i);
+        return;
+    }
+    task_slot *slot = &sh->slot[i];
+    cb_state s;
+    state_init(&s, i);
+    if (task_pin(i, slot) != 0) return;
     const cb_hook *setup = cb_hook_for(bench, CB_HOOK_SETUP), *teardown = cb_hook_for(bench, CB_HOOK_TEARDOWN),
                   *verify = cb_hook_for(bench, CB_HOOK_VERIFY);
     if (setup) ((cb_fn)setup->fn)(&s);
@@ -163,8 +205,7 @@ static void task_main(int i) {
     }
     slot->state = ST_READY;
     __atomic_add_fetch(&sh->ready.n, 1, __ATOMIC_RELEASE);
-    while (!__atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE) && !__atomic_load_n(&sh->ctl.stop, __ATOMIC_ACQUIRE))
-        sleep_ns(100 * 1000);
+    wait_for_start();
     uint64_t done = 0;
     while (!__atomic_load_n(&sh->ctl.stop, __ATOMIC_RELAXED)) {
         s.iters = batch;
@@ -230,6 +271,75 @@ static uint64_t size_batch(double target_ns, double *per_op_ns, int *skip, char 
     return n;
 }
 
+/* ---- the core clock of a task's CPU (will-it-scale test cases) ---- */
+
+/* A test case cannot be timed in batches, so `run` takes its cost per operation from the
+ * intervals' timer ticks; cycles~ then need the core clock per tick, from the add chain
+ * (chain.h) timed on the task's CPU just before the tasks start and just after they are
+ * killed — not during the run (the CPU is the task's then), which `run` says. The readings
+ * have the shape of measure.c's "chain" object, so stats/clock.py reads them alike. */
+#define CHAIN_PAIRS 32
+/* Chains run untimed first, for this long: the CPU may have been idle (the "before" readings)
+ * and its clock still ramping up. Seen without: before 1.252 and after 1.297 cycles/tick. */
+#define CHAIN_WARMUP_NS 5000000ull
+
+typedef struct chain_reads {
+    int cpu, n; /* n: readings of each kind; 0 when not timed */
+    uint64_t shortr[CHAIN_PAIRS], longr[CHAIN_PAIRS], add, imul;
+} chain_reads;
+
+static inline uint64_t stop_timer(void) { return cb_have_rdtscp ? cb_timer_stop() : cb_timer_stop_norscp(); }
+
+static uint64_t chain_once(int imul, int blocks) {
+#if CB_HAVE_CHAIN
+    static uint64_t v = 1;
+    uint64_t x = v, t0 = cb_timer_start();
+    x = imul ? cb_imul_chain(x) : cb_add_chain(x, blocks);
+    uint64_t t = stop_timer() - t0;
+    v = x;
+    return t;
+#else
+    (void)imul;
+    (void)blocks;
+    return 0;
+#endif
+}
+
+/* Times the chains on `cpu`, this thread moved there for it and then back. */
+static void time_chain(int cpu, chain_reads *c) {
+    cpu_set_t old, set;
+    memset(c, 0, sizeof *c);
+    c->cpu = cpu;
+    if (!CB_HAVE_CHAIN || cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof old, &old) != 0) return;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) return;
+    c->add = c->imul = UINT64_MAX;
+    for (uint64_t t0 = cb_now_ns(); cb_now_ns() - t0 < CHAIN_WARMUP_NS;) chain_once(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+    for (int i = 0; i < CHAIN_PAIRS; i++) {
+        c->shortr[i] = chain_once(0, 1);
+        c->longr[i] = chain_once(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+        if (c->longr[i] < c->add) c->add = c->longr[i];
+        uint64_t m = chain_once(1, 0);
+        if (m < c->imul) c->imul = m;
+    }
+    c->n = CHAIN_PAIRS;
+    sched_setaffinity(0, sizeof old, &old);
+}
+
+/* ,"KEY":{"kind":"add","cpu":C,"adds":2048,...,"short_ticks":[...],"long_ticks":[...]} */
+static void emit_chain(FILE *out, const char *key, const chain_reads *c) {
+    fprintf(out,
+            ",\"%s\":{\"kind\":\"%s\",\"cpu\":%d,\"adds\":%d,\"short_adds\":%d,\"imuls\":%d,\"imul_latency\":%d,"
+            "\"add_ticks\":[%llu],\"imul_ticks\":[%llu],\"short_ticks\":",
+            key, c->n ? "add" : "none", c->cpu, CB_CHAIN_ADDS, CB_CHAIN_BLOCK, CB_CHAIN_IMULS, CB_IMUL_LATENCY,
+            (unsigned long long)(c->n ? c->add : 0), (unsigned long long)(c->n ? c->imul : 0));
+    cb_json_u64_array(out, c->shortr, (size_t)c->n);
+    fputs(",\"long_ticks\":", out);
+    cb_json_u64_array(out, c->longr, (size_t)c->n);
+    fputc('}', out);
+}
+
 /* ---- output ---- */
 
 static void emit_final(FILE *out, const char *type, const char *reason) {
@@ -271,8 +381,43 @@ typedef struct spawned {
     int n;
 } spawned;
 
+/* Threads mode of a test case: one forked process starts the N task threads and waits to be
+ * killed. A thread it cannot start fails its task (and counts the rest as set up, so the
+ * sampler does not wait for them). */
+static void wis_host_main(void) {
+    for (int i = 0; i < opt->tasks; i++) {
+        pthread_t t;
+        int e = pthread_create(&t, NULL, thread_main, (void *)(intptr_t)i);
+        if (e) {
+            snprintf(sh->slot[i].reason, sizeof sh->slot[i].reason, "cannot start task thread %d: %s", i, strerror(e));
+            sh->slot[i].state = ST_FAIL;
+            __atomic_add_fetch(&sh->ready.n, opt->tasks - i, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    for (;;) pause();
+}
+
 static int spawn(FILE *out, spawned *sp, char *why, size_t cap) {
     int N = opt->tasks;
+    if (wis && !opt->processes) {
+        fflush(out);
+        fflush(stdout);
+        fflush(stderr);
+        pid_t parent = getpid(), pid = fork();
+        if (pid < 0) {
+            snprintf(why, cap, "cannot fork the tasks' process: %s", strerror(errno));
+            return -1;
+        }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(0);
+            wis_host_main();
+        }
+        wis_host = sp->pids[0] = pid;
+        sp->n = 1;
+        return 0;
+    }
     for (int i = 0; i < N; i++) {
         if (!opt->processes) {
             int e = pthread_create(&sp->threads[i], NULL, thread_main, (void *)(intptr_t)i);
@@ -320,7 +465,13 @@ static int reap_dead(spawned *sp, int *status) {
 }
 
 static void describe_death(char *buf, size_t cap, int task, int st) {
-    if (WIFSIGNALED(st))
+    if (wis_host && WIFSIGNALED(st))
+        snprintf(buf, cap, "a task thread crashed: %s (signal %d)", strsignal(WTERMSIG(st)), WTERMSIG(st));
+    else if (wis_host)
+        snprintf(buf, cap, "the tasks' process exited with status %d before the end", WEXITSTATUS(st));
+    else if (wis && WIFEXITED(st) && !WEXITSTATUS(st))
+        snprintf(buf, cap, "task %d: testcase() returned (a will-it-scale test case loops until it is killed)", task);
+    else if (WIFSIGNALED(st))
         snprintf(buf, cap, "task %d crashed: %s (signal %d)", task, strsignal(WTERMSIG(st)), WTERMSIG(st));
     else
         snprintf(buf, cap, "task %d exited with status %d before the end", task, WEXITSTATUS(st));
@@ -329,8 +480,11 @@ static void describe_death(char *buf, size_t cap, int task, int st) {
 static void emit_crash(FILE *out, int task, int st, double t) {
     char msg[160];
     describe_death(msg, sizeof msg, task, st);
-    fprintf(out, "{\"type\":\"task_crash\",\"task\":%d,\"signal\":%d,\"exit\":%d,\"t\":%.6f,\"reason\":", task,
-            WIFSIGNALED(st) ? WTERMSIG(st) : 0, WIFEXITED(st) ? WEXITSTATUS(st) : -1, t);
+    fputs("{\"type\":\"task_crash\",\"task\":", out);
+    if (wis_host) fputs("null", out); /* one of the host's threads: which one, the signal does not say */
+    else fprintf(out, "%d", task);
+    fprintf(out, ",\"signal\":%d,\"exit\":%d,\"t\":%.6f,\"reason\":", WIFSIGNALED(st) ? WTERMSIG(st) : 0,
+            WIFEXITED(st) ? WEXITSTATUS(st) : -1, t);
     cb_json_str(out, msg);
     fputs("}\n", out);
     fflush(out);
@@ -338,25 +492,33 @@ static void emit_crash(FILE *out, int task, int st, double t) {
 
 /* {"type":"scale_start",...}: what is about to be sampled, on which CPUs. */
 static void emit_start(FILE *out, double per_op_ns, int nwarm, int nmeas, const int *task_cpus,
-                       const int *sampler_cpus, int nsampler, int have_stat) {
+                       const int *sampler_cpus, int nsampler, int have_stat, const chain_reads *chain) {
     cb_emit_head(out, "scale_start", request);
     fprintf(out,
             ",\"tasks\":%d,\"mode\":\"%s\",\"batch\":%llu,\"batch_per_op_ns\":%.3f,\"interval\":%.6f,"
-            "\"warmup_intervals\":%d,\"intervals\":%d,\"block_bytes\":%d,\"cpus\":",
+            "\"warmup_intervals\":%d,\"intervals\":%d,\"block_bytes\":%d,\"unit\":\"%s\",\"cpus\":",
             opt->tasks, opt->processes ? "processes" : "threads", (unsigned long long)batch, per_op_ns, opt->interval,
-            nwarm, nmeas, CB_BLOCK);
+            nwarm, nmeas, CB_BLOCK, CB_TIMER_UNIT);
     emit_int_array(out, task_cpus, opt->tasks);
     fputs(",\"sampler_cpus\":", out);
     if (nsampler) emit_int_array(out, sampler_cpus, nsampler);
     else fputs("null", out);
-    fprintf(out, ",\"schedstat\":%s}\n", have_stat ? "true" : "false");
+    fprintf(out, ",\"schedstat\":%s", have_stat ? "true" : "false");
+    if (wis) {
+        fputs(",\"wis\":{\"description\":", out);
+        cb_json_str(out, cb_wis_description());
+        fputc('}', out);
+        emit_chain(out, "chain_before", chain);
+    }
+    fputs("}\n", out);
     fflush(out);
 }
 
 /* {"type":"interval",...}: each task's ops (and run/wait ns) during interval k. */
-static void emit_interval(FILE *out, int k, double t, double dt, int warmup, const uint64_t *d, int N, int have_stat) {
-    fprintf(out, "{\"type\":\"interval\",\"i\":%d,\"t\":%.6f,\"dt\":%.6f,\"warmup\":%s,\"deltas\":", k, t, dt,
-            warmup ? "true" : "false");
+static void emit_interval(FILE *out, int k, double t, double dt, uint64_t ticks, int warmup, const uint64_t *d, int N,
+                          int have_stat) {
+    fprintf(out, "{\"type\":\"interval\",\"i\":%d,\"t\":%.6f,\"dt\":%.6f,\"ticks\":%llu,\"warmup\":%s,\"deltas\":", k,
+            t, dt, (unsigned long long)ticks, warmup ? "true" : "false");
     cb_json_u64_array(out, d, (size_t)N);
     if (have_stat) {
         fputs(",\"run_ns\":", out);
@@ -369,7 +531,8 @@ static void emit_interval(FILE *out, int k, double t, double dt, int warmup, con
 }
 
 /* {"type":"scale_end",...}: totals, the sampler's own cost, and each task's verify result. */
-static void emit_end(FILE *out, int done, double sampled, double sampler_cpu, long ivcsw, const char *crash) {
+static void emit_end(FILE *out, int done, double sampled, double sampler_cpu, long ivcsw, const char *crash,
+                     const chain_reads *chain) {
     cb_emit_head(out, "scale_end", request);
     fprintf(out,
             ",\"tasks\":%d,\"mode\":\"%s\",\"intervals_done\":%d,\"sampled_s\":%.6f,\"sampler_cpu_s\":%.6f,"
@@ -390,7 +553,9 @@ static void emit_end(FILE *out, int done, double sampled, double sampler_cpu, lo
         fputs(i ? "," : "", out);
         cb_json_str(out, sh->slot[i].state == ST_DONE && sh->slot[i].reason[0] ? sh->slot[i].reason : NULL);
     }
-    fputs("]}\n", out);
+    fputc(']', out);
+    if (wis) emit_chain(out, "chain_after", chain);
+    fputs("}\n", out);
     fflush(out);
 }
 
@@ -418,8 +583,11 @@ static uint64_t gate_and_size(FILE *out, double *per_op_ns) {
  * earlier one) is reported as the crash. Returns 1 when it reported one. */
 static int join_tasks(FILE *out, spawned *sp, int *crashed_task, char *crash, size_t cap) {
     int rc = 0;
+    if (wis) /* a test case never returns: its processes (or its threads' host) are killed; helpers die with them */
+        for (int i = 0; i < sp->n; i++)
+            if (sp->pids[i]) kill(sp->pids[i], SIGKILL);
     for (int i = 0; i < sp->n; i++) {
-        if (!opt->processes) {
+        if (!opt->processes && !wis) {
             pthread_join(sp->threads[i], NULL);
             continue;
         }
@@ -427,6 +595,7 @@ static int join_tasks(FILE *out, spawned *sp, int *crashed_task, char *crash, si
         int st;
         while (waitpid(sp->pids[i], &st, 0) < 0 && errno == EINTR) {
         }
+        if (wis) continue; /* killed here: a death before was reported as it was seen */
         if ((WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st))) && *crashed_task < 0) {
             *crashed_task = i;
             describe_death(crash, cap, i, st);
@@ -445,11 +614,14 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     request = req;
     opt = o;
     bench = cb_find(req->name);
+    wis = bench && bench == cb_wis_bench();
+    wis_host = 0;
     int N = o->tasks;
     char why[320];
 
     double per_op_ns = 0;
-    if (!(batch = gate_and_size(out, &per_op_ns))) return 0;
+    batch = 0; /* a test case has no batches */
+    if (!wis && !(batch = gate_and_size(out, &per_op_ns))) return 0;
 
     size_t size = sizeof(shared) + (size_t)N * sizeof(task_slot);
     sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -459,6 +631,17 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
         return 2;
     }
     memset(sh, 0, size);
+    chain_reads before = {0}, after = {0};
+    if (wis) {
+        if (cb_wis_enter((unsigned long)N, o->processes, why, sizeof why) != 0) {
+            emit_final(out, "error", why);
+            munmap(sh, size);
+            free(sp.threads);
+            free(sp.pids);
+            return 2;
+        }
+        time_chain(o->ncpus ? o->cpus[0] : -1, &before);
+    }
 
     int rc = 0, crashed_task = -1, crash_status = 0, nwarm = 0, nmeas = 0, k = 0, nsampler = 0;
     char crash[200] = "";
@@ -476,7 +659,7 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     }
     /* Wait until every task is set up; in processes mode a task may die during its setup. */
     while (__atomic_load_n(&sh->ready.n, __ATOMIC_ACQUIRE) < N) {
-        if (o->processes && (crashed_task = reap_dead(&sp, &crash_status)) >= 0) break;
+        if ((o->processes || wis_host) && (crashed_task = reap_dead(&sp, &crash_status)) >= 0) break;
         sleep_ns(1000 * 1000);
     }
     if (crashed_task >= 0) {
@@ -511,7 +694,8 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     for (int i = 0; i < N; i++) {
         char path[64];
         task_cpus[i] = sh->slot[i].cpu;
-        if (o->processes) snprintf(path, sizeof path, "/proc/%d/schedstat", (int)sp.pids[i]);
+        if (wis_host) snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)wis_host, sh->slot[i].tid);
+        else if (o->processes) snprintf(path, sizeof path, "/proc/%d/schedstat", (int)sp.pids[i]);
         else snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", sh->slot[i].tid);
         statfd[i] = open(path, O_RDONLY | O_CLOEXEC);
         have_stat &= schedstat(statfd[i], &prev[N + i], &prev[2 * N + i]);
@@ -519,10 +703,10 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     nwarm = (int)(o->warmup / o->interval + 0.999999);
     nmeas = (int)(o->duration / o->interval + 0.5);
     if (nmeas < 1) nmeas = 1;
-    emit_start(out, per_op_ns, nwarm, nmeas, task_cpus, sampler_cpus, nsampler, have_stat);
+    emit_start(out, per_op_ns, nwarm, nmeas, task_cpus, sampler_cpus, nsampler, have_stat, &before);
 
     double cpu0 = thread_cpu_s(&ivcsw0);
-    uint64_t t0 = mono_ns(), tprev = t0, interval_ns = (uint64_t)(o->interval * 1e9);
+    uint64_t t0 = mono_ns(), tprev = t0, interval_ns = (uint64_t)(o->interval * 1e9), tick_prev = cb_timer_start();
     for (int i = 0; have_stat && i < N; i++) schedstat(statfd[i], &prev[N + i], &prev[2 * N + i]);
     __atomic_store_n(&sh->ctl.start, 1, __ATOMIC_RELEASE);
     for (k = 1; k <= nwarm + nmeas; k++) {
@@ -530,7 +714,7 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
         struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
         }
-        uint64_t tnow = mono_ns();
+        uint64_t tnow = mono_ns(), tick = cb_timer_start();
         for (int i = 0; i < N; i++) cur[i] = __atomic_load_n(&sh->slot[i].ops, __ATOMIC_RELAXED);
         for (int i = 0; have_stat && i < N; i++) schedstat(statfd[i], &cur[N + i], &cur[2 * N + i]);
         for (int i = 0; i < (have_stat ? 3 : 1) * N; i++) {
@@ -538,9 +722,11 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
             cur[i] = c - prev[i];
             prev[i] = c;
         }
-        emit_interval(out, k, (double)(tnow - t0) / 1e9, (double)(tnow - tprev) / 1e9, k <= nwarm, cur, N, have_stat);
+        emit_interval(out, k, (double)(tnow - t0) / 1e9, (double)(tnow - tprev) / 1e9, tick - tick_prev, k <= nwarm, cur,
+                      N, have_stat);
         tprev = tnow;
-        if (o->processes && (crashed_task = reap_dead(&sp, &crash_status)) >= 0) {
+        tick_prev = tick;
+        if ((o->processes || wis_host) && (crashed_task = reap_dead(&sp, &crash_status)) >= 0) {
             describe_death(crash, sizeof crash, crashed_task, crash_status);
             emit_crash(out, crashed_task, crash_status, (double)(tnow - t0) / 1e9);
             rc = 1;
@@ -554,7 +740,13 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
 
 join:
     if (join_tasks(out, &sp, &crashed_task, crash, sizeof crash)) rc = 1;
-    if (!__atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE)) { /* never started: the lines above said why */
+    int started = __atomic_load_n(&sh->ctl.start, __ATOMIC_ACQUIRE);
+    if (wis) {
+        if (started) time_chain(before.cpu, &after);
+        for (int i = 0; i < N; i++) sh->slot[i].total_iters = __atomic_load_n(&sh->slot[i].ops, __ATOMIC_RELAXED);
+    }
+    if (!started) { /* never started: the lines above said why */
+        cb_wis_leave();
         free(task_cpus);
         free(prev);
         free(cur);
@@ -562,7 +754,9 @@ join:
         munmap(sh, size);
         return rc;
     }
-    emit_end(out, k - 1, sampled, sampler_cpu, ivcsw1 - ivcsw0, crashed_task >= 0 ? crash : NULL);
+    emit_end(out, k - 1, sampled, sampler_cpu, ivcsw1 - ivcsw0, crashed_task >= 0 ? crash : NULL, &after);
+    /* After the end line: a testcase_cleanup() that hangs costs the run its time limit, not its intervals. */
+    cb_wis_leave(); /* testcase_cleanup(), then the private directory goes (nothing without a test case) */
     free(task_cpus);
     free(prev);
     free(cur);

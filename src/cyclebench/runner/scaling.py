@@ -7,6 +7,10 @@ CPU. run_one starts it once and reads its lines into a ScaleRun (model); how the
 ended is decided by the one classifier, runner.protocol.classify. parse_tasks, parse_modes
 and ScaleOptions say what the runner is asked to do. The statistics of its lines are
 stats.scaling's; the sweep over task counts is the `scale` command's.
+
+A will-it-scale test case (engine/wis.c; its start line carries "wis") runs the same way;
+a task that never bumped its counter fails its run, since nothing else would show that the
+test case did no work (it hung, or loops without ``(*iterations)++``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, SKIPPED, ScaleRun
 from cyclebench.runner.child import run_child
-from cyclebench.runner.protocol import classify, parse_lines
+from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines
 
 MODES = ("threads", "processes")
 
@@ -98,6 +102,18 @@ def _cpu_stat() -> dict[int, list[int]]:
     return out
 
 
+def _idle_share(before: dict[int, list[int]], after: dict[int, list[int]]) -> float | None:
+    """Share of all CPUs' time spent idle or waiting for I/O (columns 4 and 5 of /proc/stat),
+    what will-it-scale reports as its ``*_idle`` columns (over user..steal, guest being in user)."""
+    total = idle = 0
+    for c, a in after.items():
+        if c in before and len(a) > 7:
+            d = [x - y for x, y in zip(a, before[c], strict=False)]
+            total += sum(d[:8])
+            idle += d[3] + d[4]
+    return idle / total if total > 0 else None
+
+
 def _steal_share(before: dict[int, list[int]], after: dict[int, list[int]], cpus: set[int]) -> float | None:
     """Share of the tasks' CPUs' time stolen by the hypervisor (column 8 of /proc/stat)."""
     total = steal = 0
@@ -129,7 +145,9 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
     timeout = opts.timeout()
     child = run_child(_argv(binary, bench, param, mode, tasks, opts, cpus), timeout)
     run.wall_s = child.wall_s
-    run.steal = _steal_share(stat0, _cpu_stat(), {cpus[i % len(cpus)] for i in range(tasks)} if cpus else set())
+    stat1 = _cpu_stat()
+    run.steal = _steal_share(stat0, stat1, {cpus[i % len(cpus)] for i in range(tasks)} if cpus else set())
+    run.idle = _idle_share(stat0, stat1)
     run.stderr = child.stderr[-4000:]
     lines = parse_lines(child.stdout)
     for ln in lines:
@@ -150,7 +168,9 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
         if run.status == CRASHED and mode == "threads":
             run.reason += " (threads mode: a crashing task kills the whole runner)"
     elif run.crash is not None:
-        run.status, run.reason = CRASHED, f"{run.crash.get('reason')} after {len(run.intervals)} interval(s)"
+        tail = last_stderr_line(child.stderr)  # an assert's message, a helper's complaint
+        run.status, run.reason = CRASHED, (f"{run.crash.get('reason')} after {len(run.intervals)} interval(s)"
+                                           + (f" ({tail})" if tail else ""))
     elif finals:
         f = finals[0]
         run.status = {"skip": SKIPPED, "fail": FAILED}.get(f["type"], ERROR)
@@ -164,4 +184,18 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
         bad = [(i, r) for i, (v, r) in enumerate(zip(verified, reasons, strict=False)) if v is False]
         if bad:
             run.status, run.reason = INVALID, f"verification failed in task {bad[0][0]}: {bad[0][1]}"
+        elif (run.start or {}).get("wis") is not None:
+            _never_bumped(run)
     return run
+
+
+def _never_bumped(run: ScaleRun) -> None:
+    """A will-it-scale task whose counter stayed at 0 to the end fails the run (FAILED)."""
+    total = (run.end or {}).get("total_ops") or []
+    idle = [i for i, n in enumerate(total) if not n]
+    if idle:
+        which = (f"task {idle[0]} never bumped its counter" if len(idle) == 1 else
+                 f"tasks {', '.join(map(str, idle))} never bumped their counters")
+        run.status = FAILED
+        run.reason = (f"{which} in {(run.end or {}).get('sampled_s') or 0:.1f} s: testcase() hung, or loops "
+                      "without (*iterations)++")

@@ -33,6 +33,9 @@ Statistics of one task count, over the intervals after the warm-up:
     and the least disturbed attempt kept. Oversubscribed runs wait by design: nothing is
     dropped, the note says so;
   - the sampler's own CPU use, as a share of one CPU.
+
+For will-it-scale test cases, also: the cost of one operation at one task from the
+intervals' timer ticks (op_cost, for `run`), and will-it-scale's own CSV (wis_csv_rows).
 """
 
 from __future__ import annotations
@@ -42,8 +45,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy import special
 
-from cyclebench.model import OK, ScaleRun, Series
+from cyclebench.model import DISTURBED, ERROR, OK, TIMING, Result, ScaleRun, Series
+from cyclebench.stats import clock
+from cyclebench.stats.ab import cluster_ci
+from cyclebench.stats.result import with_calibration
 
 WAIT_LIMIT = 0.02  # a task waiting for its CPU more than 2% of an interval: the interval is disturbed
 MIN_KEPT = 3  # fewer undisturbed intervals than this: keep them all, and say the run was disturbed
@@ -68,6 +75,7 @@ def _head(run: ScaleRun, ncpus: int, measured: int) -> Summary:
         "tasks": run.tasks, "mode": run.mode, "cpus_used": ncpus, "oversubscribed": bool(ncpus) and run.tasks > ncpus,
         "intervals_total": len(run.intervals), "intervals_measured": measured, "intervals_kept": 0,
         "intervals_disturbed": 0, "disturbed_kept": False, "steal": run.steal,
+        "idle_pct": None if run.idle is None else 100 * run.idle,
     }
     if run.end and run.end.get("sampled_s"):
         s["sampler_cpu_s"] = run.end.get("sampler_cpu_s")
@@ -224,6 +232,8 @@ def merge(runs: Sequence[ScaleRun]) -> ScaleRun:
                       "sampled_s": sum(e.get("sampled_s") or 0 for e in ends)}
     steals = [r.steal for r in runs if r.steal is not None]
     merged.steal = float(np.mean(steals)) if steals else None
+    idles = [r.idle for r in runs if r.idle is not None]
+    merged.idle = float(np.mean(idles)) if idles else None
     return merged
 
 
@@ -324,3 +334,140 @@ def series_from_rows(rows: Sequence[dict[str, Any]]) -> list[Series]:
         ser = out.setdefault(key, Series(*key))
         ser.points.append({**e, "status": r.get("status"), "reason": r.get("reason")})
     return list(out.values())
+
+
+# ----------------------------------------------------------------------------- will-it-scale test cases
+
+CHAIN_DISAGREEMENT = 0.03  # core clock before and after a run differing by more: cycles~ doubtful (report.console's)
+MIN_INTERVALS = 3  # fewer kept intervals than this: no cost per operation
+
+
+def chain_clock(chain: dict[str, Any] | None) -> float | None:
+    """Core cycles per timer tick from the runner's add-chain readings (``chain_before`` or
+    ``chain_after`` of a test case's run, engine/scale.c): chains of ``short_adds`` and
+    ``adds`` dependent adds timed alternately, so (adds − short) / (L − S) from their trimmed
+    means, free of the timed chain's fixed part (engine/chain.h). None when not timed."""
+    c = chain or {}
+    if c.get("kind") != "add" or not c.get("short_ticks") or not c.get("long_ticks"):
+        return None
+    s, _, ns = clock._trimmed_mean(np.asarray(c["short_ticks"], dtype=float))
+    lo, _, nl = clock._trimmed_mean(np.asarray(c["long_ticks"], dtype=float))
+    if ns < 2 or nl < 2 or not lo > s:
+        return None
+    return float((c["adds"] - c["short_adds"]) / (lo - s))
+
+
+def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
+    """The cost of one operation of a will-it-scale test case at one task (``run -f FILE.c``),
+    from ``runs``: one runner process each, 1 task, pinned. A test case cannot be driven in
+    batches, so the cost is taken from the sampler's intervals: per interval, timer ticks /
+    the counter's delta; intervals in which the task waited for its CPU are dropped (as
+    `scale` does), the rest pooled. per_op (timer unit: ref-cycles on x86-64) = their median,
+    its 95% CI by the two-level bootstrap over processes, then intervals (stats.ab.cluster_ci);
+    min, rcv over intervals. cycles~ = per_op × the core clock per tick from the add chain
+    timed on the task's CPU before and after each run (chain_clock; not during it: the CPU is
+    the task's then), the median of those readings; the CI widened in quadrature by half
+    their relative range; ``extra["cycles_doubtful"]`` says when a run's before and after
+    differ by more than CHAIN_DISAGREEMENT. ``chain_agreement``: the imul chain's clock over
+    the add chain's (report.console flags it as for any result). ns_per_op via ``rate_hz``.
+    The first run that did not end OK gives the row its status and reason."""
+    first = runs[0]
+    bad = next((r for r in runs if r.status != OK), None)
+    unit = str((first.start or {}).get("unit") or "ticks")
+    fields: Result = {"kind": TIMING, "bench": first.bench, "param": None, "variant": "", "unit": unit,
+                      "status": bad.status if bad else OK, "reason": bad.reason if bad else None,
+                      "wall_s": sum(r.wall_s for r in runs)}
+    xs, groups, measured, disturbed_kept, waits = [], [], 0, 0, []
+    ops_per_s: list[float] = []
+    ratios: list[tuple[float | None, float | None]] = []
+    for g, run in enumerate(runs):
+        ratios.append((chain_clock((run.start or {}).get("chain_before")),
+                       chain_clock((run.end or {}).get("chain_after"))))
+        m = [iv for iv in _measured(run) if iv.get("ticks") and iv["deltas"] and iv["deltas"][0] > 0]
+        if not m:
+            continue
+        s: Summary = {}
+        keep = _keep(m, False, s)
+        measured += len(m)
+        disturbed_kept += bool(s.get("disturbed_kept"))
+        waits.append(s.get("wait_pct") or 0.0)
+        for iv, k in zip(m, keep, strict=True):
+            if k:
+                xs.append(iv["ticks"] / iv["deltas"][0])
+                groups.append(g)
+                ops_per_s.append(iv["deltas"][0] / iv["dt"])
+    fields["n_samples"], fields["rounds"] = measured, len(xs)
+    fields["n_disturbed"] = measured - len(xs)
+    extra: dict[str, Any] = {"tasks": 1, "mode": first.mode, "processes": len(runs), "interval": (
+        first.start or {}).get("interval"), "ops_per_s": _median(ops_per_s), "wait_pct": _median(waits),
+        "description": ((first.start or {}).get("wis") or {}).get("description"),
+        "cpu": ((first.start or {}).get("cpus") or [None])[0],
+        "intervals": [r.intervals for r in runs]}
+    fields["extra"] = extra
+    if len(xs) < MIN_INTERVALS:
+        if fields["status"] == OK:
+            fields["status"], fields["reason"] = ERROR, f"{len(xs)} usable interval(s): at least {MIN_INTERVALS} needed"
+        return fields
+    x, gr = np.asarray(xs), np.asarray(groups)
+    per_op = float(np.median(x))
+    lo, hi = cluster_ci(x, gr, seed=seed)
+    mad = float(np.median(np.abs(x - per_op)))
+    fields.update(per_op=per_op, ci_low=lo, ci_high=hi, median=per_op, min=float(x.min()), mad=mad,
+                  mean=float(x.mean()), rcv=mad / special.ndtri(0.75) / per_op if per_op else None,
+                  cv=float(x.std(ddof=1) / x.mean()) if len(x) > 1 and x.mean() else None,
+                  method="intervals-2level" if len(np.unique(gr)) > 1 else "intervals")
+    fields["ns_per_op"] = per_op if unit == "ns" else per_op * 1e9 / rate_hz if rate_hz else None
+    if fields["status"] == OK and disturbed_kept == len(waits) and waits:
+        fields["status"] = DISTURBED
+        fields["reason"] = (f"the task waited {np.median(waits):.0f}% of the time for its CPU in most intervals: "
+                            "another program ran there; run `cyclebench check`, pin elsewhere (--cpu), and run again")
+    clocks = [r for pair in ratios for r in pair if r]
+    if clocks and unit != "ns":
+        ratio = float(np.median(clocks))
+        fields.update(cycles_per_op=per_op * ratio, cycles_ci_low=lo * ratio, cycles_ci_high=hi * ratio,
+                      cycles_min=float(x.min()) * ratio, cycles_rcv=fields.get("rcv"),
+                      core_ghz=ratio * rate_hz / 1e9 if rate_hz else None)
+        with_calibration(fields, (max(clocks) - min(clocks)) / 2 / ratio)
+        agree = [clock.chain_agreement({"chain": c}) for r in runs
+                 for c in ((r.start or {}).get("chain_before"), (r.end or {}).get("chain_after")) if c]
+        agree = [a for a in agree if a]
+        fields["chain_agreement"] = float(np.median(agree)) if agree else None
+        extra["cycles_source"] = (f"add chain timed on CPU {extra['cpu']} before and after each run, not during it "
+                                  f"(core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else
+                                  f"add chain timed on CPU {extra['cpu']} before and after each run, not during it")
+        extra["chain_clock"] = [list(p) for p in ratios]
+        apart = [abs(a / b - 1) for a, b in ratios if a and b]
+        if apart and max(apart) > CHAIN_DISAGREEMENT:
+            i = int(np.argmax(apart))
+            a, b = ratios[i]
+            extra["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
+                                        f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
+    return fields
+
+
+def wis_csv_rows(series: Sequence[Series]) -> list[list[Any]]:
+    """will-it-scale's own CSV for the series of one benchmark (threads and/or processes):
+    the header ``tasks,processes,processes_idle,threads,threads_idle,linear``, its first row
+    ``0,0,100,0,100,0``, then one row per task count: total ops/s of each mode (integers),
+    the share of the machine's CPU time idle during that run in % (2 decimals; /proc/stat,
+    all CPUs, as will-it-scale measures it), and linear = tasks × the larger of the two
+    1-task throughputs. A value not measured (the other mode, a failed run) is -1, as
+    will-it-scale prints for a run that gave no average."""
+    by_mode = {s.mode: {p["tasks"]: p for p in s.points} for s in series}
+    counts = sorted({n for pts in by_mode.values() for n in pts})
+
+    def ops(mode: str, n: int) -> int:
+        v = (by_mode.get(mode) or {}).get(n, {}).get("total_median")
+        return -1 if v is None or (isinstance(v, float) and math.isnan(v)) else round(v)
+
+    def idle(mode: str, n: int) -> str:
+        v = (by_mode.get(mode) or {}).get(n, {}).get("idle_pct")
+        return "-1" if v is None else f"{v:.2f}"
+
+    base = max(ops("processes", 1), ops("threads", 1))
+    rows: list[list[Any]] = [["tasks", "processes", "processes_idle", "threads", "threads_idle", "linear"],
+                             [0, 0, "100", 0, "100", 0]]
+    for n in counts:
+        rows.append([n, ops("processes", n), idle("processes", n), ops("threads", n), idle("threads", n),
+                     base * n if base >= 0 else -1])
+    return rows

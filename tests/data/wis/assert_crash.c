@@ -1,0 +1,17 @@
+/* A will-it-scale test case (tests of issue 17) that fails an assert after 1000 operations:
+ * its run must cost one row, crashed, with the assert's message. */
+#include <assert.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+char *testcase_description = "Fails an assert after 1000 getppid calls";
+
+void testcase(unsigned long long *iterations, unsigned long nr)
+{
+	(void)nr;
+	for (;;) {
+		syscall(SYS_getppid);
+		(*iterations)++;
+		assert(*iterations < 1000 && "the counter passed 1000");
+	}
+}

@@ -1,0 +1,13 @@
+/* A will-it-scale test case (tests of issue 17) that never bumps its counter: it sleeps
+ * forever. Its run must fail with that reason, not report a throughput of 0. */
+#include <unistd.h>
+
+char *testcase_description = "Never bumps its counter: sleeps until it is killed";
+
+void testcase(unsigned long long *iterations, unsigned long nr)
+{
+	(void)iterations;
+	(void)nr;
+	for (;;)
+		pause();
+}
