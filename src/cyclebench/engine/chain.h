@@ -45,11 +45,11 @@
 
 #if CB_HAVE_CHAIN
 /* blocks × 256 dependent adds on x; the same code for every length, so the fixed part is too */
-static __attribute__((noinline)) uint64_t cb_add_chain(uint64_t x, int blocks) {
+static __attribute__((noinline, unused)) uint64_t cb_add_chain(uint64_t x, int blocks) {
     for (int i = 0; i < blocks; i++) __asm__ volatile(CB_ADD256 : "+r"(x));
     return x;
 }
-static __attribute__((noinline)) uint64_t cb_imul_chain(uint64_t x) {
+static __attribute__((noinline, unused)) uint64_t cb_imul_chain(uint64_t x) {
     x |= 1;
     for (int i = 0; i < CB_CHAIN_IMULS / 128; i++) __asm__ volatile(CB_IMUL128 : "+r"(x));
     return x;

@@ -125,8 +125,9 @@ static uint64_t wall_batch(const cb_bench *b, cb_state *s, uint64_t n) {
 }
 
 /* One timed chain: imul, or `blocks` blocks of adds. x is in a register before the timer
- * starts (the load of v completes before its lfence), so no memory access is on the chain. */
-static uint64_t chain_ticks(int imul, int blocks) {
+ * starts (the load of v completes before its lfence), so no memory access is on the chain.
+ * Shared with the scaling engine (scale.c), which times it on a task's CPU. */
+uint64_t cb_chain_ticks(int imul, int blocks) {
 #if CB_HAVE_CHAIN
     static uint64_t v = 1;
     uint64_t x = v;
@@ -242,7 +243,7 @@ static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu, const cb
         for (int i = 0; i < perf->ngroups; w += 3 + perf->nevents[i], i++) cb_perf_read(perf, i, w);
     }
     j->pmu[j->idx] = cb_pmu_read(pmu) - p0;
-    j->cal[j->idx] = chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+    j->cal[j->idx] = cb_chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
     j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
     j->n[j->idx++] = nb;
     j->measured_ns += cb_now_ns() - m0;
@@ -325,8 +326,8 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
  * readings before the rounds, half after (fill from 0 or from CB_CHAIN_FIXED_READS / 2). */
 static void chain_fixed(uint64_t *shortr, uint64_t *longr, int from) {
     for (int i = from; i < from + CB_CHAIN_FIXED_READS / 2; i++) {
-        shortr[i] = chain_ticks(0, 1);
-        longr[i] = chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+        shortr[i] = cb_chain_ticks(0, 1);
+        longr[i] = cb_chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
     }
 }
 
@@ -334,7 +335,7 @@ static void chain_fixed(uint64_t *shortr, uint64_t *longr, int from) {
 static void chain_pair(uint64_t *add, uint64_t *imul) {
     *add = *imul = UINT64_MAX;
     for (int i = 0; i < 5; i++) {
-        uint64_t a = chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK), m = chain_ticks(1, 0);
+        uint64_t a = cb_chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK), m = cb_chain_ticks(1, 0);
         if (a < *add) *add = a;
         if (m < *imul) *imul = m;
     }

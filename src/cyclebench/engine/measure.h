@@ -24,6 +24,8 @@ typedef struct cb_request {
 } cb_request;
 
 extern int cb_have_rdtscp;
+/* Ticks of one timed calibration chain (chain.h): imul, or `blocks` blocks of 256 adds. */
+uint64_t cb_chain_ticks(int imul, int blocks);
 
 /* Measures every request; with several, their batches are interleaved in alternating
  * order (ABBA…), so drift of the machine hits them alike. One JSON line per request on

@@ -288,23 +288,6 @@ typedef struct chain_reads {
     uint64_t shortr[CHAIN_PAIRS], longr[CHAIN_PAIRS], add, imul;
 } chain_reads;
 
-static inline uint64_t stop_timer(void) { return cb_have_rdtscp ? cb_timer_stop() : cb_timer_stop_norscp(); }
-
-static uint64_t chain_once(int imul, int blocks) {
-#if CB_HAVE_CHAIN
-    static uint64_t v = 1;
-    uint64_t x = v, t0 = cb_timer_start();
-    x = imul ? cb_imul_chain(x) : cb_add_chain(x, blocks);
-    uint64_t t = stop_timer() - t0;
-    v = x;
-    return t;
-#else
-    (void)imul;
-    (void)blocks;
-    return 0;
-#endif
-}
-
 /* Times the chains on `cpu`, this thread moved there for it and then back. */
 static void time_chain(int cpu, chain_reads *c) {
     cpu_set_t old, set;
@@ -315,12 +298,12 @@ static void time_chain(int cpu, chain_reads *c) {
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) return;
     c->add = c->imul = UINT64_MAX;
-    for (uint64_t t0 = cb_now_ns(); cb_now_ns() - t0 < CHAIN_WARMUP_NS;) chain_once(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+    for (uint64_t t0 = cb_now_ns(); cb_now_ns() - t0 < CHAIN_WARMUP_NS;) cb_chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
     for (int i = 0; i < CHAIN_PAIRS; i++) {
-        c->shortr[i] = chain_once(0, 1);
-        c->longr[i] = chain_once(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+        c->shortr[i] = cb_chain_ticks(0, 1);
+        c->longr[i] = cb_chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
         if (c->longr[i] < c->add) c->add = c->longr[i];
-        uint64_t m = chain_once(1, 0);
+        uint64_t m = cb_chain_ticks(1, 0);
         if (m < c->imul) c->imul = m;
     }
     c->n = CHAIN_PAIRS;
