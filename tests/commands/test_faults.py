@@ -76,13 +76,15 @@ def test_signal_to_the_cli_leaves_no_runner(db: str, sig: signal.Signals) -> Non
 
 def test_stderr_flood_keeps_the_cli_small(db: str) -> None:
     """D2: a body looping on write(2) drove the CLI to 1.9 GB in 1 s; only a tail is kept."""
-    # built first: wait4's peak RSS covers reaped descendants, and a cold build's cc1 alone
-    # came to 213 MB on a loaded CI host; the flood, not the compiler, is what is measured
+    # built first: wait4's peak RSS covers reaped descendants (a cold build's cc1 among them).
+    # The bound is for unbounded growth (1.9 GB in a second before the fix): the CLI alone peaks
+    # at ~100 MB in a warm tree and came to 215–222 MB in fresh CI clones (first imports of a new
+    # venv and a new database), so 300 MB.
     assert cli_subprocess("run", HOSTILE, "--list").wait() == 0
     proc = cli_subprocess("run", HOSTILE, "-b", "hostile/stderr_flood", "--timeout", "3", "-q")
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    assert usage.ru_maxrss < 200 * 1024, f"CLI peak RSS {usage.ru_maxrss / 1024:.0f} MB"
+    assert usage.ru_maxrss < 300 * 1024, f"CLI peak RSS {usage.ru_maxrss / 1024:.0f} MB"
     row = rows(db)["hostile/stderr_flood"]
     assert row["status"] == "timeout"
 

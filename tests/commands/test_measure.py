@@ -31,7 +31,8 @@ def test_copy_4k_costs_more_than_48_bytes(db: str) -> None:
 
 
 def test_units_and_ns_are_consistent(db: str) -> None:
-    r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "10", "-q")
+    r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "10", "-q",
+            "--target-ci", "0")  # exactly --repeat rounds: the sample count below is exact
     assert r.exit_code == 0
     store = Store(db)
     rows = store.results(store.last_run_id())

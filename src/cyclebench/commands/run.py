@@ -172,7 +172,9 @@ def execute(
         combined = interleave.combine(outs)
         fields = result_fields(combined, rate, cfg.variant, cfg.events)
         if partial:
-            planned = len(interleave.split(cfg.options.repeat, cfg.processes))
+            each = max(interleave.MIN_ROUNDS, math.ceil(cfg.options.repeat / 4))
+            planned = (math.ceil(cfg.options.repeat / each) if cfg.target_ci else
+                       len(interleave.split(cfg.options.repeat, cfg.processes)))
             fields["extra"] = {**(fields.get("extra") or {}), "partial": f"{len(outs)} of {planned} processes"}
         if items[i].bench == LOOP_REFERENCE and fields["status"] == OK:
             loop = fields
