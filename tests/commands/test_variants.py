@@ -146,3 +146,19 @@ def test_variants_sort_and_baseline_errors(db: str) -> None:
     assert r.exit_code == 2 and "callgrind events need --backend callgrind" in r.output
     r = cli("variants", str(DATA / "chain.c"), "--flags", "-O2", "--baseline", "-O3", "-b", "chain/add200")
     assert r.exit_code == 2 and "--baseline '-O3' is not a variant here" in r.output
+
+
+def test_variants_count_events_per_op(db: str, tmp_path: Path) -> None:
+    """Issue 20: -e counters per variant in the same ranked table (software events here: no PMU)."""
+    out = tmp_path / "v.json"
+    r = cli("variants", str(DATA / "chain.c"), "-b", "chain/add200", "--flags", "-O2", "--flags", "-O1",
+            "--rounds", "6", "--min-time", "0.01", "-e", "task-clock,context-switches", "--sort", "task-clock",
+            "--json", str(out), "--wide")
+    assert r.exit_code == 0, r.output
+    [d] = json.loads(out.read_text())
+    for v in d["variants"]:
+        assert set(v["counters"]) == {"task-clock", "context-switches"}
+        assert v["counters"]["task-clock"] > 10  # ns per op of 200 dependent adds
+    assert "task-clock/op" in r.output and "ranked by task-clock" in r.output
+    r = cli("variants", str(DATA / "chain.c"), "-b", "chain/add200", "--flags", "-O2", "-e", "nosuch-event")
+    assert r.exit_code == 2 and "nosuch-event" in r.output

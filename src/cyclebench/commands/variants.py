@@ -132,19 +132,18 @@ def build_all(variants: Sequence[Variant], opts: BuildOptions,
 
 
 def _merge(outs: Sequence[Outcome]) -> Outcome:
-    """Several invocations of one benchmark as one result: samples concatenated (rounds stay
-    whole, so round-based estimators still apply); the first non-ok outcome wins."""
+    """Several invocations of one benchmark as one result (interleave.combine: samples and
+    counter reads concatenated, rounds whole, each invocation a process of the two-level CI);
+    the first non-ok outcome wins."""
+    from cyclebench.runner import interleave
+
     bad = next((o for o in outs if o.status != OK), None)
     if bad is not None:
         return bad
-    first = outs[0]
-    res = dict(first.result or {})
-    for key in ("n", "ticks", "cal", "disturbed", "pmu_cycles"):
-        if res.get(key) is not None:
-            res[key] = [x for o in outs for x in (o.result or {}).get(key) or []]
-    res["rounds"] = sum(int((o.result or {}).get("rounds", 0)) for o in outs)
-    res["invocations"] = len(outs)
-    return Outcome(first.bench, first.param, OK, result=res, wall_s=sum(o.wall_s for o in outs))
+    merged = interleave.combine(list(outs))
+    if merged.result is not None:
+        merged.result["invocations"] = len(outs)
+    return merged
 
 
 @dataclass
@@ -162,7 +161,7 @@ def measure(
     built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int, opts: MeasureOptions,
     on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None, simulate_counts: bool = False,
     on_result: Callable[[BenchResult], None] = lambda _r: None, timeout: float | None = None,
-    on_plan: Callable[[int], None] = lambda _n: None,
+    on_plan: Callable[[int], None] = lambda _n: None, events: list[list[Any]] | None = None,
 ) -> list[BenchResult]:
     """Run every benchmark of the first variant's binary on every variant (see module doc).
     simulate_counts: also run each native variant once under callgrind (callgrind.py) for
@@ -193,11 +192,11 @@ def measure(
             rng.shuffle(order)
             for b in order:
                 on_step(f"{item.label} {b.variant.label}")
-                o = b.runner.run(item.bench, item.param, opts, timeout or opts.timeout())
+                o = b.runner.run(item.bench, item.param, opts, timeout or opts.timeout(), events)
                 runs[b.variant.label].append(o)
                 if o.status in (TIMEOUT, CRASHED):
                     dead.add(b.variant.label)
-        merged = {k: _merge(v) for k, v in runs.items()}
+        merged = {k: _merge(v) for k, v in runs.items()}  # counter reads joined too (interleave.merge)
         per_inv: dict[str, list[float]] = {}
         unit = ""
         for b in native:
@@ -259,7 +258,8 @@ def different_work(ir: float | None, base: float | None) -> str | None:
     return None
 
 
-def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool) -> list[dict[str, Any]]:
+def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool,
+            events: list[list[Any]] | None = None) -> list[dict[str, Any]]:
     """JSON-friendly account of every benchmark × variant (what --json writes): per variant
     its replicates' spread (mean, stddev %, 95% CI, best), the size(1) figures of the
     benchmark file's own object (``size``) and of the whole runner (``binary_size``), and a
@@ -284,7 +284,8 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
                                  else None, "binary_size": berkeley_sizes([b.binary.path]),
                                  "different_work": None if i == 0 else
                                  different_work((r.simulated.get(label) or {}).get("Ir"), base_ir),
-                                 **({} if b.variant.emulated else spread(r.per_invocation.get(label) or []))}
+                                 **({} if b.variant.emulated else spread(r.per_invocation.get(label) or [])),
+                                 "counters": _counters(o, events)}
             if disasm:
                 ins = disassemble(b.binary.path, b.variant.target, r.item.bench)
                 v["disasm"] = ins
@@ -295,7 +296,17 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
     return out
 
 
-def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built]) -> None:
+def _counters(o: Outcome, events: list[list[Any]] | None) -> dict[str, float | None] | None:
+    """The requested events per op of a variant's merged outcome (stats.result), None without -e."""
+    if not events or o.status != OK or o.result is None:
+        return None
+    fields = result_fields(o, 1.0, "", events)
+    got = ((fields.get("extra") or {}).get("counters") or {}).get("events") or {}
+    return {name: e.get("per_op") for name, e in got.items()}
+
+
+def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built],
+                  events: list[list[Any]] | None = None) -> None:
     """One result row per benchmark × variant (variant = its label); emulated rows keep their
     status and reason but no figure: their unit is "emulated"."""
 
@@ -308,7 +319,7 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
                           "extra": {"emulated": True, "verified": (o.result or {}).get("verified")}}
                 store.add_result(run_id, fields)
                 continue
-            fields = result_fields(o, rate, label)
+            fields = result_fields(o, rate, label, events)
             fields.setdefault("extra", {})["per_invocation"] = r.per_invocation.get(label)
             store.add_result(run_id, fields, sample_rows(o.result))
 
@@ -326,8 +337,11 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 @click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
               help="callgrind: also count each variant under callgrind (exact Ir, I1/D1/LL and branch misses per op).")
 @click.option("--callgrind", "callgrind_flag", is_flag=True, hidden=True)  # the old spelling of --backend callgrind
-@click.option("--sort", default="cycles", show_default=True, metavar="cycles|Ir|I1mr|D1mr|DLmr|Bcm|text|dec|body",
-              help="Rank the variants by this (callgrind events need --backend callgrind).")
+@click.option("--sort", default="cycles", show_default=True,
+              metavar="cycles|Ir|I1mr|D1mr|DLmr|Bcm|text|dec|body|EVENT",
+              help="Rank the variants by this (callgrind events need --backend callgrind; EVENT one given with -e).")
+@click.option("-e", "--events", "events_spec", default=None, metavar="EVENTS",
+              help="Counters per op for every variant, perf syntax ('task-clock,{instructions,cycles}'), in the table.")
 @click.option("--baseline", default=None, metavar="FLAGS",
               help="The variant the others are judged against, by its label (its --flags); default: the first.")
 @click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
@@ -346,7 +360,8 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
 def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, ...], ccs: tuple[str, ...],
                  target: str | None, globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, backend: str,
                  callgrind_flag: bool, rounds: int, min_time: float, timeout: float | None, json_path: Path | None,
-                 db: str | None, wide: bool, sort: str, baseline: str | None, label_args: tuple[str, ...]) -> None:
+                 db: str | None, wide: bool, sort: str, baseline: str | None, label_args: tuple[str, ...],
+                 events_spec: str | None) -> None:
     """Build FILES once per flag set / compiler / target and measure the builds side by side."""
     import json
 
@@ -362,7 +377,14 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
     cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
     pin = replace(pin, cpu=cpu)
     sim = backend == "callgrind" or callgrind_flag
-    known = {"cycles", "text", "data", "bss", "dec", "body", *(("Ir", "I1mr", "D1mr", "DLmr", "Bcm") if sim else ())}
+    from cyclebench import counters
+
+    try:
+        events = counters.parse_events(events_spec) if events_spec else None
+    except counters.EventError as e:
+        raise UserError(str(e)) from None
+    known = {"cycles", "text", "data", "bss", "dec", "body", *(("Ir", "I1mr", "D1mr", "DLmr", "Bcm") if sim else ()),
+             *(ev.name for g in events or [] for ev in g)}
     if sort not in known:
         raise click.BadParameter(f"'{sort}' is not one of {', '.join(sorted(known))}"
                                  + ("" if sim else " (callgrind events need --backend callgrind)"),
@@ -391,8 +413,13 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
         rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
         run_id = rid
 
+        if events:
+            from cyclebench.commands.run import _check_events
+
+            _check_events(built[0].runner, events)
+
         def keep(r: BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
-            store_results(store, rid, rate, [r], built)
+            store_results(store, rid, rate, [r], built, events)
             stored.append(1)
 
         with Steps(1, "measuring") as steps, store.finishing(rid):
@@ -401,8 +428,9 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
                 steps.total = n
 
             results = measure(built, globs, parse_params(params), rounds, opts, on_step=steps.step,
-                              simulate_counts=sim, on_result=keep, timeout=timeout, on_plan=plan_steps)
-        data = summary(built, results, disasm)
+                              simulate_counts=sim, on_result=keep, timeout=timeout, on_plan=plan_steps,
+                              events=events)
+        data = summary(built, results, disasm, events)
         store.update_run(rid, summary={"variants": data})
         store.finish_run(rid, "complete")
     except (BuildError, RunnerError, SelectionError, StoreError, VariantError) as e:

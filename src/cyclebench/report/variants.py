@@ -23,7 +23,17 @@ def sort_keys(d: dict[str, Any]) -> list[str]:
     keys = ["cycles", *SIZE_KEYS, "body"]
     if any(v.get("simulated") for v in d["variants"]):
         keys += [e for e in SIM_EVENTS]
-    return keys
+    return keys + _counter_names(d)
+
+
+def _counter_names(d: dict[str, Any]) -> list[str]:
+    """The -e events measured for this benchmark, in the order given."""
+    names: list[str] = []
+    for v in d["variants"]:
+        for n in v.get("counters") or {}:
+            if n not in names:
+                names.append(n)
+    return names
 
 
 def _metric(v: dict[str, Any], key: str) -> float | None:
@@ -33,6 +43,8 @@ def _metric(v: dict[str, Any], key: str) -> float | None:
         return (v.get("size") or {}).get(key)
     if key == "body":
         return v.get("body_bytes")
+    if key in (v.get("counters") or {}):
+        return v["counters"][key]
     return (v.get("simulated") or {}).get(key)
 
 
@@ -46,6 +58,7 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
     simulated = any(v.get("simulated") for v in d["variants"])
     # Ir (the cross-check) and I1mr (seed 001's metric), and the sort key; all events are in the JSON
     events = [e for e in SIM_EVENTS if e in ("Ir", "I1mr") or e == sort] if simulated else []
+    counted = _counter_names(d)  # -e events per op
     cols = [
         Column("variant", justify="left", fold=VARIANT_FOLD),
         Column(f"per op ({d['unit'] or '-'})"),
@@ -55,6 +68,7 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
         Column("Δ% vs base"),
         Column("verdict", justify="left"),
         *[Column(e, priority=4) for e in events],
+        *[Column(f"{e}/op", priority=4) for e in counted],
         *[Column(k, priority=1 if k == "dec" else 5) for k in SIZE_KEYS],
         Column("body B", priority=6),
         Column("notes", justify="left", notes=True),
@@ -69,6 +83,7 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
         label = safe_text(("* " if v.get("baseline") else "") + v["label"], multiline=False)
         size = v.get("size") or {}
         tail = [*[fmt((v.get("simulated") or {}).get(e)) for e in events],
+                *[fmt((v.get("counters") or {}).get(e)) for e in counted],
                 *[str(size[k]) if size.get(k) is not None else "-" for k in SIZE_KEYS],
                 str(v.get("body_bytes") or "-")]
         notes = [n for n in (v.get("different_work"), v.get("note")) if n]
