@@ -25,31 +25,18 @@ from cyclebench.stats.ab import MARGIN_ABS, MARGIN_REL
 from cyclebench.store import Store
 
 
-def _since(text: str | None) -> str | None:
-    if text is None:
-        return None
-    try:
-        return dt.date.fromisoformat(text).isoformat()
-    except ValueError:
-        raise click.BadParameter(f"'{text}' is not a date YYYY-MM-DD", param_hint="--since") from None
-
-
 def points_of(store: Store, bench: str, param: int | None, variant: str, host: str | None,
-              labels: dict[str, str], since: str | None,
+              labels: dict[str, str], since: dt.date | None,
               ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], list[dict[str, Any]]]:
     """The valid results of ``bench`` (at ``param``, of ``variant``) in the runs that match,
     oldest first, in one unit (cycles~ when all have it, else the most common timer unit):
     (points, unit, their runs, their result rows). Raises UserError when the benchmark has
     several parameters and none was chosen, or nothing matches."""
     got: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    for run in sorted(store.list_runs(None), key=lambda r: (r.get("started_at") or "", r["id"])):
-        if host is not None and host not in (run.get("host"), run.get("host_id")):
-            continue
-        if any((run.get("labels") or {}).get(k) != v for k, v in labels.items()):
-            continue
-        if since is not None and (run.get("started_at") or "") < since:
-            continue
-        for row in store.results(run["id"]):
+    found = store.list_runs(None, host=host, since=since, labels=labels)  # filtered in SQL
+    rows = store.results_of([r["id"] for r in found])  # one query
+    for run in sorted(found, key=lambda r: (r.get("started_at") or "", r["id"])):
+        for row in rows[run["id"]]:
             if row["bench"] == bench and (row.get("variant") or "") == variant and row["status"] == OK:
                 got.append((run, row))
     params = sorted({row["param"] for _, row in got}, key=lambda p: (p is None, p))
@@ -81,7 +68,8 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
 @click.option("--variant", default="", help="The variant (a `variants` flag set); default: plain runs.")
 @click.option("--host", default=None, help="Only runs of this host (its name or host id).")
 @click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE", help="Only runs with this label.")
-@click.option("--since", default=None, metavar="YYYY-MM-DD", help="Only runs started on or after this day.")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), default=None, metavar="YYYY-MM-DD",
+              help="Only runs started on or after this day (UTC).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also draw the history to FILE (.png, .svg, .pdf).")
 @click.option("--fail-on-regression", is_flag=True,
@@ -95,14 +83,14 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
 @db_option
 @wide_option
 def history_cmd(bench: str, param: int | None, variant: str, host: str | None, label_args: tuple[str, ...],
-                since: str | None, plot_path: Path | None, fail_on_regression: bool, window: int, alpha: float,
+                since: dt.datetime | None, plot_path: Path | None, fail_on_regression: bool, window: int, alpha: float,
                 json_path: Path | None, output: OutputOptions, db: str | None, wide: bool) -> None:
     """One benchmark's per-run estimate ± CI in time order, with its change points."""
     if plot_path is not None and plot_path.suffix.lower() not in FORMATS:
         raise UserError(f"--plot: the file must end in {', '.join(FORMATS)}")
     labels = parse_labels(label_args)
     store = open_store(db, create=False)
-    points, unit, runs, rows = points_of(store, bench, param, variant, host, labels, _since(since))
+    points, unit, runs, rows = points_of(store, bench, param, variant, host, labels, since.date() if since else None)
     est = [p["estimate"] for p in points]
     se = [((p["ci_high"] - p["ci_low"]) / (2 * 1.96)) if p["ci_low"] is not None else 0.0 for p in points]
     spread = host_spread(store, runs[-1], {r["id"] for r in runs}).get((bench, points[-1]["param"], variant))
