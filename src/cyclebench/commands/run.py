@@ -133,6 +133,16 @@ def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]
                     labels=cfg.labels)
 
 
+def pass_plan(cfg: RunConfig) -> tuple[int, int]:
+    """(rounds per pass, passes planned): with --target-ci, passes of a quarter of --repeat
+    (10 of the default 40, at least interleave.MIN_ROUNDS); else --repeat split over --processes."""
+    if cfg.target_ci:
+        rounds = max(interleave.MIN_ROUNDS, math.ceil(cfg.options.repeat / 4))
+        return rounds, math.ceil(cfg.options.repeat / rounds)
+    plan = interleave.split(cfg.options.repeat, cfg.processes)
+    return plan[0], len(plan)
+
+
 def execute(
     cfg: RunConfig,
     prepared: Prepared,
@@ -172,10 +182,8 @@ def execute(
         combined = interleave.combine(outs)
         fields = result_fields(combined, rate, cfg.variant, cfg.events)
         if partial:
-            each = max(interleave.MIN_ROUNDS, math.ceil(cfg.options.repeat / 4))
-            planned = (math.ceil(cfg.options.repeat / each) if cfg.target_ci else
-                       len(interleave.split(cfg.options.repeat, cfg.processes)))
-            fields["extra"] = {**(fields.get("extra") or {}), "partial": f"{len(outs)} of {planned} processes"}
+            fields["extra"] = {**(fields.get("extra") or {}),
+                               "partial": f"{len(outs)} of {pass_plan(cfg)[1]} processes"}
         if items[i].bench == LOOP_REFERENCE and fields["status"] == OK:
             loop = fields
         add_net(fields, loop)
@@ -186,8 +194,7 @@ def execute(
     precision = None
     if cfg.target_ci:
         target = cfg.target_ci
-        rounds = max(interleave.MIN_ROUNDS, math.ceil(cfg.options.repeat / 4))  # 10 of the default 40
-        planned = math.ceil(cfg.options.repeat / rounds)
+        rounds, planned = pass_plan(cfg)
         most = 2 * max(cfg.processes, planned)
 
         def needs_more(i: int, outs: list[Outcome]) -> bool:
@@ -347,10 +354,7 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
 
     try:
         with progress:
-            each = max(interleave.MIN_ROUNDS, math.ceil(cfg.options.repeat / 4))
-            passes = (math.ceil(cfg.options.repeat / each) if cfg.target_ci else
-                      len(interleave.split(cfg.options.repeat, cfg.processes)))  # planned; precision may change it
-            steps = len(prepared.items) * passes
+            steps = len(prepared.items) * pass_plan(cfg)[1]  # planned; --target-ci may change it
             task = progress.add_task("measuring", total=steps)
 
             def on_start(item: Item) -> None:
