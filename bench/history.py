@@ -13,33 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-SRC = r"""
-#include <unistd.h>
-#include <sys/syscall.h>
-#include <cyclebench.h>
-/* reg-reg: Golden Cove and later fold add $imm at rename */
-#ifndef EXTRA
-#define EXTRA 0
-#endif
-CB_BENCH(hist, getpid_chain) {
-    for (uint64_t i = 0; i < cb_iters(s); i++) {
-        uint64_t x = i;
-        syscall(SYS_getpid);
-        for (int k = 0; k < EXTRA; k++) __asm__ volatile("add %0, %0" : "+r"(x));
-        __asm__ volatile("" : : "r"(x));
-    }
-}
-"""
-
-
-def cli(*args: str, db: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cyclebench.cli", *args, "--db", db], text=True,
-                          capture_output=True, check=False)
+from cross_run import SRC, cli  # the same getpid + EXTRA reg-reg adds benchmark (bench/ is on sys.path)
 
 
 def main() -> None:
@@ -50,7 +27,7 @@ def main() -> None:
     ap.add_argument("--cpu", default="1")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        src, db, js = Path(d) / "hist.c", f"sqlite:///{d}/h.db", Path(d) / "h.json"
+        src, db, js = Path(d) / "cross.c", f"sqlite:///{d}/h.db", Path(d) / "h.json"
         src.write_text(SRC)
         first_after = None
         for i in range(a.before + a.after):
@@ -58,7 +35,7 @@ def main() -> None:
             r = cli("run", str(src), "-D", f"EXTRA={extra}", "--cpu", a.cpu, "-q", "--label", f"extra={extra}", db=db)
             if r.returncode != 0:
                 raise SystemExit(r.stderr)
-            h = cli("history", "hist/getpid_chain", "--fail-on-regression", "--json", str(js), db=db)
+            h = cli("history", "cross/getpid_chain", "--fail-on-regression", "--json", str(js), db=db)
             data = json.loads(js.read_text()) if h.returncode in (0, 1) and js.exists() else {}
             last = data.get("points", [{}])[-1]
             if i == a.before:
@@ -66,7 +43,7 @@ def main() -> None:
             print(f"after run {i + 1} (EXTRA={extra}): {last.get('estimate', float('nan')):.1f} {data.get('unit')}; "
                   f"history --fail-on-regression exit {h.returncode}; change points at runs "
                   f"{[c['run'] for c in data.get('changes', [])]}", flush=True)
-        print(cli("history", "hist/getpid_chain", db=db).stdout)
+        print(cli("history", "cross/getpid_chain", db=db).stdout)
         changes = [c["run"] for c in json.loads(js.read_text())["changes"]]
         print(f"change point(s) at run(s) {changes}; first EXTRA={a.extra} run: #{first_after} -> "
               f"{'as expected' if changes == [first_after] else 'NOT as expected'}")
