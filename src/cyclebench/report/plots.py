@@ -173,14 +173,26 @@ def _figure(n: int, path: Path) -> tuple[Any, Any]:
     return plt.subplots(figsize=(9, max(2.5, 0.32 * n + 1.2)), dpi=120)
 
 
+def _finish(fig: Any, ax: Any, labels: Sequence[str], xlabel: str, title: str, path: Path) -> None:
+    """One line per label, top to bottom; axis label and title; written to ``path`` and closed."""
+    import matplotlib.pyplot as plt
+
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels([visible(n, multiline=False) for n in labels], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def plot_results(rows: Sequence[dict[str, Any]], path: Path, title: str | None = None) -> int:
     """`run --plot`: each valid result's per op with its 95% CI, one line per benchmark and
     parameter, on a log axis (costs span 1 to 10⁶), cycles~ where the result has it, else its
     timer unit (marked). Returns the number of results drawn. ValueError for a bad suffix."""
     good = [r for r in rows if r.get("status") in ("ok", "disturbed") and r.get("per_op") is not None]
     fig, ax = _figure(len(good), path)
-    import matplotlib.pyplot as plt
-
     for y, r in enumerate(good):
         cyc = r.get("cycles_per_op") is not None
         v, lo, hi = ((r["cycles_per_op"], r.get("cycles_ci_low"), r.get("cycles_ci_high")) if cyc
@@ -188,17 +200,10 @@ def plot_results(rows: Sequence[dict[str, Any]], path: Path, title: str | None =
         err = [[max(v - lo, 0)], [max(hi - v, 0)]] if lo is not None and hi is not None else None
         ax.errorbar([max(v, 1e-3)], [y], xerr=err, fmt="o" if cyc else "s", ms=4, capsize=3,
                     color="tab:blue" if r.get("status") == "ok" else "tab:gray")
-    ax.set_yticks(range(len(good)))
     names = [r["bench"] + ("" if r.get("param") is None else f" [{r['param']}]")
              + ("" if r.get("cycles_per_op") is not None else f" ({r.get('unit')})") for r in good]
-    ax.set_yticklabels([visible(n, multiline=False) for n in names], fontsize=7)
-    ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("per op (cycles~; ■ = timer unit), 95% CI")
-    ax.set_title(title or "cyclebench run", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _finish(fig, ax, names, "per op (cycles~; ■ = timer unit), 95% CI", title or "cyclebench run", path)
     return len(good)
 
 
@@ -208,8 +213,6 @@ def plot_comparisons(rows: Sequence[Any], path: Path, title: str | None = None) 
     drawn. ValueError for a bad suffix."""
     good = [r for r in rows if r.cmp is not None and r.cmp.median_a]
     fig, ax = _figure(len(good), path)
-    import matplotlib.pyplot as plt
-
     colours = {"slower": "tab:red", "faster": "tab:green", "equivalent": "tab:blue"}
     for y, r in enumerate(good):
         c, a = r.cmp, abs(r.cmp.median_a)
@@ -220,13 +223,7 @@ def plot_comparisons(rows: Sequence[Any], path: Path, title: str | None = None) 
         m = 100 * c.margin / a
         ax.fill_betweenx([y - 0.4, y + 0.4], -m, m, color="tab:gray", alpha=0.15, lw=0)
     ax.axvline(0, color="black", lw=0.6)
-    ax.set_yticks(range(len(good)))
-    ax.set_yticklabels([visible(f"{r.a} → {r.b}" + ("" if r.param is None else f" [{r.param}]"), multiline=False)
-                        + f": {r.cmp.verdict}" for r in good], fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("Δ (B − A), % of A, with its CI; grey: the practical margin")
-    ax.set_title(title or "cyclebench compare", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    names = [f"{r.a} → {r.b}" + ("" if r.param is None else f" [{r.param}]") + f": {r.cmp.verdict}" for r in good]
+    _finish(fig, ax, names, "Δ (B − A), % of A, with its CI; grey: the practical margin",
+            title or "cyclebench compare", path)
     return len(good)
