@@ -12,6 +12,8 @@ PY=${PYTHON:-python3}
 
 # command-to-check → Debian package
 SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
+# the allocators --allocator links (seed 004); without them their rows are 'skipped', naming the package
+ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev" "libtcmalloc.so:libgoogle-perftools-dev")
 # for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
@@ -24,7 +26,9 @@ BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 missing_of() {  # prints the Debian packages whose command (or lib*.so* library) is missing
     for pair in "$@"; do
         local what=${pair%%:*}
-        if [[ $what == lib*.so* ]]; then
+        if [[ $what == lib*.so ]]; then  # a link library: where the compiler looks for -l
+            [ "$(cc -print-file-name="$what" 2>/dev/null)" != "$what" ] || printf '%s\n' "${pair#*:}"
+        elif [[ $what == lib*.so* ]]; then
             ldconfig -p 2>/dev/null | grep -q "$what" || printf '%s\n' "${pair#*:}"
         else
             command -v "$what" >/dev/null 2>&1 || printf '%s\n' "${pair#*:}"
@@ -42,8 +46,8 @@ sysdeps() {
     local missing optional
     mapfile -t missing < <(missing_of "${SYSDEPS[@]}")
     if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
-    optional=()
-    [ "${1:-}" = test ] && mapfile -t optional < <(missing_of "${TEST_SYSDEPS[@]}")
+    mapfile -t optional < <(missing_of "${ALLOC_SYSDEPS[@]}")
+    [ "${1:-}" = test ] && mapfile -t -O ${#optional[@]} optional < <(missing_of "${TEST_SYSDEPS[@]}")
     [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt_install "${missing[@]}" "${optional[@]}"

@@ -202,3 +202,17 @@ def test_a_min_below_zero_is_no_cost() -> None:
     assert est.min is None and est.scaled(0.5).min is None and est.to_dict()["min"] is None
     sane = estimate(*ladder(per_op=400.0, fixed=30_000.0, noise=50.0), group=8)
     assert sane.min is not None and 0 <= sane.min < sane.median
+
+
+def test_min_pairs_lets_the_signed_rank_test_reach_alpha_after_holm() -> None:
+    from scipy import stats as sps
+
+    from cyclebench.stats.ab import ALPHA, min_pairs
+
+    assert min_pairs(1) == 11 and min_pairs(3) == 13
+    for k in (1, 3, 20):
+        n = min_pairs(k)
+        d = np.arange(1.0, n + 1)
+        d[0] = -d[0]  # the smallest difference the other way: still a verdict
+        assert sps.wilcoxon(d).pvalue * k < ALPHA
+        assert sps.wilcoxon(np.arange(1.0, n - 1)).pvalue * k >= ALPHA  # two fewer, all one sign: none possible

@@ -261,7 +261,8 @@ def build(spec: BuildSpec) -> Binary:
             _kill_live()
             raise
         pool.shutdown()
-        link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm"])
+        # -ldl: dlsym/dladdr (runner --features names the malloc in use) live in libc only since glibc 2.34
+        link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm", "-ldl"])
         if link.returncode != 0:
             raise BuildError("link failed", link.stderr.strip())
         (tmp / "objects").mkdir()

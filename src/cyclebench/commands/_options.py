@@ -149,6 +149,25 @@ def _pinning(f: F, limits: bool) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _allocators(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[Any] | None:
+    from cyclebench.build import allocators
+
+    if value is None:
+        return None
+    try:
+        return allocators.parse(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def allocator_option(f: F) -> F:
+    """Adds --allocator NAME[,NAME...]; the command gets ``allocators``: a list of
+    build.allocators.Allocator (the first is the baseline) or None."""
+    return click.option("--allocator", "allocators", default=None, metavar="NAME[,NAME...]", callback=_allocators,
+                        help="Link each of these allocators into its own runner and measure them side by side "
+                             "(glibc, jemalloc, mimalloc, tcmalloc; the first is the baseline).")(f)
+
+
 def runner_options(f: F) -> F:
     """Adds --cpu/--fifo/--max-rss; the command gets ``pin: RunnerOptions``."""
     return _pinning(f, limits=True)

@@ -27,7 +27,8 @@ from rich.progress import (
 from rich.table import Table
 
 from cyclebench import counters
-from cyclebench.build import Binary, BuildError, BuildSpec, ToolMissing, build
+from cyclebench.build import Binary, BuildError, BuildSpec, ToolMissing, allocators, build
+from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
     FAILED_STATUSES,
     UserError,
@@ -46,6 +47,7 @@ from cyclebench.commands._options import (
     OutputOptions,
     RunnerOptions,
     Seconds,
+    allocator_option,
     build_options,
     db_option,
     format_option,
@@ -57,7 +59,7 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.env import sysinfo
-from cyclebench.model import OK, Item, Outcome
+from cyclebench.model import OK, SKIPPED, Item, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
@@ -99,6 +101,7 @@ class RunConfig:
     processes: int = 1  # runner processes each benchmark's rounds are spread over (two-level CI when > 1)
     target_ci: float | None = None  # relative half-width of the CI to reach (passes of 10 rounds), None: fixed
     labels: dict[str, str] | None = None  # --label KEY=VALUE: stored with the run (open_run)
+    allocators: Sequence[Allocator] = ()  # --allocator: one runner each, every item measured on each
 
 
 @dataclass
@@ -107,6 +110,11 @@ class Prepared:
     runner: Runner
     items: list[Item]
     cpu: int
+    # with --allocator, per item: the runner it runs on and its variant (the allocator's name)
+    runners: list[Runner] = field(default_factory=list)
+    variants: list[str] = field(default_factory=list)
+    allocator: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → allocators.describe
+    skipped: dict[str, str] = field(default_factory=dict)  # allocator not installed → why (the package)
 
 
 def prepare(cfg: RunConfig) -> Prepared:
@@ -123,7 +131,37 @@ def prepare(cfg: RunConfig) -> Prepared:
     ref = Item(LOOP_REFERENCE, None)
     if any(b.name == LOOP_REFERENCE for b in benches):
         items = [ref] + [i for i in items if i != ref]
-    return Prepared(binary, runner, items, cpu)
+    prepared = Prepared(binary, runner, items, cpu)
+    if cfg.allocators:
+        _per_allocator(cfg, prepared)
+    return prepared
+
+
+def _per_allocator(cfg: RunConfig, p: Prepared) -> None:
+    """Every item but the loop reference once per installed allocator, each on its own runner
+    (the same sources linked with it, its malloc checked at run time: allocators)."""
+    from dataclasses import replace
+
+    built: list[tuple[str, Runner]] = []
+    for alloc in cfg.allocators:
+        if why := allocators.missing(alloc, cfg.spec.cc):
+            p.skipped[alloc.name] = why
+            continue
+        b = build(replace(cfg.spec, ldflags=(*cfg.spec.ldflags, *alloc.ldflags())))
+        r = Runner(b.path, p.cpu, fifo=cfg.fifo, max_rss=cfg.max_rss)
+        where = r.malloc_file()
+        if why := allocators.check_resolved(alloc, where):
+            raise BuildError(why)
+        p.allocator[alloc.name] = allocators.describe(alloc, where)
+        built.append((alloc.name, r))
+    items: list[Item] = []
+    for it in p.items:
+        pairs = [("", p.runner)] if it.bench == LOOP_REFERENCE else built
+        for name, r in pairs:
+            items.append(it)
+            p.runners.append(r)
+            p.variants.append(name)
+    p.items = items
 
 
 def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]:
@@ -164,11 +202,13 @@ def execute(
     rows: list[dict[str, Any]] = []
     if cfg.backend == "callgrind":
         with store.finishing(run_id):
-            for item in prepared.items:
+            for i, item in enumerate(prepared.items):
                 on_start(item)
-                outcome = callgrind.simulate(prepared.binary.path, item.bench, item.param, cfg.sim_iters, cfg.cache,
+                binary = prepared.runners[i].binary if prepared.runners else prepared.binary.path
+                outcome = callgrind.simulate(binary, item.bench, item.param, cfg.sim_iters, cfg.cache,
                                             timeout=cfg.timeout or 600.0, cpu=prepared.cpu)
-                fields = callgrind.result_fields(outcome, cfg.variant)
+                variant = prepared.variants[i] if prepared.variants else cfg.variant
+                fields = callgrind.result_fields(outcome, variant)
                 fields["id"] = store.add_result(run_id, fields)
                 rows.append(fields)
                 on_done(item, fields)
@@ -176,11 +216,19 @@ def execute(
         return run_id, rows
     loop: dict[str, Any] | None = None
     items = prepared.items
+    for it in dict.fromkeys(i for i in items if i.bench != LOOP_REFERENCE):  # allocators not installed
+        for name, why in prepared.skipped.items():
+            fields = {"bench": it.bench, "param": it.param, "variant": name, "status": SKIPPED, "reason": why}
+            fields["id"] = store.add_result(run_id, fields)
+            rows.append(fields)
 
     def keep(i: int, outs: list[Outcome], partial: bool) -> None:
         nonlocal loop
         combined = interleave.combine(outs)
-        fields = result_fields(combined, rate, cfg.variant, cfg.events)
+        variant = prepared.variants[i] if prepared.variants else cfg.variant
+        fields = result_fields(combined, rate, variant, cfg.events)
+        if variant in prepared.allocator:
+            fields["extra"] = {**(fields.get("extra") or {}), "allocator": prepared.allocator[variant]}
         if partial:
             fields["extra"] = {**(fields.get("extra") or {}),
                                "partial": f"{len(outs)} of {pass_plan(cfg)[1]} processes"}
@@ -207,8 +255,9 @@ def execute(
         precision = interleave.Precision(needs_more, rounds=rounds, min_passes=min(cfg.processes, planned),
                                          max_passes=most)
     with store.finishing(run_id):
-        interleave.in_passes(prepared.runner, [(it.bench, it.param) for it in items], cfg.options, cfg.processes,
-                             keep, cfg.timeout, cfg.events, on_start=lambda i: on_start(items[i]), precision=precision)
+        interleave.in_passes(prepared.runners or prepared.runner, [(it.bench, it.param) for it in items],
+                             cfg.options, cfg.processes, keep, cfg.timeout, cfg.events,
+                             on_start=lambda i: on_start(items[i]), precision=precision)
     store.finish_run(run_id, "complete")
     return run_id, rows
 
@@ -256,18 +305,20 @@ def execute(
 @click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
               help="callgrind cache geometry (bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
 @plot_option("each result's per op with its CI")
+@allocator_option
 @runner_options
 @build_options(positional=True)
 def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...], repeat: int,
         min_time: float, max_time: float, warmup: float, timeout: float | None, seed: int, list_only: bool,
         json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
         backend: str, sim_iters: int, cache_spec: str | None, processes: int, runs: int,
-        label_args: tuple[str, ...], target_ci: float, output: OutputOptions, plot_path: Path | None) -> None:
+        label_args: tuple[str, ...], target_ci: float, output: OutputOptions, plot_path: Path | None,
+        allocators: list[Allocator] | None) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
     if _run_wis(build, pin, globs, params, min_time, warmup, processes, json_path, db, wide, quiet, list_only, net,
-                events_spec, backend, runs, label_args):
+                events_spec, backend, runs, label_args, allocators):
         return
     spec = build.spec()
     labels = parse_labels(label_args)
@@ -276,7 +327,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     cfg = RunConfig(spec=spec, globs=globs, params=parse_params(params), cpu=pin.cpu, options=opts, timeout=timeout,
                     command=["cyclebench", *sys.argv[1:]], fifo=pin.fifo, backend=backend, sim_iters=sim_iters,
                     cache=cache, events=groups, max_rss=pin.max_rss, processes=processes,
-                    target_ci=target_ci / 100 if target_ci and processes > 1 else None, labels=labels)
+                    target_ci=target_ci / 100 if target_ci and processes > 1 else None, labels=labels,
+                    allocators=tuple(allocators or ()))
     try:
         with err.status("building", spinner="dots") if not quiet else null_context():
             prepared = prepare(cfg)
@@ -380,7 +432,7 @@ def _measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, 
 def _run_wis(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...],
              min_time: float, warmup: float, processes: int, json_path: Path | None, db: str | None, wide: bool,
              quiet: bool, list_only: bool, net: bool, events_spec: str | None, backend: str, runs: int,
-             label_args: tuple[str, ...]) -> bool:
+             label_args: tuple[str, ...], allocators: list[Allocator] | None) -> bool:
     """will-it-scale test cases among FILES: measured by commands._wis (their cost per operation
     at one task, from intervals). Returns False when there are none (run goes on as usual)."""
     from cyclebench.commands import _wis
@@ -395,7 +447,8 @@ def _run_wis(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], pa
                    json_path=json_path, db=db, wide=wide, quiet=quiet, list_only=list_only,
                    labels=parse_labels(label_args),
                    refused={"-p/--param": bool(params), "--net": net, "-e/--events": bool(events_spec),
-                            "--backend callgrind": backend != "timing", "--runs": runs > 1})
+                            "--backend callgrind": backend != "timing", "--runs": runs > 1,
+                            "--allocator": bool(allocators)})
     return True
 
 

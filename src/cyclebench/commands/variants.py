@@ -31,10 +31,12 @@ from cyclebench.build import (
     Binary,
     BuildError,
     ToolMissing,
+    allocators,
     build,
     cross_cc,
     launcher_for,
 )
+from cyclebench.build.allocators import Allocator
 from cyclebench.build.elf import berkeley_sizes, body_symbol, classify, disassemble, elf_sizes, helper_calls
 from cyclebench.commands._common import (
     UserError,
@@ -47,6 +49,7 @@ from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
     Seconds,
+    allocator_option,
     build_options,
     db_option,
     json_option,
@@ -57,12 +60,12 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._progress import Steps
 from cyclebench.commands.run import Prepared, RunConfig, begin
-from cyclebench.model import CRASHED, EMULATED, OK, TIMEOUT, Comparison, Item, Outcome
+from cyclebench.model import CRASHED, EMULATED, OK, SKIPPED, TIMEOUT, Comparison, Item, Outcome
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
-from cyclebench.stats.ab import holm, paired, with_adjusted_p
+from cyclebench.stats.ab import holm, min_pairs, paired, with_adjusted_p
 from cyclebench.stats.repetitions import spread
 from cyclebench.stats.result import result_fields, sample_rows
 from cyclebench.store import StoreError
@@ -78,25 +81,32 @@ class Variant:
     cc: str
     cflags: tuple[str, ...]
     target: str | None = None
+    allocator: Allocator | None = None  # linked into this variant's runner (build.allocators)
 
     @property
     def emulated(self) -> bool:
         return self.target is not None
 
 
-def make_variants(ccs: Sequence[str], flag_sets: Sequence[Sequence[str]], target: str | None) -> list[Variant]:
-    """Every compiler × flag set (first compiler, first flags = the baseline)."""
+def make_variants(ccs: Sequence[str], flag_sets: Sequence[Sequence[str]], target: str | None,
+                  allocs: Sequence[Allocator] | None = None) -> list[Variant]:
+    """Every allocator × compiler × flag set (the first of each = the baseline). A label names
+    what varies: the allocator alone when only allocators do."""
+    given_flags = bool(flag_sets)
     if not flag_sets:
         flag_sets = [("-O2",)]
     if not ccs:
         ccs = [cross_cc(target)] if target else ["cc"]
     out = []
-    for cc in ccs:
-        for flags in flag_sets:
-            label = " ".join(flags) or "(no flags)"
-            if len(ccs) > 1:
-                label = f"{cc} {label}"
-            out.append(Variant(label, cc, tuple(flags), target))
+    for alloc in allocs or [None]:
+        for cc in ccs:
+            for flags in flag_sets:
+                parts = [alloc.name] if alloc else []
+                if len(ccs) > 1:
+                    parts.append(cc)
+                if not alloc or given_flags:
+                    parts.append(" ".join(flags) or "(no flags)")
+                out.append(Variant(" ".join(parts), cc, tuple(flags), target, alloc))
     if len({v.label for v in out}) != len(out):
         raise VariantError("two variants are the same build: give distinct --flags/--cc")
     return out
@@ -108,27 +118,50 @@ class Built:
     binary: Binary
     runner: Runner
     sizes: dict[str, int] = field(default_factory=dict)  # section and body symbol sizes, bytes
+    allocator: dict[str, str | None] | None = None  # allocators.describe: name, library, package version
 
 
 def build_all(variants: Sequence[Variant], opts: BuildOptions,
-              pin: RunnerOptions) -> tuple[list[Built], list[BuildError]]:
+              pin: RunnerOptions) -> tuple[list[Built], list[BuildError], dict[str, str]]:
     """Build every variant (cached; ``opts.cflags`` come before each variant's flags). A variant
     that does not build is returned as its BuildError, naming it, and the others are measured
-    (audit D14: one bad flag set aborted them all); ToolMissing still ends everything."""
-    built, failed = [], []
+    (audit D14: one bad flag set aborted them all); ToolMissing still ends everything. A variant
+    whose allocator is not installed is returned in the third item (label → why, with the
+    package), and one whose runner calls another malloc than its allocator's fails."""
+    built, failed, skipped = [], [], {}
     for v in variants:
         spec = opts.spec(cc=v.cc, target=v.target, werror=False)
         spec = replace(spec, cflags=(*opts.cflags, *v.cflags))
+        if v.allocator is not None:
+            if why := allocators.missing(v.allocator, v.cc):
+                skipped[v.label] = why
+                continue
+            spec = replace(spec, ldflags=(*spec.ldflags, *v.allocator.ldflags()))
         try:
             b = build(spec)
+            runner = Runner(b.path, pin.cpu, fifo=pin.fifo, launcher=launcher_for(v.target), max_rss=pin.max_rss)
+            info = _allocator_info(v.allocator, runner)
         except ToolMissing:
             raise
         except BuildError as e:
             failed.append(BuildError(f"variant '{v.label}': {e}", e.output, e.file))
             continue
-        runner = Runner(b.path, pin.cpu, fifo=pin.fifo, launcher=launcher_for(v.target), max_rss=pin.max_rss)
-        built.append(Built(v, b, runner, elf_sizes(b.path)))
-    return built, failed
+        built.append(Built(v, b, runner, elf_sizes(b.path), info))
+    return built, failed, skipped
+
+
+def _allocator_info(alloc: Allocator | None, runner: Runner) -> dict[str, str | None] | None:
+    """The allocator a runner really calls (allocators.describe); BuildError when its malloc
+    resolves elsewhere (a link that did not take would measure glibc under another name)."""
+    if alloc is None:
+        return None
+    try:
+        where = runner.malloc_file()
+    except RunnerError as e:
+        raise BuildError(f"runner with {alloc.name} does not start: {e}") from None
+    if why := allocators.check_resolved(alloc, where):
+        raise BuildError(why)
+    return allocators.describe(alloc, where)
 
 
 def _merge(outs: Sequence[Outcome]) -> Outcome:
@@ -158,7 +191,7 @@ class BenchResult:
 
 
 def measure(
-    built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int, opts: MeasureOptions,
+    built: Sequence[Built], globs: Sequence[str], params: Sequence[int], rounds: int | None, opts: MeasureOptions,
     on_step: Callable[[str], None] = lambda _s: None, seed: int | None = None, simulate_counts: bool = False,
     on_result: Callable[[BenchResult], None] = lambda _r: None, timeout: float | None = None,
     on_plan: Callable[[int], None] = lambda _n: None, events: list[list[Any]] | None = None,
@@ -169,13 +202,16 @@ def measure(
     on a machine without a PMU. on_result: called with each benchmark's result as soon as
     all its variants are measured (to store it: Ctrl-C later keeps it). timeout: seconds per
     invocation (default opts.timeout(); under callgrind 600 s unless given); a variant that hung
-    or crashed on a benchmark is not invoked again for it (audit D14: 6 rounds × 35 s)."""
+    or crashed on a benchmark is not invoked again for it (audit D14: 6 rounds × 35 s). rounds:
+    None: as few as let every comparison reach a verdict after Holm (ab.min_pairs)."""
     from cyclebench.runner import callgrind
     items = plan(built[0].runner.list(), globs, params)
     if not globs:  # the engine's own loop reference is not one of the user's benchmarks
         items = [i for i in items if i.bench != "loop/empty"] or items
     rng = random.Random(seed)
     native_n = sum(1 for b in built if not b.variant.emulated)
+    if rounds is None:
+        rounds = min_pairs(len(items) * (native_n - 1))
     on_plan(len(items) * (rounds * native_n + (len(built) - native_n) + (native_n if simulate_counts else 0)))
     out: list[BenchResult] = []
     for item in items:
@@ -259,11 +295,12 @@ def different_work(ir: float | None, base: float | None) -> str | None:
 
 
 def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool,
-            events: list[list[Any]] | None = None) -> list[dict[str, Any]]:
+            events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """JSON-friendly account of every benchmark × variant (what --json writes): per variant
     its replicates' spread (mean, stddev %, 95% CI, best), the size(1) figures of the
-    benchmark file's own object (``size``) and of the whole runner (``binary_size``), and a
-    different-work note from callgrind's Ir."""
+    benchmark file's own object (``size``) and of the whole runner (``binary_size``), a
+    different-work note from callgrind's Ir, and the allocator linked in (name, library, package
+    version). ``skipped`` variants (label → why) get a row each, last."""
     out = []
     for r in results:
         entry: dict[str, Any] = {"bench": r.item.bench, "param": r.item.param, "unit": r.unit, "variants": []}
@@ -285,13 +322,16 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
                                  "different_work": None if i == 0 else
                                  different_work((r.simulated.get(label) or {}).get("Ir"), base_ir),
                                  **({} if b.variant.emulated else spread(r.per_invocation.get(label) or [])),
-                                 "counters": _counters(o, events)}
+                                 "counters": _counters(o, events), "allocator": b.allocator}
             if disasm:
                 ins = disassemble(b.binary.path, b.variant.target, r.item.bench)
                 v["disasm"] = ins
                 v["classes"] = classify(ins)
                 v["calls"] = helper_calls(ins)
             entry["variants"].append(v)
+        for label, why in (skipped or {}).items():
+            entry["variants"].append({"label": label, "status": SKIPPED, "reason": why, "emulated": False,
+                                      "baseline": False, "mean": None})
         out.append(entry)
     return out
 
@@ -306,12 +346,17 @@ def _counters(o: Outcome, events: list[list[Any]] | None) -> dict[str, float | N
 
 
 def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built],
-                  events: list[list[Any]] | None = None) -> None:
-    """One result row per benchmark × variant (variant = its label); emulated rows keep their
-    status and reason but no figure: their unit is "emulated"."""
+                  events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None) -> None:
+    """One result row per benchmark × variant (variant = its label; the allocator linked in, if
+    any, in extra); emulated rows keep their status and reason but no figure: their unit is
+    "emulated"; a skipped variant (label → why) has a skipped row."""
 
     emulated = {b.variant.label for b in built if b.variant.emulated}
+    alloc = {b.variant.label: b.allocator for b in built if b.allocator}
     for r in results:
+        for label, why in (skipped or {}).items():
+            store.add_result(run_id, {"bench": r.item.bench, "param": r.item.param, "variant": label,
+                                      "status": SKIPPED, "reason": why})
         for label, o in r.outcomes.items():
             if label in emulated:
                 fields = {"kind": EMULATED, "bench": o.bench, "param": o.param, "variant": label, "status": o.status,
@@ -321,6 +366,8 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
                 continue
             fields = result_fields(o, rate, label, events)
             fields.setdefault("extra", {})["per_invocation"] = r.per_invocation.get(label)
+            if label in alloc:
+                fields["extra"]["allocator"] = alloc[label]
             store.add_result(run_id, fields, sample_rows(o.result))
 
 
@@ -344,12 +391,14 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
               help="Counters per op for every variant, perf syntax ('task-clock,{instructions,cycles}'), in the table.")
 @click.option("--baseline", default=None, metavar="FLAGS",
               help="The variant the others are judged against, by its label (its --flags); default: the first.")
-@click.option("--rounds", type=click.IntRange(6, 1000), default=8, show_default=True,
-              help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict).")
+@click.option("--rounds", type=click.IntRange(6, 1000), default=None,
+              help="Invocations per variant and benchmark, alternated in shuffled order (pairs for the verdict). "
+                   "Default: the fewest with which every comparison can reach a verdict after Holm (11 for one).")
 @click.option("--min-time", type=Seconds(0, 3600), default=0.03, show_default=True,
               help="Seconds of timed samples per invocation.")
 @click.option("--timeout", type=click.FloatRange(min=0.1, max=86400), default=None,
               help="Seconds before an invocation is declared hung (default from the timing; 600 under callgrind).")
+@allocator_option
 @json_option
 @db_option
 @wide_option
@@ -359,10 +408,11 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
                cflags_help="Flags every variant shares, before its own --flags.")
 def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, ...], ccs: tuple[str, ...],
                  target: str | None, globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, backend: str,
-                 callgrind_flag: bool, rounds: int, min_time: float, timeout: float | None, json_path: Path | None,
-                 db: str | None, wide: bool, sort: str, baseline: str | None, label_args: tuple[str, ...],
-                 events_spec: str | None) -> None:
-    """Build FILES once per flag set / compiler / target and measure the builds side by side."""
+                 callgrind_flag: bool, rounds: int | None, min_time: float, timeout: float | None,
+                 json_path: Path | None, db: str | None, wide: bool, sort: str, baseline: str | None,
+                 label_args: tuple[str, ...], events_spec: str | None, allocators: list[Allocator] | None) -> None:
+    """Build FILES (default: the built-in suite, pick with -b) once per flag set / compiler /
+    target / allocator and measure the builds side by side."""
     import json
 
     from cyclebench.env import sysinfo
@@ -371,8 +421,11 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
         sets = [tuple(shlex.split(f)) for f in flag_sets]
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--flags") from None
-    if not build.files:
-        raise click.UsageError("variants needs C files (FILE... or -f FILE)")
+    if not build.files and not globs:
+        raise click.UsageError("variants needs C files (FILE... or -f FILE) or built-in benchmarks "
+                               "(-b GLOB)")
+    if allocators and target:
+        raise click.UsageError("--allocator measures native builds: it cannot go with --target")
     labels = parse_labels(label_args)
     cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
     pin = replace(pin, cpu=cpu)
@@ -393,20 +446,24 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
     run_id: int | None = None
     stored: list[int] = []  # one entry per benchmark stored
     try:
-        vs = make_variants(ccs, sets, target)
+        vs = make_variants(ccs, sets, target, allocators)
         if baseline is not None:  # the baseline goes first: every comparison is against the first
             pick = [v for v in vs if v.label == baseline]
             if not pick:
                 raise VariantError(f"--baseline '{baseline}' is not a variant here ({', '.join(v.label for v in vs)})")
             vs = [pick[0], *[v for v in vs if v is not pick[0]]]
         with err.status("building variants", spinner="dots"):
-            built, unbuilt = build_all(vs, build, pin)
+            built, unbuilt, skipped = build_all(vs, build, pin)
         for e in unbuilt:
             if e.output:
                 err.print(e.output, markup=False, highlight=False)
             err.print(f"cyclebench: {e} (not measured; the other variants are)", style="red", highlight=False)
+        for label, why in skipped.items():
+            err.print(f"cyclebench: variant '{label}' skipped: {why}", style="yellow", highlight=False)
         if not built:
-            raise unbuilt[0]
+            if unbuilt:
+                raise unbuilt[0]
+            raise VariantError("no variant can be built here: " + "; ".join(skipped.values()))
         opts = MeasureOptions(min_time=min_time, repeat=12, warmup=0.005)
         spec = replace(build.spec(cc=vs[0].cc, target=target), cflags=(*build.cflags, *vs[0].cflags))
         cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]], labels=labels)
@@ -419,7 +476,7 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
             _check_events(built[0].runner, events)
 
         def keep(r: BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
-            store_results(store, rid, rate, [r], built, events)
+            store_results(store, rid, rate, [r], built, events, skipped)
             stored.append(1)
 
         with Steps(1, "measuring") as steps, store.finishing(rid):
@@ -430,7 +487,7 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
             results = measure(built, globs, parse_params(params), rounds, opts, on_step=steps.step,
                               simulate_counts=sim, on_result=keep, timeout=timeout, on_plan=plan_steps,
                               events=events)
-        data = summary(built, results, disasm, events)
+        data = summary(built, results, disasm, events, skipped)
         store.update_run(rid, summary={"variants": data})
         store.finish_run(rid, "complete")
     except (BuildError, RunnerError, SelectionError, StoreError, VariantError) as e:

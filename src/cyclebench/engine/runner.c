@@ -4,7 +4,8 @@
  * fd 1 is pointed at stderr so a benchmark that prints cannot corrupt the stream).
  *   runner --list                      {"type":"bench",...} per benchmark
  *   runner --calibrate                 {"type":"calibration",...}: timer, its cost, TSC rate
- *   runner --features                  {"type":"features",...}: what the CB_REQUIRE gates see
+ *   runner --features                  {"type":"features",...}: what the CB_REQUIRE gates see, and
+ *                                      "malloc": the file whose malloc this process calls
  *   runner --run NAME [--param P] [--run NAME2 [--param P2] ...] [options]
  *                                      {"type":"result"|"skip"|"fail"|"error",...} per --run;
  *                                      several --run are measured interleaved (measure.c)
@@ -19,6 +20,7 @@
  * How a number is made: measure.c.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -103,6 +105,14 @@ static void features(void) {
                                   "erms", "fsrm", "cx16", "rdtscp", "invariant_tsc", "lse"};
     fputs("{\"type\":\"features\"", out);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) fprintf(out, ",\"%s\":%d", names[i], cb_cpu_has(names[i]));
+    /* the allocator in use, as the dynamic linker resolved it (--allocator checks it: a library
+     * linked but not first in the lookup order would leave glibc's malloc measured) */
+    Dl_info info;
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    if (m && dladdr(m, &info) && info.dli_fname) {
+        fputs(",\"malloc\":", out);
+        cb_json_str(out, info.dli_fname);
+    }
     fputs("}\n", out);
     fflush(out);
 }

@@ -95,7 +95,8 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
             continue
         if v["status"] != "ok" or v.get("mean") is None:
             table.add_row(label, "-", "-", "-", "-", "-", str(v["status"]), *tail,
-                          "; ".join([str(v.get("reason") or ""), *notes]), style="red")
+                          "; ".join([str(v.get("reason") or ""), *notes]),
+                          style="yellow" if v["status"] == "skipped" else "red")
             continue
         c = v.get("comparison")
         sd = v.get("stddev_pct")

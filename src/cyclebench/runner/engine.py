@@ -70,12 +70,21 @@ class Runner:
             )
         return out
 
-    def features(self) -> dict[str, int]:
-        """CPU features as the engine's CB_REQUIRE gates see them: name → 1, 0 (or -1: unknown)."""
+    def _features_line(self) -> dict[str, Any]:
         for ln in self._simple("--features"):
             if ln.get("type") == "features":
-                return {k: int(v) for k, v in ln.items() if k != "type"}
+                return ln
         raise RunnerError("runner --features printed nothing")
+
+    def features(self) -> dict[str, int]:
+        """CPU features as the engine's CB_REQUIRE gates see them: name → 1, 0 (or -1: unknown)."""
+        return {k: int(v) for k, v in self._features_line().items() if isinstance(v, int)}
+
+    def malloc_file(self) -> str | None:
+        """The file whose malloc the runner calls (dlsym as its dynamic linker resolved it), e.g.
+        /lib/x86_64-linux-gnu/libjemalloc.so.2; None from a runner that cannot tell."""
+        path = self._features_line().get("malloc")
+        return path if isinstance(path, str) else None
 
     def calibrate(self) -> dict[str, Any]:
         """The runner's calibration line: timer name and unit, its cost in ticks, the TSC

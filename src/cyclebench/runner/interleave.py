@@ -19,7 +19,7 @@ benchmarks).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -148,7 +148,8 @@ class Precision:
     max_passes: int = 12
 
 
-def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: MeasureOptions, processes: int,
+def in_passes(runner: Runner | Sequence[Runner], items: list[tuple[str, int | None]], opts: MeasureOptions,
+              processes: int,
               on_done: Callable[[int, list[Outcome], bool], None], timeout: float | None = None,
               events: Any = None, on_start: Callable[[int], None] = lambda _i: None,
               precision: Precision | None = None) -> None:
@@ -163,7 +164,10 @@ def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: Measure
     it), or, on KeyboardInterrupt, for every item with some processes done (partial=True)
     before the interrupt propagates. ``on_start(i)`` before each process of item i. With
     ``precision``, passes of ``precision.rounds`` rounds, as many as each item needs (Precision).
+    ``runner``: one for all items, or one per item (each allocator of `run --allocator` is its
+    own binary).
     """
+    runners = [runner] * len(items) if isinstance(runner, Runner) else list(runner)
     if precision is None:
         passes = split(opts.repeat, processes)
         planned, last = len(passes), len(passes)
@@ -200,7 +204,7 @@ def in_passes(runner: Runner, items: list[tuple[str, int | None]], opts: Measure
                 if i in done:
                     continue
                 on_start(i)
-                o = runner.run(bench, param, sub, timeout or sub.timeout(), events)
+                o = runners[i].run(bench, param, sub, timeout or sub.timeout(), events)
                 got[i].append(o)
                 if o.status != OK or enough(i, k):
                     finish(i)

@@ -26,6 +26,8 @@ bootstrap CI of the difference of medians — benchstat's approach for two sets 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from cyclebench.model import Comparison
@@ -33,6 +35,15 @@ from cyclebench.model import Comparison
 ALPHA = 0.002
 MARGIN_ABS = 0.25
 MARGIN_REL = 0.005
+
+
+def min_pairs(comparisons: int, alpha: float = ALPHA) -> int:
+    """Fewest pairs with which ``paired`` can give a verdict in ``comparisons`` Holm-adjusted
+    comparisons: the exact two-sided signed-rank p of n pairs is at least 2/2**n (every
+    difference of one sign), and Holm's first step needs p < alpha/comparisons; one pair more
+    lets the smallest difference go the other way. 11 for one comparison at α = 0.002, 13 for
+    three (variants' default 8 could never give one: 2/256 = 0.0078)."""
+    return max(6, math.ceil(math.log2(2 * max(1, comparisons) / alpha)) + 1)
 
 
 def paired(
