@@ -167,7 +167,7 @@ def in_passes(runner: Runner | Sequence[Runner], items: list[tuple[str, int | No
     ``runner``: one for all items, or one per item (each allocator of `run --allocator` is its
     own binary).
     """
-    runners = [runner] * len(items) if isinstance(runner, Runner) else list(runner)
+    runners = list(runner) if isinstance(runner, (list, tuple)) else [runner] * len(items)
     if precision is None:
         passes = split(opts.repeat, processes)
         planned, last = len(passes), len(passes)
