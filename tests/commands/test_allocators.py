@@ -85,3 +85,20 @@ def test_a_link_that_did_not_take_is_an_error_not_a_glibc_figure() -> None:
     assert why is not None and "not jemalloc" in why
     assert je.ldflags() == ("-Wl,--push-state,--no-as-needed", "-ljemalloc", "-Wl,--pop-state")
     assert allocators.ALLOCATORS["glibc"].ldflags() == ()
+
+
+@needs_all
+def test_compare_allocators_as_variants_and_fail_on(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "c.json"
+    r = cli("compare", "alloc/malloc_free", "-p", "16", "--allocator", "glibc,jemalloc", "--repeat", "11",
+            "--min-time", "0.05", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    [d] = json.loads(out.read_text())
+    glibc, je = d["variants"]
+    assert (glibc["label"], je["label"]) == ("glibc", "jemalloc") and len(je["per_invocation"]) == 11
+    assert je["comparison"]["verdict"] in ("slower", "faster", "~")
+    r = cli("compare", "alloc/malloc_free", "-p", "16", "--allocator", "glibc,jemalloc", "--repeat", "6",
+            "--min-time", "0.02", "--fail-on", "inconclusive", "--fail-on", "different")
+    assert r.exit_code == 1 and "--fail-on: alloc/malloc_free jemalloc:" in r.output, r.output
+    r = cli("compare", "1", "2", "--allocator", "glibc,jemalloc")
+    assert r.exit_code == 2 and "not stored runs" in r.output

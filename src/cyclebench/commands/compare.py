@@ -22,6 +22,7 @@ import click
 import numpy as np
 
 from cyclebench.build import BuildError
+from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
     UserError,
     err,
@@ -37,6 +38,7 @@ from cyclebench.commands._options import (
     OutputOptions,
     RunnerOptions,
     Seconds,
+    allocator_option,
     build_options,
     db_option,
     format_option,
@@ -200,6 +202,36 @@ def process_note(a: np.ndarray, b: np.ndarray, groups: np.ndarray | None) -> str
             f"{max(gd):+.3g} ({len(ga)} processes)")
 
 
+def _compare_allocators(allocs: list[Allocator], targets: Sequence[str], params: Sequence[str], build: BuildOptions,
+                        pin: RunnerOptions, repeat: int | None, min_time: float, labels: dict[str, str],
+                        db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str]) -> None:
+    """Each allocator is its own binary, so its rounds cannot be interleaved batch by batch with
+    another's: the benchmarks are measured as `variants` measures (rounds of one invocation per
+    allocator in shuffled order, paired by round, signed-rank + Holm against the first). --repeat
+    gives the rounds; --min-time is shared out over them as over compare's 60 rounds."""
+    from cyclebench.commands import variants
+    from cyclebench.commands._variants import make_variants
+
+    for t in targets:
+        not_a_file(t, "compare")
+    sweep = variants.Sweep(make_variants((), (), None, allocs), targets, parse_params(params), repeat,
+                           min_time * 12 / (repeat or 60), labels=labels)
+    run_id, data, unbuilt = variants.measure_and_store(sweep, build, pin, open_store(db))
+    hit = sorted(f"{d['bench']} {v['label']}: {c['verdict']}" for d in data for v in d["variants"]
+                 if (c := v.get("comparison")) and _fails(c["verdict"], fail_on))
+    variants.show(data, run_id, unbuilt, json_path, wide, exit_on_failure=False)
+    if hit:
+        err.print(f"cyclebench: --fail-on: {'; '.join(hit)}", highlight=False)
+        sys.exit(1)
+    variants.exit_if_failed(data, unbuilt)
+
+
+def _fails(verdict: str, fail_on: Sequence[str]) -> bool:
+    """Whether a variants verdict (slower, faster or ~) is one --fail-on names."""
+    return (verdict in fail_on or (verdict != "~" and "different" in fail_on)
+            or (verdict == "~" and "inconclusive" in fail_on))
+
+
 def default_cpu() -> int:
     return sysinfo.choose_cpu()
 
@@ -238,16 +270,18 @@ def default_cpu() -> int:
 @wide_option
 @label_option
 @plot_option("each comparison's Δ with its CI")
+@allocator_option
 @runner_options
 @build_options()
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
                 json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...],
-                output: OutputOptions, plot_path: Path | None) -> None:
+                output: OutputOptions, plot_path: Path | None, allocators: list[Allocator] | None) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
-    verdict only for real differences."""
+    verdict only for real differences. With --allocator, the benchmarks given are measured
+    under each allocator, each its own binary, as `variants --allocator` does."""
     import json
 
     from cyclebench.runner import interleave
@@ -260,6 +294,12 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         for t in targets:
             not_a_file(t, "compare")
     check_compare_format(output, stored_runs)
+    if allocators:
+        if stored_runs or output.asked or plot_path is not None:
+            raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
+        _compare_allocators(allocators, targets, params, build, pin, repeat, min_time, labels, db, json_path, wide,
+                            fail_on)
+        return
     store = open_store(db, create=not stored_runs)
     if stored_runs:
         if len(targets) < 2:

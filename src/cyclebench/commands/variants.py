@@ -133,11 +133,17 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
 
 
 def show(data: list[Any], run_id: int, unbuilt: bool, json_path: Path | None, wide: bool, sort: str = "cycles",
-         disasm: bool = False) -> None:
-    """The ranked tables, the JSON, and exit 1 when a variant did not build or measure."""
+         disasm: bool = False, exit_on_failure: bool = True) -> None:
+    """The ranked tables, the JSON, and (``exit_on_failure``) exit_if_failed."""
     console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide, sort=sort)
     if json_path is not None:
         json_path.write_text(json.dumps(data, indent=1) + "\n")
+    if exit_on_failure:
+        exit_if_failed(data, unbuilt)
+
+
+def exit_if_failed(data: list[Any], unbuilt: bool) -> None:
+    """Exit 1 when a variant did not build or did not measure (a skipped one is not a failure)."""
     if unbuilt or any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
         sys.exit(1)
 
