@@ -181,7 +181,9 @@ class Series:
     param: int | None
     mode: str
     points: list[dict[str, Any]] = field(default_factory=list)  # summaries, each with status/reason
+    variant: str = ""  # e.g. the allocator linked in (scale --allocator)
 
     @property
     def label(self) -> str:
-        return f"{self.bench}{'' if self.param is None else f'[{self.param}]'} ({self.mode})"
+        variant = f" [{self.variant}]" if self.variant else ""
+        return f"{self.bench}{'' if self.param is None else f'[{self.param}]'}{variant} ({self.mode})"

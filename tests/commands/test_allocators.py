@@ -102,3 +102,15 @@ def test_compare_allocators_as_variants_and_fail_on(db: str, tmp_path: Path) -> 
     assert r.exit_code == 1 and "--fail-on: alloc/malloc_free jemalloc:" in r.output, r.output
     r = cli("compare", "1", "2", "--allocator", "glibc,jemalloc")
     assert r.exit_code == 2 and "not stored runs" in r.output
+
+
+@needs_all
+def test_scale_sweeps_each_allocator_as_its_own_series(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    r = cli("scale", "alloc/malloc_free", "--allocator", "glibc,tcmalloc", "--tasks", "1,2", "--duration", "0.2",
+            "--passes", "1", "--warmup", "0.05", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    res = [x for x in json.loads(out.read_text())["results"] if x["bench"] == "alloc/malloc_free"]
+    assert {x["variant"] for x in res} == {"glibc", "tcmalloc"}
+    assert all(x["status"] == "ok" and x["extra"]["allocator"]["name"] == x["variant"] for x in res)
+    assert "alloc/malloc_free[16] [tcmalloc] (threads)" in r.output

@@ -13,6 +13,7 @@ will-it-scale test cases given with -f (commands._wis) are benchmarks like the o
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -22,13 +23,15 @@ from typing import Any
 
 import click
 
-from cyclebench.build import Binary, BuildError, BuildSpec, build
+from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
+from cyclebench.build.allocators import Allocator
 from cyclebench.build.wis import TestCase
 from cyclebench.commands import _wis
 from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_run, open_store, out, write_text
 from cyclebench.commands._options import (
     BuildOptions,
     Seconds,
+    allocator_option,
     build_options,
     db_option,
     json_option,
@@ -39,7 +42,7 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._progress import Steps
 from cyclebench.env.cpus import cpu_order, parse_cpus
-from cyclebench.model import ERROR, OK, Item, ScaleRun, Series
+from cyclebench.model import ERROR, OK, SKIPPED, Item, ScaleRun, Series
 from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
@@ -63,6 +66,7 @@ class ScaleConfig(ScaleOptions):
     command: Sequence[str] = ()
     labels: dict[str, str] | None = None  # --label KEY=VALUE: stored with the run
     cases: Sequence[TestCase] = ()  # will-it-scale test cases (their files may be in spec.sources too)
+    allocators: Sequence[Allocator] = ()  # --allocator: every benchmark swept once per allocator
 
 
 # ----------------------------------------------------------------------------- the sweep
@@ -139,6 +143,8 @@ class Prepared:
     cpus: list[int]
     wis: _wis.Built = dataclasses.field(default_factory=_wis.Built)  # test cases' runners, by (name, mode)
     descriptions: dict[str, str | None] = dataclasses.field(default_factory=dict)  # test case → description
+    # --allocator: name → (its runner, allocators.describe) or why it is skipped (the package to install)
+    allocated: dict[str, tuple[Binary, dict[str, Any]] | str] = dataclasses.field(default_factory=dict)
 
     def binary_for(self, bench: str, mode: str) -> Path:
         """The runner that measures ``bench`` in ``mode``."""
@@ -172,7 +178,18 @@ def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None)
         raise SelectionError("no CPU to run tasks on")
     if binary is None and built.binaries:
         binary = next(iter(built.binaries.values()))
-    return Prepared(binary, runner, items, cpus, built, {c.name: c.description for c in cases})
+    prepared = Prepared(binary, runner, items, cpus, built, {c.name: c.description for c in cases})
+    for alloc in cfg.allocators:  # the same sources linked with each allocator, its malloc checked
+        if why := allocators.missing(alloc, cfg.spec.cc):
+            prepared.allocated[alloc.name] = why
+            continue
+        b = build(dataclasses.replace(cfg.spec, sources=tuple(sources), ldflags=(*cfg.spec.ldflags,
+                                                                                 *alloc.ldflags())))
+        where = Runner(b.path).malloc_file()
+        if why := allocators.check_resolved(alloc, where):
+            raise BuildError(why)
+        prepared.allocated[alloc.name] = (b, allocators.describe(alloc, where))
+    return prepared
 
 
 def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
@@ -192,22 +209,25 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     with store.finishing(run_id):
         for item in prepared.items:
             extra = {"description": prepared.descriptions[item.bench]} if item.bench in prepared.descriptions else {}
-            for mode in cfg.modes:
-                ser = Series(item.bench, item.param, mode)
+            for mode, variant in itertools.product(cfg.modes, prepared.allocated or [""]):
+                ser = Series(item.bench, item.param, mode, variant=variant)
                 series.append(ser)
-                if item.bench in prepared.wis.broken:  # one row says why, the other test cases go on
-                    run = ScaleRun(item.bench, None, mode, 1, status=ERROR, reason=prepared.wis.broken[item.bench])
+                got = prepared.allocated.get(variant)
+                why = prepared.wis.broken.get(item.bench) or (got if isinstance(got, str) else None)
+                if why:  # one row says why (a test case that does not build, an allocator not installed)
+                    run = ScaleRun(item.bench, None, mode, 1, status=ERROR if got is None else SKIPPED, reason=why)
                     _store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra)
                     continue
+                binary = got[0].path if isinstance(got, tuple) else prepared.binary_for(item.bench, mode)
+                ex = {**extra, "allocator": got[1]} if isinstance(got, tuple) else extra
                 try:
-                    done = sweep(prepared.binary_for(item.bench, mode), item.bench, item.param, mode, cfg, cpus,
-                                 on_start)
+                    done = sweep(binary, item.bench, item.param, mode, cfg, cpus, on_start)
                 except SweepInterrupted as e:  # keep the passes finished before Ctrl-C
-                    _store_points(store, run_id, ser, e.done, interrupted=True, extra=extra)
+                    _store_points(store, run_id, ser, e.done, interrupted=True, extra=ex)
                     raise
-                _store_points(store, run_id, ser, done, extra=extra)
+                _store_points(store, run_id, ser, done, extra=ex)
     store.update_run(run_id, summary={"scale": [
-        {"bench": s.bench, "param": s.param, "mode": s.mode,
+        {"bench": s.bench, "param": s.param, "mode": s.mode, "variant": s.variant,
          "speedup": {str(p["tasks"]): p.get("speedup") for p in s.points}} for s in series]})
     store.finish_run(run_id, "complete")
     return run_id, series
@@ -218,6 +238,7 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
     for run, s in done:
         fields = scaling.row_fields(run, s)
         fields["extra"].update(extra or {})
+        fields["variant"] = ser.variant
         if interrupted:
             fields["extra"]["notes"] = [*fields["extra"]["notes"], f"interrupted after {s.get('passes')} pass(es)"]
         fields["id"] = store.add_result(run_id, fields)
@@ -283,11 +304,12 @@ def _write_wis_csv(series: list[Series], path: Path, stored: str) -> None:
 @db_option
 @wide_option
 @label_option
+@allocator_option
 @build_options()
 def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | None, mode: str,
               duration: float, passes: int, interval: float, warmup: float, cpus_text: str | None, retries: int,
               plot_path: Path | None, json_path: Path | None, csv_path: Path | None, csv_format: str,
-              db: str | None, wide: bool, label_args: tuple[str, ...]) -> None:
+              db: str | None, wide: bool, label_args: tuple[str, ...], allocators: list[Allocator] | None) -> None:
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
     efficiency, per-task fairness (will-it-scale done right). will-it-scale test cases given
     with -f run unmodified, as wis/<file stem> (BENCH then optional)."""
@@ -305,6 +327,9 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         raise UserError(str(e)) from None
     if not benches and not cases:
         raise click.UsageError("Missing argument 'BENCHES...' (or will-it-scale test cases with -f).")
+    if cases and allocators:
+        raise click.UsageError("--allocator links cyclebench benchmarks; will-it-scale test cases are built as "
+                               "they are")
     if plot_path is not None and plot_path.suffix.lower() not in plots.FORMATS:
         raise UserError(f"--plot: the file must end in {', '.join(plots.FORMATS)}")
     try:
@@ -317,14 +342,15 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         raise UserError(str(e)) from None
     cfg = ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration, interval=interval,
                       warmup=warmup, cpus=cpus, retries=retries, passes=passes, command=["cyclebench", *sys.argv[1:]],
-                      labels=labels, cases=cases)
+                      labels=labels, cases=cases, allocators=tuple(allocators or ()))
     store = open_store(db)
     try:
         with err.status("building", spinner="dots") as status:
             prepared = prepare(cfg, lambda what: status.update(f"building {what}"))
         if csv_path is not None and csv_format == "wis":
             _check_wis_csv(csv_path, len(prepared.items))
-        runs = len(prepared.items) * len(cfg.modes) * len(cfg.tasks) * cfg.passes  # retries add more
+        runs = (len(prepared.items) * len(cfg.modes) * len(cfg.tasks) * cfg.passes  # retries add more
+                * max(1, len(cfg.allocators)))
         with Steps(runs, "scaling") as steps:
             run_id, series = execute(cfg, prepared, store, steps.step)
     except BuildError as e:

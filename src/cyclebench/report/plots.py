@@ -38,7 +38,7 @@ def plot_scaling(series: Sequence[Series], path: Path, ncpus: int | None = None,
     from matplotlib.ticker import MaxNLocator
 
     fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(12, 5.2), dpi=dpi)
-    benches = sorted({s.bench for s in series})
+    benches = sorted({(s.bench, s.variant) for s in series})  # one colour per benchmark and allocator
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     color = {b: colors[i % len(colors)] for i, b in enumerate(benches)}
     all_tasks: set[int] = set()
@@ -48,17 +48,18 @@ def plot_scaling(series: Sequence[Series], path: Path, ncpus: int | None = None,
             continue
         x = [p["tasks"] for p in pts]
         all_tasks.update(x)
-        style: dict[str, Any] = {"color": color[s.bench], "linestyle": "-" if s.mode == "threads" else "--",
+        hue = color[(s.bench, s.variant)]
+        style: dict[str, Any] = {"color": hue, "linestyle": "-" if s.mode == "threads" else "--",
                                  "marker": "o" if s.mode == "threads" else "s", "markersize": 4}
         ax_t.plot(x, [p["total_median"] for p in pts], label=s.label, **style)
-        ax_t.fill_between(x, [p["total_min"] for p in pts], [p["total_max"] for p in pts], color=color[s.bench],
+        ax_t.fill_between(x, [p["total_min"] for p in pts], [p["total_max"] for p in pts], color=hue,
                           alpha=0.15, linewidth=0)
         eff = [p for p in pts if p.get("efficiency") is not None]
         if eff:
             xe = [p["tasks"] for p in eff]
             ax_e.plot(xe, [p["efficiency"] for p in eff], label=s.label, **style)
             ax_e.fill_between(xe, [p["efficiency_min"] for p in eff], [p["efficiency_max"] for p in eff],
-                              color=color[s.bench], alpha=0.15, linewidth=0)
+                              color=hue, alpha=0.15, linewidth=0)
     if ncpus and all_tasks and max(all_tasks) > ncpus:  # the most N tasks on ncpus CPUs can reach
         xs = sorted(t for t in all_tasks if t >= ncpus)
         ax_e.plot(xs, [ncpus / t for t in xs], color="0.5", linestyle=":", linewidth=1, label="_ceiling")
