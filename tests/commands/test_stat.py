@@ -118,3 +118,38 @@ def test_callgrind_identical(db: str) -> None:
     assert len(ir) == 2 and ir[0] == ir[1] > 1000
     assert rows["Ir"]["extra"]["simulated"] is True and rows["Ir"]["extra"]["stddev"] == 0
     assert rows["wall"]["extra"]["notes"] == ["under valgrind"]
+
+
+def test_a_repetition_that_did_other_work_is_flagged(db: str, tmp_path: Path) -> None:
+    """Seed 001 proved each run did the same work by its counts: the third repetition here
+    allocates 64 MiB (thousands more page faults) and is named; the others are not."""
+    import subprocess
+
+    n = tmp_path / "n"
+    n.write_text("0")
+    script = (f'k=$(cat {n}); if [ "$k" = 3 ]; then bs=64M; else bs=4k; fi; '
+              f'dd if=/dev/zero of=/dev/null bs=$bs count=1 2>/dev/null; echo $((k + 1)) > {n}')
+    # once before, as a perf user warms up: a cold first run here faulted ~15 pages more (270 vs 255)
+    subprocess.run(["sh", "-c", script], check=True)
+    r = cli("stat", "-r", "5", "-e", "page-faults,context-switches", "--", "sh", "-c", script)
+    assert r.exit_code == 0, r.output
+    assert "repetition 3 did other work: page-faults" in r.output
+    assert not [k for k in (1, 2, 4, 5) if f"repetition {k} did other work: page-faults" in r.output]
+    assert rows_by_metric(db)["page-faults"]["extra"]["different_work"] == [3]
+
+
+def test_same_work_rule() -> None:
+    from cyclebench.stats.repetitions import Metric, same_work
+
+    def m(name: str, values: list[float | None]) -> Metric:
+        return Metric(name, "count", list(values))
+
+    # instructions: 0.1% of the median, whatever the page faults do
+    ins = m("instructions", [1_000_000, 1_000_400, 999_700, 1_002_000, 1_000_100])
+    pf = m("page-faults", [100, 100, 900, 100, 100])
+    assert [ln.split(":")[0] for ln in same_work([ins, pf])] == ["repetition 4 did other work"]
+    assert ins.different == [4] and pf.different == []
+    # without instructions: median ± 5 MAD, at least ±1 (integer jitter is not other work)
+    pf, cs = m("page-faults", [130, 131, 130, 129, 130, 400]), m("context-switches", [5, 7, 6, 5, 6, None])
+    assert same_work([pf, cs]) and pf.different == [6] and cs.different == []
+    assert same_work([m("page-faults", [130, 131])]) == []  # two repetitions: no majority to judge by

@@ -34,7 +34,14 @@ from cyclebench.env import sysinfo
 from cyclebench.report.stat import stat_table
 from cyclebench.runner import callgrind
 from cyclebench.runner.exec import LaunchError, launch, launch_callgrind, run_pre
-from cyclebench.stats.repetitions import Metric, aggregate, aggregate_callgrind, exit_summary, result_rows
+from cyclebench.stats.repetitions import (
+    Metric,
+    aggregate,
+    aggregate_callgrind,
+    exit_summary,
+    result_rows,
+    same_work,
+)
 from cyclebench.stats.result import derived
 from cyclebench.store import StoreError
 
@@ -216,6 +223,7 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
     except StoreError as e:
         raise UserError(f"{e} ({len(reps)} repetition(s) measured)") from None
     metrics = st.summarize(reps) if reps else []
+    findings = same_work(metrics)
     if run_id is not None:
         try:
             store_results(store, run_id, st, reps, metrics, status)
@@ -227,6 +235,8 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
                                      f"run{'s' if len(reps) > 1 else ''} · {what}"))
         for line in hints(st, metrics):
             err.print(line, highlight=False)
+    for line in findings:  # quiet or not: a repetition that did other work spoils the means
+        err.print(f"cyclebench: {line}", style="yellow", highlight=False)
     text, all_zero = exit_summary(reps) if reps else ("", True)
     if failure is not None:
         kept = f" ({len(reps)} repetition(s) kept in run #{run_id})" if reps else ""

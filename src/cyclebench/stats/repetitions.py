@@ -40,6 +40,7 @@ class Metric:
     status: str = "ok"  # ok | not counted | not supported | derived
     notes: list[str] = field(default_factory=list)
     reason: str | None = None  # why there is no number (not counted / not supported: ...)
+    different: list[int] = field(default_factory=list)  # repetitions (1-based) that did other work (same_work)
 
     @property
     def counted(self) -> list[float]:
@@ -122,6 +123,45 @@ def aggregate(reps: Sequence[Mapping[str, Any]], counts: Sequence[Mapping[str, A
     return metrics
 
 
+# What proves that every repetition did the same work (seed 001 read its `perf stat --repeat`
+# columns so): instructions retired agree to 0.1% between runs of the same work; without a PMU,
+# page faults and context switches, which jitter by a few, must stay within 5 MAD of the median.
+SAME_WORK_INSTRUCTIONS = 1e-3
+SAME_WORK_MADS = 5.0
+SAME_WORK_EVENTS = ("page-faults", "context-switches")
+
+
+def same_work(metrics: Sequence[Metric]) -> list[str]:
+    """Flag the repetitions whose work differs from the others' (≥ 3 repetitions): those whose
+    ``instructions`` are off the median by more than SAME_WORK_INSTRUCTIONS (relative) or,
+    without instructions, whose page-faults or context-switches lie beyond median ± 5 MAD
+    (unscaled; at least ±1 count, the jitter of an integer count). Marks each flagged metric
+    (``different``, a note) and returns one line per finding, e.g. "repetition 3 did other
+    work: page-faults 35,112 vs median 33,477". Source: seed 001 (Molnar 2015)."""
+    by_name = {m.name: m for m in metrics if m.status == "ok"}
+    judged = ["instructions"] if len(by_name.get("instructions", Metric("", "", [])).counted) >= 3 else \
+        [n for n in SAME_WORK_EVENTS if n in by_name]
+    lines = []
+    for name in judged:
+        m = by_name[name]
+        x = np.asarray([np.nan if v is None else v for v in m.values], dtype=float)
+        ok = np.isfinite(x)
+        if ok.sum() < 3:
+            continue
+        med = float(np.median(x[ok]))
+        if name == "instructions":
+            tol = SAME_WORK_INSTRUCTIONS * abs(med)
+        else:
+            tol = max(SAME_WORK_MADS * float(np.median(np.abs(x[ok] - med))), 1.0)
+        for k in np.flatnonzero(ok & (np.abs(x - med) > tol)):
+            m.different.append(int(k) + 1)
+            lines.append(f"repetition {k + 1} did other work: {name} {x[k]:,.0f} vs median {med:,.0f} "
+                         f"({100 * (x[k] - med) / med:+.2f}%)" if med else f"repetition {k + 1} did other work")
+        if m.different:
+            m.notes.append("other work in run " + ", ".join(map(str, m.different)))
+    return lines
+
+
 def aggregate_callgrind(reps: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[Metric]:
     """Metrics of callgrind repetitions: wall/user/sys of the command *under valgrind*,
     then every simulated event of ``names`` (in that order) that some repetition has."""
@@ -173,7 +213,8 @@ def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Mapping[str, A
         row["extra"] = {"stat": True, "backend": backend,
                         "simulated": backend == "callgrind" and m.notes == ["simulated"],
                         "metric": m.name, "values": m.values, "max": s["max"], "stddev": s["stddev"],
-                        "sem": s["sem"], "notes": m.notes, "derived": m.status == "derived", "command": list(argv)}
+                        "sem": s["sem"], "notes": m.notes, "derived": m.status == "derived", "command": list(argv),
+                        "different_work": m.different}
         if i == 0:
             row["wall_s"] = sum(r.get("wall_ns", 0) for r in reps) / 1e9
             row["extra"]["repetitions"] = list(reps)
