@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,11 +16,13 @@ from cyclebench.commands._common import (
     UserError,
     err,
     out,
+    write_text,
 )
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
     build_options,
+    json_option,
     not_a_file,
     runner_options,
 )
@@ -77,49 +81,92 @@ def counters_list(show_all: bool) -> None:
 @counters_group.command("sweep")
 @click.argument("bench")
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
+@click.option("--raw", "raw_range", default=None, metavar="RANGE",
+              help="Instead of the named events: every raw event code of RANGE (e.g. 0x00-0xff) of the CPU's "
+                   "PMU, one at a time, encoded from its sysfs format (Intel, AMD, arm64 alike).")
+@click.option("--umask", type=click.IntRange(0, 0xFF), default=0, show_default=True,
+              help="--raw: the unit mask set with every code, where the PMU has one (Intel, AMD).")
 @click.option("--group-size", type=click.IntRange(1, 8), default=1, show_default=True,
               help="Events read together per run (fewer: no multiplexing).")
 @click.option("--min-per-op", type=float, default=0.01, show_default=True,
               help="Hide events below this count per op.")
+@json_option
 @runner_options
 @build_options()
 def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, group_size: int,
-                   min_per_op: float) -> None:
-    """Run BENCH once per group of countable events, over every event here, and list the
-    events with a non-negligible count per op, largest first (seed 004's "try all counters")."""
+                   min_per_op: float, raw_range: str | None, umask: int, json_path: Path | None) -> None:
+    """Run BENCH once per group of countable events, over every event here (or every raw code of
+    --raw), and list the events with a non-negligible count per op, largest first (seed 004's
+    "try all counters")."""
     from cyclebench import counters
-    from cyclebench.stats.result import counter_fields
 
     not_a_file(bench, "counters sweep")
+    events = _raw_events(raw_range, umask) if raw_range else None  # refused before anything is built
     runner = _suite_runner(build, pin)
     names = {b.name: b for b in runner.list()}
     if bench not in names:
         raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
     if names[bench].params and param is None:
         param = names[bench].params[0]
-    cat = [e for _, e in counters.catalogue()]
+    cat = events if events is not None else [e for _, e in counters.catalogue()]
     errors = counters.probe_all(runner, cat)
     countable = [e for e, x in zip(cat, errors, strict=True) if x is None]
+    found = _sweep(runner, bench, param, countable, group_size)
+    rows = [{"event": e.name, "encoding": e.encoding, "countable": x is None, "error": x,
+             "per_op": found.get(e.name)} for e, x in zip(cat, errors, strict=True)]
+    table = Table(title=f"{bench}{'' if param is None else f' [{param}]'}: events per op "
+                  f"({len(countable)} of {len(cat)} {'raw codes' if events is not None else 'events'} "
+                  "countable here)", header_style="bold")
+    table.add_column("event")
+    table.add_column("encoding" if events is not None else "per op", justify="left" if events else "right")
+    if events is not None:
+        table.add_column("per op", justify="right")
+    for r in sorted((r for r in rows if r["per_op"] is not None and abs(r["per_op"]) >= min_per_op),
+                    key=lambda r: -abs(r["per_op"])):
+        cells = [safe_text(r["event"]), *([r["encoding"]] if events is not None else []),
+                 console_report.fmt(r["per_op"])]
+        table.add_row(*cells)
+    out.print(table)
+    if not countable:
+        err.print(f"cyclebench: none of the {len(cat)} events could be opened here: "
+                  f"{visible(next((x for x in errors if x), ''))}", highlight=False)
+    if json_path is not None:
+        write_text(json_path, json.dumps({"bench": bench, "param": param, "raw": raw_range, "events": rows},
+                                         indent=1) + "\n")
+
+
+def _raw_events(text: str, umask: int) -> list[Any]:
+    """The --raw codes as events of this CPU's PMU; one line (exit 2) without a PMU or for a bad range."""
+    from cyclebench.counters import EventError, raw
+
+    try:
+        codes = raw.parse_range(text)
+        pmu = raw.core_pmu()
+        if pmu is None:
+            raise EventError(f"--raw needs the CPU's own PMU, and none is exposed here (no cpu or armv8 PMU "
+                             f"under /{raw.DEVICES}: a VM without PMU passthrough); without --raw the named "
+                             "software events are swept")
+        return raw.raw_events(pmu, codes, umask)
+    except EventError as e:
+        raise UserError(str(e)) from None
+
+
+def _sweep(runner: Any, bench: str, param: int | None, events: list[Any], group_size: int) -> dict[str, float]:
+    """Run ``bench`` once per group of ``group_size`` events; their counts per op by name."""
+    import numpy as np
+
+    from cyclebench.stats.result import counter_fields
+
     opts = MeasureOptions(min_time=0.02, repeat=8, warmup=0.005)
-    found: list[tuple[str, float]] = []
-    with Steps(-(-len(countable) // group_size), "sweeping events") as steps:
-        for i in range(0, len(countable), group_size):
-            group = countable[i : i + group_size]
+    found: dict[str, float] = {}
+    with Steps(-(-len(events) // group_size), "sweeping events") as steps:
+        for i in range(0, len(events), group_size):
+            group = events[i : i + group_size]
             o = runner.run(bench, param, opts, opts.timeout(), [group])
             steps.step(",".join(e.name for e in group))
             if o.result is None:
                 raise UserError(f"{bench}: {o.status}: {o.reason}")
-            import numpy as np
-
             n = np.asarray(o.result["n"], dtype=float)
-            keep = np.ones(len(n), dtype=bool)
-            cf = counter_fields(o.result, [group], n, o.result.get("ladder"), keep, 0)
-            found += [(k, v["per_op"]) for k, v in cf["events"].items() if "per_op" in v]
-    table = Table(title=f"{bench}{'' if param is None else f' [{param}]'}: events per op "
-                  f"({len(countable)} of {len(cat)} countable here)", header_style="bold")
-    table.add_column("event")
-    table.add_column("per op", justify="right")
-    for name, v in sorted(found, key=lambda x: -abs(x[1])):
-        if abs(v) >= min_per_op:
-            table.add_row(name, console_report.fmt(v))
-    out.print(table)
+            cf = counter_fields(o.result, [group], n, o.result.get("ladder"), np.ones(len(n), dtype=bool), 0)
+            found.update((k, v["per_op"]) for k, v in cf["events"].items() if "per_op" in v)
+    return found
