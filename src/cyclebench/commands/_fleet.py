@@ -44,8 +44,8 @@ def _command(args: list[str]) -> click.Command:
     return cmd
 
 
-def _dest(src: Path, taken: dict[str, Path], where: str = "src") -> str:
-    rel = f"{where}/{src.name}"
+def _dest(src: Path, taken: dict[str, Path]) -> str:
+    rel = src.name  # in the job's directory itself (copy does not create a file's parent directories)
     if taken.setdefault(rel, src) != src:
         raise click.UsageError(f"two files named {src.name} ({taken[rel]}, {src}): a host gets them in one directory")
     return rel

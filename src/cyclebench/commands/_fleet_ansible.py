@@ -47,6 +47,9 @@ def _message(res: Mapping[str, Any]) -> str:
     """The shortest honest line from a task result."""
     if res.get("censored"):
         return "output hidden (no_log)"
+    failed_items = [x for x in res.get("results") or [] if isinstance(x, dict) and x.get("failed")]
+    if failed_items:  # a loop: the first item that failed says why
+        return _message(failed_items[0])
     for key in ("stderr", "msg", "stdout", "module_stderr"):
         text = str(res.get(key) or "").strip()
         if text:
@@ -91,6 +94,17 @@ def _stopping(event: threading.Event) -> Iterator[None]:
             signal.signal(s, h)
 
 
+def stop_agents(private_dir: Path, inventory: Path, extravars: dict[str, Any], hosts: list[str],
+                envvars: Mapping[str, str] | None = None) -> None:
+    """Stop the agents of ``hosts`` now (the playbook's `stop` play): Ansible detaches its workers
+    (setsid), so their ssh sessions, and the agents tethered to them, outlive a cancel."""
+    import ansible_runner
+
+    ansible_runner.run(private_data_dir=str(private_dir), playbook=str(PLAYBOOK), inventory=str(inventory.resolve()),
+                       limit=",".join(hosts), extravars=extravars, tags="stop", quiet=True,
+                       envvars=dict(envvars or {}), settings={"suppress_ansible_output": True})
+
+
 def drive(private_dir: Path, inventory: Path, extravars: dict[str, Any], limit: str | None, forks: int,
           progress: Callable[[str, str], None], envvars: Mapping[str, str] | None = None) -> Drive:
     """Run the playbook over ``inventory`` (ansible-runner, artifacts in ``private_dir``) and
@@ -110,6 +124,11 @@ def drive(private_dir: Path, inventory: Path, extravars: dict[str, Any], limit: 
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
         )
     state.status, state.canceled = str(r.status), stop.is_set() or r.status == "canceled"
+    busy = [h for h, hs in state.hosts.items() if hs.task == "measure" and hs.status is None and not hs.done]
+    if state.canceled and busy:
+        progress(",".join(busy), "stopping the agents")
+        with _stopping(threading.Event()):  # a second Ctrl-C does not leave them running
+            stop_agents(private_dir, inventory, extravars, busy, envvars)
     if not state.hosts and r.status == "failed":  # nothing ran: the inventory or the playbook is wrong
         text = "".join(r.stdout.readlines()) if r.stdout else ""
         raise FleetError(text.strip().splitlines()[-1] if text.strip() else "ansible-playbook failed")

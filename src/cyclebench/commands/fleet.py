@@ -22,7 +22,7 @@ from cyclebench.commands import _fleet
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
 from cyclebench.commands._fleet_ansible import Drive, FleetError, HostState, drive
 from cyclebench.commands._options import db_option, json_option, wide_option
-from cyclebench.commands.fleet_agent import AGENT_JSON, agent_cmd
+from cyclebench.commands.fleet_agent import AGENT_JSON, agent_cmd, stop_agent_cmd
 from cyclebench.report import fleet as report
 from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
@@ -114,8 +114,11 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
     envvars = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                # one ssh round trip a task instead of three, unless the user's environment says otherwise
                "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True")}
-    if direct:
-        envvars["CYCLEBENCH_FLEET_DB"] = url
+    secret_dir = Path(tempfile.mkdtemp(prefix="cyclebench-fleet-db-"))  # 0700, outside Ansible's artifacts
+    if direct:  # read by the playbook's file lookup into the agent's stdin under no_log: never argv, env or a log
+        (secret_dir / "url").touch(mode=0o600)
+        (secret_dir / "url").write_text(url)
+        extravars["cyclebench_db_file"] = str(secret_dir / "url")
     state = Drive()
     try:
         state = drive(private, inventory, extravars, limit, forks, _progress, envvars)
@@ -127,6 +130,7 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
         jobs.finish_job(store, job_id, "interrupted" if state.canceled else "failed")
         raise
     finally:
+        shutil.rmtree(secret_dir, ignore_errors=True)
         if artifacts is None:
             shutil.rmtree(private, ignore_errors=True)
     jobs.finish_job(store, job_id, "interrupted" if state.canceled else "complete")
@@ -171,3 +175,4 @@ def _inventory_hosts(inventory: Path) -> list[str]:
 
 
 fleet_group.add_command(agent_cmd)
+fleet_group.add_command(stop_agent_cmd)

@@ -31,6 +31,8 @@ from cyclebench.store import runfile as run_file
 
 CHECK_TIMEOUT_S = 300.0
 AGENT_JSON = "agent.json"
+PID_FILE = "agent.pid"
+STOP_GRACE_S = 10.0
 
 
 def _tail(text: str) -> str:
@@ -117,6 +119,7 @@ def agent_cmd(host: str, job_dir: Path, db_stdin: bool, timeout: float, args: tu
     job_dir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"host": host, "machine": machine(), "command": list(args), "fatal": None,
                               "check": [], "returncode": None, "runs": [], "bundles": []}
+    (job_dir / PID_FILE).write_text(f"{os.getpid()}\n")  # for stop-agent
     lock = open(job_dir.parent / "fleet.lock", "w")  # noqa: SIM115 (held until exit)
     stop = tether()
     try:
@@ -150,3 +153,26 @@ def agent_cmd(host: str, job_dir: Path, db_stdin: bool, timeout: float, args: tu
     finally:
         stop.set()
         (job_dir / AGENT_JSON).write_text(json.dumps(report, indent=1) + "\n")
+
+
+@click.command("stop-agent", hidden=True)
+@click.option("--job-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+def stop_agent_cmd(job_dir: Path) -> None:
+    """Stop the agent of an interrupted fleet job on this host: SIGTERM (it kills its command's
+    session; results stored so far stay), SIGKILL after STOP_GRACE_S."""
+    import signal
+    import time
+
+    try:
+        pid = int((job_dir / PID_FILE).read_text())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return  # finished, or never started
+    if b"agent" not in cmdline:  # the pid was reused: not ours
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if Path(f"/proc/{pid}").exists():
+        os.kill(pid, signal.SIGKILL)
