@@ -110,6 +110,19 @@ def test_direct_into_postgresql_keeps_the_password_out_of_argv_and_logs(
     assert by_host.exit_code == 0 and "alpha" in by_host.output and "beta" in by_host.output, by_host.output
 
 
+def test_a_check_that_makes_measuring_impossible_stops_that_host(tmp_path: Path, ssh_lab: Lab,  # noqa: F811
+                                                                 wheels: Path, host_dirs: Path) -> None:  # noqa: F811
+    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs)
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    r = fleet("run", "-i", str(inv), "--limit", "alpha", "--db", db, "--", "run", "-b", "syscall/getpid", "--cpu",
+              "999")
+    assert r.returncode == 1 and "check failed" in r.stdout and "CPU 999 to pin is missing" in r.stdout, r.stdout
+    store = Store(db, create=False)
+    assert store.list_runs(None) == []  # nothing measured there
+    (row,) = jobs.last_per_host(store)
+    assert row["status"] == "check failed" and row["check"][0]["status"] == "FATAL"
+
+
 def _agents(host: str) -> list[int]:
     """Pids of the fleet agents (and what they run) working for ``host`` on this machine."""
     pids = []

@@ -1,15 +1,24 @@
-"""What `fleet run` sends to every host: the cyclebench command checked on the controller
+"""What `fleet run` sends to every host — the cyclebench command checked on the controller
 (parsed by the very command it names), refused where it cannot mean the same on every host,
-the user's C files mapped to copies in the job's directory, and the job's label."""
+the user's C files mapped to copies in the job's directory, the job's label — and what it
+makes of each host's outcome (``land``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
+from cyclebench.commands._common import UserError
+from cyclebench.commands._fleet_ansible import HostState
 from cyclebench.commands._options import expand_files
+from cyclebench.commands.fleet_agent import AGENT_JSON
+from cyclebench.store import Store
+from cyclebench.store import fleet as jobs
+from cyclebench.store import runfile as run_file
 
 # Commands that measure and store a run on the host they run on.
 MEASURING = ("run", "compare", "scale", "variants", "stat", "selftest", "counters", "check", "annotate")
@@ -114,3 +123,45 @@ def plan(args: list[str], job_label: str | None = None) -> Plan:
     if job_label and any("--label" in getattr(p, "opts", ()) for p in cmd.params):
         out.args += ["--label", job_label]
     return out
+
+
+def land(store: Store, job_id: int, host: str, hs: HostState, fetched: Path, direct: bool,
+         canceled: bool) -> dict[str, Any]:
+    """One host's row: its runs imported from the fetched bundles (or, --direct, already in
+    the database), its outcome recorded in fleet_hosts."""
+    agent_file = fetched / host / AGENT_JSON
+    agent = json.loads(agent_file.read_text()) if agent_file.is_file() else None
+    status, reason, run_ids = hs.status, hs.reason, []
+    if agent is not None:
+        if direct:
+            run_ids = [int(i) for i in agent.get("runs") or []]
+        for name in agent.get("bundles") or []:
+            try:
+                run_ids.append(run_file.import_run(store, run_file.load(fetched / host / name)))
+            except (run_file.ExportError, OSError) as e:
+                status, reason = "failed", f"{name}: {e}"
+        if agent.get("fatal"):
+            status = "busy" if str(agent["fatal"]).startswith("busy") else "check failed"
+            reason = agent["fatal"]
+        elif agent.get("returncode") not in (0, None) and status is None:
+            status, reason = "failed", f"exit {agent['returncode']}: {agent.get('stderr_tail') or ''}".strip()
+    if status is None:
+        status, reason = ("ok", None) if agent is not None else ("interrupted" if canceled else "failed",
+                                                                  reason or f"stopped in task '{hs.task}'")
+    elif status == "failed" and canceled and agent is None:
+        status = "interrupted"
+    row = {"host": host, "status": status, "reason": reason, "check": agent.get("check") if agent else None,
+           "run_ids": run_ids, "machine": agent.get("machine") if agent else None,
+           "results": sum(len(store.results(i)) for i in run_ids)}
+    jobs.record_host(store, job_id, host, status, reason, row["check"], run_ids, row["machine"])
+    return row
+
+
+def inventory_hosts(inventory: Path) -> list[str]:
+    """The host names of an Ansible inventory (ansible-core's InventoryManager reads every format)."""
+    try:
+        from ansible.inventory.manager import InventoryManager
+        from ansible.parsing.dataloader import DataLoader
+    except ImportError:
+        raise UserError("reading an inventory needs ansible-core: pip install 'cyclebench[fleet]'") from None
+    return sorted(h.name for h in InventoryManager(loader=DataLoader(), sources=[str(inventory)]).get_hosts())

@@ -12,7 +12,6 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -20,50 +19,16 @@ from cyclebench import __version__
 from cyclebench.build.wheelhouse import WheelhouseError, wheelhouse
 from cyclebench.commands import _fleet
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
-from cyclebench.commands._fleet_ansible import Drive, FleetError, HostState, drive
+from cyclebench.commands._fleet_ansible import Drive, FleetError, drive
 from cyclebench.commands._options import db_option, json_option, wide_option
-from cyclebench.commands.fleet_agent import AGENT_JSON, agent_cmd, stop_agent_cmd
+from cyclebench.commands.fleet_agent import agent_cmd, stop_agent_cmd
 from cyclebench.report import fleet as report
-from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
-from cyclebench.store import runfile as run_file
 
 
 @click.group("fleet")
 def fleet_group() -> None:
     """Run cyclebench on every host of an Ansible inventory; results into one database."""
-
-
-def _land(store: Store, job_id: int, host: str, hs: HostState, fetched: Path, direct: bool,
-          canceled: bool) -> dict[str, Any]:
-    """One host's row: its runs imported from the fetched bundles (or, --direct, already in
-    the database), its outcome recorded in fleet_hosts."""
-    agent_file = fetched / host / AGENT_JSON
-    agent = json.loads(agent_file.read_text()) if agent_file.is_file() else None
-    status, reason, run_ids = hs.status, hs.reason, []
-    if agent is not None:
-        if direct:
-            run_ids = [int(i) for i in agent.get("runs") or []]
-        for name in agent.get("bundles") or []:
-            try:
-                run_ids.append(run_file.import_run(store, run_file.load(fetched / host / name)))
-            except (run_file.ExportError, OSError) as e:
-                status, reason = "failed", f"{name}: {e}"
-        if agent.get("fatal"):
-            status = "busy" if str(agent["fatal"]).startswith("busy") else "check failed"
-            reason = agent["fatal"]
-        elif agent.get("returncode") not in (0, None) and status is None:
-            status, reason = "failed", f"exit {agent['returncode']}: {agent.get('stderr_tail') or ''}".strip()
-    if status is None:
-        status, reason = ("ok", None) if agent is not None else ("interrupted" if canceled else "failed",
-                                                                  reason or f"stopped in task '{hs.task}'")
-    elif status == "failed" and canceled and agent is None:
-        status = "interrupted"
-    row = {"host": host, "status": status, "reason": reason, "check": agent.get("check") if agent else None,
-           "run_ids": run_ids, "machine": agent.get("machine") if agent else None,
-           "results": sum(len(store.results(i)) for i in run_ids)}
-    jobs.record_host(store, job_id, host, status, reason, row["check"], run_ids, row["machine"])
-    return row
 
 
 def _progress(host: str, task: str) -> None:
@@ -90,11 +55,11 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
     """Run a cyclebench COMMAND (run, compare A B, scale, ...) on every host of INVENTORY, in
     parallel across hosts; each host's runs carry its inventory name and land in --db."""
     _fleet.plan(list(args))  # bad input is said before anything is recorded or built
-    store = open_store(db)
     url = db or os.environ.get("CYCLEBENCH_DB") or ""
     if direct and not url.startswith("postgresql"):
         raise click.UsageError("--direct: hosts write into --db, so it must be a database they reach (a "
                                "postgresql:// URL)")
+    store = open_store(db)
     try:
         with err.status("building the wheelhouse (pip wheel, once per cyclebench)", spinner="dots"):
             wh = wheelhouse()
@@ -122,7 +87,8 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
     state = Drive()
     try:
         state = drive(private, inventory, extravars, limit, forks, _progress, envvars)
-        rows = [_land(store, job_id, h, hs, fetched, direct, state.canceled) for h, hs in sorted(state.hosts.items())]
+        rows = [_fleet.land(store, job_id, h, hs, fetched, direct, state.canceled)
+                for h, hs in sorted(state.hosts.items())]
     except FleetError as e:
         jobs.finish_job(store, job_id, "failed")
         raise UserError(str(e)) from None
@@ -153,7 +119,7 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
 def fleet_status(inventory: Path | None, db: str | None, wide: bool) -> None:
     """Per host: its last fleet job, the outcome and when (from --db's fleet records)."""
     store = open_store(db, create=False)
-    hosts = _inventory_hosts(inventory) if inventory is not None else None
+    hosts = _fleet.inventory_hosts(inventory) if inventory is not None else None
     rows = jobs.last_per_host(store, hosts)
     if not rows:
         raise UserError(f"no fleet job in {store.url}" + (f" for the hosts of {inventory}" if inventory else ""))
@@ -162,16 +128,6 @@ def fleet_status(inventory: Path | None, db: str | None, wide: bool) -> None:
         never = sorted(set(hosts) - {r["host"] for r in rows})
         if never:
             err.print(f"no fleet job yet: {', '.join(never)}", highlight=False)
-
-
-def _inventory_hosts(inventory: Path) -> list[str]:
-    """The host names of an Ansible inventory (ansible-core's InventoryManager reads every format)."""
-    try:
-        from ansible.inventory.manager import InventoryManager
-        from ansible.parsing.dataloader import DataLoader
-    except ImportError:
-        raise UserError("reading an inventory needs ansible-core: pip install 'cyclebench[fleet]'") from None
-    return sorted(h.name for h in InventoryManager(loader=DataLoader(), sources=[str(inventory)]).get_hosts())
 
 
 fleet_group.add_command(agent_cmd)
