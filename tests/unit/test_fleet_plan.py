@@ -130,3 +130,26 @@ def test_status_of_a_database_without_fleet_jobs_is_one_line(tmp_path: Path) -> 
     Store(db).close()
     r = cli("fleet", "status", "--db", db)
     assert r.exit_code == 2 and "no fleet job" in r.output
+
+
+def test_compare_by_host_needs_two_hosts_and_takes_run_ids_only(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'f.db'}"
+    s = Store(db)
+    for host, per_op in (("intel1", 300.0), ("amd1", 150.0)):
+        rid = s.begin_run(command=["run"], host=host, cpu_model=f"{host} cpu")
+        s.add_result(rid, {"bench": "syscall/getpid", "status": "ok", "unit": "ref-cycles", "per_op": per_op,
+                           "ci_low": per_op - 1, "ci_high": per_op + 1})
+        s.finish_run(rid, "complete")
+    s.close()
+    r = cli("compare", "--by", "host", "--db", db)
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.output.splitlines() if "benchmark" in line)
+    assert header.index("intel1") < header.index("amd1")  # in the order the runs were made
+    row = next(line for line in r.output.splitlines() if "syscall/getpid" in line)
+    assert "300.0 ±1 " in row and "150.0 ±1 " in row and "2.00×" in row and "ref-cycles" in row
+    assert "amd1: amd1 cpu" in " ".join(r.output.split())  # the caption names each host's CPU
+    for args, says in ((["1", "g2"], "takes stored run ids"), (["--format", "csv"], "use --json")):
+        bad = cli("compare", "--by", "host", *args, "--db", db)
+        assert bad.exit_code == 2 and says in bad.output, bad.output
+    one = cli("compare", "--by", "host", "1", "--db", db)
+    assert one.exit_code == 2 and "two hosts or more" in one.output

@@ -259,6 +259,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
 
         if not all(t.isdigit() for t in targets):
             raise click.UsageError("compare --by host takes stored run ids (or none: each host's newest run)")
+        if output.asked or label_args:
+            raise click.UsageError("compare --by host measures nothing and exports no format: use --json FILE")
         return compare_by_host(open_store(db, create=False), [int(t) for t in targets], wide, json_path)
     if not targets:
         raise click.UsageError("compare needs benchmarks A B [C...] or stored runs RUN RUN [...]")

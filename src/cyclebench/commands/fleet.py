@@ -99,6 +99,9 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
         shutil.rmtree(secret_dir, ignore_errors=True)
         if artifacts is None:
             shutil.rmtree(private, ignore_errors=True)
+    if not rows and not state.canceled:
+        jobs.finish_job(store, job_id, "failed")
+        raise UserError(f"no host of {inventory} matches" + (f" --limit {limit}" if limit else ""))
     jobs.finish_job(store, job_id, "interrupted" if state.canceled else "complete")
     title = f"fleet job #{job_id} · {' '.join(args)} · {sum(r['status'] == 'ok' for r in rows)}/{len(rows)} hosts"
     out.print(report.summary_table(title, rows, wide=wide))
