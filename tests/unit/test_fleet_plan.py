@@ -153,3 +153,18 @@ def test_compare_by_host_needs_two_hosts_and_takes_run_ids_only(tmp_path: Path) 
         assert bad.exit_code == 2 and says in bad.output, bad.output
     one = cli("compare", "--by", "host", "1", "--db", db)
     assert one.exit_code == 2 and "two hosts or more" in one.output
+
+
+def test_an_agent_finding_its_host_busy_says_so_and_measures_nothing(tmp_path: Path) -> None:
+    import fcntl
+    import json
+
+    job = tmp_path / "jobs" / "7-1"
+    job.parent.mkdir(parents=True)
+    with open(job.parent / "fleet.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another job holds this host
+        r = cli("fleet", "agent", "--host", "h1", "--job-dir", str(job), "--", "run", "-b", "syscall/getpid")
+    assert r.exit_code == 0, r.output
+    agent = json.loads((job / "agent.json").read_text())
+    assert agent["fatal"].startswith("busy") and agent["runs"] == [] and agent["returncode"] is None
+    assert agent["machine"]["host_id"] and (job / "agent.pid").read_text().strip() == str(os.getpid())
