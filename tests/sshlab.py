@@ -87,9 +87,12 @@ def ssh_lab() -> Iterator[Lab]:
 def wheels() -> Path:
     """The wheelhouse of this cyclebench, built once per session (pip wheel; seconds with pip's
     cache, minutes without)."""
-    from cyclebench.build.wheelhouse import wheelhouse
+    from cyclebench.build.wheelhouse import WheelhouseError, wheelhouse
 
     t0 = time.monotonic()
-    wh = wheelhouse()
+    try:
+        wh = wheelhouse()
+    except WheelhouseError as e:  # offline, no pip cache: the hosts would have nothing to install
+        pytest.skip(f"cannot build the wheelhouse here: {e}")
     print(f"wheelhouse: {wh.path.name} in {time.monotonic() - t0:.1f} s")
     return wh.path
