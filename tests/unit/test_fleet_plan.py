@@ -168,3 +168,38 @@ def test_an_agent_finding_its_host_busy_says_so_and_measures_nothing(tmp_path: P
     agent = json.loads((job / "agent.json").read_text())
     assert agent["fatal"].startswith("busy") and agent["runs"] == [] and agent["returncode"] is None
     assert agent["machine"]["host_id"] and (job / "agent.pid").read_text().strip() == str(os.getpid())
+
+
+@pytest.mark.parametrize("args", [["run", "--json", "x.json"], ["run", "-o", "x.csv"], ["run", "--plot", "x.png"]])
+def test_files_written_on_the_hosts_are_refused(args: list[str]) -> None:
+    with pytest.raises(click.UsageError, match="do not come back"):
+        plan(args)
+
+
+def test_an_interrupted_job_keeps_the_hosts_that_finished(tmp_path: Path) -> None:
+    """After Ctrl-C, a host whose bundle came back is imported and ok; one still measuring is
+    'interrupted' with nothing imported (commands/_fleet.land)."""
+    import json
+
+    from cyclebench.commands._fleet import land
+    from cyclebench.commands._fleet_ansible import HostState
+    from cyclebench.store import runfile
+
+    there = Store(f"sqlite:///{tmp_path / 'host.db'}")
+    rid = there.begin_run(command=["run"], host="alpha")
+    there.add_result(rid, {"bench": "syscall/getpid", "status": "ok", "unit": "ref-cycles", "per_op": 300.0})
+    there.finish_run(rid, "complete")
+    (tmp_path / "fetched" / "alpha").mkdir(parents=True)
+    runfile.dump(runfile.run_to_dict(there, rid), tmp_path / "fetched" / "alpha" / "run-1.json")
+    (tmp_path / "fetched" / "alpha" / "agent.json").write_text(json.dumps(
+        {"fatal": None, "returncode": 0, "runs": [rid], "bundles": ["run-1.json"], "check": [], "machine": {}}))
+    there.close()
+    ctl = Store(f"sqlite:///{tmp_path / 'ctl.db'}")
+    job = jobs.begin_job(ctl, "inv", ["run"], "bundles")
+    alpha = land(ctl, job, "alpha", HostState(task="clean up", done=True), tmp_path / "fetched", False, True)
+    beta = land(ctl, job, "beta", HostState(task="measure"), tmp_path / "fetched", False, True)
+    assert alpha["status"] == "ok" and len(alpha["run_ids"]) == 1 and alpha["results"] == 1
+    assert ctl.get_run(alpha["run_ids"][0])["host"] == "alpha"
+    assert beta["status"] == "interrupted" and beta["run_ids"] == [] and "measure" in beta["reason"]
+    assert {r["host"]: r["status"] for r in jobs.hosts_of(ctl, job)} == {"alpha": "ok", "beta": "interrupted"}
+    ctl.close()

@@ -74,6 +74,11 @@ def plan(args: list[str], job_label: str | None = None) -> Plan:
     if params.get("db"):
         raise click.UsageError("the fleet decides where runs go: give --db (and --direct) to `fleet run`, not the "
                                "command")
+    written = [opt for key, opt in (("json_path", "--json"), ("output_path", "-o"), ("plot_path", "--plot"),
+                                    ("csv_path", "--csv")) if params.get(key)]
+    if written:
+        raise click.UsageError(f"{'/'.join(written)}: files written on the hosts do not come back; the runs do — "
+                               "export, plot or compare them on the controller")
     targets = [str(t) for t in params.get("targets") or ()]
     if args[0] == "compare" and targets and all(t.replace(",", "").isdigit() or t[:1] == "g" for t in targets):
         raise click.UsageError("compare of stored runs takes run ids, which differ per host: run `compare --by host` "
