@@ -123,6 +123,25 @@ def test_a_check_that_makes_measuring_impossible_stops_that_host(tmp_path: Path,
     assert row["status"] == "check failed" and row["check"][0]["status"] == "FATAL"
 
 
+def test_the_packaged_playbook_runs_with_plain_ansible_playbook(tmp_path: Path, ssh_lab: Lab,  # noqa: F811
+                                                                host_dirs: Path) -> None:
+    """A user who prefers ansible-playbook runs the same playbook; a host whose Python or CPU the
+    wheels do not fit is told so before anything is copied."""
+    from cyclebench.fleet import PLAYBOOK
+
+    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs)
+    (tmp_path / "vars.json").write_text(json.dumps({
+        "cyclebench_wheelhouse": "/nonexistent.tar", "cyclebench_wheel": "cyclebench-0-py3-none-any.whl",
+        "cyclebench_key": "k", "cyclebench_version": "0", "cyclebench_target": "cp39-riscv64",
+        "cyclebench_args": ["check"], "cyclebench_job": "t", "cyclebench_fetch": str(tmp_path / "fetched")}))
+    playbook = Path(sys.executable).parent / "ansible-playbook"
+    r = subprocess.run([str(playbook), "-i", str(inv), "--limit", "alpha", str(PLAYBOOK), "-e",
+                        f"@{tmp_path / 'vars.json'}"], capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "the controller's wheels are for cp39-riscv64, this host's Python is cp3" in r.stdout, r.stdout[-2000:]
+    assert "failed=1" in r.stdout and "TASK [the wheelhouse fits]" in r.stdout and "TASK [wheelhouse]" not in r.stdout
+
+
 def _agents(host: str) -> list[int]:
     """Pids of the fleet agents (and what they run) working for ``host`` on this machine."""
     pids = []

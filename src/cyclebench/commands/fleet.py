@@ -72,7 +72,8 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
     fetched.mkdir(parents=True, exist_ok=True)
     extravars = {
         "cyclebench_wheelhouse": str(wh.archive), "cyclebench_wheel": wh.wheel, "cyclebench_key": wh.key,
-        "cyclebench_version": __version__, "cyclebench_args": plan.args, "cyclebench_job": f"{job_id}-{os.getpid()}",
+        "cyclebench_version": __version__, "cyclebench_target": wh.target, "cyclebench_args": plan.args,
+        "cyclebench_job": f"{job_id}-{os.getpid()}",
         "cyclebench_fetch": str(fetched), "cyclebench_direct": direct,
         "cyclebench_files": [{"src": str(s) + ("/" if s.is_dir() else ""), "dest": d} for s, d in plan.files],
     }
