@@ -18,6 +18,7 @@ ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev"
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
               "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
+              "/usr/sbin/sshd:openssh-server"  # the fleet's tests start a throwaway sshd on 127.0.0.1
               "/usr/share/benchmark/compare.py:libbenchmark-tools")  # google/benchmark's compare.py reads gbench exports
 # benchstat reads the Go-format exports: built with Go (on these machines) into the venv, where the tests look
 # (golang.org/x/perf has no tags; this version builds with Go 1.26; tests/exporttools.py names the same)

@@ -22,6 +22,7 @@ from cyclebench.commands import (
     compare,
     counters,
     delete,
+    fleet,
     gen,
     history,
     results,
@@ -78,7 +79,7 @@ for _cmd in (run.run, compare.compare_cmd, variants.variants_cmd, scale.scale_cm
              counters.counters_group, annotate.annotate_cmd, history.history_cmd,
              check.check_cmd, selftest.selftest_cmd, gen.gen_group,
              results.runs_cmd, results.show_cmd, results.export_cmd, results.import_cmd, delete.delete_cmd,
-             cache.cache_group):
+             cache.cache_group, fleet.fleet_group):
     main.add_command(_cmd)
 
 

@@ -97,3 +97,9 @@ def test_a_label_that_is_not_key_value_is_refused(argv: list[str]) -> None:
 def test_labels_are_refused_where_no_run_is_stored() -> None:
     r = CliRunner().invoke(main, ["compare", "1", "2", "--label", "k=v", "--db", "sqlite:////nonexistent/x.db"])
     assert r.exit_code == 2 and "comparing stored runs stores none" in r.output
+
+
+def test_the_fleet_commands_take_an_inventory_and_a_database() -> None:
+    assert opts(commands()["fleet run"]) >= {"-i", "--inventory", "--limit", "--direct", "--db", "--json", "--forks"}
+    assert opts(commands()["fleet status"]) >= {"-i", "--inventory", "--db"}
+    assert "--by" in opts(commands()["compare"]) and "--host" in opts(commands()["history"])

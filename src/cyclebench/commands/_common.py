@@ -51,6 +51,9 @@ class UserError(click.ClickException):
 
 
 INT64_MAX = 2**63 - 1
+# The name a run's host is stored under when not the machine's hostname: `cyclebench fleet` sets it
+# to the inventory name (env["hostname"], host_id and boot_id still say which machine it was).
+HOST_ENV = "CYCLEBENCH_HOST"
 
 
 def parse_params(values: tuple[str, ...]) -> list[int]:
@@ -97,10 +100,10 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     """The one way a run is opened: calibrate the timer (when there is a runner), capture the
     environment of ``cpu`` (sysinfo, and what `cyclebench check` says now) plus ``env_extra``,
     and insert the run row (its CPU only when one runner was ``pinned`` there) with its
-    identity (host, host id, kernel release and version, boot id, CPU model and microcode,
-    compiler, cyclebench version, the sources' git revision and dirty flag: env.identity) and
-    the user's ``labels`` (--label KEY=VALUE). Returns (run id, timer rate in Hz; 0.0 without
-    a runner)."""
+    identity (host: $CYCLEBENCH_HOST or the hostname; host id, kernel release and version, boot
+    id, CPU model and microcode, compiler, cyclebench version, the sources' git revision and
+    dirty flag: env.identity) and the user's ``labels`` (--label KEY=VALUE). Returns (run id,
+    timer rate in Hz; 0.0 without a runner)."""
     calib: dict[str, Any] | None = None
     rate = 0.0
     if runner is not None:
@@ -115,7 +118,7 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
                                           "key": binary.key}
     ident = identity.columns(env, binary.cc_version if binary is not None else None, identity.code_identity(sources))
     run_id = store.begin_run(
-        command=list(command) or sys.argv, host=env.get("hostname"),
+        command=list(command) or sys.argv, host=os.environ.get(HOST_ENV) or env.get("hostname"),
         cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=cpu if pinned else None, tool_version=__version__,
         calibration=calib, env=env, build=build, labels=dict(labels) if labels else None, **ident,
     )

@@ -237,7 +237,9 @@ def default_cpu() -> int:
 
 
 @click.command("compare")
-@click.argument("targets", nargs=-1, required=True)
+@click.argument("targets", nargs=-1)
+@click.option("--by", type=click.Choice(["host"]), default=None,
+              help="Stored runs side by side, one column per host (given run ids, or each host's newest run).")
 @click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
               help="Parameters to compare at (default: every parameter the benchmarks share).")
 @click.option("--repeat", type=click.IntRange(6, 100000), default=None,
@@ -276,7 +278,7 @@ def default_cpu() -> int:
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
-                json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...],
+                by: str | None, json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...],
                 output: OutputOptions, plot_path: Path | None, allocators: list[Allocator] | None) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
@@ -286,6 +288,16 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
 
     from cyclebench.runner import interleave
 
+    if by == "host":
+        from cyclebench.commands.compare_hosts import compare_by_host
+
+        if not all(t.isdigit() for t in targets):
+            raise click.UsageError("compare --by host takes stored run ids (or none: each host's newest run)")
+        if output.asked or label_args:
+            raise click.UsageError("compare --by host measures nothing and exports no format: use --json FILE")
+        return compare_by_host(open_store(db, create=False), [int(t) for t in targets], wide, json_path)
+    if not targets:
+        raise click.UsageError("compare needs benchmarks A B [C...] or stored runs RUN RUN [...]")
     stored_runs = all((t[:1] == "g" and t[1:].isdigit()) or all(x.isdigit() for x in t.split(",")) for t in targets)
     labels = parse_labels(label_args)
     if stored_runs and labels:

@@ -27,10 +27,13 @@ def run_side(token: str, store: Store) -> list[int] | None:
     return [int(x) for x in parts] if all(x.isdigit() for x in parts) else None
 
 
-def _side_name(store: Store, ids: list[int]) -> str:
-    labels = (store.get_run(ids[0]) or {}).get("labels") or {}
+def _side_name(store: Store, ids: list[int], with_host: bool = False) -> str:
+    """``[host ]labels #ids``: the host (its inventory name in a fleet) when the sides span hosts."""
+    run = store.get_run(ids[0]) or {}
+    labels = run.get("labels") or {}
     name = ",".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
-    return (name + " " if name else "") + "#" + ",".join(map(str, ids))
+    host = f"{run.get('host')} " if with_host and run.get("host") else ""
+    return host + (name + " " if name else "") + "#" + ",".join(map(str, ids))
 
 
 def _side_summary(name: str, results: list[dict[str, Any]], baseline: bool, row: Row | None) -> dict[str, Any]:
@@ -82,7 +85,8 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
     keys = [k for k in idx[sides[0][0]] if all(k in idx[r] for side in sides for r in side)]
     if not keys:
         raise CompareError("the runs have no valid result in common")
-    names = [_side_name(store, side) for side in sides]
+    spans = len({r.get("host") for r in runs.values()}) > 1
+    names = [_side_name(store, side, spans) for side in sides]
     spreads = host_spread(store, runs[sides[0][0]], set(runs))
     prov = _differences(list(runs.values()))
     rows = []

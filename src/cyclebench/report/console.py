@@ -220,7 +220,11 @@ def identity_line(run: dict[str, Any]) -> str:
     parts: list[str] = []
     if run.get("host") or run.get("host_id"):
         host = str(run.get("host") or "?")
-        parts.append(f"host {host}" + (f" (id {str(run['host_id'])[:12]})" if run.get("host_id") else ""))
+        env = run.get("env") if isinstance(run.get("env"), dict) else {}
+        own = env.get("hostname")  # a fleet run is stored under its inventory name: say which machine
+        ids = [f"machine {own}"] if own and own != host else []
+        ids += [f"id {str(run['host_id'])[:12]}"] if run.get("host_id") else []
+        parts.append(f"host {host}" + (f" ({', '.join(ids)})" if ids else ""))
     if run.get("kernel_release"):
         parts.append(f"kernel {run['kernel_release']}" + (f" {run['kernel_version']}" if run.get("kernel_version")
                                                           else ""))

@@ -1,0 +1,180 @@
+"""`cyclebench fleet` end to end on this machine (issue 15): two inventory hosts reached over a
+throwaway sshd on 127.0.0.1 (tests/sshlab.py), each with its own cyclebench directory and venv
+installed from the session's wheelhouse, plus a third host on a closed port. Results come back
+as JSON bundles into SQLite, or go straight into a real PostgreSQL (tests/pgcluster.py);
+`compare --by host`, `history --host`, `runs`, `show` and `fleet status` read them. The
+measurements are tiny: these tests check function, not figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cyclebench.store import Store
+from cyclebench.store import fleet as jobs
+
+from conftest import DATA, cli
+from pgcluster import pg_cluster, pg_url  # noqa: F401  (fixtures)
+from sshlab import Lab, free_port, ssh_lab, wheels  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.slow
+TINY = ["run", "-f", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "6",
+        "--processes", "1", "--target-ci", "0"]
+
+
+@pytest.fixture(scope="session")
+def host_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hosts' cyclebench directories, kept for the session: each host installs once."""
+    return tmp_path_factory.mktemp("fleet-hosts")
+
+
+def inventory(path: Path, lab: Lab, dirs: Path, unreachable: bool = False) -> Path:
+    lines = ["[lab]", lab.host_line("alpha", dirs / "alpha"), lab.host_line("beta", dirs / "beta")]
+    if unreachable:
+        lines.append(lab.host_line("gamma", dirs / "gamma", port=free_port()))  # nothing listens there
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def fleet(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cyclebench.cli", "fleet", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_bundles_into_sqlite_and_an_unreachable_host(tmp_path: Path, ssh_lab: Lab, wheels: Path,  # noqa: F811
+                                                     host_dirs: Path) -> None:
+    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs, unreachable=True)
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    t0 = time.monotonic()
+    r = fleet("run", "-i", str(inv), "--db", db, "--", *TINY)
+    print(f"fleet run: {time.monotonic() - t0:.1f} s\n{r.stdout}\n{r.stderr[-2000:]}")
+    assert r.returncode == 1, r.stderr  # one host did not land
+    rows = {line.split()[1]: line for line in r.stdout.splitlines() if line[:2] in ("│ ", "| ")}
+    assert "ok" in rows["alpha"] and "ok" in rows["beta"] and "unreachable" in rows["gamma"], r.stdout
+    assert "Traceback" not in r.stderr
+
+    store = Store(db, create=False)
+    runs = {run["host"]: run for run in store.list_runs(None)}
+    assert set(runs) == {"alpha", "beta"}
+    for host, run in runs.items():
+        assert run["status"] == "complete"
+        assert run["env"]["hostname"] == socket.gethostname() and run["boot_id"] and run["host_id"]
+        assert run["labels"]["fleet"].isdigit()
+        assert {x["bench"] for x in store.results(run["id"]) if x["status"] == "ok"} >= {"chain/add200"}, host
+    last = {x["host"]: x for x in jobs.last_per_host(store)}
+    assert last["gamma"]["status"] == "unreachable" and "Connection refused" in last["gamma"]["reason"]
+    assert last["alpha"]["status"] == "ok" and last["alpha"]["run_ids"] == [runs["alpha"]["id"]]
+    assert any(f.get("name") == "hypervisor" for f in last["alpha"]["check"])  # the check's findings are kept
+    assert last["alpha"]["machine"]["hostname"] == socket.gethostname()
+
+    status = fleet("status", "-i", str(inv), "--db", db)
+    assert status.returncode == 0 and "unreachable" in status.stdout and "alpha" in status.stdout, status.stderr
+    by_host = cli("compare", "--by", "host", "--db", db)
+    assert by_host.exit_code == 0, by_host.output
+    header = next(line for line in by_host.output.splitlines() if "benchmark" in line)
+    assert "alpha" in header and "beta" in header
+    assert any("chain/add200" in line and "cycles~" in line for line in by_host.output.splitlines())
+    hist = cli("history", "chain/add200", "--host", "alpha", "--db", db)
+    assert hist.exit_code == 0 and "· 1 runs ·" in hist.output, hist.output  # alpha's run, not beta's
+    assert "alpha" in cli("runs", "--host", "alpha", "--db", db).output
+    show = cli("show", str(runs["beta"]["id"]), "--db", db)
+    assert f"host beta (machine {socket.gethostname()}" in show.output
+
+
+def test_direct_into_postgresql_keeps_the_password_out_of_argv_and_logs(
+        tmp_path: Path, ssh_lab: Lab, wheels: Path, host_dirs: Path, pg_url: str) -> None:  # noqa: F811
+    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs)
+    secret = "S3cretFleetPw"
+    url = pg_url.replace("postgresql://postgres@", f"postgresql://postgres:{secret}@")  # trust auth ignores it
+    art = tmp_path / "artifacts"
+    r = fleet("run", "-i", str(inv), "--db", url, "--direct", "--artifacts", str(art), "--", *TINY)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = Store(pg_url, create=False)
+    runs = {run["host"]: run for run in store.list_runs(None)}
+    assert set(runs) == {"alpha", "beta"}
+    assert all(run["status"] == "complete" and store.results(run["id"]) for run in runs.values())
+    assert {x["host"]: x["run_ids"] for x in jobs.last_per_host(store)} == {h: [runs[h]["id"]] for h in runs}
+    leaked = [p for p in art.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert not leaked, leaked
+    assert secret not in r.stdout + r.stderr
+    assert all(secret not in json.dumps(run["command"]) for run in runs.values())
+    by_host = cli("compare", "--by", "host", "--db", pg_url)
+    assert by_host.exit_code == 0 and "alpha" in by_host.output and "beta" in by_host.output, by_host.output
+
+
+def test_a_check_that_makes_measuring_impossible_stops_that_host(tmp_path: Path, ssh_lab: Lab,  # noqa: F811
+                                                                 wheels: Path, host_dirs: Path) -> None:  # noqa: F811
+    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs)
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    r = fleet("run", "-i", str(inv), "--limit", "alpha", "--db", db, "--", "run", "-b", "syscall/getpid", "--cpu",
+              "999")
+    assert r.returncode == 1 and "check failed" in r.stdout and "CPU 999 to pin is missing" in r.stdout, r.stdout
+    store = Store(db, create=False)
+    assert store.list_runs(None) == []  # nothing measured there
+    (row,) = jobs.last_per_host(store)
+    assert row["status"] == "check failed" and row["check"][0]["status"] == "FATAL"
+
+
+def test_the_packaged_playbook_runs_with_plain_ansible_playbook(tmp_path: Path, ssh_lab: Lab,  # noqa: F811
+                                                                host_dirs: Path) -> None:
+    """A user who prefers ansible-playbook runs the same playbook; a host whose Python or CPU the
+    wheels do not fit is told so before anything is copied."""
+    from cyclebench.fleet import PLAYBOOK
+
+    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs)
+    (tmp_path / "vars.json").write_text(json.dumps({
+        "cyclebench_wheelhouse": "/nonexistent.tar", "cyclebench_wheel": "cyclebench-0-py3-none-any.whl",
+        "cyclebench_key": "k", "cyclebench_version": "0", "cyclebench_target": "cp39-riscv64",
+        "cyclebench_args": ["check"], "cyclebench_job": "t", "cyclebench_fetch": str(tmp_path / "fetched")}))
+    playbook = Path(sys.executable).parent / "ansible-playbook"
+    r = subprocess.run([str(playbook), "-i", str(inv), "--limit", "alpha", str(PLAYBOOK), "-e",
+                        f"@{tmp_path / 'vars.json'}"], capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "the controller's wheels are for cp39-riscv64, this host's Python is cp3" in r.stdout, r.stdout[-2000:]
+    assert "failed=1" in r.stdout and "TASK [the wheelhouse fits]" in r.stdout and "TASK [wheelhouse]" not in r.stdout
+
+
+def _agents(host: str) -> list[int]:
+    """Pids of the fleet agents (and what they run) working for ``host`` on this machine."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"agent" in argv and host.encode() in argv and b"--job-dir" in argv:
+            pids.append(int(d.name))
+    return pids
+
+
+def test_ctrl_c_stops_the_fleet_and_its_remote_agents(tmp_path: Path, ssh_lab: Lab, wheels: Path,  # noqa: F811
+                                                      host_dirs: Path) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("[lab]\n" + ssh_lab.host_line("alpha", host_dirs / "alpha") + "\n")
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    long_run = ["run", "-b", "syscall/getpid", "--min-time", "30", "--max-time", "60", "--repeat", "40"]
+    proc = subprocess.Popen([sys.executable, "-m", "cyclebench.cli", "fleet", "run", "-i", str(inv), "--db", db, "--",
+                             *long_run], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not _agents("alpha") and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert _agents("alpha"), "the agent never started"
+    time.sleep(2)  # into the measurement
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "interrupted" in out and "Traceback" not in err
+    deadline = time.monotonic() + 15  # the tether polls every 0.5 s
+    while _agents("alpha") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _agents("alpha"), "the remote agent outlived its ssh session"
+    store = Store(db, create=False)
+    assert [x["status"] for x in jobs.last_per_host(store)] == ["interrupted"]

@@ -1,0 +1,205 @@
+"""The fleet's planning and plumbing without hosts (issue 15): what is refused before anything
+runs, how C files map into a job's directory, the tether that ends a remote agent with its
+ssh session, the wheelhouse key, and the fleet records in the database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import pytest
+
+from cyclebench.build import wheelhouse
+from cyclebench.commands._fleet import plan
+from cyclebench.runner import tether
+from cyclebench.store import Store
+from cyclebench.store import fleet as jobs
+
+from conftest import DATA, cli
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["show", "3"], "takes a run id"), (["compare", "12", "14"], "differ per host"),
+    (["compare", "g4", "g7"], "differ per host"), (["delete", "3"], "takes run ids"),
+    (["history", "x/y"], "reads the database"), (["nosuch"], "no command 'nosuch'"),
+    (["run", "--db", "sqlite:///x.db"], "give --db (and --direct) to `fleet run`"),
+    (["run", "--repeat", "zero"], "-- run:"), (["run", "-f", "/nonexistent/*.c"], "matches no file"),
+])
+def test_what_cannot_run_on_every_host_alike_is_refused(args: list[str], says: str) -> None:
+    with pytest.raises(click.UsageError) as e:
+        plan(args)
+    assert says in str(e.value.format_message())
+
+
+def test_c_files_and_their_headers_go_into_the_job_directory(tmp_path: Path) -> None:
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "mine.c").write_text("x")
+    (tmp_path / "mine.h").write_text("x")
+    p = plan(["run", "-f", str(tmp_path / "*.c"), "-b", "mine/*", f"--file={DATA / 'chain.c'}", "-I",
+              str(tmp_path / "inc"), "--min-time", "0.01"], "fleet=7")
+    assert p.args == ["run", "-f", "mine.c", "-b", "mine/*", "-f", "chain.c", "-I", "inc0", "--min-time", "0.01",
+                      "--label", "fleet=7"]
+    dests = {d: s for s, d in p.files}
+    assert dests["mine.c"] == tmp_path / "mine.c" and dests["mine.h"] == tmp_path / "mine.h"
+    assert dests["chain.c"] == DATA / "chain.c" and dests["inc0/"] == tmp_path / "inc"
+
+
+def test_two_files_of_one_name_are_refused(tmp_path: Path) -> None:
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "x.c").write_text("x")
+    with pytest.raises(click.UsageError, match=r"two files named x\.c"):
+        plan(["run", "-f", str(tmp_path / "a" / "x.c"), "-f", str(tmp_path / "b" / "x.c")])
+
+
+def test_a_command_without_labels_gets_no_job_label() -> None:
+    assert plan(["check", "--cpu", "1"], "fleet=3").args == ["check", "--cpu", "1"]
+
+
+def test_fleet_run_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("h1 ansible_connection=local\n")
+    for args, says in ((["--", "show", "3"], "takes a run id"), (["--", "compare", "12", "14"], "differ per host"),
+                       (["--direct", "--db", f"sqlite:///{tmp_path / 'x.db'}", "--", "run"], "postgresql://")):
+        r = cli("fleet", "run", "-i", str(inv), *args)
+        assert r.exit_code == 2 and says in r.output and "Traceback" not in r.output, r.output
+    assert not (tmp_path / "x.db").exists()  # refused before the database was opened
+
+
+def test_tether_signals_when_an_ancestor_ends(tmp_path: Path) -> None:
+    """A middle process starts a tethered grandchild, then dies: the grandchild gets SIGTERM."""
+    mark = tmp_path / "got"
+    script = (
+        "import os, signal, sys, time\n"
+        "from cyclebench.runner.tether import tether\n"
+        f"signal.signal(signal.SIGTERM, lambda *a: (open({str(mark)!r}, 'w').write('term'), os._exit(0)))\n"
+        "tether(poll=0.05)\n"
+        "time.sleep(30)\n")
+    middle = subprocess.Popen([sys.executable, "-c",
+                               "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', sys.argv[1]]); "
+                               "time.sleep(1.0)", script], env={**os.environ})
+    middle.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert mark.exists() and mark.read_text() == "term"
+
+
+def test_tether_sees_the_chain_of_ancestors() -> None:
+    chain = tether.ancestors()
+    assert chain and chain[0][0] == os.getppid()
+    assert tether.lost(chain) is None
+    assert tether.lost([(2**22 + 1, 0)]) == 2**22 + 1  # a pid above pid_max: gone
+
+
+def test_wheelhouse_key_follows_the_source(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    (root / "src" / "cyclebench").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\n")
+    (root / "src" / "cyclebench" / "a.py").write_text("x = 1\n")
+    k1 = wheelhouse.content_key(root)
+    assert k1 == wheelhouse.content_key(root)
+    (root / "src" / "cyclebench" / "a.py").write_text("x = 2\n")
+    assert wheelhouse.content_key(root) != k1 and k1.startswith(wheelhouse.cyclebench.__version__ + "-")
+    assert wheelhouse.content_key(None) == wheelhouse.cyclebench.__version__
+
+
+def test_fleet_records_keep_each_hosts_last_job(tmp_path: Path) -> None:
+    s = Store(f"sqlite:///{tmp_path / 'f.db'}")
+    j1 = jobs.begin_job(s, "inv", ["run"], "bundles")
+    jobs.record_host(s, j1, "a", "ok", run_ids=[1])
+    jobs.record_host(s, j1, "b", "unreachable", "refused")
+    jobs.finish_job(s, j1, "complete")
+    j2 = jobs.begin_job(s, "inv", ["run", "-b", "x"], "bundles")
+    jobs.record_host(s, j2, "a", "failed", "exit 1")
+    jobs.record_host(s, j2, "a", "check failed", "no C compiler")  # recorded again: replaced
+    last = {r["host"]: r for r in jobs.last_per_host(s)}
+    assert (last["a"]["job_id"], last["a"]["status"], last["a"]["reason"]) == (j2, "check failed", "no C compiler")
+    assert (last["b"]["job_id"], last["b"]["status"]) == (j1, "unreachable")
+    assert [r["host"] for r in jobs.last_per_host(s, ["b"])] == ["b"]
+    assert len(jobs.hosts_of(s, j2)) == 1
+    s.close()
+
+
+def test_status_of_a_database_without_fleet_jobs_is_one_line(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'f.db'}"
+    Store(db).close()
+    r = cli("fleet", "status", "--db", db)
+    assert r.exit_code == 2 and "no fleet job" in r.output
+
+
+def test_compare_by_host_needs_two_hosts_and_takes_run_ids_only(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'f.db'}"
+    s = Store(db)
+    for host, per_op in (("intel1", 300.0), ("amd1", 150.0)):
+        rid = s.begin_run(command=["run"], host=host, cpu_model=f"{host} cpu")
+        s.add_result(rid, {"bench": "syscall/getpid", "status": "ok", "unit": "ref-cycles", "per_op": per_op,
+                           "ci_low": per_op - 1, "ci_high": per_op + 1})
+        s.finish_run(rid, "complete")
+    s.close()
+    r = cli("compare", "--by", "host", "--db", db)
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.output.splitlines() if "benchmark" in line)
+    assert header.index("intel1") < header.index("amd1")  # in the order the runs were made
+    row = next(line for line in r.output.splitlines() if "syscall/getpid" in line)
+    assert "300.0 ±1 " in row and "150.0 ±1 " in row and "2.00×" in row and "ref-cycles" in row
+    assert "amd1: amd1 cpu" in " ".join(r.output.split())  # the caption names each host's CPU
+    for args, says in ((["1", "g2"], "takes stored run ids"), (["--format", "csv"], "use --json")):
+        bad = cli("compare", "--by", "host", *args, "--db", db)
+        assert bad.exit_code == 2 and says in bad.output, bad.output
+    one = cli("compare", "--by", "host", "1", "--db", db)
+    assert one.exit_code == 2 and "two hosts or more" in one.output
+
+
+def test_an_agent_finding_its_host_busy_says_so_and_measures_nothing(tmp_path: Path) -> None:
+    import fcntl
+    import json
+
+    job = tmp_path / "jobs" / "7-1"
+    job.parent.mkdir(parents=True)
+    with open(job.parent / "fleet.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another job holds this host
+        r = cli("fleet", "agent", "--host", "h1", "--job-dir", str(job), "--", "run", "-b", "syscall/getpid")
+    assert r.exit_code == 0, r.output
+    agent = json.loads((job / "agent.json").read_text())
+    assert agent["fatal"].startswith("busy") and agent["runs"] == [] and agent["returncode"] is None
+    assert agent["machine"]["host_id"] and (job / "agent.pid").read_text().strip() == str(os.getpid())
+
+
+@pytest.mark.parametrize("args", [["run", "--json", "x.json"], ["run", "-o", "x.csv"], ["run", "--plot", "x.png"]])
+def test_files_written_on_the_hosts_are_refused(args: list[str]) -> None:
+    with pytest.raises(click.UsageError, match="do not come back"):
+        plan(args)
+
+
+def test_an_interrupted_job_keeps_the_hosts_that_finished(tmp_path: Path) -> None:
+    """After Ctrl-C, a host whose bundle came back is imported and ok; one still measuring is
+    'interrupted' with nothing imported (commands/_fleet.land)."""
+    import json
+
+    from cyclebench.commands._fleet import land
+    from cyclebench.commands._fleet_ansible import HostState
+    from cyclebench.store import runfile
+
+    there = Store(f"sqlite:///{tmp_path / 'host.db'}")
+    rid = there.begin_run(command=["run"], host="alpha")
+    there.add_result(rid, {"bench": "syscall/getpid", "status": "ok", "unit": "ref-cycles", "per_op": 300.0})
+    there.finish_run(rid, "complete")
+    (tmp_path / "fetched" / "alpha").mkdir(parents=True)
+    runfile.dump(runfile.run_to_dict(there, rid), tmp_path / "fetched" / "alpha" / "run-1.json")
+    (tmp_path / "fetched" / "alpha" / "agent.json").write_text(json.dumps(
+        {"fatal": None, "returncode": 0, "runs": [rid], "bundles": ["run-1.json"], "check": [], "machine": {}}))
+    there.close()
+    ctl = Store(f"sqlite:///{tmp_path / 'ctl.db'}")
+    job = jobs.begin_job(ctl, "inv", ["run"], "bundles")
+    alpha = land(ctl, job, "alpha", HostState(task="clean up", done=True), tmp_path / "fetched", False, True)
+    beta = land(ctl, job, "beta", HostState(task="measure"), tmp_path / "fetched", False, True)
+    assert alpha["status"] == "ok" and len(alpha["run_ids"]) == 1 and alpha["results"] == 1
+    assert ctl.get_run(alpha["run_ids"][0])["host"] == "alpha"
+    assert beta["status"] == "interrupted" and beta["run_ids"] == [] and "measure" in beta["reason"]
+    assert {r["host"]: r["status"] for r in jobs.hosts_of(ctl, job)} == {"alpha": "ok", "beta": "interrupted"}
+    ctl.close()
