@@ -17,6 +17,7 @@ ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev"
 # for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
+              "uftrace:uftrace"  # cyclebench profile records -pg builds with it
               "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
               "/usr/sbin/sshd:openssh-server"  # the fleet's tests start a throwaway sshd on 127.0.0.1
               "/usr/share/benchmark/compare.py:libbenchmark-tools")  # google/benchmark's compare.py reads gbench exports

@@ -25,6 +25,7 @@ from cyclebench.commands import (
     fleet,
     gen,
     history,
+    profile,
     results,
     run,
     scale,
@@ -76,7 +77,7 @@ def main() -> None:
 
 
 for _cmd in (run.run, compare.compare_cmd, variants.variants_cmd, scale.scale_cmd, stat.stat_cmd,
-             counters.counters_group, annotate.annotate_cmd, history.history_cmd,
+             counters.counters_group, annotate.annotate_cmd, profile.profile_cmd, history.history_cmd,
              check.check_cmd, selftest.selftest_cmd, gen.gen_group,
              results.runs_cmd, results.show_cmd, results.export_cmd, results.import_cmd, delete.delete_cmd,
              cache.cache_group, fleet.fleet_group):
