@@ -169,11 +169,11 @@ def test_scale_table_and_chart_literally() -> None:
 
 
 def test_run_list_prints_names_literally(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cyclebench.commands import run
+    from cyclebench.commands import _run as run
 
     console = Console(file=io.StringIO(), record=True, width=200, force_terminal=True)
     monkeypatch.setattr(run, "out", console)
-    run._print_list([BenchInfo(name=NAME, group="x", params=(1, 2), require=ITALIC, file=f"/t/{OSC}.c", line=3,
+    run.print_list([BenchInfo(name=NAME, group="x", params=(1, 2), require=ITALIC, file=f"/t/{OSC}.c", line=3,
                                has_verify=True),
                      BenchInfo(name=REASON, group="x", params=None, require=None, file="a.c", line=1,
                                has_verify=False)])

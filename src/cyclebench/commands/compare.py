@@ -51,9 +51,9 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands._progress import Steps
+from cyclebench.commands._run import Prepared, RunConfig, begin, prepare
 from cyclebench.commands._sequential import measure_until_known
 from cyclebench.commands.compare_runs import compare_runs, run_side
-from cyclebench.commands.run import Prepared, RunConfig, begin, prepare
 from cyclebench.env import sysinfo
 from cyclebench.model import DISTURBED, ERROR, FAILED_STATUSES, OK, Outcome
 from cyclebench.report import console as console_report

@@ -35,6 +35,7 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands._progress import Steps
+from cyclebench.commands._run import Prepared, RunConfig, begin
 from cyclebench.commands._variants import (
     BenchResult,
     Variant,
@@ -45,7 +46,6 @@ from cyclebench.commands._variants import (
     store_results,
     summary,
 )
-from cyclebench.commands.run import Prepared, RunConfig, begin
 from cyclebench.report import console as console_report
 from cyclebench.runner import RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError
@@ -99,7 +99,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
         rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
         run_id = rid
         if sw.events:
-            from cyclebench.commands.run import _check_events
+            from cyclebench.commands._run import check_events as _check_events
 
             _check_events(built[0].runner, sw.events)
 
