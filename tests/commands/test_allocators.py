@@ -111,6 +111,6 @@ def test_scale_sweeps_each_allocator_as_its_own_series(db: str, tmp_path: Path) 
             "--passes", "1", "--warmup", "0.05", "--json", str(out))
     assert r.exit_code == 0, r.output
     res = [x for x in json.loads(out.read_text())["results"] if x["bench"] == "alloc/malloc_free"]
-    assert {x["variant"] for x in res} == {"glibc", "tcmalloc"}
-    assert all(x["status"] == "ok" and x["extra"]["allocator"]["name"] == x["variant"] for x in res)
+    assert {x["variant"].rsplit(":alloc=", 1)[1] for x in res} == {"glibc", "tcmalloc"}
+    assert all(x["status"] == "ok" and x["variant"].endswith(f":alloc={x['extra']['allocator']['name']}") for x in res)
     assert "alloc/malloc_free[16] [tcmalloc] (threads)" in r.output

@@ -76,10 +76,9 @@ STORING = {"run", "compare", "variants", "scale", "stat"}  # the commands that o
 
 
 def test_every_command_that_stores_a_run_takes_labels() -> None:
+    import importlib
     import inspect
     import re
-
-    import importlib
 
     def source(cmd: object) -> str:  # the command's module and its machinery (commands/_<module>.py)
         mod = inspect.getmodule(cmd.callback)  # type: ignore[attr-defined]

@@ -1,25 +1,15 @@
-"""`cyclebench compare`: run benchmarks side by side and judge them, or judge two stored runs.
-
-Benchmarks of one binary are measured together, alternating batch by batch
-(engine/measure.c), their rounds spread over several runner processes with the order
-reversed in every other one (interleave.py), once per parameter; every result is stored
-like a `run` result (variant "compare"), and each benchmark after the first is compared
-with the first (compare.paired, CI bootstrapped over processes), p-values Holm-adjusted
-across all comparisons of the command.
-Two stored runs: every (benchmark, parameter, variant) present in both is compared with
-compare.unpaired over the per-round costs recomputed from the stored samples.
+"""`cyclebench compare`: run benchmarks side by side and judge them, or judge stored runs, or
+set hosts side by side (the machinery: commands/_compare.py, _comparison.py, compare_runs.py,
+compare_hosts.py).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
@@ -31,7 +21,8 @@ from cyclebench.commands._common import (
     parse_params,
     write_text,
 )
-from cyclebench.commands._comparison import CompareError, Row, adjust, fail_outcomes
+from cyclebench.commands._compare import Budget, compare_allocators, execute, param_groups
+from cyclebench.commands._comparison import CompareError, fail_outcomes
 from cyclebench.commands._export import check_compare_format, deliver, export_comparisons
 from cyclebench.commands._options import (
     BuildOptions,
@@ -51,189 +42,14 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands._progress import Steps
-from cyclebench.commands._run import Prepared, RunConfig, begin, prepare
-from cyclebench.commands._sequential import measure_until_known
+from cyclebench.commands._run import RunConfig, prepare
 from cyclebench.commands.compare_runs import compare_runs, run_side
-from cyclebench.env import sysinfo
-from cyclebench.model import DISTURBED, ERROR, FAILED_STATUSES, OK, Outcome
+from cyclebench.model import FAILED_STATUSES
 from cyclebench.report import console as console_report
-from cyclebench.report.console import fmt
 from cyclebench.report.ranked import ranked_table
 from cyclebench.runner import RunnerError, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError
-from cyclebench.stats import clock
-from cyclebench.stats.ab import ALPHA, paired
-from cyclebench.stats.result import result_fields, sample_rows, usable_for_verdict
-from cyclebench.store import Store, StoreError
-
-
-def _groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> list[tuple[int | None, list[str]]]:
-    """(param, benchmarks) sets to measure together: one per parameter."""
-    info = {b.name: b for b in prepared.runner.list()}
-    for n in names:
-        if n not in info:
-            raise SelectionError(f"unknown benchmark '{n}' (see cyclebench run --list)")
-    takes = {bool(info[n].params) for n in names}
-    if len(takes) > 1:
-        raise SelectionError("cannot compare a benchmark that takes a parameter with one that does not")
-    if takes == {False}:
-        if params:
-            raise SelectionError("these benchmarks take no parameter (-p)")
-        return [(None, list(names))]
-    if not params:
-        common = set(info[names[0]].params or ())
-        for n in names[1:]:
-            common &= set(info[n].params or ())
-        params = sorted(common)
-        if not params:
-            raise SelectionError("these benchmarks share no parameter: pass -p")
-    return [(p, list(names)) for p in params]
-
-
-@dataclass(frozen=True)
-class Budget:
-    """The sequential design (stats/sequential.py): seconds of measuring per compared pair
-    and parameter, and the equivalence margin (relative to A)."""
-
-    seconds: float = 2.0
-    equivalence: float = 0.01
-
-
-def execute(
-    cfg: RunConfig, prepared: Prepared, store: Store, names: Sequence[str], params: Sequence[int],
-    alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None, processes: int = 4,
-    on_process: Callable[[str], None] = lambda _l: None, include_disturbed: bool = False,
-    budget: Budget | None = None,
-) -> tuple[int, list[Row], list[dict[str, Any]]]:
-    """Measure and compare. Fixed design (``budget`` None): the rounds of each set spread
-    over ``processes`` runner processes, Holm across the command. Sequential (a Budget):
-    processes of 10 rounds until every pair is decided or the budget ends, the first look
-    after ``processes`` of them, α split over the command's pairs (Bonferroni).
-    Returns (run id, comparison rows, stored result rows)."""
-    groups = _groups(prepared, names, params)
-    run_id, rate = begin(cfg, prepared, store)
-    rows: list[Row] = []
-    results: list[dict[str, Any]] = []
-    n_pairs = sum(len(b) - 1 for _, b in groups)
-    with store.finishing(run_id):
-        for param, benches in groups:
-            items = [(b, param) for b in benches]
-            label = " vs ".join(benches) + ("" if param is None else f" [{param}]")
-            step = lambda i, label=label: on_process(f"{label} process {i + 1}")  # noqa: E731
-            seq = None
-            if budget is not None:
-                seq = measure_until_known(prepared.runner, items, cfg.options, budget.seconds * (len(items) - 1),
-                                          alpha / n_pairs, budget.equivalence, processes, include_disturbed, step)
-                outs, procs = seq.outs, seq.procs
-            else:
-                outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes, on_process=step)
-            spared = [k for k, o in enumerate(outs) if o.status == OK or _not_measured(o)]
-            if len(spared) > 1 and len(spared) < len(outs) and any(_not_measured(outs[k]) for k in spared):
-                # one benchmark brought the shared process down: measure the others again without it
-                again, procs = interleave.measure(prepared.runner, [items[k] for k in spared], cfg.options, processes)
-                for k, o in zip(spared, again, strict=True):
-                    outs[k] = o
-                seq = None  # measured again in the fixed design: judged so
-            costs = []
-            good = [o.result for o in outs if o.status == OK and o.result]
-            shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
-            for o in outs:
-                fields = result_fields(o, rate, "compare")
-                fields["id"] = store.add_result(run_id, fields, sample_rows(o.result))
-                results.append(fields)
-                ratio = next(shared) if o.status == OK and o.result else None
-                # a disturbed side (most batches preempted) enters no verdict unless asked
-                use = usable_for_verdict(fields, include_disturbed) and o.result is not None
-                costs.append(clock.round_costs(o.result, ratio) if use else None)
-                if fields["status"] == DISTURBED and not include_disturbed:
-                    o.status, o.reason = DISTURBED, fields.get("reason")
-            base = costs[0]
-            for j, (b, o, c) in enumerate(zip(benches[1:], outs[1:], costs[1:], strict=True), start=1):
-                if base is None or c is None:  # the culprit first, then what it cost the other side
-                    bad = sorted((x for x in (outs[0], o) if x.status != OK), key=_not_measured)
-                    rows.append(Row(benches[0], b, param, "", None,
-                                    "; ".join(f"{x.bench}: {x.status}: {x.reason}" for x in bad)))
-                    continue
-                if seq is not None:
-                    cmp = seq.comparison(j)
-                    looks = [asdict(x) for x in seq.looks.get(j, [])]
-                    rows.append(Row(benches[0], b, param, base[1], cmp, seq.note(j) if cmp else "no look was possible",
-                                    {"looks": looks, "seconds": seq.decided_s.get(j, seq.seconds),
-                                     "budget": seq.budget,
-                                     "alpha": alpha / n_pairs, "equivalence": budget.equivalence if budget else None}))
-                    continue
-                ok = [i for i in range(min(len(base[0]), len(c[0]))) if base[0][i] == base[0][i] and c[0][i] == c[0][i]]
-                try:
-                    g = procs[ok] if len(procs) == len(base[0]) else None
-                    cmp = paired(base[0][ok], c[0][ok], alpha=alpha, groups=g)
-                except ValueError as e:
-                    rows.append(Row(benches[0], b, param, base[1], None, str(e)))
-                    continue
-                rows.append(Row(benches[0], b, param, base[1], cmp, process_note(base[0][ok], c[0][ok], g)))
-            on_done(param)
-    adjust(rows, alpha)
-    store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows]})
-    store.finish_run(run_id, "complete")
-    return run_id, rows, results
-
-
-def _not_measured(o: Outcome) -> bool:
-    """An item that lost its measurement to another's crash (runner.engine attributes it)."""
-    return o.status == ERROR and (o.reason or "").startswith("not measured")
-
-
-PROCESS_SPREAD = 0.05  # per-process medians of A further apart than this (relative) are worth a note
-
-
-def process_note(a: np.ndarray, b: np.ndarray, groups: np.ndarray | None) -> str:
-    """A note when the processes disagree: A's per-process medians spread by more than 5%
-    of its median, with the range of the per-process median differences; empty otherwise.
-    On the AMD VM copy/rep_movsb at 4096 B cost 157 cycles~ in some processes and 220–300
-    in others, with the buffers at the same virtual page offsets in every process: physical
-    placement or the host's state, which a single process cannot average out."""
-    if groups is None or len(np.unique(groups)) < 2:
-        return ""
-    ga = [float(np.median(a[groups == k])) for k in np.unique(groups)]
-    gd = [float(np.median((b - a)[groups == k])) for k in np.unique(groups)]
-    mid = float(np.median(a))
-    if not mid or (max(ga) - min(ga)) / abs(mid) <= PROCESS_SPREAD:
-        return ""
-    return (f"A differs by process: {fmt(min(ga))}–{fmt(max(ga))}; Δ per process {min(gd):+.3g} to "
-            f"{max(gd):+.3g} ({len(ga)} processes)")
-
-
-def _compare_allocators(allocs: list[Allocator], targets: Sequence[str], params: Sequence[str], build: BuildOptions,
-                        pin: RunnerOptions, repeat: int | None, min_time: float, labels: dict[str, str],
-                        db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str]) -> None:
-    """Each allocator is its own binary, so its rounds cannot be interleaved batch by batch with
-    another's: the benchmarks are measured as `variants` measures (rounds of one invocation per
-    allocator in shuffled order, paired by round, signed-rank + Holm against the first). --repeat
-    gives the rounds; --min-time is shared out over them as over compare's 60 rounds."""
-    from cyclebench.commands import variants
-    from cyclebench.commands._variants import make_variants
-
-    for t in targets:
-        not_a_file(t, "compare")
-    sweep = variants.Sweep(make_variants((), (), None, allocs), targets, parse_params(params), repeat,
-                           min_time * 12 / (repeat or 60), labels=labels)
-    run_id, data, unbuilt = variants.measure_and_store(sweep, build, pin, open_store(db))
-    hit = sorted(f"{d['bench']} {v['label']}: {c['verdict']}" for d in data for v in d["variants"]
-                 if (c := v.get("comparison")) and _fails(c["verdict"], fail_on))
-    variants.show(data, run_id, unbuilt, json_path, wide, exit_on_failure=False)
-    if hit:
-        err.print(f"cyclebench: --fail-on: {'; '.join(hit)}", highlight=False)
-        sys.exit(1)
-    variants.exit_if_failed(data, unbuilt)
-
-
-def _fails(verdict: str, fail_on: Sequence[str]) -> bool:
-    """Whether a variants verdict (slower, faster or ~) is one --fail-on names."""
-    return (verdict in fail_on or (verdict != "~" and "different" in fail_on)
-            or (verdict == "~" and "inconclusive" in fail_on))
-
-
-def default_cpu() -> int:
-    return sysinfo.choose_cpu()
+from cyclebench.store import StoreError
 
 
 @click.command("compare")
@@ -286,7 +102,6 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
     under each allocator, each its own binary, as `variants --allocator` does."""
     import json
 
-    from cyclebench.runner import interleave
 
     if by == "host":
         from cyclebench.commands.compare_hosts import compare_by_host
@@ -309,7 +124,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
     if allocators:
         if stored_runs or output.asked or plot_path is not None:
             raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
-        _compare_allocators(allocators, targets, params, build, pin, repeat, min_time, labels, db, json_path, wide,
+        compare_allocators(allocators, targets, params, build, pin, repeat, min_time, labels, db, json_path, wide,
                             fail_on)
         return
     store = open_store(db, create=not stored_runs)
@@ -348,7 +163,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         try:
             with err.status("building", spinner="dots"):
                 prepared = prepare(cfg)
-            n_sets = len(_groups(prepared, targets, parse_params(params)))
+            n_sets = len(param_groups(prepared, targets, parse_params(params)))
             with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
                 run_id, rows, measured = execute(cfg, prepared, store, targets, parse_params(params), alpha,
                                                  processes=processes, on_process=steps.step,

@@ -1,33 +1,18 @@
-"""`cyclebench scale`: how throughput grows with the number of tasks (DESIGN.md §6).
-
-The recipe: build the runner, then for each benchmark and mode sweep the task counts in
-``passes`` alternating passes (1, 2, …, N, then N, …, 1, …), each task count measured again
-while other programs kept its tasks waiting (``retries``), and store one result row per task
-count as it comes. Starting the runner and reading its lines: runner.scaling; where the
-tasks go: env.cpus; the statistics (why passes, what is disturbed): stats.scaling.
-
-will-it-scale test cases given with -f (commands._wis) are benchmarks like the others,
-``wis/<file stem>``, each with a runner per mode; one that does not compile costs its rows.
+"""`cyclebench scale`: throughput of 1..N tasks at once (the machinery: commands/_scale.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 import os
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
-from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
+from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
-from cyclebench.build.wis import TestCase
 from cyclebench.commands import _wis
-from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_run, open_store, out, write_text
+from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_store, out, write_text
 from cyclebench.commands._options import (
     BuildOptions,
     Seconds,
@@ -41,236 +26,15 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands._progress import Steps
-from cyclebench.env.cpus import cpu_order, parse_cpus
-from cyclebench.model import ERROR, OK, SKIPPED, Item, ScaleRun, Series
+from cyclebench.commands._scale import ScaleConfig, check_wis_csv, execute, prepare, write_wis_csv
+from cyclebench.env.cpus import parse_cpus
 from cyclebench.report.text import safe_text
-from cyclebench.runner import Runner, RunnerError
-from cyclebench.runner.plan import SelectionError, plan
-from cyclebench.runner.scaling import ScaleOptions, default_tasks, parse_modes, parse_tasks, run_one
+from cyclebench.runner import RunnerError
+from cyclebench.runner.plan import SelectionError
+from cyclebench.runner.scaling import default_tasks, parse_modes, parse_tasks
 from cyclebench.stats import scaling
-from cyclebench.store import Store, StoreError
+from cyclebench.store import StoreError
 from cyclebench.store import runfile as json_report
-
-
-@dataclass(kw_only=True)
-class ScaleConfig(ScaleOptions):
-    """Everything `cyclebench scale` was asked to do (the runner's own options: ScaleOptions)."""
-
-    spec: BuildSpec
-    globs: Sequence[str] = ()
-    tasks: Sequence[int] = (1, 2)
-    modes: Sequence[str] = ("threads",)
-    cpus: Sequence[int] | None = None  # None: cpu_order()
-    retries: int = 2  # a disturbed task count is measured again up to this many times
-    passes: int = 3  # alternating passes over the task counts, each lasting duration / passes
-    command: Sequence[str] = ()
-    labels: dict[str, str] | None = None  # --label KEY=VALUE: stored with the run
-    cases: Sequence[TestCase] = ()  # will-it-scale test cases (their files may be in spec.sources too)
-    allocators: Sequence[Allocator] = ()  # --allocator: every benchmark swept once per allocator
-
-
-# ----------------------------------------------------------------------------- the sweep
-
-Point = tuple[ScaleRun, scaling.Summary]
-
-
-def measure(binary: Path, bench: str, param: int | None, mode: str, n: int, cfg: ScaleConfig,
-            cpus: Sequence[int]) -> Point:
-    """One task count, measured again (up to cfg.retries times) while disturbed; the attempt
-    with the least waiting for CPUs is kept, and ``attempts`` says how many were made."""
-    ncpus = scaling.cpus_used(cpus, n)
-    best: Point | None = None
-    for attempt in range(1, cfg.retries + 2):
-        run = run_one(binary, bench, param, mode, n, cfg, cpus)
-        s = scaling.summarize(run, ncpus)
-        s["attempts"] = attempt
-        if best is None or (run.status == OK and (s.get("wait_pct") or 0) < (best[1].get("wait_pct") or 0)):
-            best = (run, s)
-        if run.status != OK or not scaling.disturbed(s):
-            break
-    assert best is not None
-    best[1]["attempts"] = attempt
-    return best
-
-
-class SweepInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a sweep; ``done`` holds what sweep() would have returned for the passes
-    finished so far (task counts with no finished pass are absent)."""
-
-    def __init__(self, done: list[Point]) -> None:
-        super().__init__()
-        self.done = done
-
-
-def sweep(binary: Path, bench: str, param: int | None, mode: str, cfg: ScaleConfig, cpus: Sequence[int],
-          on_start: Callable[[str], None] = lambda _l: None) -> list[Point]:
-    """Every task count of one benchmark and mode, in cfg.passes alternating passes (see
-    stats.scaling). Returns (merged run, summary) per task count measured, in task order;
-    a run that does not end OK ends the sweep (its intervals are kept). Ctrl-C raises
-    SweepInterrupted carrying the summaries of the runs finished before it."""
-    counts = sorted(cfg.tasks)
-    passes = max(1, cfg.passes)
-    sub = dataclasses.replace(cfg, duration=cfg.duration / passes)
-    got: dict[int, list[Point]] = {n: [] for n in counts}
-    stop = interrupted = False
-    try:
-        for p in range(passes):
-            for n in counts if p % 2 == 0 else counts[::-1]:
-                on_start(f"{bench} {mode} ×{n}" + (f" (pass {p + 1}/{passes})" if passes > 1 else ""))
-                run, s = measure(binary, bench, param, mode, n, sub, cpus)
-                got[n].append((run, s))
-                if run.status != OK:
-                    stop = True
-                    break
-            if stop:
-                break
-    except KeyboardInterrupt:
-        interrupted = True
-    done = scaling.combine(got, counts, cpus)
-    if interrupted:
-        raise SweepInterrupted(done)
-    return done
-
-
-# ----------------------------------------------------------------------------- recipe
-
-
-@dataclass
-class Prepared:
-    binary: Binary | None  # the cyclebench benchmarks' runner (without any: a test case's, for the run's record)
-    runner: Runner | None  # None: only test cases
-    items: list[Item]
-    cpus: list[int]
-    wis: _wis.Built = dataclasses.field(default_factory=_wis.Built)  # test cases' runners, by (name, mode)
-    descriptions: dict[str, str | None] = dataclasses.field(default_factory=dict)  # test case → description
-    # --allocator: name → (its runner, allocators.describe) or why it is skipped (the package to install)
-    allocated: dict[str, tuple[Binary, dict[str, Any]] | str] = dataclasses.field(default_factory=dict)
-
-    def binary_for(self, bench: str, mode: str) -> Path:
-        """The runner that measures ``bench`` in ``mode``."""
-        b = self.wis.binaries.get((bench, mode)) or self.binary
-        if b is None:
-            raise RunnerError(f"no runner for {bench} ({mode})")
-        return b.path
-
-
-def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None) -> Prepared:
-    """Build the runners (the cyclebench benchmarks' and, per mode, each test case's) and expand
-    the selection: globs pick among both (none: all; the suite alone defaults to contend). A
-    test case that does not compile stays in the items, its reason in ``wis.broken``. Raises
-    BuildError, ToolMissing, FileNotFoundError, RunnerError, SelectionError."""
-    case_files = {c.path for c in cfg.cases}
-    sources = [s for s in cfg.spec.sources if s not in case_files]
-    cases = [c for c in cfg.cases if _wis.matches(c.name, cfg.globs)]
-    binary, runner, items = None, None, []
-    if sources:
-        binary = build(dataclasses.replace(cfg.spec, sources=tuple(sources)))
-        runner = Runner(binary.path)
-        globs = [g for g in cfg.globs if not any(_wis.matches(c.name, [g]) for c in cfg.cases)]
-        if globs or not cfg.globs:
-            items = plan(runner.list(), globs or ([] if cfg.cases else ["contend"]))
-    if cfg.globs and not items and not cases:
-        raise SelectionError(f"no benchmark or test case matches {', '.join(cfg.globs)}")
-    built = _wis.build_cases(cfg.spec, cases, cfg.modes, on_build)
-    items += [Item(c.name, None) for c in cases]
-    cpus = list(cfg.cpus) if cfg.cpus else cpu_order()
-    if not cpus:
-        raise SelectionError("no CPU to run tasks on")
-    if binary is None and built.binaries:
-        binary = next(iter(built.binaries.values()))
-    prepared = Prepared(binary, runner, items, cpus, built, {c.name: c.description for c in cases})
-    for alloc in cfg.allocators:  # the same sources linked with each allocator, its malloc checked
-        if why := allocators.missing(alloc, cfg.spec.cc):
-            prepared.allocated[alloc.name] = why
-            continue
-        b = build(dataclasses.replace(cfg.spec, sources=tuple(sources), ldflags=(*cfg.spec.ldflags,
-                                                                                 *alloc.ldflags())))
-        where = Runner(b.path).malloc_file()
-        if why := allocators.check_resolved(alloc, where):
-            raise BuildError(why)
-        prepared.allocated[alloc.name] = (b, allocators.describe(alloc, where))
-    return prepared
-
-
-def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
-            on_start: Callable[[str], None] = lambda _l: None) -> tuple[int, list[Series]]:
-    """Run the sweep; each task count is stored as it comes. Returns (run id, series).
-    KeyboardInterrupt marks the run interrupted and propagates (stored rows stay)."""
-
-    cpus, b = prepared.cpus, prepared.binary
-    settings = {"tasks": list(cfg.tasks), "modes": list(cfg.modes), "duration": cfg.duration, "interval": cfg.interval,
-                "warmup": cfg.warmup, "cpus": cpus, "batch_ns": cfg.batch_ns, "wait_limit": scaling.WAIT_LIMIT,
-                "retries": cfg.retries, "passes": cfg.passes}
-    # one environment capture for every command (stat and scale runs stored no topology or
-    # frequency before): the first task CPU's, no timer calibration (throughput needs none)
-    run_id, _ = open_run(store, cfg.command, cpus[0], cfg.spec.sources, b, None, env_extra={"scale": settings},
-                         pinned=False, labels=cfg.labels)
-    series: list[Series] = []
-    with store.finishing(run_id):
-        for item in prepared.items:
-            extra = {"description": prepared.descriptions[item.bench]} if item.bench in prepared.descriptions else {}
-            for mode, variant in itertools.product(cfg.modes, prepared.allocated or [""]):
-                ser = Series(item.bench, item.param, mode, variant=variant)
-                series.append(ser)
-                got = prepared.allocated.get(variant)
-                why = prepared.wis.broken.get(item.bench) or (got if isinstance(got, str) else None)
-                if why:  # one row says why (a test case that does not build, an allocator not installed)
-                    run = ScaleRun(item.bench, None, mode, 1, status=ERROR if got is None else SKIPPED, reason=why)
-                    _store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra)
-                    continue
-                binary = got[0].path if isinstance(got, tuple) else prepared.binary_for(item.bench, mode)
-                ex = {**extra, "allocator": got[1]} if isinstance(got, tuple) else extra
-                try:
-                    done = sweep(binary, item.bench, item.param, mode, cfg, cpus, on_start)
-                except SweepInterrupted as e:  # keep the passes finished before Ctrl-C
-                    _store_points(store, run_id, ser, e.done, interrupted=True, extra=ex)
-                    raise
-                _store_points(store, run_id, ser, done, extra=ex)
-    store.update_run(run_id, summary={"scale": [
-        {"bench": s.bench, "param": s.param, "mode": s.mode, "variant": s.variant,
-         "speedup": {str(p["tasks"]): p.get("speedup") for p in s.points}} for s in series]})
-    store.finish_run(run_id, "complete")
-    return run_id, series
-
-
-def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], interrupted: bool = False,
-                  extra: dict[str, Any] | None = None) -> None:
-    for run, s in done:
-        fields = scaling.row_fields(run, s)
-        fields["extra"].update(extra or {})
-        fields["variant"] = ser.variant
-        if interrupted:
-            fields["extra"]["notes"] = [*fields["extra"]["notes"], f"interrupted after {s.get('passes')} pass(es)"]
-        fields["id"] = store.add_result(run_id, fields)
-        ser.points.append({**s, "status": run.status, "reason": run.reason, "notes": fields["extra"]["notes"]})
-
-
-def _check_wis_csv(path: Path, benches: int) -> None:
-    """Before measuring: --csv-format wis names one file per benchmark ({name} in the path when
-    there are several) in a directory that exists. Raises UserError."""
-    if benches > 1 and "{name}" not in str(path):
-        raise UserError(f"--csv-format wis writes one file per benchmark ({benches} here): put {{name}} in the "
-                        "--csv path, e.g. results/{name}.csv")
-    parent = Path(str(path).replace("{name}", "x")).parent
-    if not parent.is_dir():
-        raise UserError(f"--csv: no directory {parent}")
-
-
-def _write_wis_csv(series: list[Series], path: Path, stored: str) -> None:
-    """--csv-format wis: will-it-scale's own CSV (stats.scaling.wis_csv_rows), one file per
-    benchmark, ``{name}`` in ``path`` replaced by its name (a test case's file stem;
-    group-name for the others)."""
-    import csv
-    import io
-
-    by_bench: dict[tuple[str, int | None], list[Series]] = {}
-    for s in series:
-        by_bench.setdefault((s.bench, s.param), []).append(s)
-    for (bench, param), group in by_bench.items():
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows(scaling.wis_csv_rows(group))
-        name = bench.removeprefix("wis/").replace("/", "-") + ("" if param is None else f"-{param}")
-        write_text(Path(str(path).replace("{name}", name)), buf.getvalue(), stored)
 
 
 @click.command("scale")
@@ -348,7 +112,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         with err.status("building", spinner="dots") as status:
             prepared = prepare(cfg, lambda what: status.update(f"building {what}"))
         if csv_path is not None and csv_format == "wis":
-            _check_wis_csv(csv_path, len(prepared.items))
+            check_wis_csv(csv_path, len(prepared.items))
         runs = (len(prepared.items) * len(cfg.modes) * len(cfg.tasks) * cfg.passes  # retries add more
                 * max(1, len(cfg.allocators)))
         with Steps(runs, "scaling") as steps:
@@ -380,7 +144,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
     if json_path is not None:
         json_report.dump(json_report.run_to_dict(store, run_id), json_path)
     if csv_path is not None and csv_format == "wis":
-        _write_wis_csv(series, csv_path, f"run #{run_id}")
+        write_wis_csv(series, csv_path, f"run #{run_id}")
     elif csv_path is not None:
         rows, buf = scaling.csv_rows(series), io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bench"])

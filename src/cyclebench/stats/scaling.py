@@ -325,13 +325,14 @@ def is_scale_row(row: dict[str, Any]) -> bool:
 def series_from_rows(rows: Sequence[dict[str, Any]]) -> list[Series]:
     """Stored scaling rows (store.results) back into Series, e.g. for `show` and plots of an
     old run: grouped by benchmark, its parameter and mode, in stored order."""
-    out: dict[tuple[str, int | None, str], Series] = {}
+    out: dict[tuple[str, int | None, str, str], Series] = {}
     for r in rows:
         if not is_scale_row(r):
             continue
         e = r["extra"]
-        key = (r["bench"], e.get("bench_param"), e.get("mode") or r.get("variant", "").split(":")[0])
-        ser = out.setdefault(key, Series(*key))
+        alloc = (e.get("allocator") or {}).get("name") or ""
+        key = (r["bench"], e.get("bench_param"), e.get("mode") or r.get("variant", "").split(":")[0], alloc)
+        ser = out.setdefault(key, Series(*key[:3], variant=alloc))
         ser.points.append({**e, "status": r.get("status"), "reason": r.get("reason")})
     return list(out.values())
 
