@@ -11,6 +11,10 @@ The cycles~ coverage check is judged the same way: on the Intel Xeon VM the add 
 chains read +0.2…+0.8% in busy stretches (the host's gaps lengthen batches, not the
 calibration chain: docs/method.md §3) and the check can FAIL there; here a broken
 calibration (a wrong fixed part is off by 1–3%, a lost factor far more) must still fail.
+A broken calibration moves every chain the same way, so the median bias of the six is held to
+1%; one chain alone may stray further while the host moves under it (imul100 read −3.2% once in
+eight quick selftests on the Xeon VM, on the code of 1078ea0 as on later code, the other five
+within ±0.3%), so each is held only to 5%.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ def test_selftest_quick(tmp_path: Path) -> None:
     assert not failed, r.output
     cov = checks["cycles~ coverage"]["values"]
     assert cov["results"] == 36 and cov["covered"] >= 18, cov
-    assert all(abs(b) <= 0.02 for b in cov["bias"].values()), cov
+    biases = sorted(cov["bias"].values())
+    assert abs((biases[2] + biases[3]) / 2) <= 0.01 and all(abs(b) <= 0.05 for b in biases), cov
     plus = checks["+1 cycle"]["values"]
     assert plus["verdict"] != "faster" and 0.25 <= plus["diff"] <= 1.75, r.output
     assert plus["rounds"] >= 40 * plus["blocks"], plus  # blocks are pooled, not replaced
