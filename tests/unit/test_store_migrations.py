@@ -16,7 +16,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
 
 from cyclebench.store import Store, StoreError, migrate
-from cyclebench.store.db import metadata
+from cyclebench.store.schema import metadata
 
 from conftest import FIXTURES
 

@@ -15,7 +15,8 @@ from sqlalchemy import create_engine, text
 
 from cyclebench.store import Store, StoreError, migrate
 from cyclebench.store import runfile as rf
-from cyclebench.store.db import metadata, now
+from cyclebench.store.db import now
+from cyclebench.store.schema import metadata
 
 from pgcluster import pg_cluster, pg_url  # noqa: F401  (fixtures)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
     err,
@@ -32,16 +33,16 @@ from cyclebench.commands._options import (
     RunnerOptions,
     not_a_file,
 )
-from cyclebench.commands._run import Prepared, RunConfig, begin
+from cyclebench.commands._run import Prepared, RunConfig, begin, prepare
 from cyclebench.commands._sequential import measure_until_known
 from cyclebench.model import DISTURBED, ERROR, OK, Outcome
 from cyclebench.report.console import fmt
-from cyclebench.runner import interleave
-from cyclebench.runner.plan import SelectionError
+from cyclebench.runner import RunnerError, interleave
+from cyclebench.runner.plan import MeasureOptions, SelectionError
 from cyclebench.stats import clock
 from cyclebench.stats.ab import ALPHA, paired
 from cyclebench.stats.result import result_fields, sample_rows, usable_for_verdict
-from cyclebench.store import Store
+from cyclebench.store import Store, StoreError
 
 
 def param_groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> list[tuple[int | None, list[str]]]:
@@ -207,3 +208,51 @@ def _fails(verdict: str, fail_on: Sequence[str]) -> bool:
     """Whether a variants verdict (slower, faster or ~) is one --fail-on names."""
     return (verdict in fail_on or (verdict != "~" and "different" in fail_on)
             or (verdict == "~" and "inconclusive" in fail_on))
+
+
+def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: BuildOptions, pin: RunnerOptions,
+                      repeat: int | None, budget: Budget, min_time: float, alpha: float, processes: int,
+                      include_disturbed: bool, labels: dict[str, str], store: Store,
+                      ) -> tuple[int, list[Row], list[dict[str, Any]], str]:
+    """`compare A B …`: build, measure interleaved (sequential design within ``budget``, or the
+    fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
+    Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""
+    from cyclebench.commands._common import UserError, err
+    from cyclebench.commands._progress import Steps
+
+    equivalence = 100 * budget.equivalence
+    if len(targets) < 2:
+        raise UserError("compare needs at least two benchmarks (or two run ids)")
+    spec = build.spec()
+    opts = MeasureOptions(min_time=min_time, repeat=repeat or 60)
+    plan = interleave.split(repeat or 60, processes)
+    design = None if repeat is not None else budget
+    if design is None and len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
+        err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
+                  "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
+    cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
+                    fifo=pin.fifo, max_rss=pin.max_rss, labels=labels)
+    try:
+        with err.status("building", spinner="dots"):
+            prepared = prepare(cfg)
+        n_sets = len(param_groups(prepared, targets, params))
+        with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
+            run_id, rows, measured = execute(cfg, prepared, store, targets, params, alpha,
+                                             processes=processes, on_process=steps.step,
+                                             include_disturbed=include_disturbed, budget=design)
+    except BuildError as e:
+        if e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    except (RunnerError, SelectionError, StoreError) as e:
+        raise UserError(str(e)) from None
+    except KeyboardInterrupt:
+        err.print("cyclebench: interrupted: measured results are kept in the database")
+        sys.exit(130)
+    procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
+    how = ("Wilcoxon signed-rank, Holm, CI bootstrapped over processes" if design is None else
+           f"sequential (budget {budget.seconds:g} s a pair, O'Brien–Fleming alpha spending, repeated CI, "
+           f"equivalent within ±{equivalence:g}%)")
+    title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
+             f"CPU {prepared.cpu} · {how}")
+    return run_id, rows, measured, title

@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
     UserError,
@@ -21,8 +20,8 @@ from cyclebench.commands._common import (
     parse_params,
     write_text,
 )
-from cyclebench.commands._compare import Budget, compare_allocators, execute, param_groups
-from cyclebench.commands._comparison import CompareError, fail_outcomes
+from cyclebench.commands._compare import Budget, compare_allocators, measure_and_judge
+from cyclebench.commands._comparison import fail_outcomes
 from cyclebench.commands._export import check_compare_format, deliver, export_comparisons
 from cyclebench.commands._options import (
     BuildOptions,
@@ -41,15 +40,9 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
-from cyclebench.commands._progress import Steps
-from cyclebench.commands._run import RunConfig, prepare
-from cyclebench.commands.compare_runs import compare_runs, run_side
+from cyclebench.commands.compare_runs import judge_stored
 from cyclebench.model import FAILED_STATUSES
 from cyclebench.report import console as console_report
-from cyclebench.report.ranked import ranked_table
-from cyclebench.runner import RunnerError, interleave
-from cyclebench.runner.plan import MeasureOptions, SelectionError
-from cyclebench.store import StoreError
 
 
 @click.command("compare")
@@ -102,7 +95,6 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
     under each allocator, each its own binary, as `variants --allocator` does."""
     import json
 
-
     if by == "host":
         from cyclebench.commands.compare_hosts import compare_by_host
 
@@ -129,60 +121,12 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         return
     store = open_store(db, create=not stored_runs)
     if stored_runs:
-        if len(targets) < 2:
-            raise UserError("compare of stored runs takes at least two sides: RUN[,RUN...] or gGROUP each")
-        try:
-            sides = [run_side(t, store) or [] for t in targets]
-            if baseline is not None:
-                pick = run_side(baseline, store) or []
-                if pick not in sides:
-                    raise CompareError(f"--baseline {baseline} is not one of the sides compared")
-                sides.insert(0, sides.pop(sides.index(pick)))
-            ranked: dict[tuple[str, Any], list[dict[str, Any]]] = {}
-            rows = compare_runs(store, sides, alpha, ranked, include_disturbed)
-        except CompareError as e:
-            raise UserError(str(e)) from None
-        title = "stored runs: each run one observation, t on the run-to-run spread (Kalibera & Jones 2013), Holm"
-        measured = []
-        if len(sides) > 2 and not output.to_stdout:  # seed 001's table: every side on one line per benchmark, ranked
-            for (label, param), entries in ranked.items():
-                out.print(ranked_table(label + ("" if param is None else f" [{param}]"), rows[0].unit if rows else "",
-                                       entries, wide=wide))
+        rows, title = judge_stored(targets, store, baseline, alpha, include_disturbed, wide, output.to_stdout)
+        measured: list[dict[str, Any]] = []
     else:
-        if len(targets) < 2:
-            raise UserError("compare needs at least two benchmarks (or two run ids)")
-        spec = build.spec()
-        opts = MeasureOptions(min_time=min_time, repeat=repeat or 60)
-        plan = interleave.split(repeat or 60, processes)
-        design = None if repeat is not None else Budget(budget, equivalence / 100)
-        if design is None and len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
-            err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
-                      "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
-        cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
-                        fifo=pin.fifo, max_rss=pin.max_rss, labels=labels)
-        try:
-            with err.status("building", spinner="dots"):
-                prepared = prepare(cfg)
-            n_sets = len(param_groups(prepared, targets, parse_params(params)))
-            with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
-                run_id, rows, measured = execute(cfg, prepared, store, targets, parse_params(params), alpha,
-                                                 processes=processes, on_process=steps.step,
-                                                 include_disturbed=include_disturbed, budget=design)
-        except BuildError as e:
-            if e.output:
-                err.print(e.output, markup=False, highlight=False)
-            raise UserError(str(e)) from None
-        except (RunnerError, SelectionError, StoreError) as e:
-            raise UserError(str(e)) from None
-        except KeyboardInterrupt:
-            err.print("cyclebench: interrupted: measured results are kept in the database")
-            sys.exit(130)
-        procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
-        how = ("Wilcoxon signed-rank, Holm, CI bootstrapped over processes" if design is None else
-               f"sequential (budget {budget:g} s a pair, O'Brien–Fleming alpha spending, repeated CI, "
-               f"equivalent within ±{equivalence:g}%)")
-        title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
-                 f"CPU {prepared.cpu} · {how}")
+        run_id, rows, measured, title = measure_and_judge(
+            targets, parse_params(params), build, pin, repeat, Budget(budget, equivalence / 100), min_time, alpha,
+            processes, include_disturbed, labels, store)
     if not output.to_stdout:  # stdout carries only the export
         console_report.print_comparisons(rows, out, title=title, alpha=alpha, wide=wide)
     if output.asked:

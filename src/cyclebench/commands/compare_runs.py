@@ -3,6 +3,7 @@ are the replicates: stats/runs.py), N sides ranked per benchmark (seed 001's tab
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -114,3 +115,32 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
                                        for i, side in enumerate(sides)]
     adjust(rows, alpha)
     return rows
+
+
+def judge_stored(targets: Sequence[str], store: Store, baseline: str | None, alpha: float, include_disturbed: bool,
+                 wide: bool, quiet_table: bool) -> tuple[list[Row], str]:
+    """`compare RUN RUN …` / `gN gM`: every side's stored results judged against the first (or
+    ``baseline``); with more than two sides, seed 001's ranked table per benchmark (not when
+    stdout carries an export: ``quiet_table``). Returns (rows, the table's title)."""
+    from cyclebench.commands._common import UserError, out
+    from cyclebench.report.ranked import ranked_table
+
+    if len(targets) < 2:
+        raise UserError("compare of stored runs takes at least two sides: RUN[,RUN...] or gGROUP each")
+    try:
+        sides = [run_side(t, store) or [] for t in targets]
+        if baseline is not None:
+            pick = run_side(baseline, store) or []
+            if pick not in sides:
+                raise CompareError(f"--baseline {baseline} is not one of the sides compared")
+            sides.insert(0, sides.pop(sides.index(pick)))
+        ranked: dict[tuple[str, Any], list[dict[str, Any]]] = {}
+        rows = compare_runs(store, sides, alpha, ranked, include_disturbed)
+    except CompareError as e:
+        raise UserError(str(e)) from None
+    title = "stored runs: each run one observation, t on the run-to-run spread (Kalibera & Jones 2013), Holm"
+    if len(sides) > 2 and not quiet_table:  # seed 001's table: every side on one line per benchmark, ranked
+        for (label, param), entries in ranked.items():
+            out.print(ranked_table(label + ("" if param is None else f" [{param}]"), rows[0].unit if rows else "",
+                                   entries, wide=wide))
+    return rows, title

@@ -7,7 +7,7 @@ Each result is committed as soon as it exists: an interrupted or crashed session
 everything it finished.
 
 The schema is versioned by Alembic (``store/migrations``, applied on open by
-``store/migrate``); ``metadata`` below is the schema at the newest revision.
+``store/migrate``); store/schema.py holds the tables at the newest revision.
 
 Default location: ``$CYCLEBENCH_DB`` or ``~/.local/share/cyclebench/results.db`` (WAL
 journal, so a reader never blocks the run writing it).
@@ -29,20 +29,9 @@ from typing import Any, TypeVar
 
 import platformdirs
 from sqlalchemy import (
-    JSON,
-    BigInteger,
-    Boolean,
-    Column,
     ColumnElement,
     Connection,
     Engine,
-    Float,
-    ForeignKey,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
     create_engine,
     delete,
     event,
@@ -61,117 +50,13 @@ from cyclebench.store import liveness, migrate, urls
 
 T = TypeVar("T")
 
-metadata = MetaData()
-
-runs = Table(
-    "runs", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("started_at", String(40), nullable=False),
-    Column("finished_at", String(40)),
-    Column("status", String(20), nullable=False),  # running | complete | interrupted | failed | abandoned
-    Column("command", JSON),  # argv of the cyclebench invocation
-    Column("host", String(255)),
-    Column("cpu_model", String(255)),
-    Column("cpu", Integer),  # the CPU the runner was pinned to
-    Column("tool_version", String(40)),
-    Column("code_rev", String(80)),  # git revision of the measured sources, when in a repository
-    Column("build", JSON),  # compiler, flags, sources, cache key
-    Column("calibration", JSON),  # timer, its rate and the rate's source, its cost
-    Column("env", JSON),  # sysinfo.capture()
-    Column("summary", JSON),  # results of the command beyond rows, e.g. compare verdicts
-    # where it runs and whether it still does (store.liveness): a hash of the machine-id, the
-    # measuring process, and the last time it said it was alive (every HEARTBEAT_EVERY s)
-    Column("host_id", String(64)),
-    Column("pid", Integer),
-    Column("heartbeat_at", String(40)),
-    # what the user called it (--label key=value) and the replicate group it belongs to
-    # (`run --runs N`: the group's first run id), both from migration 0003
-    Column("labels", JSON),
-    Column("group_id", Integer, index=True),
-    # who and what made it, as columns to filter on (env.identity.columns; migration 0004): uname -r
-    # and -v, the boot it ran in, the CPU's microcode, the compiler (first line of `cc --version`;
-    # None when nothing was built), and whether the measured sources differ from code_rev
-    Column("kernel_release", String(255)),
-    Column("kernel_version", String(255)),
-    Column("boot_id", String(64)),
-    Column("microcode", String(40)),
-    Column("compiler", String(255)),
-    Column("code_dirty", Boolean),
+from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for the store's users
+    RESULT_FIELDS,
+    RUN_FIELDS,
+    results,
+    runs,
+    samples,
 )
-
-results = Table(
-    "results", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
-    Column("bench", String(255), nullable=False, index=True),
-    Column("param", BigInteger),
-    Column("variant", String(255), nullable=False, default=""),
-    Column("status", String(20), nullable=False),  # see runner.Outcome
-    Column("reason", Text),
-    Column("unit", String(20)),  # unit of the per-op figures: ref-cycles | ticks | ns
-    Column("per_op", Float),
-    Column("ci_low", Float),
-    Column("ci_high", Float),
-    Column("intercept", Float),
-    Column("median", Float),
-    Column("median_ci_low", Float),
-    Column("median_ci_high", Float),
-    Column("min", Float),
-    Column("mad", Float),
-    Column("mean", Float),
-    Column("cv", Float),
-    Column("rcv", Float),  # robust CV: scaled MAD / median
-    Column("confidence", Float),
-    Column("method", String(20)),  # how per_op and its CI were estimated (stats.py)
-    Column("rounds", Integer),
-    Column("ns_per_op", Float),
-    # core cycles estimated by the add-chain calibration (unit "cycles~"), DESIGN.md §4
-    Column("cycles_per_op", Float),
-    Column("cycles_ci_low", Float),
-    Column("cycles_ci_high", Float),
-    Column("cycles_min", Float),
-    Column("cycles_rcv", Float),
-    Column("core_ghz", Float),  # median core clock during the samples
-    Column("ratio_rcv", Float),  # stability of the core/timer ratio (robust CV)
-    Column("chain_agreement", Float),  # imul-chain clock / add-chain clock
-    Column("n_disturbed", Integer),  # samples dropped: a context switch or migration hit them
-    Column("n_trimmed", Integer),  # samples dropped: the slow side of their round (stats.slow_side)
-    # the PMU's cycles event per op, where a PMU exists (unit "cycles"), and cycles~ / cycles
-    Column("pmu_cycles_per_op", Float),
-    Column("pmu_ci_low", Float),
-    Column("pmu_ci_high", Float),
-    Column("pmu_agreement", Float),
-    # net of the loop's own cost (loop/empty measured in the same run), CI widened in quadrature
-    Column("net_per_op", Float),
-    Column("net_ci_low", Float),
-    Column("net_ci_high", Float),
-    Column("cycles_net", Float),
-    Column("cycles_net_ci_low", Float),
-    Column("cycles_net_ci_high", Float),
-    Column("n_samples", Integer),
-    Column("outliers", Integer),
-    Column("timer_overhead", Float),  # median ticks of a back-to-back start/stop pair
-    Column("wall_s", Float),
-    Column("created_at", String(40), nullable=False),
-    Column("extra", JSON),  # the runner's result line minus the samples
-    Column("kind", String(20)),  # timing | simulated | scaling | stat | emulated (model.KINDS)
-)
-
-samples = Table(
-    "samples", metadata,
-    Column("result_id", Integer, ForeignKey("results.id", ondelete="CASCADE"), nullable=False, index=True),
-    Column("idx", Integer, nullable=False),
-    Column("iters", BigInteger, nullable=False),
-    Column("ticks", BigInteger, nullable=False),
-    Column("cal", BigInteger),  # ticks of the calibration add chain timed next to this batch
-    Column("disturbed", Integer),  # 1: a context switch or migration happened around the batch
-    Column("pmu", BigInteger),  # PMU cycles counted around the batch (None without a PMU)
-)
-
-meta = Table("meta", metadata, Column("key", String(40), primary_key=True), Column("value", String(255)))
-
-RESULT_FIELDS = tuple(c.name for c in results.columns if c.name not in ("id", "run_id"))
-RUN_FIELDS = tuple(c.name for c in runs.columns if c.name != "id")
 
 
 class StoreError(Exception):

@@ -10,7 +10,8 @@ from typing import Any
 
 from sqlalchemy import JSON, Column, ForeignKey, Integer, String, Table, Text, func, insert, select, update
 
-from cyclebench.store.db import Store, _guard, metadata, now
+from cyclebench.store.db import Store, _guard, now
+from cyclebench.store.schema import metadata
 
 fleet_jobs = Table(
     "fleet_jobs", metadata,

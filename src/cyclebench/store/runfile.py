@@ -31,7 +31,8 @@ from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Table,
 
 from cyclebench.model import KINDS
 from cyclebench.store import urls
-from cyclebench.store.db import RESULT_FIELDS, RUN_FIELDS, Store, results, runs
+from cyclebench.store.db import Store
+from cyclebench.store.schema import RESULT_FIELDS, RUN_FIELDS, results, runs
 
 FORMAT, VERSION = "cyclebench-run", 1
 SAMPLE_LISTS = ("iters", "ticks", "cal", "disturbed", "pmu")

@@ -12,7 +12,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import create_engine
 
-from cyclebench.store.db import metadata
+from cyclebench.store.schema import metadata
 
 
 def run(connection: Any) -> None:

@@ -1,0 +1,160 @@
+"""The machinery of `cyclebench stat -- CMD ARGS`: a whole command measured like `perf stat --repeat`.
+
+The recipe: check the command and options up front (StatError), then run the repetitions
+one by one — ``--pre`` first (not measured), then the command under the launcher
+(build.statexec builds it, runner.exec runs it: counters enabled at exec, children counted;
+or under callgrind with ``backend="callgrind"``: simulated Ir, cache and branch misses,
+identical from run to run for a deterministic command) — summarise them (stats.repetitions),
+store one run with one result row per metric, and print the table (report.stat).
+
+The run's ``summary`` is updated after every repetition, so an interrupted stat keeps
+what it measured.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cyclebench import counters
+from cyclebench.build.statexec import build_statexec
+from cyclebench.commands._common import open_run
+from cyclebench.counters.events import per_run_counts
+from cyclebench.env import sysinfo
+from cyclebench.runner import callgrind
+from cyclebench.runner.exec import launch, launch_callgrind, run_pre
+from cyclebench.stats.repetitions import (
+    Metric,
+    aggregate,
+    aggregate_callgrind,
+    exit_summary,
+    result_rows,
+)
+from cyclebench.stats.result import derived
+
+DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
+
+
+class StatError(Exception):
+    """Something the user can fix (command not found, bad --pre, bad -e): one line, exit 2."""
+
+
+def _check_command(argv: Sequence[str]) -> None:
+    if not argv:
+        raise StatError("no command: usage: cyclebench stat [OPTIONS] -- CMD [ARGS]")
+    if shutil.which(argv[0]) is None:
+        what = "not found" if "/" not in argv[0] or not os.path.exists(argv[0]) else "not executable"
+        raise StatError(f"command {what}: {argv[0]}")
+
+
+class Stat:
+    """One ``cyclebench stat`` invocation: validated up front (StatError), then run
+    repetition by repetition with :meth:`run_one`."""
+
+    def __init__(self, argv: Sequence[str], events: str | None = None, pre: str | None = None,
+                 backend: str = "timing", cache: dict[str, tuple[int, int, int]] | None = None,
+                 cc: str = "cc", cpu: int | None = None, fifo: int | None = None) -> None:
+        self.argv = list(argv)
+        self.cpu, self.fifo = cpu, fifo
+        self.backend = backend
+        self.cache = cache or callgrind.DEFAULT_CACHE
+        _check_command(self.argv)
+        try:
+            self.pre = shlex.split(pre) if pre else None
+        except ValueError as e:
+            raise StatError(f"--pre: {e}") from None
+        if self.pre is not None:
+            if not self.pre:
+                raise StatError("--pre: empty command")
+            if shutil.which(self.pre[0]) is None:
+                raise StatError(f"--pre: command not found: {self.pre[0]}")
+        if backend == "callgrind" and events:
+            raise StatError("-e applies to the timing backend; callgrind reports its own simulated events")
+        try:
+            self.events = events or (DEFAULT_EVENTS if backend == "timing" else "")
+            self.groups = counters.parse_events(self.events) if self.events else []
+        except counters.EventError as e:
+            raise StatError(str(e)) from None
+        if backend == "callgrind":
+            try:
+                callgrind.valgrind_argv(Path("x"), self.cache)
+            except callgrind.SimulationError as e:
+                raise StatError(str(e)) from None
+        self.exe = build_statexec(cc)
+
+    def _pre(self, k: int) -> None:
+        if self.pre is None:
+            return
+        try:
+            rc = run_pre(self.pre)
+        except OSError as e:
+            raise StatError(f"--pre: cannot run {self.pre[0]}: {e.strerror}") from None
+        if rc != 0:
+            raise StatError(f"--pre command exited {rc} before repetition {k + 1}")
+
+    def run_one(self, k: int) -> dict[str, Any]:
+        """Repetition k (0-based): --pre, then the command. Returns the raw record
+        (the launcher's JSON; under callgrind plus its simulated ``events``)."""
+        self._pre(k)
+        if self.backend == "callgrind":
+            rec = launch_callgrind(self.exe, self.argv, self.cache)
+        else:
+            rec = launch(self.exe, self.argv, self.groups, cpu=self.cpu, fifo=self.fifo)
+        if rec.get("type") == "exec_error":
+            raise StatError(f"cannot execute {self.argv[0]}: {rec.get('error')}")
+        rec["rep"] = k
+        return rec
+
+    def summarize(self, reps: Sequence[dict[str, Any]]) -> list[Metric]:
+        """The metrics of the repetitions ``reps`` (raw records of run_one); no process is run."""
+        if self.backend == "callgrind":
+            return aggregate_callgrind(reps, callgrind.EVENT_NAMES)
+        return aggregate(reps, per_run_counts(reps, self.groups), derive=derived,
+                         paranoid=sysinfo.read(sysinfo.ROOT, "proc/sys/kernel/perf_event_paranoid"))
+
+    def describe(self) -> dict[str, Any]:
+        return {"argv": self.argv, "backend": self.backend, "events": self.events,
+                "encodings": [[e.encoding for e in g] for g in self.groups], "pre": self.pre,
+                "launcher": str(self.exe),
+                "cache": {k: list(v) for k, v in self.cache.items()} if self.backend == "callgrind" else None}
+
+
+# ---------------------------------------------------------------- storing
+def begin_run(store: Any, stat: Stat, command: Sequence[str], labels: dict[str, str] | None = None) -> int:
+    """The run, opened as every command opens one (topology and frequency of the CPU it ran on),
+    with the user's ``labels``."""
+    cpu = stat.cpu if stat.cpu is not None else sysinfo.choose_cpu()
+    run_id, _ = open_run(store, command, cpu, [], None, None, pinned=stat.cpu is not None, labels=labels)
+    store.update_run(run_id, summary={"stat": {**stat.describe(), "repetitions": []}})
+    return run_id
+
+
+def record_repetition(store: Any, run_id: int, stat: Stat, reps: Sequence[dict[str, Any]]) -> None:
+    """Commit the raw repetitions so far with the run (nothing measured is lost)."""
+    store.update_run(run_id, summary={"stat": {**stat.describe(), "repetitions": list(reps)}})
+
+
+def store_results(store: Any, run_id: int, stat: Stat, reps: Sequence[dict[str, Any]],
+                  metrics: Sequence[Metric], status: str) -> None:
+    for row in result_rows(stat.argv, stat.backend, reps, metrics):
+        store.add_result(run_id, row)
+    text, _ = exit_summary(reps)
+    store.update_run(run_id, summary={"stat": {**stat.describe(), "repetitions": list(reps), "exit": text,
+                                               "metrics": {m.name: {**m.summary(), "unit": m.unit, "notes": m.notes,
+                                                                    "status": m.status} for m in metrics}}})
+    store.finish_run(run_id, status)
+
+
+def hints(stat: Stat, metrics: Sequence[Metric]) -> list[str]:
+    """One line when hardware events could not be opened here (no PMU)."""
+    hw = {e.name for g in stat.groups for e in g if e.is_hardware}
+    missing = [m for m in metrics if m.status == "not supported" and m.name in hw]
+    if not missing:
+        return []
+    why = (missing[0].reason or "").removeprefix("not supported: ")
+    return [f"hardware events are not available here ({', '.join(m.name for m in missing)}: {why}; no PMU "
+            "exposed, as in most VMs): use --backend callgrind for simulated counts"]
