@@ -18,9 +18,12 @@ class and a diff against the first variant.
 
 from __future__ import annotations
 
+import json
 import random
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,17 +39,22 @@ from cyclebench.build import (
 )
 from cyclebench.build.allocators import Allocator
 from cyclebench.build.elf import berkeley_sizes, body_symbol, classify, disassemble, elf_sizes, helper_calls
+from cyclebench.commands._common import UserError, err, out
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
 )
+from cyclebench.commands._progress import Steps
+from cyclebench.commands._run import Prepared, RunConfig, begin
 from cyclebench.model import CRASHED, EMULATED, OK, SKIPPED, TIMEOUT, Comparison, Item, Outcome
+from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError
-from cyclebench.runner.plan import MeasureOptions, plan
+from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
 from cyclebench.stats.ab import holm, min_pairs, paired, with_adjusted_p
 from cyclebench.stats.repetitions import spread
 from cyclebench.stats.result import result_fields, sample_rows
+from cyclebench.store import Store, StoreError
 
 
 class VariantError(Exception):
@@ -347,3 +355,99 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
             if label in alloc:
                 fields["extra"]["allocator"] = alloc[label]
             store.add_result(run_id, fields, sample_rows(o.result))
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What to measure: the variants (the first is the baseline), which benchmarks, how long."""
+
+    variants: Sequence[Variant]
+    globs: Sequence[str] = ()
+    params: Sequence[int] = ()
+    rounds: int | None = None  # None: _variants.measure picks enough for a verdict
+    min_time: float = 0.03
+    timeout: float | None = None
+    simulate: bool = False  # also count under callgrind
+    events: list[list[Any]] | None = None
+    disasm: bool = False
+    labels: dict[str, str] | None = None
+
+
+def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store: Store) -> tuple[int, list[Any], bool]:
+    """Build every variant, measure them in alternation, store each benchmark as it completes.
+    Returns (run id, summary entries, whether a variant did not build). Build, runner, store and
+    variant errors become one UserError line; Ctrl-C says what is kept and exits 130."""
+    from cyclebench.env import sysinfo
+
+    cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
+    pin = replace(pin, cpu=cpu)
+    run_id: int | None = None
+    stored: list[int] = []  # one entry per benchmark stored
+    try:
+        with err.status("building variants", spinner="dots"):
+            built, unbuilt, skipped = build_all(sw.variants, build, pin)
+        for e in unbuilt:
+            if e.output:
+                err.print(e.output, markup=False, highlight=False)
+            err.print(f"cyclebench: {e} (not measured; the other variants are)", style="red", highlight=False)
+        for label, why in skipped.items():
+            err.print(f"cyclebench: variant '{label}' skipped: {why}", style="yellow", highlight=False)
+        if not built:
+            if unbuilt:
+                raise unbuilt[0]
+            raise VariantError("no variant can be built here: " + "; ".join(skipped.values()))
+        first = sw.variants[0]
+        opts = MeasureOptions(min_time=sw.min_time, repeat=12, warmup=0.005)
+        spec = replace(build.spec(cc=first.cc, target=first.target), cflags=(*build.cflags, *first.cflags))
+        cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
+                        labels=sw.labels)
+        rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
+        run_id = rid
+        if sw.events:
+            from cyclebench.commands._run import check_events as _check_events
+
+            _check_events(built[0].runner, sw.events)
+
+        def keep(r: BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
+            store_results(store, rid, rate, [r], built, sw.events, skipped)
+            stored.append(1)
+
+        with Steps(1, "measuring") as steps, store.finishing(rid):
+
+            def plan_steps(n: int) -> None:
+                steps.total = n
+
+            results = measure(built, sw.globs, sw.params, sw.rounds, opts, on_step=steps.step,
+                              simulate_counts=sw.simulate, on_result=keep, timeout=sw.timeout, on_plan=plan_steps,
+                              events=sw.events)
+        data = summary(built, results, sw.disasm, sw.events, skipped)
+        store.update_run(rid, summary={"variants": data})
+        store.finish_run(rid, "complete")
+    except (BuildError, RunnerError, SelectionError, StoreError, VariantError) as e:
+        if isinstance(e, BuildError) and e.output:
+            err.print(e.output, markup=False, highlight=False)
+        raise UserError(str(e)) from None
+    except KeyboardInterrupt:
+        if run_id is None:
+            err.print("cyclebench: interrupted")
+        else:
+            err.print(f"cyclebench: interrupted: {len(stored)} benchmark(s) measured on every variant are kept in "
+                      f"run #{run_id} ({store.url})")
+        sys.exit(130)
+    return rid, data, bool(unbuilt)
+
+
+def show(data: list[Any], run_id: int, unbuilt: bool, json_path: Path | None, wide: bool, sort: str = "cycles",
+         disasm: bool = False, exit_on_failure: bool = True) -> None:
+    """The ranked tables, the JSON, and (``exit_on_failure``) exit_if_failed."""
+    console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide, sort=sort)
+    if json_path is not None:
+        json_path.write_text(json.dumps(data, indent=1) + "\n")
+    if exit_on_failure:
+        exit_if_failed(data, unbuilt)
+
+
+def exit_if_failed(data: list[Any], unbuilt: bool) -> None:
+    """Exit 1 when a variant did not build or did not measure (a skipped one is not a failure)."""
+    if unbuilt or any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
+        sys.exit(1)
