@@ -42,3 +42,16 @@ def test_compensation_arithmetic() -> None:
     assert row["self_pm"] == pytest.approx(5 * 3.5) and row["pct"] == pytest.approx(100)
     med, spread = inner_part([100, 102, 98, 100, 400], scale=3.0)
     assert med == 300 and spread == pytest.approx(1.4826 * 2 * 3.0, rel=0.01)
+
+
+def test_a_probe_process_with_no_figure_is_measured_again(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from cyclebench.commands import _profile
+    from cyclebench.commands._common import UserError
+
+    got = iter([(float("nan"), 150.0, 5.0), (300.0, 140.0, 5.0)] + [(310.0, 150.0, 4.0)] * 10)
+    monkeypatch.setattr(_profile, "_probe", lambda *a: next(got))
+    draws = _profile._draws(None, None, 1.0, tmp_path)  # type: ignore[arg-type]
+    assert len(draws) == _profile.PROBE_DRAWS and all(d[0] in (300.0, 310.0) for d in draws)
+    monkeypatch.setattr(_profile, "_probe", lambda *a: (float("nan"), 1.0, 1.0))
+    with pytest.raises(UserError, match="disturbed"):
+        _profile._draws(None, None, 1.0, tmp_path)  # type: ignore[arg-type]
