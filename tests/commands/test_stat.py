@@ -136,20 +136,3 @@ def test_a_repetition_that_did_other_work_is_flagged(db: str, tmp_path: Path) ->
     assert "repetition 3 did other work: page-faults" in r.output
     assert not [k for k in (1, 2, 4, 5) if f"repetition {k} did other work: page-faults" in r.output]
     assert rows_by_metric(db)["page-faults"]["extra"]["different_work"] == [3]
-
-
-def test_same_work_rule() -> None:
-    from cyclebench.stats.repetitions import Metric, same_work
-
-    def m(name: str, values: list[float | None]) -> Metric:
-        return Metric(name, "count", list(values))
-
-    # instructions: 0.1% of the median, whatever the page faults do
-    ins = m("instructions", [1_000_000, 1_000_400, 999_700, 1_002_000, 1_000_100])
-    pf = m("page-faults", [100, 100, 900, 100, 100])
-    assert [ln.split(":")[0] for ln in same_work([ins, pf])] == ["repetition 4 did other work"]
-    assert ins.different == [4] and pf.different == []
-    # without instructions: median ± 5 MAD, at least ±1 (integer jitter is not other work)
-    pf, cs = m("page-faults", [130, 131, 130, 129, 130, 400]), m("context-switches", [5, 7, 6, 5, 6, None])
-    assert same_work([pf, cs]) and pf.different == [6] and cs.different == []
-    assert same_work([m("page-faults", [130, 131])]) == []  # two repetitions: no majority to judge by

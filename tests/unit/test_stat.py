@@ -11,7 +11,7 @@ import pytest
 
 from cyclebench import counters
 from cyclebench.counters.events import per_run_counts
-from cyclebench.stats.repetitions import Metric, aggregate
+from cyclebench.stats.repetitions import Metric, aggregate, same_work
 from cyclebench.stats.result import derived
 
 from conftest import cli
@@ -95,3 +95,39 @@ def test_callgrind_refuses_events(db: str) -> None:
     r = cli("stat", "--backend", "callgrind", "-e", "cycles", "--", "/bin/true")
     assert r.exit_code == 2
     assert "-e applies to the timing backend" in one_line_error(r.output)
+
+
+def _metric(name: str, values: list[float | None]) -> Metric:
+    return Metric(name, "count", list(values))
+
+
+def test_same_work_rule() -> None:
+    # instructions: 0.1% of the others' median, whatever the page faults do
+    ins = _metric("instructions", [1_000_000, 1_000_400, 999_700, 1_002_000, 1_000_100])
+    pf = _metric("page-faults", [100, 100, 900, 100, 100])
+    assert [ln.split(":")[0] for ln in same_work([ins, pf])] == ["repetition 4 did other work"]
+    assert ins.different == [4] and pf.different == []
+    # without instructions: the others' median ± 5 MAD, never narrower than 3·√median
+    pf, cs = _metric("page-faults", [130, 131, 130, 129, 130, 400]), _metric("context-switches", [5, 7, 6, 5, 6, None])
+    assert same_work([pf, cs]) and pf.different == [6] and cs.different == []
+    assert same_work([_metric("page-faults", [130, 131])]) == []  # two repetitions: no majority to judge by
+    # 76 faults more than the others (304 KiB touched) is other work, the floor notwithstanding
+    pf = _metric("page-faults", [254, 255, 330, 253, 254])
+    assert same_work([pf]) and pf.different == [3]
+
+
+def test_same_work_ignores_the_jitter_of_identical_work() -> None:
+    """Counts measured on the project's KVM guest for one shell command repeated (the third
+    repetition dd'ing 64 MiB): page faults of identical work 248–259, context switches 3–16.
+    A MAD of 0–1 count once flagged a repetition 8 faults off, or 9 switches vs 7, or 14 vs 7.5."""
+    pf = _metric("page-faults", [254, 262, 16636, 254, 255])
+    cs = _metric("context-switches", [9, 7, 14, 7, 7])
+    lines = same_work([pf, cs])
+    assert pf.different == [3] and cs.different == []
+    cs = _metric("context-switches", [7, 8, 27, 14, 7])
+    lines += same_work([cs])
+    assert cs.different == [3]
+    assert [ln.split(":")[0] for ln in lines] == ["repetition 3 did other work"] * 2
+    assert pf.notes == ["other work in run 3"]
+    quiet = [_metric("page-faults", v) for v in ([253, 258, 248, 257, 255], [251, 255, 254, 250, 258])]
+    assert same_work(quiet) == []
