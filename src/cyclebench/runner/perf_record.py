@@ -111,6 +111,14 @@ def perf_tool() -> str:
     return "perf"
 
 
+def _perf(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """A perf report/script/annotate over the recording; a timeout is a RuntimeError (one line)."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"perf {argv[1]} took more than {timeout:g} s (killed)") from None
+
+
 def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, seconds: float = 1.0,
              freq: int = 4000, fifo: int | None = None, top: int = 3) -> Annotation:
     """Profile one benchmark for about ``seconds`` (at ``freq`` Hz, lowered so a recording holds
@@ -143,17 +151,15 @@ def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, secon
         if rec.returncode != 0 or not data.exists():
             tail = [ln for ln in rec.stderr.splitlines() if ln.strip()][-1:] or ["no output"]
             raise RuntimeError(f"perf record failed: {tail[0]}")
-        report = subprocess.run([perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none",
-                                 "--sort", "dso,sym", "--percent-limit", "1"],
-                                capture_output=True, text=True, timeout=120, check=False)
-        script = subprocess.run([perf, "script", "-i", str(data), "-F", "ip,sym,dso", "--no-inline"],
-                                capture_output=True, text=True, timeout=300, check=False)
+        report = _perf([perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none",
+                        "--sort", "dso,sym", "--percent-limit", "1"], 120)
+        script = _perf([perf, "script", "-i", str(data), "-F", "ip,sym,dso", "--no-inline"], 300)
         body = body_symbol(bench)
         counts, under = reached(script.stdout, body)
         hot = hottest(counts, under, top, body)
         for h in hot:
-            ann = subprocess.run([perf, "annotate", "-i", str(data), "--stdio", *(["--dsos", h.dso] if h.dso else []),
-                                  "-s", h.symbol], capture_output=True, text=True, timeout=120, check=False)
+            ann = _perf([perf, "annotate", "-i", str(data), "--stdio", *(["--dsos", h.dso] if h.dso else []),
+                         "-s", h.symbol], 120)
             h.listing = _listing(ann, h.dso)
     top_text = "\n".join(ln for ln in report.stdout.splitlines() if ln.strip() and not ln.startswith("#"))
     samples = sum(1 for block in script.stdout.split("\n\n") if block.strip())  # perf report rounds: "# Samples: 1K"
