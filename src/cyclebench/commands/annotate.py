@@ -56,9 +56,12 @@ def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int
     label = bench + ("" if param is None else f" [{param}]")
     out.rule(safe_text(f"{label}: hottest symbols ({a.samples} cpu-clock samples; kernel included)"))
     out.print(a.top, markup=False, highlight=False)
-    if not a.hot:
-        out.print(safe_text(f"{label}: no sample has {a.body} on its call chain ({a.samples} samples): nothing to "
-                            "annotate; try a longer --seconds"), highlight=False)
+    if not a.under_body:
+        err.print(safe_text(f"cyclebench: no sample of {a.samples} has {a.body} on its call chain (perf without DWARF "
+                            "unwinding, or too short a --seconds): the body alone, not what it calls"),
+                  highlight=False, style="yellow")
+        out.rule(safe_text(f"{label}: body, share of its samples per instruction (skid: charged to the next one)"))
+        out.print(a.hot[0].listing, markup=False, highlight=False)
         return
     shown = ", ".join(f"{h.symbol} {100 * h.share:.1f}%" for h in a.hot)
     out.rule(safe_text(f"{label}: {a.under_body} samples ({100 * a.under_body / max(a.samples, 1):.0f}%) have {a.body} "

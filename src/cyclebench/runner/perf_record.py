@@ -157,6 +157,8 @@ def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, secon
         body = body_symbol(bench)
         counts, under = reached(script.stdout, body)
         hot = hottest(counts, under, top, body)
+        if not hot:  # no chain reached the body (a perf without DWARF unwinding): the body alone, as flat samples
+            hot = [Hot(body, "", 0, 0.0)]
         for h in hot:
             ann = _perf([perf, "annotate", "-i", str(data), "--stdio", *(["--dsos", h.dso] if h.dso else []),
                          "-s", h.symbol], 120)
