@@ -30,3 +30,26 @@ def test_annotate_blames_a_crashing_benchmark_not_perf() -> None:
     r = cli("annotate", "faults/segv", "-f", str(DATA / "faults.c"), "--seconds", "0.1")
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "faults/segv produced no result under perf record" in r.output and "perf record failed" not in r.output
+
+
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf not installed (apt-get install linux-perf)")
+def test_annotate_follows_the_body_into_a_hot_callee() -> None:
+    """A body calling a non-inlined recursive fib (tests/data/callee.c): nearly every sample is in
+    fib, which the body reaches; annotate shows fib's instructions with most of the samples, not
+    only the body's handful."""
+    import re
+
+    r = cli("annotate", "callee/fib", "-f", str(DATA / "callee.c"), "--seconds", "0.3")
+    assert r.exit_code == 0, r.output
+    [header] = [ln for ln in r.output.splitlines() if "on their call chain; annotated" in ln]
+    shown = re.findall(r"(\S+) (\d+\.\d)%", header.split("annotated, by share of those: ", 1)[1])
+    names = [n for n, _ in shown]
+    shares = {n: float(v) for n, v in shown}
+    assert names[0] == "fib" and shares["fib"] > 50, header
+    assert len(names) <= 3 + 1  # --top 3, and the body when it is not among them
+    assert [shares[n] for n in names if n != "cb_body_callee_fib"] == sorted(
+        (shares[n] for n in names if n != "cb_body_callee_fib"), reverse=True)
+    # fib's own listing: its disassembly, holding more samples than half the body's
+    under = int(re.search(r"(\d+) samples \(\d+%\) have cb_body_callee_fib", header).group(1))
+    fib_samples = [int(m) for m in re.findall(r"Disassembly of runner for cpu-clock \((\d+) samples", r.output)]
+    assert "<fib>:" in r.output and fib_samples and max(fib_samples) > under / 2, r.output[-3000:]

@@ -34,3 +34,51 @@ def test_check_command_and_findings_stored_with_runs(tmp_path: Path, db: str) ->
     store = Store(db)
     env = store.get_run(store.last_run_id())["env"]
     assert [f["name"] for f in env["check"]] == list(NAMES)
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_fix_dry_run_writes_nothing_and_says_how_to_revert(metal: Path) -> None:
+    """--fix --dry-run on a copy of a bare-metal tree (CPU 3: powersave, turbo on, paranoid 3,
+    watchdog on): the tree is unchanged, each change is printed with its revert command, and
+    those commands, run after the real --fix, give back the tree as it was."""
+    import re
+
+    from conftest import cli
+
+    before = _tree(metal)
+    r = cli("check", "--sysroot", str(metal), "--cpu", "3", "--fix", "--dry-run")
+    assert r.exit_code == 0, r.output
+    assert _tree(metal) == before  # contents and mtimes: not a byte written
+    cpu3 = "/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor"
+    assert (f"governor: would run: echo performance > {cpu3} (revert: echo powersave > {cpu3})"
+            in r.output)
+    lines = [ln for ln in r.output.splitlines() if ": would run: " in ln]
+    assert [ln.split(":")[0] for ln in lines] == ["governor", "boost", "perf_event_paranoid", "nmi_watchdog"]
+    reverts = [w for ln in lines for w in re.findall(r"echo (\S+) > ([^\s;)]+)", ln.split("(revert: ", 1)[1])]
+
+    r = cli("check", "--sysroot", str(metal), "--cpu", "3", "--fix")
+    assert r.exit_code == 0 and r.output.count(": fixed (revert: ") == 4, r.output
+    assert (metal / cpu3.lstrip("/")).read_text() == "performance\n"
+    for value, path in reverts:  # what the user would type as root
+        (metal / path.lstrip("/")).write_text(value + "\n")
+    assert {k: v[0] for k, v in _tree(metal).items()} == {k: v[0] for k, v in before.items()}
+
+
+def test_dry_run_needs_fix_and_never_root(monkeypatch: object) -> None:
+    from cyclebench.env import check, sysinfo
+
+    from conftest import cli
+
+    r = cli("check", "--dry-run")
+    assert r.exit_code == 2 and "--dry-run goes with --fix" in r.output
+    # on this machine, whoever runs it: what --fix would change is read before and after, unchanged
+    planned = check.planned_fixes(check.run_checks(sysinfo.choose_cpu()))
+    values = [sysinfo.read(Path("/"), p.lstrip("/")) for f in planned for p, _ in f.fix_writes]
+    r = cli("check", "--fix", "--dry-run")
+    assert r.exit_code == 0 and "--fix needs root" not in r.output, r.output
+    assert [sysinfo.read(Path("/"), p.lstrip("/")) for f in planned for p, _ in f.fix_writes] == values
+    assert all(f"{f.name}: would run: " in r.output for f in planned)

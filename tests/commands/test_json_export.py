@@ -37,3 +37,43 @@ def test_export_and_import_commands(db: str, tmp_path: Path) -> None:
     bad.write_text("{}")
     r = cli("import", str(bad))
     assert r.exit_code == 2 and "not a cyclebench run export" in r.output
+
+
+def test_every_stored_kind_exports_to_the_published_schema(db: str, tmp_path: Path) -> None:
+    """The run files of run --json and scale --json, and export --json of a run of each command
+    that stores one (run, run --backend callgrind, compare, variants, scale, stat), validate
+    against docs/runfile.schema.json as any consumer would read it."""
+    import shutil
+
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(
+        json.loads((Path(__file__).parents[2] / json_report.SCHEMA_FILE).read_text()))
+    chain = [str(DATA / "chain.c"), "-b", "chain/add200", "-q", *FAST]
+    files = {"run --json": tmp_path / "run.json", "scale --json": tmp_path / "scale.json"}
+    steps: list[tuple[str, tuple[str, ...]]] = [
+        ("run", ("run", *chain, "--json", str(files["run --json"]))),
+        ("compare", ("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--processes", "2",
+                     "--repeat", "12", "--min-time", "0.01")),
+        ("variants", ("variants", str(DATA / "chain.c"), "--flags", "-O1", "--flags", "-O2", "-b", "chain/add200",
+                      "--rounds", "6", "--min-time", "0.01")),
+        ("scale", ("scale", "chain/add200", "-f", str(DATA / "chain.c"), "--tasks", "1", "--duration", "0.05",
+                   "--passes", "1", "--warmup", "0", "--json", str(files["scale --json"]))),
+        ("stat", ("stat", "-r", "2", "-q", "--", "true")),
+    ]
+    if shutil.which("valgrind"):
+        steps.append(("run --backend callgrind", ("run", *chain, "--backend", "callgrind")))
+    kinds = set()
+    for what, args in steps:
+        r = cli(*args)
+        assert r.exit_code == 0, (what, r.output)
+        rid = Store(db).last_run_id()
+        files[f"export --json of {what}"] = path = tmp_path / f"export-{rid}.json"
+        assert cli("export", str(rid), "--json", str(path)).exit_code == 0
+        kinds |= {x["kind"] for x in json.loads(path.read_text())["results"]}
+    assert {"timing", "scaling", "stat", *(["simulated"] if shutil.which("valgrind") else [])} <= kinds
+    for what, path in files.items():
+        data = json.loads(path.read_text())
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(data)]
+        assert not errors, (what, errors[:3])
+        assert data["results"] and all(x["samples"]["iters"] is not None for x in data["results"]), what

@@ -136,3 +136,52 @@ def test_a_repetition_that_did_other_work_is_flagged(db: str, tmp_path: Path) ->
     assert "repetition 3 did other work: page-faults" in r.output
     assert not [k for k in (1, 2, 4, 5) if f"repetition {k} did other work: page-faults" in r.output]
     assert rows_by_metric(db)["page-faults"]["extra"]["different_work"] == [3]
+
+
+def test_table_on_stderr_command_stdout_untouched(db: str) -> None:
+    """As perf stat: the command's stdout is byte for byte what it writes alone (three repetitions,
+    three copies), the table and cyclebench's own lines are on stderr."""
+    import subprocess
+
+    from conftest import DATA, cli_subprocess
+
+    cmd = ["ls", "-la", str(DATA)]
+    alone = subprocess.run(cmd, capture_output=True, check=True).stdout
+    p = cli_subprocess("stat", "-r", "3", "--", *cmd)
+    stdout, stderr = p.communicate(timeout=120)
+    assert p.returncode == 0, stderr
+    assert stdout.encode() == alone * 3
+    assert "stat #" in stderr and "task-clock" in stderr and "exit 0 in 3/3 runs" in stderr
+
+
+def test_output_file_takes_the_table(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "stat.txt"
+    r = cli("stat", "-r", "2", "-o", str(out), "--", "/bin/true")
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "stat #" in text and "page-faults" in text and "\x1b[" not in text
+    assert "page-faults" not in r.output and "exit 0 in 2/2 runs" in r.output  # the rest stays on stderr
+    r = cli("stat", "-o", str(tmp_path / "missing" / "stat.txt"), "--", "/bin/true")
+    assert r.exit_code == 2 and "-o: cannot write" in one_line_error(r.output)
+    assert Store(db).last_run_id() == 1  # refused before anything ran
+
+
+def test_unknown_option_is_named_as_one() -> None:
+    r = cli("stat", "--nosuch", "--", "true")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "No such option" in r.output and "--nosuch" in r.output and "command not found" not in r.output
+    r = cli("stat", "-r", "2", "--nosuch")
+    assert r.exit_code == 2 and "No such option" in r.output
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+def test_callgrind_with_unwritable_tmpdir(db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """valgrind writes its client's command line into $TMPDIR: without one it printed 15 lines and
+    exited 1; now one line naming TMPDIR, exit 2, nothing run (root may write anywhere, so the
+    TMPDIR here does not exist, rather than being read-only)."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))
+    r = cli("stat", "--backend", "callgrind", "--", "/bin/true")
+    assert r.exit_code == 2
+    line = one_line_error(r.output)
+    assert "TMPDIR" in line and str(tmp_path / "missing") in line
+    assert Store(db).last_run_id() is None

@@ -175,3 +175,40 @@ def test_validation_is_fast_for_many_samples(export: dict[str, Any]) -> None:
     t = time.perf_counter()
     rf.validate(data)
     assert time.perf_counter() - t < 5  # ~0.3 s here; jsonschema item by item would take ~20 s
+
+
+ROOT = Path(__file__).parents[2]
+
+
+def published_schema() -> dict[str, Any]:
+    return json.loads((ROOT / rf.SCHEMA_FILE).read_text())
+
+
+def test_published_schema_is_the_one_the_store_generates() -> None:
+    """docs/runfile.schema.json is generated from the tables: a new column without a regenerated
+    file fails here (python -m cyclebench.store.runfile > docs/runfile.schema.json)."""
+    import jsonschema
+
+    text = (ROOT / rf.SCHEMA_FILE).read_text()
+    assert text == rf.schema_json(), f"{rf.SCHEMA_FILE} is stale: python -m cyclebench.store.runfile > {rf.SCHEMA_FILE}"
+    jsonschema.Draft202012Validator.check_schema(published_schema())
+    # the same tables as import's schema; only the sample items are added
+    full, fast = published_schema(), rf.schema()
+    assert full["properties"]["run"] == fast["properties"]["run"]
+    assert set(full["properties"]["results"]["items"]["properties"]) == set(
+        fast["properties"]["results"]["items"]["properties"])
+
+
+def test_published_schema_refuses_what_import_refuses(export: dict[str, Any]) -> None:
+    """What import checks in Python beyond its fast schema (sample types and ranges), the
+    published schema says: a consumer validating with it refuses the same files."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(published_schema())
+    assert not list(validator.iter_errors(export))
+    for key, value in (("ticks", "12"), ("iters", None), ("disturbed", 2**31), ("pmu", 2**63)):
+        bad = copy.deepcopy(export)
+        bad["results"][0]["samples"][key][0] = value
+        assert list(validator.iter_errors(bad)), (key, value)
+        with pytest.raises(rf.ExportError):
+            rf.validate(bad)

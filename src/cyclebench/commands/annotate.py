@@ -27,10 +27,14 @@ from cyclebench.runner import RunnerError
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
 @click.option("--seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="About how long to sample.")
+@click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True,
+              help="Annotate at most this many of the hottest symbols the body reaches (each ≥ 1 % of its samples).")
 @runner_options
 @build_options()
-def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, seconds: float) -> None:
-    """Hot symbols and the benchmark body's hot instructions (perf record -e cpu-clock + perf annotate)."""
+def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, seconds: float,
+                 top: int) -> None:
+    """Hot symbols, and the hot instructions of the hottest symbols the benchmark's body reaches: the body,
+    what it calls, the kernel under its system calls (perf record -e cpu-clock --call-graph dwarf + perf annotate)."""
     from cyclebench.env import sysinfo
     from cyclebench.runner import Runner
     from cyclebench.runner import perf_record as annotate
@@ -46,11 +50,25 @@ def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int
             param = names[bench].params[0]
         cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
         with err.status(safe_text(f"sampling {bench} for ~{seconds:g} s"), spinner="dots"):
-            a = annotate.annotate(binary.path, bench, param, cpu, seconds, fifo=pin.fifo)
+            a = annotate.annotate(binary.path, bench, param, cpu, seconds, fifo=pin.fifo, top=top)
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     label = bench + ("" if param is None else f" [{param}]")
     out.rule(safe_text(f"{label}: hottest symbols ({a.samples} cpu-clock samples; kernel included)"))
     out.print(a.top, markup=False, highlight=False)
-    out.rule(safe_text(f"{label}: body, share of its samples per instruction (skid: charged to the next one)"))
-    out.print(a.body, markup=False, highlight=False)
+    if not a.under_body:
+        err.print(safe_text(f"cyclebench: no sample of {a.samples} has {a.body} on its call chain (perf without DWARF "
+                            "unwinding, or too short a --seconds): the body alone, not what it calls"),
+                  highlight=False, style="yellow")
+        out.rule(safe_text(f"{label}: body, share of its samples per instruction (skid: charged to the next one)"))
+        out.print(a.hot[0].listing, markup=False, highlight=False)
+        return
+    shown = ", ".join(f"{h.symbol} {100 * h.share:.1f}%" for h in a.hot)
+    out.rule(safe_text(f"{label}: {a.under_body} samples ({100 * a.under_body / max(a.samples, 1):.0f}%) have {a.body} "
+                       f"on their call chain; annotated, by share of those: {shown}"))
+    for h in a.hot:
+        name = h.dso.rsplit("/", 1)[-1]
+        where = "" if not h.dso else f" {name}" if name.startswith("[") else f" [{name}]"
+        out.rule(safe_text(f"{h.symbol}{where}: {100 * h.share:.1f}% of the body's samples; share of its own per "
+                           "instruction (skid: charged to the next one)"))
+        out.print(h.listing, markup=False, highlight=False)

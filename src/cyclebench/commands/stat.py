@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from cyclebench.build import BuildError
-from cyclebench.commands._common import UserError, err, open_store, out
+from cyclebench.commands._common import UserError, err, open_store
 from cyclebench.commands._options import RunnerOptions, label_option, parse_labels, pin_options
 from cyclebench.commands._progress import Steps
 from cyclebench.commands._stat import (
@@ -19,8 +20,10 @@ from cyclebench.commands._stat import (
     StatError,
     begin_run,
     hints,
+    open_output,
     record_repetition,
     store_results,
+    write_table,
 )
 from cyclebench.report.stat import stat_table
 from cyclebench.runner import callgrind
@@ -32,7 +35,9 @@ from cyclebench.stats.repetitions import (
 from cyclebench.store import StoreError
 
 
-@click.command("stat", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+# allow_interspersed_args=False: options end at the command's name, so `stat ls -la` passes -la to ls;
+# an unknown option before it is click's one-line "No such option" (exit 2), never taken for the command.
+@click.command("stat", context_settings={"allow_interspersed_args": False})
 @click.option("-r", "--repeat", type=click.IntRange(1, 100000), default=1, show_default=True,
               help="Run the command this many times; mean ± stddev, min, max over the runs.")
 @click.option("-e", "--events", default=None, metavar="EVENTS",
@@ -45,14 +50,19 @@ from cyclebench.store import StoreError
               help="callgrind cache geometry (default as for run).")
 @click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
 @click.option("-q", "--quiet", is_flag=True, help="No table.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the table to FILE instead of stderr (as perf stat -o).")
 @label_option
 @pin_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cache_spec: str | None,
-             db: str | None, quiet: bool, pin: RunnerOptions, command: tuple[str, ...],
+             db: str | None, quiet: bool, output: Path | None, pin: RunnerOptions, command: tuple[str, ...],
              label_args: tuple[str, ...]) -> None:
     """Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec,
-    children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS]."""
+    children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS].
+
+    The command's stdin, stdout and stderr are its own; the table and every line of cyclebench's
+    go to stderr (or the table to -o FILE), as perf stat does, so `stat -- CMD > file` keeps CMD's output."""
     labels = parse_labels(label_args)
     try:
         cache = callgrind.parse_cache(cache_spec)
@@ -67,6 +77,8 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
             *(["--cpu", str(pin.cpu)] if pin.cpu is not None else []), *(["--fifo", str(pin.fifo)] if pin.fifo else []),
             *(["--pre", pre] if pre else []), *(a for k, v in labels.items() for a in ("--label", f"{k}={v}")),
             "--", *command]
+    if output is not None and not quiet:
+        open_output(output)
     store = open_store(db)
     reps: list[dict[str, Any]] = []
     run_id: int | None = None
@@ -94,8 +106,12 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
             raise UserError(str(e)) from None
     if reps and not quiet:
         what = "simulated (callgrind)" if backend == "callgrind" else "counters enabled at exec"
-        out.print(stat_table(metrics, title=f"stat #{run_id} · '{shlex.join(command)}' · {len(reps)} "
-                                     f"run{'s' if len(reps) > 1 else ''} · {what}"))
+        table = stat_table(metrics, title=f"stat #{run_id} · '{shlex.join(command)}' · {len(reps)} "
+                                          f"run{'s' if len(reps) > 1 else ''} · {what}")
+        if output is None:
+            err.print(table)
+        else:
+            write_table(output, table, f"run #{run_id}")
         for line in hints(st, metrics):
             err.print(line, highlight=False)
     for line in findings:  # quiet or not: a repetition that did other work spoils the means

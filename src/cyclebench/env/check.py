@@ -435,6 +435,12 @@ def _write(root: Path, path: str, value: str) -> None:
         raise OSError(f"wrote {value!r} but it reads {got!r}")
 
 
+def planned_fixes(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings whose ``fix_writes`` :func:`apply_fixes` performs (every WARN that has some),
+    in order; reads and writes nothing (``check --fix --dry-run``)."""
+    return [f for f in findings if f.status == "WARN" and f.fix_writes]
+
+
 def apply_fixes(findings: Iterable[Finding], root: Path = Path("/")) -> list[tuple[Finding, str | None]]:
     """Perform the ``fix_writes`` of every WARN finding; returns (finding, error or None) for each.
 
@@ -447,9 +453,7 @@ def apply_fixes(findings: Iterable[Finding], root: Path = Path("/")) -> list[tup
     if _is_live(root) and not (hasattr(os, "geteuid") and os.geteuid() == 0):
         raise PermissionError(NEEDS_ROOT)
     results: list[tuple[Finding, str | None]] = []
-    for finding in findings:
-        if finding.status != "WARN" or not finding.fix_writes:
-            continue
+    for finding in planned_fixes(findings):
         done: list[str] = []
         error = None
         for path, value in finding.fix_writes:

@@ -12,6 +12,20 @@ from rich.text import Text
 STATUS_STYLE = {"OK": "green", "WARN": "yellow", "INFO": "dim"}
 
 
+def _echo(writes: Sequence[tuple[str, str]]) -> str:
+    return "; ".join(f"echo {v} > {p}" for p, v in writes)
+
+
+def fix_line(finding: Any, error: str | None = None, dry_run: bool = False) -> str:
+    """One line per finding ``--fix`` changes: ``dry_run``, what it would write (the shell
+    command) and the command that puts back the value read now; else what it did, or why not."""
+    revert = _echo(finding.revert_writes)
+    if dry_run:
+        return f"{finding.name}: would run: {_echo(finding.fix_writes)} (revert: {revert})"
+    if error:
+        return f"{finding.name}: not fixed: {error}"
+    return f"{finding.name}: fixed (revert: {revert})"
+
 
 def render(findings: Sequence[Any], console: Console) -> None:
     """A table: check | status (green OK, yellow WARN, dim INFO) | detail | fix.

@@ -93,6 +93,23 @@ def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (
     return json.loads(data.decode())
 
 
+def valgrind_tmpdir_problem() -> str | None:
+    """Why valgrind could not start here, or None: it writes its client's command-line file into
+    $TMPDIR (else /tmp; valgrind's coregrind/m_libcfile.c, VG_(tmpdir)) and, when it cannot, prints
+    a dozen VG_(mkstemp) lines and exits 1 before the command runs. Checked by creating and removing
+    a file there, the way valgrind does (os.access says yes to root on a read-only mount)."""
+    where = os.environ.get("TMPDIR") or "/tmp"
+    try:
+        fd, name = tempfile.mkstemp(prefix="cb-vgcheck-", dir=where)
+    except OSError as e:
+        src = "TMPDIR" if os.environ.get("TMPDIR") else "/tmp (TMPDIR unset)"
+        return (f"valgrind needs a writable temporary directory: {src} = {where}: {e.strerror or e}; "
+                "set TMPDIR to one")
+    os.close(fd)
+    os.unlink(name)
+    return None
+
+
 def launch_callgrind(exe: Path, argv: Sequence[str], cache: dict[str, tuple[int, int, int]]) -> dict[str, Any]:
     """One run of ``argv`` under callgrind, itself under the launcher: the launcher's record
     plus ``events`` (simulated totals over every process) and ``processes``; a valgrind that

@@ -100,18 +100,32 @@ def _table_schema(table: Table, fields: Sequence[str], required: Sequence[str]) 
     return {"type": "object", "properties": props, "required": list(required)}
 
 
-@cache
-def schema() -> dict[str, Any]:
-    """JSON Schema (2020-12) of an export, built from the tables of the current schema.
-    Unknown keys are allowed (a newer cyclebench may add columns) and ignored on import."""
+SCHEMA_FILE = "docs/runfile.schema.json"  # the published copy of full_schema() (tests compare the two)
+
+
+def _sample_items(key: str) -> dict[str, Any]:
+    lo, hi = INT32 if key == "disturbed" else INT64
+    item: dict[str, Any] = {"type": "integer", "minimum": lo, "maximum": hi}
+    if key not in ("iters", "ticks"):  # cal, disturbed and pmu are null where not taken
+        item["type"] = ["integer", "null"]
+    return item
+
+
+def _schema(items: bool) -> dict[str, Any]:
     result = _table_schema(results, RESULT_FIELDS, ("bench", "status"))
     result["properties"]["samples"] = {
         "type": "object",
-        "properties": {k: {"type": "array"} for k in SAMPLE_LISTS},  # items: checked in Python (fast)
+        "properties": {k: {"type": "array", **({"items": _sample_items(k)} if items else {})} for k in SAMPLE_LISTS},
         "required": ["iters", "ticks"],
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "cyclebench run file",
+        "description": (f"format {FORMAT!r}, version {VERSION}: one stored run (its row of the runs table), "
+                        "its results (rows of the results table) and each result's raw samples as parallel "
+                        "lists, as run --json, scale --json and export --json write it (docs/exports.md). "
+                        "Generated from the store's tables (cyclebench.store.runfile.full_schema); unknown "
+                        "keys are allowed and ignored on import."),
         "type": "object",
         "properties": {
             "format": {"const": FORMAT},
@@ -122,6 +136,27 @@ def schema() -> dict[str, Any]:
         },
         "required": ["format", "version", "run", "results"],
     }
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """JSON Schema (2020-12) an import is validated with, built from the tables of the current
+    schema: :func:`full_schema` without the items of the sample lists, which _check_samples checks
+    in Python (a run of 10^5 samples validates in milliseconds instead of seconds). Unknown keys
+    are allowed (a newer cyclebench may add columns) and ignored on import."""
+    return _schema(items=False)
+
+
+def full_schema() -> dict[str, Any]:
+    """The published JSON Schema (2020-12) of a run file, docs/runfile.schema.json: :func:`schema`
+    plus the type and range of every sample (what import checks in Python)."""
+    return _schema(items=True)
+
+
+def schema_json() -> str:
+    """:func:`full_schema` as the text of docs/runfile.schema.json (regenerate it with
+    ``python -m cyclebench.store.runfile > docs/runfile.schema.json``)."""
+    return json.dumps(full_schema(), indent=1) + "\n"
 
 
 def _where(path: Sequence[Any]) -> str:
@@ -288,3 +323,9 @@ def import_run(store: Store, data: dict[str, Any]) -> int:
         pmu = smp.get("pmu") or [None] * n
         rows.append((_coerce(results, r, RESULT_FIELDS), list(zip(iters, ticks, cal, dist, pmu, strict=True))))
     return store.insert_run(run, rows)
+
+
+if __name__ == "__main__":  # python -m cyclebench.store.runfile > docs/runfile.schema.json
+    import sys
+
+    sys.stdout.write(schema_json())
