@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cyclebench.runner.profile import Calls, calls_of, read_callgrind
@@ -20,6 +22,8 @@ def test_nesting_self_children_and_off_cpu_time() -> None:
     assert c["f"].total == pytest.approx([2000, 3000, 500])  # ns; the second f slept 2 of its 5 µs (off the CPU)
     assert c["g"].total == pytest.approx([500]) and c["f"].children == [1, 0, 0]
     assert c["main"].children == [2] and c["main"].descendants == [3]
+    assert c["main"].branches == [1] and c["f"].branches == [0, 0, 0]  # the first f made a call, the second not
+    assert c["g"].parent == c["f"].id[:1] and c["f"].parent[:2] == c["main"].id * 2 and c["f"].parent[2] == -1
     assert c["main"].self == pytest.approx([10000 - 2000 - (2000 + 3000)])  # less the sleep and its children
     assert "linux:schedule" not in c
 
@@ -60,6 +64,10 @@ def test_compensation_arithmetic() -> None:
     assert rows["outer"]["total"] == pytest.approx(40 + 300)  # its own calls' children, not the probes
     assert rows["chain"]["self_pm"] == pytest.approx(10)  # half the range between the two bodies
     assert rows["outer"]["self_pm"] == pytest.approx(10 + 3 * probe.outer_pm)
+    # main's two children make calls: each costs it outer_branch, not outer
+    branchy = {r["function"]: r for r in flat_profile(calls, 1.0, replace(probe, outer_branch=130))}
+    assert branchy["main"]["self"] == pytest.approx(rows["main"]["self"] + 2 * (150 - 130))
+    assert branchy["outer"]["self"] == pytest.approx(rows["outer"]["self"])  # its children are leaves
 
 
 def test_a_parents_total_holds_its_childrens_when_compensation_overshoots() -> None:

@@ -86,12 +86,14 @@ def _clock(before: tuple[float | None, float], after: tuple[float | None, float]
                  f"({g1:.3f} GHz) the program")
 
 
-def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tuple[float, float, float]:
+def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tuple[float, float, float, float]:
     """One measurement of the probe in one traced process (suite/profile/probe.c), in cycles~
     (durations × ``scale``, the engine's slopes as they are): (inner around a 300-add chain,
-    inner around an empty body, outer per child call). NaN when the engine timed no chain."""
+    inner around an empty body, outer per leaf child call, outer per child call that makes
+    calls). NaN when the engine timed no chain."""
     traced = Runner(runner.binary, pin.cpu, fifo=pin.fifo, launcher=tracer.uftrace_argv(trace, []))
-    outs = traced.run_many([(f"profile/{b}", None) for b in ("plain_call", "plain_chain", "probe_fan", "probe_chain")],
+    outs = traced.run_many([(f"profile/{b}", None) for b in ("plain_call", "plain_chain", "probe_fan", "probe_tree",
+                                                                       "probe_chain")],
                            PROBE_OPTS, 120)
     bad = [o for o in outs if o.result is None]
     if bad:
@@ -100,7 +102,7 @@ def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tup
         warnings.simplefilter("ignore", RuntimeWarning)
         call, chain = (float(np.nanmedian(clock.round_costs(o.result)[0])) for o in outs[:2])
     calls = tracer.read_uftrace(trace)
-    missing = {"cb_probe_empty", "cb_probe_chain", "cb_probe_fan", "cb_probe_fan_plain"} - set(calls)
+    missing = {"cb_probe_empty", "cb_probe_chain", "cb_probe_fan", "cb_probe_fan_plain", "cb_probe_top"} - set(calls)
     if missing:
         raise UserError(f"the probe's trace lacks {', '.join(sorted(missing))}: uftrace recorded no such call")
 
@@ -109,14 +111,16 @@ def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tup
 
     # both fans' own inner parts cancel; what is left is FAN children's probes in the caller
     outer = (med("cb_probe_fan") - med("cb_probe_fan_plain", "total")) / FAN
-    return med("cb_probe_chain") - (chain - call), med("cb_probe_empty"), outer
+    # top and fan: the same loop and own probe, children with children against leaves
+    branch = outer + (med("cb_probe_top") - med("cb_probe_fan")) / FAN
+    return med("cb_probe_chain") - (chain - call), med("cb_probe_empty"), outer, branch
 
 
-def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list[tuple[float, float, float]]:
+def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list[tuple[float, float, float, float]]:
     """PROBE_DRAWS measurements of the probe with a figure: a process whose every batch was
     disturbed (a busy host: seen once in fresh CI while another test suite ran) gives none and
     is measured again, up to twice as many processes; UserError when none gave one."""
-    draws: list[tuple[float, float, float]] = []
+    draws: list[tuple[float, float, float, float]] = []
     for k in range(2 * PROBE_DRAWS):
         d = _probe(runner, pin, scale, work / f"probe{k}")
         shutil.rmtree(work / f"probe{k}", ignore_errors=True)
@@ -168,7 +172,7 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions) 
     tracer.record(argv, work / "target", timeout, pin.cpu)
     after = _ghz(probe_runner)
     clk = _clock(before, after)
-    probe = combine(_draws(probe_runner, pin, clk.scale, work))
+    probe = combine(_draws(probe_runner, pin, clk.scale, work), tick=clk.scale)  # uftrace's tick: 1 ns
     # the suite's registration constructors (cb_reg_*) run once at start-up: not the benchmark's
     calls = {k: v for k, v in tracer.read_uftrace(work / "target").items() if not k.startswith("cb_reg_")}
     rows = flat_profile(calls, clk.scale, probe)

@@ -72,8 +72,9 @@ def profile_cmd(args: tuple[str, ...], backend: str, timeout: float, limit: int,
     if probe is not None:
         err.print(f"probe (uftrace's mcount hooks), measured here, subtracted: {probe.inner:.1f} ± "
                   f"{probe.inner_pm:.1f} {unit} inside each call (between {probe.inner_lo:.1f} around a latency-bound "
-                  f"body and {probe.inner_hi:.1f} around an empty one), {probe.outer:.1f} ± {probe.outer_pm:.1f} in "
-                  "the caller per child call (a best case: see docs/method.md §10)", highlight=False)
+                  f"body and {probe.inner_hi:.1f} around an empty one), {probe.outer:.1f} in the caller per leaf child "
+                  f"call and {probe.branch:.1f} per child that makes calls, ± {probe.outer_pm:.1f} (a best case: see "
+                  "docs/method.md §10)", highlight=False)
     if json_path is not None:
         write_text(json_path, json.dumps({"format": "cyclebench-profile", "target": name, "backend": backend,
                                           "unit": unit, "clock": how, "probe": probe.to_dict() if probe else None,

@@ -7,19 +7,21 @@ measured on this machine from a trace of suite/profile/probe.c (docs/method.md �
 depends on the body: out of order, the probe's instructions overlap a latency-bound body's
 dependent chain, so it is measured on two kinds — an empty body (``inner_hi``: 129 cycles~ on
 this Xeon VM) and a 300-add chain (``inner_lo``: 117) — and a body's own overlap is taken to lie
-between them: the midpoint is subtracted and the half-range is part of the ±. So for one call
-with c child calls:
+between them: the midpoint is subtracted and the half-range is part of the ±, with one tick of
+uftrace's ns timestamps (3.6 cycles~ here: a median of them is off by up to one). A child call
+that makes calls of its own costs its caller less than a leaf (``outer_branch``: 132 cycles~
+against ``outer``: 152 here). So for one call with c child calls, b of them making calls:
 
-    self  = raw self − inner − c · outer
+    self  = raw self − inner − (c − b) · outer − b · outer_branch
     total = max(self, 0) + the totals of its own child calls     (built up the call tree)
 
 so a caller's total is never below the sum of its children's, call by call, and so the median
 of a parent's totals is never below that of a child it calls once per call.
 
 Limits, as the seed says: the probe is measured in the best case (hot caches, a loop); a real
-program's probe also evicts its lines. A caller's per-child cost moved with the caller here
-(150 cycles~ a child in the probe's loop of empty calls, 140 in a main() looping over a function
-with 11 children): ``CONTEXT`` of ``outer`` per child call is part of the ±.
+program's probe also evicts its lines. A caller's per-child cost moved with the caller here by
+up to 6% (leaf children: 151–152 cycles~ in three callers; children with children: 132.5–140
+in three): ``CONTEXT`` of it per child call is part of the ±.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-CONTEXT = 0.15  # share of the per-child-call cost a caller's context may move (132–140 vs 152 here)
+CONTEXT = 0.06  # share of the per-child-call cost a caller's context may move (132.5–140 in three callers)
 COMPENSATION_NOTE = 0.5  # a figure whose compensation exceeds this share of its raw value is marked
 
 
@@ -39,6 +41,7 @@ class CallsLike(Protocol):  # runner.profile.Calls
     self: list[float]
     children: list[int]
     descendants: list[int]
+    branches: list[int]
     id: list[int]
     parent: list[int]
     depth: list[int]
@@ -48,14 +51,17 @@ class CallsLike(Protocol):  # runner.profile.Calls
 class Probe:
     """The probe's cost per call, in the profile's unit: inside the call's span around a
     latency-bound body (``inner_lo``) and an empty one (``inner_hi``), in the caller's span per
-    child call (``outer``), and the sd of the inner midpoint and of ``outer`` between the
-    processes they were measured in (``u_inner``, ``u_outer``)."""
+    child call that is a leaf (``outer``) or makes calls (``outer_branch``, = ``outer`` if not
+    given), the sd of the inner midpoint and of the outer parts between the processes they were
+    measured in (``u_inner``, ``u_outer``), and the trace's timestamp resolution (``tick``)."""
 
     inner_lo: float
     inner_hi: float
     outer: float
+    outer_branch: float | None = None
     u_inner: float = 0.0
     u_outer: float = 0.0
+    tick: float = 0.0
 
     @property
     def inner(self) -> float:
@@ -65,13 +71,17 @@ class Probe:
     @property
     def inner_pm(self) -> float:
         """± of ``inner``: half the range between the bodies (what out-of-order overlap can
-        hide) plus its drift between processes."""
-        return abs(self.inner_hi - self.inner_lo) / 2 + self.u_inner
+        hide), its drift between processes and a tick."""
+        return abs(self.inner_hi - self.inner_lo) / 2 + self.u_inner + self.tick
+
+    @property
+    def branch(self) -> float:
+        return self.outer if self.outer_branch is None else self.outer_branch
 
     @property
     def outer_pm(self) -> float:
-        """± of ``outer`` per child call: its drift between processes and the caller's context."""
-        return self.u_outer + CONTEXT * abs(self.outer)
+        """± of an outer part per child call: its drift between processes and the caller's context."""
+        return self.u_outer + CONTEXT * max(abs(self.outer), abs(self.branch))
 
     @property
     def whole(self) -> float:
@@ -79,19 +89,20 @@ class Probe:
 
     def to_dict(self) -> dict[str, float]:
         return {"inner_lo": self.inner_lo, "inner_hi": self.inner_hi, "inner": self.inner,
-                "inner_pm": self.inner_pm, "outer": self.outer, "outer_pm": self.outer_pm, "whole": self.whole}
+                "inner_pm": self.inner_pm, "outer": self.outer, "outer_branch": self.branch,
+                "outer_pm": self.outer_pm, "tick": self.tick, "whole": self.whole}
 
 
-def combine(draws: list[tuple[float, float, float]]) -> Probe:
-    """Probe measurements in several processes, each (inner_lo, inner_hi, outer), as one: the
-    means, and the sd between processes as u_inner (of the midpoint) and u_outer — the probe's
-    cost moves from one process to the next (10–40 cycles~ for the empty call's inner part seen
-    here in 2026-11; 0.3 with the traced-loop measurement)."""
-    lo, hi, outer = (np.asarray(x, dtype=float) for x in zip(*draws, strict=True))
+def combine(draws: list[tuple[float, float, float, float]], tick: float = 0.0) -> Probe:
+    """Probe measurements in several processes, each (inner_lo, inner_hi, outer, outer_branch),
+    as one: the means, and the sd between processes as u_inner (of the inner midpoint) and
+    u_outer (the larger of the two outer parts'); ``tick``: the trace's resolution."""
+    lo, hi, outer, branch = (np.asarray(x, dtype=float) for x in zip(*draws, strict=True))
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
     sd = (lambda x: float(np.std(x, ddof=1))) if len(lo) > 1 else (lambda x: 0.0)
     return Probe(inner_lo=float(lo.mean()), inner_hi=float(hi.mean()), outer=float(outer.mean()),
-                 u_inner=sd((lo + hi) / 2), u_outer=sd(outer))
+                 outer_branch=float(branch.mean()), u_inner=sd((lo + hi) / 2), u_outer=max(sd(outer), sd(branch)),
+                 tick=tick)
 
 
 def _totals(own: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -121,11 +132,11 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
     if not names:
         return []
     cat = {k: np.concatenate([np.asarray(getattr(calls[n], k), dtype=float) for n in names])
-           for k in ("total", "self", "children", "descendants", "id", "parent", "depth")}
+           for k in ("total", "self", "children", "descendants", "branches", "id", "parent", "depth")}
     fn = np.concatenate([np.full(len(calls[n].total), i) for i, n in enumerate(names)])
     raw_total, raw_self = cat["total"] * scale, cat["self"] * scale
-    kids, desc = cat["children"], cat["descendants"]
-    own = raw_self - probe.inner - kids * probe.outer if probe is not None else raw_self
+    kids, desc, br = cat["children"], cat["descendants"], cat["branches"]
+    own = raw_self - probe.inner - (kids - br) * probe.outer - br * probe.branch if probe is not None else raw_self
     total = _totals(own, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"].astype(np.int64))
     rows = []
     for i, name in enumerate(names):

@@ -8,7 +8,9 @@
  *    less the chain's own time (plain_chain, uninstrumented, timed by the engine);
  *  - in the caller's span, each child call's probe costs the difference between a parent that
  *    calls CB_PROBE_FAN instrumented empty functions (self time) and one that calls as many
- *    uninstrumented ones (cb_probe_fan vs cb_probe_fan_plain, called alternately).
+ *    uninstrumented ones (cb_probe_fan vs cb_probe_fan_plain, called alternately); a child
+ *    that makes calls of its own costs its caller less (132 cycles~ against 152 here): the
+ *    self of cb_probe_top, whose CB_PROBE_FAN children are fans, against cb_probe_fan's.
  * plain_call (an uninstrumented call in a loop) also carries the add chain that calibrates
  * cycles~ around the profiled program. */
 #include <cyclebench.h>
@@ -23,6 +25,10 @@ __attribute__((noinline)) void cb_probe_fan(void) {
 }
 __attribute__((noinline)) void cb_probe_fan_plain(void) {
     for (int i = 0; i < CB_PROBE_FAN; i++) cb_probe_plain();
+}
+
+__attribute__((noinline)) void cb_probe_top(void) {
+    for (int i = 0; i < CB_PROBE_FAN; i++) cb_probe_fan();
 }
 
 /* reg-reg adds: a dependent chain the core cannot fold (300 cycles on any x86 core) */
@@ -45,6 +51,10 @@ CB_BENCH(profile, probe_fan) {
         cb_probe_fan();
         cb_probe_fan_plain();
     }
+}
+
+CB_BENCH(profile, probe_tree) {
+    for (uint64_t i = 0; i < cb_iters(s); i++) cb_probe_top();
 }
 
 CB_BENCH(profile, probe_chain) {
