@@ -56,7 +56,8 @@ def main() -> None:
             met300 += ok300
             c300.append(ch["self"])
             print(f"run {k + 1:2}: {d['clock'][9:]}; probe inner {p['inner_lo']:.0f}–{p['inner_hi']:.0f}, outer "
-                  f"{p['outer']:.0f} ± {p['outer_pm']:.0f}; chain3000 {a:,.0f} {'ok' if ok3000 else 'OUT'}; chain30 "
+                  f"{p['outer']:.0f}/{p['outer_branch']:.0f} ± {p['outer_pm']:.0f}; chain3000 {a:,.0f} "
+                  f"{'ok' if ok3000 else 'OUT'}; chain30 "
                   f"{b:.1f} ± {rows['chain30']['self_pm']:.1f} {'ok' if ok30 else 'OUT'}; nest: chain300 "
                   f"{ch['self']:.1f} ± {ch['self_pm']:.1f} {'ok' if ok300 else 'OUT'}, leaf {leaf['self']:.1f} ± "
                   f"{leaf['self_pm']:.1f}, outer {outer['self']:.0f} ± {outer['self_pm']:.0f} ({outer['pct']:.1f}%), "

@@ -166,7 +166,11 @@ def target_argv(bench: str | None, command: tuple[str, ...], build_opts: BuildOp
     return runner._argv(*args), bench + ("" if param is None else f" [{param}]")
 
 
-def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions) -> tuple[list[Any], str, str, Probe]:
+def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
+               ir: bool = True) -> tuple[list[Any], str, str, Probe]:
+    """The timed flat profile of ``argv``, and with ``ir`` callgrind's Ir per call beside it
+    where valgrind is installed (not for BENCH: the runner sizes its batches by time, so a body's
+    call does another amount of work under callgrind)."""
     probe_runner = _probe_runner(pin)
     before = _ghz(probe_runner)
     tracer.record(argv, work / "target", timeout, pin.cpu)
@@ -176,7 +180,7 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions) 
     # the suite's registration constructors (cb_reg_*) run once at start-up: not the benchmark's
     calls = {k: v for k, v in tracer.read_uftrace(work / "target").items() if not k.startswith("cb_reg_")}
     rows = flat_profile(calls, clk.scale, probe)
-    if shutil.which("valgrind") is not None:
+    if ir and shutil.which("valgrind") is not None:
         _add_ir(rows, argv, work, timeout)
     return rows, clk.unit, clk.how, probe
 

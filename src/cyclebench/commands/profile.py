@@ -63,7 +63,7 @@ def profile_cmd(args: tuple[str, ...], backend: str, timeout: float, limit: int,
             rows = simulated_rows(argv, work, timeout)
             unit, how, probe = "Ir", "simulated (callgrind): exact calls, instructions per call", None
         else:
-            rows, unit, how, probe = timed_rows(argv, work, timeout, pin)
+            rows, unit, how, probe = timed_rows(argv, work, timeout, pin, ir=bench is None)
     except (BuildError, RunnerError, tracer.ProfileError) as e:
         raise UserError(str(e)) from None
     finally:
