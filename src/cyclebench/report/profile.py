@@ -27,9 +27,9 @@ def profile_table(rows: list[dict[str, Any]], unit: str, title: str, simulated: 
         cols = [Column("% self"), Column("calls"), Column("self Ir/call"), Column("total Ir/call"),
                 Column("function", justify="left")]
     else:
-        cols = [Column("% self"), Column("calls"), Column(f"self/call ({unit})"), Column("±", priority=2),
-                Column("raw self/call", priority=1), Column("mean self", priority=5), Column("total/call"),
-                Column("raw total/call", priority=4), Column("probe/raw", priority=1),
+        cols = [Column("% self"), Column("calls"), Column(f"self/call ({unit})"), Column("±", priority=1),
+                Column("raw self/call", priority=2), Column("mean self", priority=5), Column("total/call"),
+                Column("raw total/call", priority=4), Column("probe/raw", priority=2),
                 *([Column("self Ir/call", priority=3)] if with_ir else []), Column("function", justify="left")]
     share = f"{COMPENSATION_NOTE:.0%}"
     caption = ("exact calls and simulated instructions (callgrind): no timing" if simulated else
