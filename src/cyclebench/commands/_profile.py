@@ -43,6 +43,7 @@ from cyclebench.stats.profile import Probe, combine, flat_profile
 PROBE_OPTS = MeasureOptions(min_time=0.002, repeat=2, warmup=0.001)
 FAN = 10  # child calls of cb_probe_fan (CB_PROBE_FAN in probe.c)
 SCRATCH_PREFIX = "cyclebench-profile-"
+IR_MIN_S, IR_FACTOR = 30.0, 20.0  # callgrind's budget: 20× the traced run's wall time, at least 30 s
 
 
 BENCH_OPTS = MeasureOptions(min_time=0.05, repeat=4, warmup=0.005)
@@ -173,7 +174,7 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
     call does another amount of work under callgrind)."""
     probe_runner = _probe_runner(pin)
     before = _ghz(probe_runner)
-    tracer.record(argv, work / "target", timeout, pin.cpu)
+    wall = tracer.record(argv, work / "target", timeout, pin.cpu)
     after = _ghz(probe_runner)
     clk = _clock(before, after)
     probe = combine(_draws(probe_runner, pin, clk.scale, work), tick=clk.scale)  # uftrace's tick: 1 ns
@@ -181,7 +182,9 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
     calls = {k: v for k, v in tracer.read_uftrace(work / "target").items() if not k.startswith("cb_reg_")}
     rows = flat_profile(calls, clk.scale, probe)
     if ir and shutil.which("valgrind") is not None:
-        _add_ir(rows, argv, work, timeout)
+        # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not
+        # the whole --timeout, so a long program's Ir does not multiply the wait
+        _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)))
     return rows, clk.unit, clk.how, probe
 
 
