@@ -189,8 +189,8 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
 
 
 def _add_ir(rows: list[dict[str, Any]], argv: list[str], work: Path, timeout: float) -> None:
-    """Beside the time, the count a probe does not disturb (seed 004: compensation "would work
-    almost perfectly for event counters, unlike for time-related counters"): callgrind's exact
+    """Beside the time, the count a probe does not disturb (an event count takes the probe's cost
+    off exactly; time only approximately: docs/method.md §10): callgrind's exact
     instructions per call of each function (``ir_self``, ``ir_total``), the same build run
     again (its mcount calls are glibc's: one call instruction in each function's own count).
     A -pg build outside uftrace writes gprof's gmon.out: GMON_OUT_PREFIX puts it in ``work``.

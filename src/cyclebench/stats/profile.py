@@ -18,7 +18,7 @@ against ``outer``: 152 here). So for one call with c child calls, b of them maki
 so a caller's total is never below the sum of its children's, call by call, and so the median
 of a parent's totals is never below that of a child it calls once per call.
 
-Limits, as the seed says: the probe is measured in the best case (hot caches, a loop); a real
+Limits: the probe is measured in the best case (hot caches, a loop); a real
 program's probe also evicts its lines. A caller's per-child cost moved with the caller here by
 up to 6% (leaf children: 151–152 cycles~ in three callers; children with children: 132.5–140
 in three): ``CONTEXT`` of it per child call is part of the ±.
