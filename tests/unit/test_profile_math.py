@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from cyclebench.runner.profile import calls_of, read_callgrind
-from cyclebench.stats.profile import Probe, flat_profile, inner_part
+from cyclebench.runner.profile import Calls, calls_of, read_callgrind
+from cyclebench.stats.profile import Probe, flat_profile
 
 
 def ev(ph: str, ts_us: float, name: str, tid: int = 1) -> dict:
@@ -20,6 +22,8 @@ def test_nesting_self_children_and_off_cpu_time() -> None:
     assert c["f"].total == pytest.approx([2000, 3000, 500])  # ns; the second f slept 2 of its 5 µs (off the CPU)
     assert c["g"].total == pytest.approx([500]) and c["f"].children == [1, 0, 0]
     assert c["main"].children == [2] and c["main"].descendants == [3]
+    assert c["main"].branches == [1] and c["f"].branches == [0, 0, 0]  # the first f made a call, the second not
+    assert c["g"].parent == c["f"].id[:1] and c["f"].parent[:2] == c["main"].id * 2 and c["f"].parent[2] == -1
     assert c["main"].self == pytest.approx([10000 - 2000 - (2000 + 3000)])  # less the sleep and its children
     assert "linux:schedule" not in c
 
@@ -31,17 +35,72 @@ def test_callgrind_calls_and_inclusive_cost() -> None:
     assert (s["main"].self_ir, s["main"].total_ir, s["main"].calls) == (10, 3010, 0)
 
 
-def test_compensation_arithmetic() -> None:
-    class C:
-        total, self, children, descendants = [500.0, 700.0], [300.0, 300.0], [2, 3], [2, 5]
+def _tree() -> tuple[dict[str, Calls], Probe]:
+    """main → 2 × outer (self 40; raw 40 + inner + 3 × outer) → 2 × leaf (raw = inner: truly
+    empty) and a chain (raw 300 + inner)."""
+    probe = Probe(inner_lo=110, inner_hi=130, outer=150)
+    events, t = [ev("B", 0, "main")], 0.0
+    for _ in range(2):
+        t += 1
+        events.append(ev("B", t / 1000, "outer"))
+        for _ in range(2):
+            events += [ev("B", (t + 150) / 1000, "leaf"), ev("E", (t + 150 + 120) / 1000, "leaf")]
+            t += 150 + 120
+        events += [ev("B", (t + 150) / 1000, "chain"), ev("E", (t + 150 + 300 + 120) / 1000, "chain")]
+        t += 150 + 300 + 120 + 40 + 120
+        events.append(ev("E", t / 1000, "outer"))
+    events.append(ev("E", (t + 1) / 1000, "main"))
+    return calls_of(events), probe
 
-    probe = Probe(whole=100, inner=40, spread=5)
-    [row] = flat_profile({"x": C()}, scale=1.0, probe=probe)
-    assert row["self"] == pytest.approx(((300 - 40 - 2 * 60) + (300 - 40 - 3 * 60)) / 2)
-    assert row["total"] == pytest.approx(((500 - 40 - 200) + (700 - 40 - 500)) / 2)
-    assert row["self_pm"] == pytest.approx(5 * 3.5) and row["pct"] == pytest.approx(100)
-    med, spread = inner_part([100, 102, 98, 100, 400], scale=3.0)
-    assert med == 300 and spread == pytest.approx(1.4826 * 2 * 3.0, rel=0.01)
+
+def test_compensation_arithmetic() -> None:
+    calls, probe = _tree()
+    rows = {r["function"]: r for r in flat_profile(calls, 1.0, probe)}
+    assert probe.inner == 120 and probe.inner_pm == 10 and probe.whole == 270
+    assert rows["chain"]["self"] == pytest.approx(300) and rows["leaf"]["self"] == pytest.approx(0)
+    # outer: raw self = 3 children × 150 + its 40 + 120 of its own probe
+    assert rows["outer"]["self_raw"] == pytest.approx(3 * 150 + 40 + 120)
+    assert rows["outer"]["self"] == pytest.approx(40)
+    assert rows["outer"]["total"] == pytest.approx(40 + 300)  # its own calls' children, not the probes
+    assert rows["chain"]["self_pm"] == pytest.approx(10)  # half the range between the two bodies
+    assert rows["outer"]["self_pm"] == pytest.approx(10 + 3 * probe.outer_pm)
+    # main's two children make calls: each costs it outer_branch, not outer
+    branchy = {r["function"]: r for r in flat_profile(calls, 1.0, replace(probe, outer_branch=130))}
+    assert branchy["main"]["self"] == pytest.approx(rows["main"]["self"] + 2 * (150 - 130))
+    assert branchy["outer"]["self"] == pytest.approx(rows["outer"]["self"])  # its children are leaves
+
+
+def test_a_parents_total_holds_its_childrens_when_compensation_overshoots() -> None:
+    """An over-subtracted parent (probe.outer too large for this caller) has a negative self;
+    its total still holds its children's, call by call, and % comes from the medians shown."""
+    calls, _ = _tree()
+    rows = {r["function"]: r for r in flat_profile(calls, 1.0, Probe(inner_lo=110, inner_hi=130, outer=200))}
+    assert rows["outer"]["self"] < 0 and rows["main"]["self"] < 0
+    assert rows["outer"]["total"] >= rows["chain"]["total"] + 2 * rows["leaf"]["total"]
+    assert rows["main"]["total"] >= 2 * rows["outer"]["total"]
+    assert rows["outer"]["pct"] == 0 and rows["leaf"]["pct"] == pytest.approx(0)
+    shown = {n: r["calls"] * max(r["self"], 0) for n, r in rows.items()}
+    for n, r in rows.items():
+        assert r["pct"] == pytest.approx(100 * shown[n] / sum(shown.values()))
+
+
+def test_net_printing_and_the_compensation_note() -> None:
+    from rich.console import Console
+
+    from cyclebench.report.profile import profile_table
+
+    calls, _ = _tree()
+    rows = flat_profile(calls, 1.0, Probe(inner_lo=110, inner_hi=130, outer=200))
+    con = Console(width=250, record=True)
+    con.print(profile_table(rows, "cycles~", "t", wide=True))
+    text = con.export_text()
+    lines = {ln.split("│")[-2].strip(): ln for ln in text.splitlines() if ln.count("│") > 3}
+    cells = {n: [c.strip() for c in ln.split("│")[1:-1]] for n, ln in lines.items()}
+    assert cells["leaf"][2] == "≈0"  # 0 ± 10
+    assert cells["outer"][2] == "<0"  # 40 − 3·50 = −110, ± 10 + 3·(0.15·200)
+    assert cells["chain"][2] == "300.0"
+    assert cells["leaf"][8] == "100%!" and cells["chain"][8] == "29%"  # 120 of 120; 120 of 420
+    assert "over 50%" in text
 
 
 def test_a_probe_process_with_no_figure_is_measured_again(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

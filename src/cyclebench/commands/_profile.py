@@ -2,8 +2,9 @@
 measured on this machine and subtracted (seed 004), per call in cycles~.
 
 The recipe (timing, uftrace): calibrate the core clock with the add chain; measure the probe
-(suite/profile/probe.c under uftrace: an empty instrumented call against a plain one, and the
-empty function's recorded durations); record the program (``-- CMD``, built with -pg or
+(suite/profile/probe.c under uftrace: the recorded durations of an empty function and of a
+300-add chain, and a caller's self time with instrumented children against uninstrumented
+ones); record the program (``-- CMD``, built with -pg or
 -finstrument-functions) or the benchmark (``BENCH``, its sources built with -pg) under uftrace;
 calibrate again; convert ns to cycles~ with the mean of the two calibrations; compensate
 (stats/profile.py); print (report/profile.py). ``--backend callgrind``: exact calls and
@@ -12,7 +13,10 @@ simulated Ir per function of any build, nothing to compensate.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
+import warnings
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -21,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from cyclebench.build import BuildSpec, build
-from cyclebench.commands._common import UserError
+from cyclebench.commands._common import UserError, err
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
@@ -32,9 +36,14 @@ from cyclebench.runner import Runner
 from cyclebench.runner import profile as tracer
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
-from cyclebench.stats.profile import Probe, flat_profile, inner_part
+from cyclebench.stats.profile import Probe, combine, flat_profile
 
-PROBE_OPTS = MeasureOptions(min_time=0.05, repeat=8, warmup=0.01)
+# ~20k traced calls per function: the medians moved by <1 cycle~ between processes here, and
+# `uftrace dump` of them takes 0.5 s (1M calls took 20 s)
+PROBE_OPTS = MeasureOptions(min_time=0.002, repeat=2, warmup=0.001)
+FAN = 10  # child calls of cb_probe_fan (CB_PROBE_FAN in probe.c)
+SCRATCH_PREFIX = "cyclebench-profile-"
+IR_MIN_S, IR_FACTOR = 30.0, 20.0  # callgrind's budget: 20× the traced run's wall time, at least 30 s
 
 
 BENCH_OPTS = MeasureOptions(min_time=0.05, repeat=4, warmup=0.005)
@@ -78,27 +87,44 @@ def _clock(before: tuple[float | None, float], after: tuple[float | None, float]
                  f"({g1:.3f} GHz) the program")
 
 
-def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tuple[float, float, float]:
-    """One measurement of the probe: its whole cost per call (the engine-timed difference of the
-    two probe benchmarks, in the engine's unit), its inner part and that part's per-call spread
-    (the empty function's recorded durations × ``scale``)."""
+def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tuple[float, float, float, float]:
+    """One measurement of the probe in one traced process (suite/profile/probe.c), in cycles~
+    (durations × ``scale``, the engine's slopes as they are): (inner around a 300-add chain,
+    inner around an empty body, outer per leaf child call, outer per child call that makes
+    calls). NaN when the engine timed no chain."""
     traced = Runner(runner.binary, pin.cpu, fifo=pin.fifo, launcher=tracer.uftrace_argv(trace, []))
-    outs = traced.run_many([("profile/probe_call", None), ("profile/plain_call", None)], PROBE_OPTS, 120)
+    outs = traced.run_many([(f"profile/{b}", None) for b in ("plain_call", "plain_chain", "probe_fan", "probe_tree",
+                                                                       "probe_chain")],
+                           PROBE_OPTS, 120)
     bad = [o for o in outs if o.result is None]
     if bad:
         raise UserError(f"the probe could not be measured: {bad[0].status}: {bad[0].reason}")
-    probe_call, plain_call = (float(np.nanmedian(clock.round_costs(o.result)[0])) for o in outs)
-    inner, spread = inner_part(tracer.read_uftrace(trace)["cb_probe_empty"].self, scale)
-    return probe_call - plain_call, inner, spread
+    with warnings.catch_warnings():  # a process whose every round was disturbed: NaN, measured again
+        warnings.simplefilter("ignore", RuntimeWarning)
+        call, chain = (float(np.nanmedian(clock.round_costs(o.result)[0])) for o in outs[:2])
+    calls = tracer.read_uftrace(trace)
+    missing = {"cb_probe_empty", "cb_probe_chain", "cb_probe_fan", "cb_probe_fan_plain", "cb_probe_top"} - set(calls)
+    if missing:
+        raise UserError(f"the probe's trace lacks {', '.join(sorted(missing))}: uftrace recorded no such call")
+
+    def med(name: str, what: str = "self") -> float:
+        return float(np.median(getattr(calls[name], what))) * scale
+
+    # both fans' own inner parts cancel; what is left is FAN children's probes in the caller
+    outer = (med("cb_probe_fan") - med("cb_probe_fan_plain", "total")) / FAN
+    # top and fan: the same loop and own probe, children with children against leaves
+    branch = outer + (med("cb_probe_top") - med("cb_probe_fan")) / FAN
+    return med("cb_probe_chain") - (chain - call), med("cb_probe_empty"), outer, branch
 
 
-def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list[tuple[float, float, float]]:
+def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list[tuple[float, float, float, float]]:
     """PROBE_DRAWS measurements of the probe with a figure: a process whose every batch was
     disturbed (a busy host: seen once in fresh CI while another test suite ran) gives none and
     is measured again, up to twice as many processes; UserError when none gave one."""
-    draws: list[tuple[float, float, float]] = []
+    draws: list[tuple[float, float, float, float]] = []
     for k in range(2 * PROBE_DRAWS):
         d = _probe(runner, pin, scale, work / f"probe{k}")
+        shutil.rmtree(work / f"probe{k}", ignore_errors=True)
         if all(np.isfinite(d)):
             draws.append(d)
         if len(draws) == PROBE_DRAWS:
@@ -109,15 +135,14 @@ def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list
     return draws
 
 
-def _probes(draws: list[tuple[float, float, float]]) -> Probe:
-    """The probe measured in several processes (before and after the program), as one: the
-    means, and a spread holding the per-call spread and the sd between the processes — on
-    this KVM guest the inner part moved by 10–40 cycles~ from one process to the next, 5× its
-    per-call spread within one."""
-    whole, inner, within = (np.asarray(x) for x in zip(*draws, strict=True))
-    between = float(np.std(inner, ddof=1)) if len(inner) > 1 else 0.0
-    return Probe(whole=float(whole.mean()), inner=float(inner.mean()),
-                 spread=float(np.hypot(within.max(), between)))
+def scratch_dir() -> Path:
+    """A private scratch directory for the traces, named with this process's pid; those of
+    `cyclebench profile` processes that are gone (SIGKILLed: no cleanup ran) are removed first."""
+    for d in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = d.name[len(SCRATCH_PREFIX):].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(d, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
 
 
 def target_argv(bench: str | None, command: tuple[str, ...], build_opts: BuildOptions, pin: RunnerOptions,
@@ -142,16 +167,43 @@ def target_argv(bench: str | None, command: tuple[str, ...], build_opts: BuildOp
     return runner._argv(*args), bench + ("" if param is None else f" [{param}]")
 
 
-def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions) -> tuple[list[Any], str, str, Probe]:
+def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
+               ir: bool = True) -> tuple[list[Any], str, str, Probe]:
+    """The timed flat profile of ``argv``, and with ``ir`` callgrind's Ir per call beside it
+    where valgrind is installed (not for BENCH: the runner sizes its batches by time, so a body's
+    call does another amount of work under callgrind)."""
     probe_runner = _probe_runner(pin)
     before = _ghz(probe_runner)
-    tracer.record(argv, work / "target", timeout, pin.cpu)
+    wall = tracer.record(argv, work / "target", timeout, pin.cpu)
     after = _ghz(probe_runner)
     clk = _clock(before, after)
-    probe = _probes(_draws(probe_runner, pin, clk.scale, work))
+    probe = combine(_draws(probe_runner, pin, clk.scale, work), tick=clk.scale)  # uftrace's tick: 1 ns
     # the suite's registration constructors (cb_reg_*) run once at start-up: not the benchmark's
     calls = {k: v for k, v in tracer.read_uftrace(work / "target").items() if not k.startswith("cb_reg_")}
-    return flat_profile(calls, clk.scale, probe), clk.unit, clk.how, probe
+    rows = flat_profile(calls, clk.scale, probe)
+    if ir and shutil.which("valgrind") is not None:
+        # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not
+        # the whole --timeout, so a long program's Ir does not multiply the wait
+        _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)))
+    return rows, clk.unit, clk.how, probe
+
+
+def _add_ir(rows: list[dict[str, Any]], argv: list[str], work: Path, timeout: float) -> None:
+    """Beside the time, the count a probe does not disturb (an event count takes the probe's cost
+    off exactly; time only approximately: docs/method.md §10): callgrind's exact
+    instructions per call of each function (``ir_self``, ``ir_total``), the same build run
+    again (its mcount calls are glibc's: one call instruction in each function's own count).
+    A -pg build outside uftrace writes gprof's gmon.out: GMON_OUT_PREFIX puts it in ``work``.
+    Where callgrind cannot run the program, the rows go without and stderr says why."""
+    try:
+        sims = tracer.callgrind(argv, work / "ir.out", timeout, env=[f"GMON_OUT_PREFIX={work / 'gmon.out'}"])
+    except tracer.ProfileError as e:
+        err.print(f"no Ir per call beside the time: {e}", highlight=False)
+        return
+    for r in rows:
+        s = sims.get(r["function"])
+        if s is not None and s.calls:
+            r["ir_self"], r["ir_total"] = s.self_ir / s.calls, s.total_ir / s.calls
 
 
 def simulated_rows(argv: list[str], work: Path, timeout: float) -> list[Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
-from cyclebench.commands._profile import simulated_rows, target_argv, timed_rows
+from cyclebench.commands._profile import scratch_dir, simulated_rows, target_argv, timed_rows
 from cyclebench.env import sysinfo
 from cyclebench.report.profile import profile_table
 from cyclebench.runner import RunnerError
@@ -55,22 +55,26 @@ def profile_cmd(args: tuple[str, ...], backend: str, timeout: float, limit: int,
         raise click.UsageError("nothing to profile: cyclebench profile BENCH, or cyclebench profile -- CMD [ARGS]")
     pin = replace(pin, cpu=pin.cpu if pin.cpu is not None else sysinfo.choose_cpu())
     simulated = backend == "callgrind"
+    # named with this pid: a SIGKILLed profile's traces are removed by the next one (scratch_dir)
+    work = scratch_dir()
     try:
-        with tempfile.TemporaryDirectory(prefix="cyclebench-profile-") as tmp:
-            work = Path(tmp)
-            argv, name = target_argv(bench, command, build, pin, simulated)
-            if simulated:
-                rows = simulated_rows(argv, work, timeout)
-                unit, how, probe = "Ir", "simulated (callgrind): exact calls, instructions per call", None
-            else:
-                rows, unit, how, probe = timed_rows(argv, work, timeout, pin)
+        argv, name = target_argv(bench, command, build, pin, simulated)
+        if simulated:
+            rows = simulated_rows(argv, work, timeout)
+            unit, how, probe = "Ir", "simulated (callgrind): exact calls, instructions per call", None
+        else:
+            rows, unit, how, probe = timed_rows(argv, work, timeout, pin, ir=bench is None)
     except (BuildError, RunnerError, tracer.ProfileError) as e:
         raise UserError(str(e)) from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     out.print(profile_table(rows, unit, f"profile of {name} · {how}", simulated, wide, limit))
     if probe is not None:
-        err.print(f"probe (uftrace's mcount hooks), measured here: {probe.whole:.1f} {unit} a call, "
-                  f"{probe.inner:.1f} ± {probe.spread:.1f} of it inside the call; subtracted per call and per "
-                  "child call (a best case: see docs/method.md §10)", highlight=False)
+        err.print(f"probe (uftrace's mcount hooks), measured here, subtracted: {probe.inner:.1f} ± "
+                  f"{probe.inner_pm:.1f} {unit} inside each call (between {probe.inner_lo:.1f} around a latency-bound "
+                  f"body and {probe.inner_hi:.1f} around an empty one), {probe.outer:.1f} in the caller per leaf child "
+                  f"call and {probe.branch:.1f} per child that makes calls, ± {probe.outer_pm:.1f} (a best case: see "
+                  "docs/method.md §10)", highlight=False)
     if json_path is not None:
         write_text(json_path, json.dumps({"format": "cyclebench-profile", "target": name, "backend": backend,
                                           "unit": unit, "clock": how, "probe": probe.to_dict() if probe else None,

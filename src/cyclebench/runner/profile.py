@@ -31,12 +31,20 @@ class ProfileError(Exception):
 @dataclass
 class Calls:
     """Every call of one function: durations (total, self: without its children) in the trace's
-    unit, and per call the number of child calls and of all descendant calls."""
+    unit, per call the number of child calls, of those that made calls of their own (``branches``:
+    a caller pays less probe for them) and of all descendant calls, and its place in the
+    call tree — ``id`` (calls numbered in the order they began, across functions), ``parent``
+    (the calling call's id, -1 at the root) and ``depth`` (0 at the root) — so a caller's
+    compensated total can be built from its own calls' children (stats/profile.py)."""
 
     total: list[float] = field(default_factory=list)
     self: list[float] = field(default_factory=list)
     children: list[int] = field(default_factory=list)
     descendants: list[int] = field(default_factory=list)
+    branches: list[int] = field(default_factory=list)
+    id: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
 
 
 def _need(tool: str, package: str) -> str:
@@ -87,10 +95,12 @@ def read_uftrace(out_dir: Path) -> dict[str, Calls]:
 
 def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
     """Chrome-format B/E events → calls per function. A frame is [name, start, on-CPU time of
-    its children, child calls, descendant calls, off-CPU time inside it]; an E that does not
-    match the innermost frame (longjmp, a lost record) closes frames up to its match."""
+    its children, child calls, descendant calls, off-CPU time inside it, id, parent's id, child
+    calls that made calls]; an E
+    that does not match the innermost frame (longjmp, a lost record) closes frames up to its match."""
     out: dict[str, Calls] = {}
     stacks: dict[tuple[int, int], list[list]] = {}
+    next_id = 0
     for ev in events:
         ph = ev.get("ph")
         if ph not in ("B", "E"):
@@ -99,12 +109,13 @@ def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
         stack = stacks.setdefault(key, [])
         ts = float(ev["ts"]) * 1000.0  # µs → ns
         if ph == "B":
-            stack.append([ev["name"], ts, 0.0, 0, 0, 0.0])
+            stack.append([ev["name"], ts, 0.0, 0, 0, 0.0, next_id, stack[-1][6] if stack else -1, 0])
+            next_id += 1
             continue
         if not any(f[0] == ev["name"] for f in stack):
             continue
         while stack:
-            name, start, child_on, nchild, ndesc, off = stack.pop()
+            name, start, child_on, nchild, ndesc, off, ident, up, nbranch = stack.pop()
             dur = ts - start
             parent = stack[-1] if stack else None
             if name.startswith("linux:"):  # off the CPU: no function's cost, nor a call
@@ -117,11 +128,16 @@ def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
                 c.self.append(on - child_on)
                 c.children.append(nchild)
                 c.descendants.append(ndesc)
+                c.branches.append(nbranch)
+                c.id.append(ident)
+                c.parent.append(up)
+                c.depth.append(len(stack))
                 if parent is not None:
                     parent[2] += on
                     parent[3] += 1
                     parent[4] += 1 + ndesc
                     parent[5] += off
+                    parent[8] += nchild > 0
             if name == ev["name"]:
                 break
     return out
@@ -139,11 +155,13 @@ class Simulated:
     total_ir: int = 0
 
 
-def callgrind(argv: Sequence[str], out_file: Path, timeout: float) -> dict[str, Simulated]:
-    """Run ``argv`` under valgrind's callgrind (uncompressed output) and read it back."""
+def callgrind(argv: Sequence[str], out_file: Path, timeout: float, env: Sequence[str] = ()) -> dict[str, Simulated]:
+    """Run ``argv`` under valgrind's callgrind (uncompressed output) and read it back; ``env``:
+    NAME=VALUE settings for it (through env(1): valgrind does not follow an exec of env)."""
     vg = _need("valgrind", "valgrind")
-    child = run_child([vg, "--tool=callgrind", "--vgdb=no", f"--callgrind-out-file={out_file}",
-                       "--compress-strings=no", "--compress-pos=no", "--", *argv], timeout)
+    child = run_child([*(["env", *env] if env else []), vg, "--tool=callgrind", "--vgdb=no",
+                       f"--callgrind-out-file={out_file}", "--compress-strings=no", "--compress-pos=no",
+                       "--", *argv], timeout)
     if child.timed_out:
         raise ProfileError(f"{argv[0]} did not end within {timeout:g} s under callgrind (killed)")
     if not out_file.is_file():

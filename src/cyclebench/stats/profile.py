@@ -1,19 +1,27 @@
 """A flat profile with the probe's own cost subtracted (seed 004: "Profiling has subtracted its
 own overheads"; gprof's flat profile, Graham, Kessler & McKusick 1982). Pure: numbers in, rows out.
 
-A tracing probe (uftrace's mcount hooks) costs ``whole`` per call of an instrumented function,
-measured on this machine as an empty instrumented call against an uninstrumented one. Part of
-it, ``inner``, falls between the call's own entry and exit timestamps (measured as the recorded
-duration of the empty function); the rest falls in its caller. So for one call of a function
-with c child calls and d descendant calls (children, theirs, …):
+A tracing probe (uftrace's mcount hooks) costs, per call of an instrumented function, ``inner``
+between the call's own entry and exit timestamps and ``outer`` in its caller's span. Both are
+measured on this machine from a trace of suite/profile/probe.c (docs/method.md §10). ``inner``
+depends on the body: out of order, the probe's instructions overlap a latency-bound body's
+dependent chain, so it is measured on two kinds — an empty body (``inner_hi``: 129 cycles~ on
+this Xeon VM) and a 300-add chain (``inner_lo``: 117) — and a body's own overlap is taken to lie
+between them: the midpoint is subtracted and the half-range is part of the ±, with one tick of
+uftrace's ns timestamps (3.6 cycles~ here: a median of them is off by up to one). A child call
+that makes calls of its own costs its caller less than a leaf (``outer_branch``: 132 cycles~
+against ``outer``: 152 here). So for one call with c child calls, b of them making calls:
 
-    self      = raw self  − inner − c · (whole − inner)
-    total     = raw total − inner − d · whole
+    self  = raw self − inner − (c − b) · outer − b · outer_branch
+    total = max(self, 0) + the totals of its own child calls     (built up the call tree)
 
-Limits, as the seed says: the probe's cost is measured in the best case (hot caches, one
-function); a real program's probe also evicts its lines, so real overhead is larger and the
-compensated figures are upper bounds of the truth by that much. A compensated figure below
-the probe's own spread (``spread``) is not distinguishable from zero.
+so a caller's total is never below the sum of its children's, call by call, and so the median
+of a parent's totals is never below that of a child it calls once per call.
+
+Limits: the probe is measured in the best case (hot caches, a loop); a real
+program's probe also evicts its lines. A caller's per-child cost moved with the caller here by
+up to 6% (leaf children: 151–152 cycles~ in three callers; children with children: 132.5–140
+in three): ``CONTEXT`` of it per child call is part of the ±.
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from cyclebench.stats.estimators import MAD_SCALE
+CONTEXT = 0.06  # share of the per-child-call cost a caller's context may move (132.5–140 in three callers)
+COMPENSATION_NOTE = 0.5  # a figure whose compensation exceeds this share of its raw value is marked
 
 
 class CallsLike(Protocol):  # runner.profile.Calls
@@ -32,57 +41,119 @@ class CallsLike(Protocol):  # runner.profile.Calls
     self: list[float]
     children: list[int]
     descendants: list[int]
+    branches: list[int]
+    id: list[int]
+    parent: list[int]
+    depth: list[int]
 
 
 @dataclass(frozen=True)
 class Probe:
-    """The probe's cost per call, in the profile's unit: ``whole`` (all of it), ``inner`` (the
-    part inside the call's own span) and ``spread`` (scaled MAD of the inner part over calls)."""
+    """The probe's cost per call, in the profile's unit: inside the call's span around a
+    latency-bound body (``inner_lo``) and an empty one (``inner_hi``), in the caller's span per
+    child call that is a leaf (``outer``) or makes calls (``outer_branch``, = ``outer`` if not
+    given), the sd of the inner midpoint and of the outer parts between the processes they were
+    measured in (``u_inner``, ``u_outer``), and the trace's timestamp resolution (``tick``)."""
 
-    whole: float
-    inner: float
-    spread: float
+    inner_lo: float
+    inner_hi: float
+    outer: float
+    outer_branch: float | None = None
+    u_inner: float = 0.0
+    u_outer: float = 0.0
+    tick: float = 0.0
+
+    @property
+    def inner(self) -> float:
+        """What is subtracted inside each call's own span: the midpoint of the two bodies."""
+        return (self.inner_lo + self.inner_hi) / 2
+
+    @property
+    def inner_pm(self) -> float:
+        """± of ``inner``: half the range between the bodies (what out-of-order overlap can
+        hide), its drift between processes and a tick."""
+        return abs(self.inner_hi - self.inner_lo) / 2 + self.u_inner + self.tick
+
+    @property
+    def branch(self) -> float:
+        return self.outer if self.outer_branch is None else self.outer_branch
+
+    @property
+    def outer_pm(self) -> float:
+        """± of an outer part per child call: its drift between processes and the caller's context."""
+        return self.u_outer + CONTEXT * max(abs(self.outer), abs(self.branch))
+
+    @property
+    def whole(self) -> float:
+        return self.inner + self.outer
 
     def to_dict(self) -> dict[str, float]:
-        return {"whole": self.whole, "inner": self.inner, "spread": self.spread}
+        return {"inner_lo": self.inner_lo, "inner_hi": self.inner_hi, "inner": self.inner,
+                "inner_pm": self.inner_pm, "outer": self.outer, "outer_branch": self.branch,
+                "outer_pm": self.outer_pm, "tick": self.tick, "whole": self.whole}
 
 
-def inner_part(durations: list[float], scale: float = 1.0) -> tuple[float, float]:
-    """The recorded durations of an empty instrumented function → (median, scaled MAD), times
-    ``scale`` (e.g. cycles~ per ns)."""
-    x = np.asarray(durations, dtype=float)
-    if not len(x):
-        raise ValueError("the probe's empty function was not recorded")
-    med = float(np.median(x))
-    return med * scale, MAD_SCALE * float(np.median(np.abs(x - med))) * scale
+def combine(draws: list[tuple[float, float, float, float]], tick: float = 0.0) -> Probe:
+    """Probe measurements in several processes, each (inner_lo, inner_hi, outer, outer_branch),
+    as one: the means, and the sd between processes as u_inner (of the inner midpoint) and
+    u_outer (the larger of the two outer parts'); ``tick``: the trace's resolution."""
+    lo, hi, outer, branch = (np.asarray(x, dtype=float) for x in zip(*draws, strict=True))
+    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+    sd = (lambda x: float(np.std(x, ddof=1))) if len(lo) > 1 else (lambda x: 0.0)
+    return Probe(inner_lo=float(lo.mean()), inner_hi=float(hi.mean()), outer=float(outer.mean()),
+                 outer_branch=float(branch.mean()), u_inner=sd((lo + hi) / 2), u_outer=max(sd(outer), sd(branch)),
+                 tick=tick)
+
+
+def _totals(own: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Per call: max(own, 0) plus the totals of its child calls, deepest calls first."""
+    total = np.clip(own, 0, None)
+    pos = np.full(int(ids.max(initial=-1)) + 2, -1, dtype=np.int64)
+    pos[ids] = np.arange(len(ids))
+    up = np.where(parent >= 0, pos[np.clip(parent, 0, None)], -1)  # a parent not recorded: a root
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        at = (depth == d) & (up >= 0)
+        np.add.at(total, up[at], total[at])
+    return total
 
 
 def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
                  probe: Probe | None = None) -> list[dict[str, Any]]:
-    """One row per function, the largest compensated self time first: calls; raw and compensated
-    self and total per call — medians over the calls (a call the host interrupted without a
-    schedule event, a VM exit, moves a mean by its whole length: 3,560 against a median of 2,992
-    on a 3000-add function here), the means beside them (gprof's time/calls); % of the profile's
-    compensated self time (sums); the ± of a compensated self per call (the probe's spread, once
-    per probe it subtracts). Durations are multiplied by ``scale``; without ``probe`` the
-    compensated figures equal the raw ones."""
+    """One row per function, the largest share first: calls; raw and compensated self and
+    total per call — medians over the calls (a call the host interrupted without a schedule
+    event, a VM exit, moves a mean by its whole length: 3,560 against a median of 2,992 on a
+    3000-add function here), the compensated mean self beside them (gprof's time/calls); the
+    ± of self and total per call (the probe's, once per probe they subtract: a systematic
+    error, so it adds up linearly); ``comp_share``, the compensation's share of the raw self
+    (``compensated`` when over COMPENSATION_NOTE); ``pct``, the function's share of the
+    profile from the figures shown: calls × max(self, 0). Durations are multiplied by ``scale``;
+    without ``probe`` the compensated figures equal the raw ones."""
+    names = list(calls)
+    if not names:
+        return []
+    cat = {k: np.concatenate([np.asarray(getattr(calls[n], k), dtype=float) for n in names])
+           for k in ("total", "self", "children", "descendants", "branches", "id", "parent", "depth")}
+    fn = np.concatenate([np.full(len(calls[n].total), i) for i, n in enumerate(names)])
+    raw_total, raw_self = cat["total"] * scale, cat["self"] * scale
+    kids, desc, br = cat["children"], cat["descendants"], cat["branches"]
+    own = raw_self - probe.inner - (kids - br) * probe.outer - br * probe.branch if probe is not None else raw_self
+    total = _totals(own, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"].astype(np.int64))
     rows = []
-    for name, c in calls.items():
-        total, own = np.asarray(c.total) * scale, np.asarray(c.self) * scale
-        kids, desc = np.asarray(c.children, dtype=float), np.asarray(c.descendants, dtype=float)
+    for i, name in enumerate(names):
+        at = fn == i
+        s, t = float(np.median(own[at])), float(np.median(total[at]))
+        raw_s = float(np.median(raw_self[at]))
         if probe is not None:
-            comp_self = own - probe.inner - kids * (probe.whole - probe.inner)
-            comp_total = total - probe.inner - desc * probe.whole
-            pm = probe.spread * (1.0 + float(kids.mean()))
+            self_pm = probe.inner_pm + float(kids[at].mean()) * probe.outer_pm
+            total_pm = (1 + float(desc[at].mean())) * probe.inner_pm + float(desc[at].mean()) * probe.outer_pm
         else:
-            comp_self, comp_total, pm = own, total, None
-        rows.append({"function": name, "calls": len(total),
-                     "self_raw": float(np.median(own)), "self": float(np.median(comp_self)),
-                     "self_mean": float(comp_self.mean()), "self_pm": pm,
-                     "total_raw": float(np.median(total)), "total": float(np.median(comp_total)),
-                     "total_mean": float(comp_total.mean()),
-                     "self_sum": float(np.clip(comp_self, 0, None).sum())})
-    whole = sum(r["self_sum"] for r in rows) or 1.0
+            self_pm = total_pm = None
+        share = (raw_s - s) / raw_s if raw_s > 0 else (1.0 if raw_s != s else 0.0)
+        rows.append({"function": name, "calls": int(at.sum()),
+                     "self_raw": raw_s, "self": s, "self_mean": float(own[at].mean()), "self_pm": self_pm,
+                     "total_raw": float(np.median(raw_total[at])), "total": t, "total_pm": total_pm,
+                     "comp_share": share, "compensated": probe is not None and share > COMPENSATION_NOTE})
+    whole = sum(r["calls"] * max(r["self"], 0.0) for r in rows) or 1.0
     for r in rows:
-        r["pct"] = 100.0 * r.pop("self_sum") / whole
-    return sorted(rows, key=lambda r: -r["pct"])
+        r["pct"] = 100.0 * r["calls"] * max(r["self"], 0.0) / whole
+    return sorted(rows, key=lambda r: (-r["pct"], -r["total"]))
