@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from cyclebench.store import Store
 
 from conftest import DATA, FAST, cli
@@ -87,3 +91,55 @@ def test_cpu_that_does_not_exist(db: str) -> None:
     r = cli("run", str(DATA / "chain.c"), "--cpu", "4095")
     assert r.exit_code == 2
     assert "CPU 4095 is not available here (allowed:" in one_line_error(r.output)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding r.db (one stored run of timer/rdtsc), a.c (a benchmark including
+    inc/mine.h) and r.png, a symlink to r.db."""
+    d = tmp_path_factory.mktemp("outputs")
+    r = cli("run", "-b", "timer/rdtsc", *FAST, "-q", "--db", f"sqlite:///{d / 'r.db'}")
+    assert r.exit_code == 0, r.output
+    (d / "inc").mkdir()
+    (d / "inc" / "mine.h").write_text("#define MINE 1\n")
+    (d / "a.c").write_text('#include "mine.h"\n' + (DATA / "chain.c").read_text())
+    (d / "r.png").symlink_to(d / "r.db")
+    return d
+
+
+# every option that writes a file, aimed at the database (by another name: ./r.db, a symlink, a
+# side file), the benchmark's source or a header it includes (as gcc refuses "input file is the
+# same as output file")
+OVERWRITES = [
+    (["run", "-b", "timer/rdtsc", *FAST, "--json", "r.db"], "the database"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--format", "csv", "-o", "./r.db"], "the database"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--plot", "r.png"], "the database"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--json", "r.db-wal"], "the database's -wal file"),
+    (["run", "a.c", "-I", "inc", *FAST, "--json", "a.c"], "an input source"),
+    (["run", "a.c", "-I", "inc", *FAST, "--json", "inc/mine.h"], "a header the sources include"),
+    (["variants", "a.c", "-I", "inc", "-b", "chain/add200", "--json", "a.c"], "an input source"),
+    (["compare", "1", "1", "--json", "r.db"], "the database"),
+    (["compare", "1", "1", "--plot", "r.png"], "the database"),
+    (["scale", "contend/padded", "--tasks", "1", "--csv", "r.db"], "the database"),
+    (["history", "timer/rdtsc", "-o", "r.db"], "the database"),
+    (["export", "--json", "r.db"], "the database"),
+    (["export", "--format", "csv", "-o", "r.db"], "the database"),
+    (["gen", "icache", "-o", "r.db"], "the database"),  # no --db: the default ($CYCLEBENCH_DB)
+    (["check", "--json", "r.db-journal"], "the database's -journal file"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--json", "x.json", "-o", "x.json"], "--json writes the same file"),
+]
+
+
+@pytest.mark.parametrize(("argv", "what"), OVERWRITES, ids=[" ".join(a).replace(" ".join(FAST), "…") for a, _ in
+                                                            OVERWRITES])
+def test_an_output_that_is_an_input_is_refused_before_anything_runs(
+        stored: Path, argv: list[str], what: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(stored)
+    monkeypatch.setenv("CYCLEBENCH_DB", f"sqlite:///{stored / 'r.db'}")
+    before = {p.name: p.read_bytes() for p in (stored / "r.db", stored / "a.c", stored / "inc" / "mine.h")}
+    r = cli(*argv)
+    assert r.exit_code == 2, r.output
+    assert what in one_line_error(r.stderr) and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert {p.name: p.read_bytes() for p in (stored / "r.db", stored / "a.c", stored / "inc" / "mine.h")} == before
+    assert not (stored / "x.json").exists()
+    assert [run["id"] for run in Store(f"sqlite:///{stored / 'r.db'}").list_runs()] == [1]  # nothing measured
