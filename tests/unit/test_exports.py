@@ -360,3 +360,29 @@ def test_run_compare_and_export_share_format_and_output() -> None:
         params = {o: p for p in main.commands[name].params for o in getattr(p, "opts", ())}
         assert {"--format", "-o", "--output", "--json"} <= set(params), name
         assert tuple(params["--format"].type.choices) == EXPORT_FORMATS, name
+
+
+def test_an_output_replaced_whole_keeps_links_modes_and_devices(tmp_path: Path) -> None:
+    """cyclebench.atomic: a symlinked output stays a link to the new file, an old file keeps its
+    mode, a new one gets 0666 less the umask (not mkstemp's 0600), and a device is written
+    through, never replaced (renaming over /dev/null would replace the node)."""
+    import os
+    import stat
+
+    from cyclebench.atomic import write_atomic
+
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("old")
+    real.chmod(0o640)
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink() and real.read_text() == "new" and stat.S_IMODE(real.stat().st_mode) == 0o640
+    umask = os.umask(0o027)
+    try:
+        write_atomic(tmp_path / "fresh.json", "x")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "fresh.json").stat().st_mode) == 0o640
+    write_atomic(Path("/dev/null"), "nothing")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.json", "link.json", "real.json"]
