@@ -86,5 +86,7 @@ for _cmd in (run.run, compare.compare_cmd, variants.variants_cmd, scale.scale_cm
 guard_outputs(main)  # an output that is the database or a source is refused before anything runs
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # python -m cyclebench.cli: the program, as the console script runs it
+    from cyclebench.entry import main as program
+
+    program()

@@ -29,7 +29,7 @@ __all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "o
 
 def _width(stream: Any) -> int | None:
     """Terminal width on a terminal; wide when piped, so notes are not folded away."""
-    if "COLUMNS" in os.environ or stream.isatty():
+    if "COLUMNS" in os.environ or stream is None or stream.isatty():  # None: closed (cyclebench.entry)
         return None
     return 200
 
