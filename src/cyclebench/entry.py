@@ -46,11 +46,11 @@ def _say(message: str) -> None:
 
 def _exit(code: int, message: str) -> NoReturn:
     _say(message)
-    sys.stdout = None  # type: ignore[assignment]  (nothing left to flush at exit: no second message)
     sys.exit(code)
 
 
 def _stdout_failed(e: OSError) -> NoReturn:
+    sys.stdout = None  # type: ignore[assignment]  (nothing to flush at exit: no "Exception ignored")
     _exit(2, f"error: cannot write to stdout: {e.strerror} (results already measured are in the database)")
 
 
@@ -76,7 +76,8 @@ def _watch_stdout() -> None:
     if old is None:
         return
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(_Stdout(1, "w", closefd=False)), encoding=old.encoding,
-                                  errors=old.errors, line_buffering=old.line_buffering)
+                                  errors=old.errors, line_buffering=old.line_buffering,
+                                  write_through=getattr(old, "write_through", False))
 
 
 def main() -> None:
@@ -90,6 +91,9 @@ def main() -> None:
         cli(prog_name="cyclebench")
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the message
+        with contextlib.suppress(OSError, ValueError):
+            if sys.stdout is not None:
+                sys.stdout.flush()  # what was printed before stays printed
         _exit(INTERRUPTED, "interrupted")
     except StdoutError as e:
         _stdout_failed(e)
