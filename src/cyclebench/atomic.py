@@ -2,11 +2,10 @@
 
 A file cyclebench writes (``--json``, ``-o``, ``--plot``, ``--csv``, ``gen -o``) is first
 written to a temporary file in the target's directory, flushed to disk and then renamed over
-the target (rename(2) is atomic within a file system). On a full disk or any other error the
-temporary file is removed and the old file, if there was one, stays as it was; the OSError
-raised names the target, so the CLI turns it into one line (cli.py). This is what editors and
-package managers do (e.g. Python's own ``tempfile`` + ``os.replace`` recipe, and
-git's lock files).
+the target (rename(2): "If newpath already exists, it will be atomically replaced", within one
+file system, hence the same directory). On a full disk or any other error the temporary file is
+removed and the old file, if there was one, stays as it was; the OSError raised names the
+target, so the CLI turns it into one line (cli.py).
 
 Two cases are written in place instead: a target that exists and is not a regular file
 (``/dev/null``, ``/dev/stdout``, a FIFO: renaming over it would replace the device node), and
@@ -62,7 +61,7 @@ def replacing(path: Path) -> Iterator[Path]:
     """A temporary path (same directory, same suffix, so tools that go by the suffix, like
     matplotlib's savefig, pick the same format) to write instead of ``path``; when the block ends
     without an exception it is flushed to disk and renamed over ``path`` (with the old file's
-    mode, or 0666 less the umask for a new one). On an exception it is removed and ``path`` is
+    mode and, where allowed, owner; 0666 less the umask for a new one). On an exception it is removed and ``path`` is
     untouched. Raises OSError naming ``path``. Not-regular targets: ``path`` itself is given."""
     real, st = _target(path)
     if st is not None and not stat.S_ISREG(st.st_mode):
@@ -81,6 +80,9 @@ def replacing(path: Path) -> Iterator[Path]:
     try:
         try:
             os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else _new_mode())
+            if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(PermissionError):  # only root may give a file away
+                    os.fchown(fd, st.st_uid, st.st_gid)
         finally:
             os.close(fd)
         yield tmp
