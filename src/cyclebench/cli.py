@@ -34,6 +34,7 @@ from cyclebench.commands import (
     variants,
 )
 from cyclebench.commands._common import err
+from cyclebench.commands._outputs import guard as guard_outputs
 from cyclebench.store import StoreError
 
 
@@ -82,7 +83,10 @@ for _cmd in (run.run, compare.compare_cmd, variants.variants_cmd, scale.scale_cm
              results.runs_cmd, results.show_cmd, results.export_cmd, results.import_cmd, delete.delete_cmd,
              cache.cache_group, fleet.fleet_group):
     main.add_command(_cmd)
+guard_outputs(main)  # an output that is the database or a source is refused before anything runs
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # python -m cyclebench.cli: the program, as the console script runs it
+    from cyclebench.entry import main as program
+
+    program()

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
 from cyclebench.store import Store
 
 from conftest import DATA, FAST, cli
@@ -87,3 +96,117 @@ def test_cpu_that_does_not_exist(db: str) -> None:
     r = cli("run", str(DATA / "chain.c"), "--cpu", "4095")
     assert r.exit_code == 2
     assert "CPU 4095 is not available here (allowed:" in one_line_error(r.output)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding r.db (one stored run of timer/rdtsc), a.c (a benchmark including
+    inc/mine.h) and r.png, a symlink to r.db."""
+    d = tmp_path_factory.mktemp("outputs")
+    r = cli("run", "-b", "timer/rdtsc", *FAST, "-q", "--db", f"sqlite:///{d / 'r.db'}")
+    assert r.exit_code == 0, r.output
+    (d / "inc").mkdir()
+    (d / "inc" / "mine.h").write_text("#define MINE 1\n")
+    (d / "a.c").write_text('#include "mine.h"\n' + (DATA / "chain.c").read_text())
+    (d / "r.png").symlink_to(d / "r.db")
+    return d
+
+
+# every option that writes a file, aimed at the database (by another name: ./r.db, a symlink, a
+# side file), the benchmark's source or a header it includes (as gcc refuses "input file is the
+# same as output file")
+OVERWRITES = [
+    (["run", "-b", "timer/rdtsc", *FAST, "--json", "r.db"], "the database"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--format", "csv", "-o", "./r.db"], "the database"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--plot", "r.png"], "the database"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--json", "r.db-wal"], "the database's -wal file"),
+    (["run", "a.c", "-I", "inc", *FAST, "--json", "a.c"], "an input source"),
+    (["run", "a.c", "-I", "inc", *FAST, "--json", "inc/mine.h"], "a header the sources include"),
+    (["variants", "a.c", "-I", "inc", "-b", "chain/add200", "--json", "a.c"], "an input source"),
+    (["compare", "1", "1", "--json", "r.db"], "the database"),
+    (["compare", "1", "1", "--plot", "r.png"], "the database"),
+    (["scale", "contend/padded", "--tasks", "1", "--csv", "r.db"], "the database"),
+    (["history", "timer/rdtsc", "-o", "r.db"], "the database"),
+    (["export", "--json", "r.db"], "the database"),
+    (["export", "--format", "csv", "-o", "r.db"], "the database"),
+    (["gen", "icache", "-o", "r.db"], "the database"),  # no --db: the default ($CYCLEBENCH_DB)
+    (["check", "--json", "r.db-journal"], "the database's -journal file"),
+    (["run", "-b", "timer/rdtsc", *FAST, "--json", "x.json", "-o", "x.json"], "--json writes the same file"),
+]
+
+
+@pytest.mark.parametrize(("argv", "what"), OVERWRITES, ids=[" ".join(a).replace(" ".join(FAST), "…") for a, _ in
+                                                            OVERWRITES])
+def test_an_output_that_is_an_input_is_refused_before_anything_runs(
+        stored: Path, argv: list[str], what: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(stored)
+    monkeypatch.setenv("CYCLEBENCH_DB", f"sqlite:///{stored / 'r.db'}")
+    before = {p.name: p.read_bytes() for p in (stored / "r.db", stored / "a.c", stored / "inc" / "mine.h")}
+    r = cli(*argv)
+    assert r.exit_code == 2, r.output
+    assert what in one_line_error(r.stderr) and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert {p.name: p.read_bytes() for p in (stored / "r.db", stored / "a.c", stored / "inc" / "mine.h")} == before
+    assert not (stored / "x.json").exists()
+    assert [run["id"] for run in Store(f"sqlite:///{stored / 'r.db'}").list_runs()] == [1]  # nothing measured
+
+
+# the program as a user starts it: the console script pyproject installs (cyclebench.entry)
+_SCRIPT = Path(sys.executable).with_name("cyclebench")
+PROGRAM = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "cyclebench"]
+
+
+def _runs(url: str) -> list[int]:
+    return [r["id"] for r in Store(url).list_runs()]
+
+
+def test_stdout_that_cannot_be_written_is_one_line_and_the_run_stays_stored(tmp_path: Path) -> None:
+    """stdout on /dev/full (ENOSPC on the first flush): one line, exit 2, the run stored, and no
+    "Exception ignored" when Python flushes stdout at exit."""
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    for argv, runs in ((["run", "-b", "timer/rdtsc", *FAST], [1]), (["export", "--format", "csv"], [1]),
+                       (["--version"], [1])):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([*PROGRAM, *argv, *(["--db", url] if argv[0] != "--version" else [])], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=600)
+        assert p.returncode == 2, p.stderr
+        assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr
+        assert one_line_error(p.stderr).startswith("cyclebench: error: cannot write to stdout: No space left on device")
+        assert p.stderr.count("cyclebench:") == 1
+        assert _runs(url) == runs
+
+
+def test_closed_stdout_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """stdout closed (>&-): one line, exit 2, nothing measured, and fd 1 never becomes the
+    database (a closed fd is the next one open(2) returns)."""
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    Store(url)
+    p = subprocess.run([*PROGRAM, "run", "-b", "timer/rdtsc", *FAST, "--db", url], stderr=subprocess.PIPE,
+                       text=True, timeout=600, preexec_fn=lambda: os.close(1))
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip() == "cyclebench: error: stdout is closed: give it a file or /dev/null " \
+                               "(cyclebench ... >/dev/null)"
+    assert _runs(url) == []
+
+
+def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path) -> None:
+    """SIGINT at nine moments across start-up (the imports take most of it): exit 130 and one
+    line each time it lands before the command ends, never a KeyboardInterrupt traceback."""
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    Store(url)
+    t0 = time.monotonic()
+    assert subprocess.run([*PROGRAM, "runs", "--db", url], capture_output=True, timeout=120).returncode == 0
+    startup = time.monotonic() - t0
+    interrupted = 0
+    for i in range(1, 10):
+        p = subprocess.Popen([*PROGRAM, "runs", "--db", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        time.sleep(startup * i / 10)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        if p.returncode == 130:
+            interrupted += 1
+            assert err.strip().splitlines() == ["cyclebench: interrupted"], err
+        else:  # finished first, or (the first ms of Python's own start) killed by the default action
+            assert p.returncode in (0, -signal.SIGINT), (p.returncode, err)
+    assert interrupted >= 1  # the signal did land during start-up

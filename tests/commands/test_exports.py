@@ -4,10 +4,13 @@ format, --json keeping its meaning, and one line for a file that cannot be writt
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -128,3 +131,38 @@ def test_an_output_that_cannot_be_written_is_one_line(db: str, tmp_path: Path, a
         assert r.exit_code == 2, r.output
         assert r.stderr.startswith("cyclebench: error: -o/--output: cannot write") and "Traceback" not in r.output
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def full_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs, full, with an old file (old.out, 'OLD') on it."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True,
+                           text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mount.stderr.strip()}")
+    try:
+        (mnt / "old.out").write_text("OLD\n")
+        with open(mnt / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
+            while True:
+                f.write(b"\0" * 1024)
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+@pytest.mark.parametrize("argv", [["export", "1", "--json"], ["export", "1", "--format", "markdown", "-o"],
+                                  ["run", *CHAIN, "-b", "chain/add200", *FAST, "-q", "--json"],
+                                  ["gen", "icache", "-o"]])
+def test_a_full_disk_leaves_the_old_file_whole(two_runs: str, full_fs: Path, argv: list[str]) -> None:
+    """Written to a temporary file and renamed (cyclebench.atomic): the export does not fit, and
+    the file it would have replaced is still the old one, whole."""
+    target = full_fs / "old.out"
+    r = cli(*argv, str(target), *(["--db", two_runs] if argv[0] != "gen" else []))
+    assert r.exit_code == 2, r.output
+    assert "No space left on device" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert target.read_text() == "OLD\n"
+    assert sorted(p.name for p in full_fs.iterdir()) == ["filler", "old.out"]  # no temporary file left
+    if argv[0] == "run":
+        assert "the results are stored (run #" in r.stderr

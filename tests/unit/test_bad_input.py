@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from cyclebench.cli import main
+from cyclebench.commands._outputs import OUTPUTS
 
 CASES = [
     (["run", "-b", "timer/rdtsc", "--min-time", "nan"], "nan is not in"),
@@ -43,3 +45,16 @@ def test_output_file_in_a_missing_directory(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["gen", "icache", "--funcs", "4", "-o", str(tmp_path / "no" / "such" / "x.c")])
     assert r.exit_code == 2
     assert "cannot write" in r.output and "No such file or directory" in r.output
+
+
+def _leaves(group: click.Group) -> list[click.Command]:
+    return [leaf for c in group.commands.values()
+            for leaf in (_leaves(c) if isinstance(c, click.Group) else [c])]
+
+
+def test_every_option_that_writes_a_file_goes_through_the_one_check() -> None:
+    """A command with --json, -o, --plot or --csv (now or added later) is checked against its
+    inputs (commands/_outputs.py) before it runs."""
+    writing = [c for c in _leaves(main) if any(p.name in OUTPUTS and isinstance(p.type, click.Path) for p in c.params)]
+    assert len(writing) >= 10
+    assert [c.name for c in writing if not hasattr(c.callback, "__cyclebench_guarded__")] == []

@@ -9,6 +9,7 @@ import io
 import json
 import math
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -360,3 +361,58 @@ def test_run_compare_and_export_share_format_and_output() -> None:
         params = {o: p for p in main.commands[name].params for o in getattr(p, "opts", ())}
         assert {"--format", "-o", "--output", "--json"} <= set(params), name
         assert tuple(params["--format"].type.choices) == EXPORT_FORMATS, name
+
+
+def test_an_output_replaced_whole_keeps_links_modes_and_devices(tmp_path: Path) -> None:
+    """cyclebench.atomic: a symlinked output stays a link to the new file, an old file keeps its
+    mode, a new one gets 0666 less the umask (not mkstemp's 0600), and a device is written
+    through, never replaced (renaming over /dev/null would replace the node)."""
+    import os
+    import stat
+
+    from cyclebench.atomic import write_atomic
+
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("old")
+    real.chmod(0o640)
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink() and real.read_text() == "new" and stat.S_IMODE(real.stat().st_mode) == 0o640
+    umask = os.umask(0o027)
+    try:
+        write_atomic(tmp_path / "fresh.json", "x")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "fresh.json").stat().st_mode) == 0o640
+    write_atomic(Path("/dev/null"), "nothing")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.json", "link.json", "real.json"]
+
+
+def test_csv_cells_are_never_formulas_or_terminal_controls() -> None:
+    """OWASP "CSV Injection": a text cell starting with = + - @ tab or CR gets a leading quote;
+    numbers, negative ones too, stay numbers; ESC and BEL are made visible as the terminal
+    tables show them (report.text.visible)."""
+    rows = [{**timing('=HYPERLINK("http://x","y")', [-1.5, -1.5]), "variant": "@SUM(A1)"},
+            {**timing("x/\x1b]0;title\x07y", [2.0]), "variant": "-1.5", "reason": "+cmd"},
+            {"run_id": 1, "kind": "timing", "bench": "\tx/tab", "status": "failed", "reason": "\rline\x1b[2J",
+             "extra": {}}]
+    got = list(csv.DictReader(io.StringIO(write("csv", Export(rows, {1: run_row(1)})).text)))
+    assert [r["bench"] for r in got] == ["'=HYPERLINK(\"http://x\",\"y\")", "x/\\x1b]0;title\\x07y", "'\tx/tab"]
+    assert [r["variant"] for r in got[:2]] == ["'@SUM(A1)", "-1.5"] and got[1]["reason"] == "'+cmd"
+    assert got[0]["per_op"] == "-1.5" and got[0]["per_process"] == "-1.5 -1.5"
+    assert got[2]["reason"] == "\\x0dline\\x1b[2J"
+    cmp = [Row("=cmd|' /C calc'!A0", "-b", None, "cycles~", None, "\x1b[31mred")]
+    (c,) = csv.DictReader(io.StringIO(write("csv", Export(comparisons=cmp)).text))
+    assert (c["a"], c["b"], c["note"]) == ("'=cmd|' /C calc'!A0", "'-b", "\\x1b[31mred")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_export_carries_a_raw_control_character(fmt: str) -> None:
+    """A name, reason or note with ESC, BEL or CR reaches no export as such (JSON escapes them;
+    csv, markdown and text show them as \\x1b)."""
+    rows = [*results(), {**timing("x/\x1b]0;owned\x07\x1b[31mred", [5.0, 6.0]), "reason": "a\rb\x1b[2J"},
+            {"run_id": 1, "kind": "timing", "bench": "x/y", "status": "crashed", "reason": "bad\x1b[2J\x07",
+             "extra": {}}]
+    text = write(fmt, Export(rows, {1: run_row(1)}, title="t\x1b[1m", caption="c\x07")).text
+    assert [hex(ord(ch)) for ch in text if unicodedata.category(ch) == "Cc" and ch not in "\n\t"] == []

@@ -195,6 +195,15 @@ def _dependencies(spec: BuildSpec, src: Path) -> list[Path]:
     return [Path(d) for d in deps]
 
 
+def included_files(spec: BuildSpec) -> list[Path]:
+    """Every file a build of ``spec`` reads outside the system dirs: its sources, the headers they
+    include (``cc -MM``, as the cache key sees them) and the engine's own files."""
+    files = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
+    for src in spec.sources:
+        files += [src, *_dependencies(spec, src)]
+    return files
+
+
 def _cache_key(spec: BuildSpec, cc_version: str) -> str:
     h = hashlib.sha256()
     h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0objects kept\0".encode())

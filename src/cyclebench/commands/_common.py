@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from cyclebench import __version__
+from cyclebench.atomic import write_atomic
 from cyclebench.build import Binary
 from cyclebench.env import check, identity, sysinfo
 from cyclebench.model import FAILED_STATUSES
@@ -28,7 +29,7 @@ __all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "o
 
 def _width(stream: Any) -> int | None:
     """Terminal width on a terminal; wide when piped, so notes are not folded away."""
-    if "COLUMNS" in os.environ or stream.isatty():
+    if "COLUMNS" in os.environ or stream is None or stream.isatty():  # None: closed (cyclebench.entry)
         return None
     return 200
 
@@ -126,10 +127,11 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
 
 
 def write_text(path: Path, text: str, stored: str = "") -> None:
-    """Write an output file (--json, --csv, -o); a missing directory or no permission is one line,
-    exit 2 (audit D9), saying that what was measured is stored (``stored``, e.g. "run #3")."""
+    """Write an output file (--json, --csv, -o) whole or not at all (cyclebench.atomic: on a full
+    disk the old file stays); a missing directory, no permission or no space is one line, exit 2
+    (audit D9), saying that what was measured is stored (``stored``, e.g. "run #3")."""
     try:
-        path.write_text(text)
+        write_atomic(path, text)
     except OSError as e:
         kept = f"; the results are stored ({stored})" if stored else ""
         raise UserError(f"cannot write {path}: {e.strerror or e}{kept}") from None

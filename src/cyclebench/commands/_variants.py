@@ -39,7 +39,7 @@ from cyclebench.build import (
 )
 from cyclebench.build.allocators import Allocator
 from cyclebench.build.elf import berkeley_sizes, body_symbol, classify, disassemble, elf_sizes, helper_calls
-from cyclebench.commands._common import UserError, err, out
+from cyclebench.commands._common import UserError, err, out, write_text
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
@@ -442,7 +442,7 @@ def show(data: list[Any], run_id: int, unbuilt: bool, json_path: Path | None, wi
     """The ranked tables, the JSON, and (``exit_on_failure``) exit_if_failed."""
     console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide, sort=sort)
     if json_path is not None:
-        json_path.write_text(json.dumps(data, indent=1) + "\n")
+        write_text(json_path, json.dumps(data, indent=1) + "\n", f"run #{run_id}")
     if exit_on_failure:
         exit_if_failed(data, unbuilt)
 

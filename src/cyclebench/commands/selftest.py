@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cyclebench.build import BuildError
-from cyclebench.commands._common import UserError, err, out
+from cyclebench.commands._common import UserError, err, out, write_text
 from cyclebench.commands._options import RunnerOptions, json_option, runner_options
 from cyclebench.commands._progress import Steps
 from cyclebench.commands._selftest import REPLICATES, run_selftest, to_dict
@@ -46,7 +46,7 @@ def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, json_path
         table.add_row(c.name, c.expected, c.measured + (f" ({c.detail})" if c.detail else ""), verdict)
     out.print(table)
     if json_path is not None:
-        json_path.write_text(json.dumps(to_dict(report), indent=1) + "\n")
+        write_text(json_path, json.dumps(to_dict(report), indent=1) + "\n")
     if not report.passed:
         err.print("cyclebench: selftest FAILED: numbers from this machine are not to be trusted as they are",
                   style="red")

@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.text import Text
 
+from cyclebench.atomic import replacing
 from cyclebench.report.console import fmt
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.plots import FORMATS
@@ -93,5 +94,6 @@ def plot_history(title: str, points: Sequence[dict[str, Any]], h: History, unit:
     ax.set_title(title)
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    with replacing(path) as tmp:  # whole or not at all (cyclebench.atomic)
+        fig.savefig(tmp)
     plt.close(fig)

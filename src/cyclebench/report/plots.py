@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cyclebench.atomic import replacing
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import visible
 
@@ -87,7 +88,8 @@ def plot_scaling(series: Sequence[Series], path: Path, ncpus: int | None = None,
     rows = (len(labels) + 3) // 4
     fig.tight_layout(rect=(0, 0.04 + 0.035 * rows, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    with replacing(path) as tmp:  # whole or not at all (cyclebench.atomic)
+        fig.savefig(tmp)
     width, height = (round(v * dpi) for v in fig.get_size_inches())
     plt.close(fig)
     return width, height
@@ -184,7 +186,8 @@ def _finish(fig: Any, ax: Any, labels: Sequence[str], xlabel: str, title: str, p
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path)
+    with replacing(path) as tmp:  # whole or not at all (cyclebench.atomic)
+        fig.savefig(tmp)
     plt.close(fig)
 
 

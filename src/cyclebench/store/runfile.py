@@ -29,6 +29,7 @@ from typing import Any
 import jsonschema
 from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Table, Text
 
+from cyclebench.atomic import write_atomic
 from cyclebench.model import KINDS
 from cyclebench.store import urls
 from cyclebench.store.db import Store
@@ -63,7 +64,7 @@ def run_to_dict(store: Store, run_id: int) -> dict[str, Any]:
 
 
 def dump(data: dict[str, Any], path: Path) -> None:
-    path.write_text(json.dumps(data, indent=1, allow_nan=True) + "\n")
+    write_atomic(path, json.dumps(data, indent=1, allow_nan=True) + "\n")
 
 
 # ---------------------------------------------------------------- the file's schema

@@ -2,18 +2,26 @@
 or per comparison when compare's rows are given. The columns are fixed and listed in
 docs/exports.md; new columns are only ever added at the end. Numbers are written in full
 precision (Python's repr), absent values as empty fields; replicate lists are one field,
-values separated by spaces."""
+values separated by spaces.
+
+Text cells are made safe to open in a spreadsheet: control characters are made visible as the
+terminal tables show them (report.text.visible: ESC → ``\\x1b``), and a cell that a spreadsheet
+would read as a formula (first character ``=``, ``+``, ``-``, ``@``, tab or CR) gets a leading
+single quote, as OWASP's "CSV Injection" page advises; a cell that is a plain number (``-1.5``,
+``+3e-2``) stays a number."""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from cyclebench.report.console import notes
 from cyclebench.report.export import ComparisonRow, Export, Exported
 from cyclebench.report.export._rows import finite, kind_of
+from cyclebench.report.text import visible
 
 RESULT_COLUMNS = (
     "run_id", "kind", "bench", "param", "variant", "status", "reason", "unit",
@@ -28,12 +36,24 @@ COMPARISON_COLUMNS = ("a", "b", "param", "unit", "verdict", "median_a", "median_
                       "ci_high", "p", "pairs", "margin", "sequential", "note")
 
 
-def _cell(v: Any) -> Any:
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # owasp.org/www-community/attacks/CSV_Injection
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def text_cell(s: str) -> str:
+    """A text cell a spreadsheet shows as text: controls visible, a formula quoted (``'=…``)."""
+    s = visible(s)
+    return "'" + s if s.startswith(FORMULA_START) and not _NUMBER.fullmatch(s) else s
+
+
+def cell(v: Any) -> Any:
+    """One CSV field: absent and non-finite values empty, a list of numbers one field of values
+    separated by spaces, text through :func:`text_cell`, numbers as they are."""
     if v is None or (isinstance(v, float) and not finite(v)):
         return ""
     if isinstance(v, list):
         return " ".join(repr(float(x)) if finite(x) else "" for x in v)
-    return v
+    return text_cell(v) if isinstance(v, str) else v
 
 
 def result_record(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,5 +89,5 @@ def write(data: Export) -> Exported:
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
     for rec in records:
-        w.writerow({k: _cell(rec.get(k)) for k in cols})
+        w.writerow({k: cell(rec.get(k)) for k in cols})
     return Exported(buf.getvalue())

@@ -1,0 +1,5 @@
+"""``python -m cyclebench``: the program (cyclebench.entry)."""
+
+from cyclebench.entry import main
+
+main()

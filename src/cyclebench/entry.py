@@ -1,0 +1,105 @@
+"""The ``cyclebench`` program (pyproject's console script, and ``python -m cyclebench``): the CLI
+of cli.py behind what no command can catch itself.
+
+* Ctrl-C while Python imports the CLI (numpy, scipy, SQLAlchemy, rich, click: 0.7 s to 2 s on
+  a 2-core VM, longer under load) ends in one line and exit 130 (128 + SIGINT, as a shell
+  reports it), not a 55-line KeyboardInterrupt traceback: this module imports nothing heavy
+  before its ``try``.
+* stdout closed (``>&-``): refused at once in one line, exit 2, before anything is opened, so
+  fd 1 is never reused by the database or a compiler's output. A closed stdin or stderr gets
+  /dev/null for the same reason.
+* stdout that cannot be written (``>/dev/full``, a full disk, a quota): one line on stderr, exit 2;
+  what was measured before is already in the database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import sys
+from typing import NoReturn
+
+INTERRUPTED = 130  # 128 + SIGINT
+
+
+class StdoutError(OSError):
+    """A write to stdout failed (ENOSPC, EIO, EDQUOT, …): told apart from any other OSError."""
+
+
+class _Stdout(io.FileIO):
+    """fd 1, its write errors raised as StdoutError (a failed flush leaves no trace to ask later)."""
+
+    def write(self, b: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        try:
+            return super().write(b)  # type: ignore[return-value]
+        except OSError as e:
+            raise StdoutError(e.errno, e.strerror) from None
+
+
+def _say(message: str) -> None:
+    """One line on stderr, without importing anything (rich may not be imported yet)."""
+    with contextlib.suppress(OSError):  # stderr gone too: the exit status still says it
+        os.write(2, f"cyclebench: {message}\n".encode(errors="replace"))
+
+
+def _exit(code: int, message: str) -> NoReturn:
+    _say(message)
+    sys.exit(code)
+
+
+def _stdout_failed(e: OSError) -> NoReturn:
+    sys.stdout = None  # type: ignore[assignment]  (nothing to flush at exit: no "Exception ignored")
+    _exit(2, f"error: cannot write to stdout: {e.strerror} (results already measured are in the database)")
+
+
+def _standard_fds() -> bool:
+    """Give a closed fd 0, 1 or 2 /dev/null, so the next file opened (the database, a build's
+    output) never becomes a standard stream; True when stdout was closed."""
+    closed = False
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed |= fd == 1
+            new = os.open(os.devnull, os.O_RDWR)  # the lowest free fd: this one
+            if new != fd:
+                os.dup2(new, fd)
+                os.close(new)
+    return closed
+
+
+def _watch_stdout() -> None:
+    """sys.stdout writing through _Stdout, as it was (encoding, errors, line buffering)."""
+    old = sys.stdout
+    if old is None:
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_Stdout(1, "w", closefd=False)), encoding=old.encoding,
+                                  errors=old.errors, line_buffering=old.line_buffering,
+                                  write_through=getattr(old, "write_through", False))
+
+
+def main() -> None:
+    """Run the CLI; exit 130 on Ctrl-C at any moment, 2 when stdout is closed or cannot be written."""
+    try:
+        if _standard_fds():
+            _exit(2, "error: stdout is closed: give it a file or /dev/null (cyclebench ... >/dev/null)")
+        _watch_stdout()
+        from cyclebench.cli import main as cli
+
+        cli(prog_name="cyclebench")
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the message
+        with contextlib.suppress(OSError, ValueError):
+            if sys.stdout is not None:
+                sys.stdout.flush()  # what was printed before stays printed
+        _exit(INTERRUPTED, "interrupted")
+    except StdoutError as e:
+        _stdout_failed(e)
+    finally:
+        try:
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except StdoutError as e:
+            _stdout_failed(e)
