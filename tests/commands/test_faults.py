@@ -254,3 +254,28 @@ def test_cache_clean_during_a_run_keeps_the_runner_in_use(db: str, tmp_path: Pat
     assert len(got) == 16, err
     assert all(r["status"] in ("ok", "disturbed") and r["per_op"] is not None for r in got), [
         (r["param"], r["status"], r["reason"]) for r in got]
+
+
+def test_awkward_file_names_and_encodings_build_and_run(db: str, tmp_path: Path) -> None:
+    """A path with a space, '$' or '#' (gcc -M quotes them make's way), a file name that is not
+    UTF-8, and a compiler message quoting a Latin-1 line: each used to end in "No such file"
+    or a UnicodeDecodeError traceback."""
+    import shutil
+
+    d = tmp_path / "My $HOME #1 Benchmarks"
+    d.mkdir()
+    src = d / "a b.c"
+    shutil.copy(DATA / "chain.c", src)
+    r = cli("run", str(src), "-b", "chain/add200", *FAST)
+    assert r.exit_code == 0, r.output
+    assert rows(db)["chain/add200"]["status"] == "ok"
+    latin = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.c"))
+    shutil.copy(DATA / "chain.c", latin)
+    r = cli("run", str(latin), "--list")
+    assert r.exit_code == 0 and "chain/add200" in r.output, r.output
+    bad = tmp_path / "e.c"
+    bad.write_bytes(b"#include <cyclebench.h>\n#error caf\xe9\n")
+    p = cli_subprocess("run", str(bad), "--list")
+    _out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "Traceback" not in err, err
+    assert "caf\ufffd" in err and "does not compile" in err.splitlines()[-1]
