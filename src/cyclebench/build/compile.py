@@ -496,7 +496,7 @@ def build(spec: BuildSpec) -> Binary:
                 obj.unlink()
             else:  # the user's objects stay: variants reports their own text/data/bss (size(1))
                 obj.rename(tmp / "objects" / kept[i - len(ENGINE_SOURCES)].name)
-        (tmp / "cctmp").rmdir()
+        shutil.rmtree(tmp / "cctmp", ignore_errors=True)
         for _attempt in range(2):
             try:
                 tmp.rename(out_dir)  # atomic publish; the flock goes with the directory
@@ -512,6 +512,8 @@ def build(spec: BuildSpec) -> Binary:
                     os.close(_held.pop(out_dir))
                 if not _remove_unused(out_dir):
                     raise
+        else:
+            raise BuildError(f"{out_dir}: cannot publish the runner (replaced twice while building)")
     finally:
         if not published:
             os.close(tmp_fd)
