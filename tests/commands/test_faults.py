@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +169,113 @@ def test_a_name_with_a_quote_is_listed_and_measured(db: str) -> None:
     r = cli("run", src, "-b", "weird/*", *FAST)
     assert r.exit_code == 0, r.output
     assert rows(db)['weird/qu"ote']["status"] == "ok"
+
+
+DAEMON = str(DATA / "daemon.c")
+
+
+@pytest.mark.parametrize("bench", ["daemon/double_fork", "daemon/own_group"])
+def test_a_benchmark_that_daemonizes_leaves_no_process(db: str, bench: str) -> None:
+    """A body that daemonizes (fork, setsid, fork: out of the runner's session) or moves a child
+    to its own process group left one copy of the runner per runner process after the run, as
+    the kill reached only the group. The runner's supervisor is a child subreaper and kills its
+    whole tree when the runner ends."""
+    marker = f"--run {bench}"
+    try:
+        r = cli("run", DAEMON, "-b", bench, *FAST)
+        assert r.exit_code == 0, r.output
+        assert rows(db)[bench]["status"] == "ok"
+        assert wait_for(lambda: not procs_with(marker), 2.0), f"left running: {procs_with(marker)}"
+    finally:
+        for pid in procs_with(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(("bench", "status"), [("daemon/then_crash", "crashed"), ("daemon/then_hang", "timeout")])
+def test_a_daemon_is_killed_after_a_crash_or_at_the_timeout(db: str, bench: str, status: str) -> None:
+    """The runner that daemonized then crashed (SIGSEGV: its supervisor ends the same way, the
+    row says so) or hung (killed at --timeout: the tree is stopped, then killed) leaves nothing."""
+    marker = f"--run {bench}"
+    try:
+        r = cli("run", DAEMON, "-b", bench, "--timeout", "3", *FAST)
+        assert r.exit_code == 1, r.output
+        row = rows(db)[bench]
+        assert row["status"] == status, row["reason"]
+        if status == "crashed":
+            assert "SIGSEGV" in row["reason"]
+        assert wait_for(lambda: not procs_with(marker), 2.0), f"left running: {procs_with(marker)}"
+    finally:
+        for pid in procs_with(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_daemon_dies_with_a_killed_cli(db: str) -> None:
+    """SIGKILL of the CLI runs no handler: the supervisor's PR_SET_PDEATHSIG (SIGTERM) kills the
+    runner and then the daemon it left."""
+    marker = "--run daemon/then_hang"
+    proc = cli_subprocess("run", DAEMON, "-b", "daemon/then_hang", "--timeout", "120", "-q")
+    try:
+        assert wait_for(lambda: len(procs_with(marker)) >= 2, 60), proc.stderr.read() if proc.poll() is not None else ""
+        time.sleep(0.5)  # the body has daemonized
+        proc.kill()
+        proc.communicate(timeout=30)
+        assert wait_for(lambda: not procs_with(marker), 2.0), f"left running: {procs_with(marker)}"
+    finally:
+        for pid in procs_with(marker):
+            os.kill(pid, signal.SIGKILL)
+        proc.kill()
+
+
+def test_cache_clean_during_a_run_keeps_the_runner_in_use(db: str, tmp_path: Path) -> None:
+    """`cache clean --all` while a run measured removed its runner: every later runner process
+    failed ("runner: No such file or directory"). The run holds its entry (a shared flock);
+    clean skips it, saying so, and the run ends with all its numbers."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {**os.environ, "CYCLEBENCH_CACHE": str(cache)}
+    # 16 runner processes of ≥ 0.8 s each: the clean (a new CLI: 1–5 s to start on this loaded
+    # 2-core VM) lands mid-run
+    proc = cli_subprocess("run", str(DATA / "slow.c"), "--min-time", "0.8", "--repeat", "5", "--warmup", "0", "-q",
+                          env=env)
+    try:
+        assert wait_for(lambda: procs_with("--run slow/sleep_us"), 120), (
+            proc.stderr.read() if proc.poll() is not None else "")
+        clean = subprocess.run([sys.executable, "-m", "cyclebench.cli", "cache", "clean", "--all"], env=env,
+                               capture_output=True, text=True, timeout=60)
+        assert clean.returncode == 0, clean.stderr
+        assert "in use by a running cyclebench" in clean.stderr
+        assert proc.poll() is None, "the run ended before the clean: nothing was tested"
+        _out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert "No such file" not in err and proc.returncode in (0, 1), err  # 1: a row judged disturbed (VM)
+    store = Store(db)
+    got = [r for r in store.results(store.last_run_id()) if r["bench"] == "slow/sleep_us"]
+    assert len(got) == 16, err
+    assert all(r["status"] in ("ok", "disturbed") and r["per_op"] is not None for r in got), [
+        (r["param"], r["status"], r["reason"]) for r in got]
+
+
+def test_awkward_file_names_and_encodings_build_and_run(db: str, tmp_path: Path) -> None:
+    """A path with a space, '$' or '#' (gcc -M quotes them make's way), a file name that is not
+    UTF-8, and a compiler message quoting a Latin-1 line: each used to end in "No such file"
+    or a UnicodeDecodeError traceback."""
+    import shutil
+
+    d = tmp_path / "My $HOME #1 Benchmarks"
+    d.mkdir()
+    src = d / "a b.c"
+    shutil.copy(DATA / "chain.c", src)
+    r = cli("run", str(src), "-b", "chain/add200", *FAST)
+    assert r.exit_code == 0, r.output
+    assert rows(db)["chain/add200"]["status"] == "ok"
+    latin = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.c"))
+    shutil.copy(DATA / "chain.c", latin)
+    r = cli("run", str(latin), "--list")
+    assert r.exit_code == 0 and "chain/add200" in r.output, r.output
+    bad = tmp_path / "e.c"
+    bad.write_bytes(b"#include <cyclebench.h>\n#error caf\xe9\n")
+    p = cli_subprocess("run", str(bad), "--list")
+    _out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "Traceback" not in err, err
+    assert "caf\ufffd" in err and "does not compile" in err.splitlines()[-1]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -67,9 +68,169 @@ def test_cache_prune_removes_unused_and_half_built_entries(tmp_path: Path, monke
     old = time.time() - 2 * 3600
     os.utime(half, (old, old))
     assert {e.path for e in cache_entries()} == {entry, half}
-    assert [e.path for e in prune()] == [half]  # the fresh entry stays
+    assert [e.path for e in prune().removed] == [half]  # the fresh entry stays
     build(BuildSpec(sources=(DATA / "chain.c",)))  # a hit touches it
     assert time.time() - entry.stat().st_mtime < 60
     very_old = time.time() - 40 * 86400
     os.utime(entry, (very_old, very_old))
-    assert [e.path for e in prune()] == [entry] and not entry.exists()
+    # this process holds the entry it built (a run would be using its runner): kept, and said so
+    assert [e.path for e in prune().in_use] == [entry] and entry.exists()
+    from cyclebench.build import compile as compile_mod
+
+    os.close(compile_mod._held.pop(entry))  # as when the process using it has ended
+    assert [e.path for e in prune().removed] == [entry] and not entry.exists()
+
+
+HEADER_BENCH = ('#include <cyclebench.h>\n#include <n.h>\n'
+                "CB_BENCH(h, x) { for (uint64_t i = 0; i < cb_iters(s) * N; i++) cb_clobber(); }\n")
+
+
+@pytest.mark.parametrize("how", ["-isystem", "C_INCLUDE_PATH", "CPATH"])
+def test_a_system_header_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """A header reached through -isystem DIR, C_INCLUDE_PATH or CPATH is a system header to
+    `cc -MM`, which left it out of the key: after it changed, the old binary was measured."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "n.h").write_text("#define N 10\n")
+    src = tmp_path / "b.c"
+    src.write_text(HEADER_BENCH)
+    if how == "-isystem":
+        spec = BuildSpec(sources=(src,), cflags=("-O2", "-isystem", str(inc)))
+    else:
+        monkeypatch.setenv(how, str(inc))
+        spec = BuildSpec(sources=(src,))
+    a = build(spec)
+    assert build(spec).key == a.key  # still cached while nothing changed
+    (inc / "n.h").write_text("#define N 20\n")
+    b = build(spec)
+    assert b.key != a.key and b.path.is_file()
+
+
+def test_the_environment_and_the_compiler_binary_are_part_of_the_key(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variables gcc reads (its manual, "Environment Variables Affecting GCC") and which
+    binary `cc` resolves to on $PATH change the binary; `cc --version` alone does not tell."""
+    src = tmp_path / "b.c"
+    shutil.copy(DATA / "chain.c", src)
+    a = build(BuildSpec(sources=(src,)))
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1")
+    assert build(BuildSpec(sources=(src,))).key != a.key
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    assert build(BuildSpec(sources=(src,))).key == a.key
+    real = os.path.realpath(shutil.which("cc") or "")
+    other = tmp_path / "bin"
+    other.mkdir()
+    # a wrapper earlier on $PATH (as ccache or a distribution's hardening wrapper are): the same
+    # --version line, another program
+    (other / "cc").write_text(f'#!/bin/bash\nexec -a {os.path.dirname(real)}/cc {real} -fno-inline "$@"\n')
+    (other / "cc").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{other}:{os.environ['PATH']}")
+    b = build(BuildSpec(sources=(src,)))
+    assert b.cc_version == a.cc_version and b.key != a.key
+
+
+def test_make_dependency_quoting_is_undone(tmp_path: Path) -> None:
+    """gcc -M writes a space as '\\ ', '$' as '$$' and '#' as '\\#' (libcpp/mkdeps.cc); the key
+    split its output on blanks and read '.../My\\', so a path with a space did not build."""
+    from cyclebench.build.compile import parse_make_deps
+
+    d = tmp_path / "My Benchmarks $HOME #1\\x"
+    d.mkdir()
+    (d / "n h.h").write_text("#define N 10\n")
+    src = d / "a b.c"
+    src.write_text(HEADER_BENCH.replace("<n.h>", '"n h.h"'))
+    import subprocess
+
+    out = subprocess.run(["cc", "-M", "-MT", "cyclebench-deps", "-I", str(Path(__file__).parents[2] / "src"
+                                                                                    / "cyclebench" / "engine"),
+                          str(src)], capture_output=True, check=True).stdout
+    deps = parse_make_deps(out)
+    assert os.fsencode(src) in deps and os.fsencode(d / "n h.h") in deps
+    assert all(os.path.exists(p) for p in deps)
+    a = build(BuildSpec(sources=(src,)))
+    (d / "n h.h").write_text("#define N 20\n")
+    assert build(BuildSpec(sources=(src,))).key != a.key
+
+
+def test_latin1_source_and_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """A compiler message quoting a Latin-1 line, and a file name in Latin-1, ended in a
+    UnicodeDecodeError traceback: messages are decoded with replacement, names kept as bytes."""
+    src = tmp_path / "w.c"
+    src.write_bytes(b"#include <cyclebench.h>\n/* caf\xe9 */\n#warning caf\xe9\n"
+                    b"CB_BENCH(l, x) { for (uint64_t i = 0; i < cb_iters(s); i++) cb_clobber(); }\n")
+    assert build(BuildSpec(sources=(src,))).path.is_file()
+    bad = tmp_path / "e.c"
+    bad.write_bytes(b"#include <cyclebench.h>\n#error caf\xe9\n")
+    with pytest.raises(BuildError) as e:
+        build(BuildSpec(sources=(bad,)))
+    assert "caf\ufffd" in e.value.output
+    name = Path(os.fsdecode(bytes(tmp_path) + b"/n\xe9.c"))
+    shutil.copy(DATA / "chain.c", name)
+    assert build(BuildSpec(sources=(name,))).path.is_file()
+
+
+def test_a_failed_build_leaves_nothing_in_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source that fails stops the build and kills the compiles still running; gcc killed
+    mid-way left its cc*.s in $TMPDIR. The compilers' temporaries now live in the build's
+    own directory."""
+    import tempfile
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    slow = tmp_path / "slow.c"  # ~1 s of cc1 at -O2 here: still compiling when broken.c fails
+    body = "".join(f"x = x * {i} + (x >> {i % 13});\n" for i in range(20000))
+    slow.write_text("#include <cyclebench.h>\nunsigned long f(unsigned long x) {\n" + body + "return x; }\n")
+    with pytest.raises(BuildError, match="broken"):
+        build(BuildSpec(sources=(DATA / "broken.c", slow)))
+    assert list(tmpdir.iterdir()) == []
+
+
+def _plant(cache: Path, spec: BuildSpec, marker: Path) -> Path:
+    """Build ``spec`` into ``cache``, then replace its runner by a script owned by nobody that
+    leaves ``marker`` when run (what another user could put at the computable key)."""
+    b = build(spec)
+    runner = b.path
+    runner.unlink()
+    runner.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    runner.chmod(0o755)
+    os.chown(runner, 65534, 65534)
+    return runner
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="planting a file owned by another user needs root (os.chown)")
+def test_a_planted_runner_or_a_shared_cache_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner planted by nobody at build/<key>/runner in a shared cache was run as root,
+    silently: a cache or an entry another user owns or can write is refused, naming it."""
+    from cyclebench.build.compile import UnsafeCache
+    from cyclebench.runner import Runner
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # like /tmp
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(shared))
+    spec = BuildSpec(sources=(DATA / "chain.c",))
+    with pytest.raises(UnsafeCache, match=f"{shared} is writable by other users"):
+        build(spec)
+    shared.chmod(0o700)
+    marker = tmp_path / "planted-ran"
+    runner = _plant(shared, spec, marker)
+    from cyclebench.build import compile as compile_mod
+
+    while compile_mod._held:  # as in a new process: nothing held yet
+        os.close(compile_mod._held.popitem()[1])
+    with pytest.raises(UnsafeCache, match=f"{runner} is owned by nobody"):
+        Runner(build(spec).path).list()
+    os.chown(runner, 0, 0)
+    os.chown(runner.parent, 65534, 65534)
+    with pytest.raises(UnsafeCache, match=f"{runner.parent} is owned by nobody"):
+        build(spec)
+    os.chown(runner.parent, 0, 0)
+    runner.parent.chmod(0o777)
+    with pytest.raises(UnsafeCache, match="writable by other users"):
+        build(spec)
+    assert not marker.exists()
+    runner.parent.chmod(0o700)
+    runner.unlink()  # the defaults: a private cache builds and runs as before
+    assert Runner(build(spec).path).list()

@@ -4,16 +4,29 @@ The engine (``engine/runner.c``, ``engine/registry.c``) is always built with ``-
 ``-Wall -Wextra -Werror``; the user's flags (``--cflags``, ``-I``, ``-D``) apply only to the
 benchmark sources, so a flag variant changes the code being measured and never the
 measuring code. The cache key covers every byte that can change the binary: engine and
-benchmark sources and the headers they include (from ``cc -MM``), ``cc --version``, flags
+benchmark sources and every file the preprocessor reads for them, system headers and those
+found through ``-isystem``, ``CPATH`` or ``C_INCLUDE_PATH`` included (``cc -M``, the list
+``-MD`` writes; ``-MM`` leaves system headers out), ``cc --version`` and the compiler binary
+the name resolves to, the environment variables the compiler reads (``COMPILER_ENV``), flags
 and target.
+
+The cache is trusted only when no other user can have written it: its directory, ``build/``,
+an entry and its runner must be owned by the user running cyclebench and writable by no one
+else (else UnsafeCache, naming the path). An entry a process is using is held by a shared
+flock(2) on its directory; ``prune`` removes only entries it can lock exclusively.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import os
+import pwd
 import shutil
+import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -37,6 +50,13 @@ ENGINE_FLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread")
 BENCH_BASE_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-pthread")
 DEFAULT_CFLAGS = ("-O2",)
 COMPILE_TIMEOUT_S = 300
+# What the compiler reads from the environment and can change the binary with (gcc manual,
+# "Environment Variables Affecting GCC"; clang reads the same include paths). LANG/LC_* set the
+# source's multibyte encoding (ccache hashes the same three). TMPDIR only places temporaries.
+COMPILER_ENV = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "LIBRARY_PATH",
+                "GCC_EXEC_PREFIX", "COMPILER_PATH", "SOURCE_DATE_EPOCH", "GCC_COMPARE_DEBUG",
+                "LANG", "LC_ALL", "LC_CTYPE")
+DEPS_TARGET = b"cyclebench-deps"  # the -MT target of `cc -M`: a name we know, never a path to unescape
 
 
 class BuildError(Exception):
@@ -54,6 +74,11 @@ class BuildError(Exception):
 
 class ToolMissing(BuildError):
     """The compiler (or another build tool) is not installed."""
+
+
+class UnsafeCache(BuildError):
+    """The build cache (or an entry in it) is owned or writable by another user: a runner
+    planted there would be run as this user. The message names the path."""
 
 
 def engine_dir() -> Path:
@@ -146,21 +171,24 @@ def launcher_for(target: str | None) -> list[str]:
     return [qemu, "-L", f"/usr/{target_triplet(target)}"]
 
 
-_live: set[subprocess.Popen[str]] = set()  # compilers running now, killed when the build is interrupted
+_live: set[subprocess.Popen[bytes]] = set()  # compilers running now, killed when the build is interrupted
 _live_lock = threading.Lock()
 
 
-def _run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run one compiler command, output captured. The compiler dies with cyclebench (a kill
+def _run_bytes(argv: Sequence[str], cwd: Path | None = None,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run one compiler command, output captured as bytes. The compiler runs in its own session
+    (and process group), so a kill reaches cc1 and as too, not only the driver; it dies with cyclebench (a kill
     mid-build left cc1 running: the pool's thread that forks it waits for it, so
     PR_SET_PDEATHSIG fires only when cyclebench goes) and with an interrupted build (_kill_live)."""
-    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=cwd)
+    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=cwd, env=env,
+                 start_new_session=True)
     with _live_lock:
         _live.add(proc)
     try:
         out, err = proc.communicate(timeout=COMPILE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _kill_group(proc)
         out, err = proc.communicate()
     finally:
         with _live_lock:
@@ -168,10 +196,30 @@ def _run(argv: Sequence[str], cwd: Path | None = None) -> subprocess.CompletedPr
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+def _run(argv: Sequence[str], cwd: Path | None = None,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """_run_bytes with the output decoded, bytes that are not UTF-8 replaced: a compiler
+    quoting a Latin-1 source line (``#error café`` in ISO-8859-1) is shown, not a traceback."""
+    p = _run_bytes(argv, cwd, env)
+    return subprocess.CompletedProcess(p.args, p.returncode, p.stdout.decode(errors="replace"),
+                                       p.stderr.decode(errors="replace"))
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
 def _kill_live() -> None:
     with _live_lock:
-        for proc in _live:
-            proc.kill()
+        live = list(_live)
+    for proc in live:
+        _kill_group(proc)
+    for proc in live:  # reaped before the caller removes their temporary directory
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
 
 
 def compiler_version(cc: str) -> str:
@@ -184,15 +232,103 @@ def compiler_version(cc: str) -> str:
     return proc.stdout.splitlines()[0] if proc.stdout else cc
 
 
-def _dependencies(spec: BuildSpec, src: Path) -> list[Path]:
-    """Headers a source includes outside the system dirs (``cc -MM``); [] when it fails
-    (the compile that follows will then report the real error)."""
-    proc = _run([spec.cc, "-MM", *spec.bench_flags(), str(src)])
-    if proc.returncode != 0:
-        return []
-    text = proc.stdout.replace("\\\n", " ")
-    deps = text.split(":", 1)[1].split() if ":" in text else []
-    return [Path(d) for d in deps]
+def parse_make_deps(text: bytes) -> list[bytes]:
+    """Prerequisites of the make rules ``cc -M -MT cyclebench-deps`` writes, as file-system
+    bytes. Undoes gcc's quoting (libcpp/mkdeps.cc, ``munge``): a blank preceded by 2N+1
+    backslashes is N backslashes and the blank, by 2N backslashes N backslashes ending the
+    name; ``$$`` is ``$``; ``\\#`` is ``#``; backslash-newline continues the rule."""
+    deps: list[bytes] = []
+    for line in text.replace(b"\\\n", b" ").split(b"\n"):
+        if not line.startswith(DEPS_TARGET + b":"):
+            continue
+        rest, i, cur = line[len(DEPS_TARGET) + 1:], 0, bytearray()
+        while i < len(rest):
+            c = rest[i:i + 1]
+            if c == b"\\":
+                j = i
+                while j < len(rest) and rest[j:j + 1] == b"\\":
+                    j += 1
+                n, nxt = j - i, rest[j:j + 1]
+                if nxt in (b" ", b"\t"):
+                    cur += b"\\" * (n // 2)
+                    if n % 2:
+                        cur += nxt
+                        j += 1
+                elif nxt == b"#":
+                    cur += b"\\" * (n - 1) + b"#"
+                    j += 1
+                else:
+                    cur += b"\\" * n
+                i = j
+            elif c == b"$" and rest[i + 1:i + 2] == b"$":
+                cur += b"$"
+                i += 2
+            elif c in (b" ", b"\t"):
+                if cur:
+                    deps.append(bytes(cur))
+                    cur.clear()
+                i += 1
+            else:
+                cur += c
+                i += 1
+        if cur:
+            deps.append(bytes(cur))
+    return deps
+
+
+def _read_files(cc: str, flags: Sequence[str], sources: Sequence[Path]) -> list[bytes] | None:
+    """Every file the preprocessor reads for ``sources`` (``cc -M``: system headers and those
+    of -isystem, CPATH, C_INCLUDE_PATH included), as file-system bytes; None when it fails
+    (the compile that follows reports the real error)."""
+    proc = _run_bytes([cc, "-M", "-MT", DEPS_TARGET.decode(), *flags, *map(str, sources)])
+    return parse_make_deps(proc.stdout) if proc.returncode == 0 else None
+
+
+def _toolchain(cc: str) -> bytes:
+    """The compiler binary ``cc`` resolves to on $PATH (its real path, size and mtime: what
+    ccache's default compiler_check compares) and the environment it reads (COMPILER_ENV)."""
+    parts = []
+    where = shutil.which(cc)
+    if where:
+        real = os.path.realpath(where)
+        with contextlib.suppress(OSError):
+            st = os.stat(real)
+            parts.append(os.fsencode(real) + f"\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    for name in COMPILER_ENV:
+        value = os.environb.get(name.encode())
+        if value is not None:
+            parts.append(name.encode() + b"=" + value)
+    return b"\0".join(parts)
+
+
+def _engine_flags(spec: BuildSpec) -> list[str]:
+    return [*ENGINE_FLAGS, "-I", str(engine_dir()), *(f"-D{d}" for d in spec.engine_defines)]
+
+
+def _engine_reads(spec: BuildSpec, cc_version: str, engine: list[Path]) -> list[bytes]:
+    """_read_files of the engine's sources, remembered in the cache per engine, compiler,
+    environment and flags (``cc -M`` of its nine files took 250–300 ms of every cache hit on
+    this 2-core VM under load, 5× the rest of the key). The files it names are hashed on every
+    build all the same; what it cannot see is a header newly created earlier on the include
+    path than the one the list names, until the compiler, environment or engine changes."""
+    h = hashlib.sha256(cc_version.encode() + b"\0" + _toolchain(spec.cc) + b"\0"
+                       + b"\0".join(os.fsencode(a) for a in _engine_flags(spec)))
+    for f in engine:
+        h.update(f.read_bytes())
+    bdir = build_dir()
+    assert bdir is not None
+    memo = bdir / f".engine-reads-{h.hexdigest()[:24]}"
+    with contextlib.suppress(OSError):
+        check_private(memo)
+        return memo.read_bytes().split(b"\0")
+    read = _read_files(spec.cc, _engine_flags(spec), [engine_dir() / n for n in ENGINE_SOURCES])
+    if read is None:
+        return [b"cc -M failed"]
+    with contextlib.suppress(OSError):
+        tmp = memo.with_name(f"{memo.name}.{os.getpid()}")
+        tmp.write_bytes(b"\0".join(read))
+        tmp.rename(memo)
+    return read
 
 
 def included_files(spec: BuildSpec) -> list[Path]:
@@ -207,17 +343,99 @@ def included_files(spec: BuildSpec) -> list[Path]:
 def _cache_key(spec: BuildSpec, cc_version: str) -> str:
     h = hashlib.sha256()
     h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0objects kept\0".encode())
-    h.update("\0".join(spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)).encode())
+    h.update(b"\0".join(os.fsencode(a) for a in spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)))
     if spec.engine_defines:
         h.update(("\0engine\0" + "\0".join(spec.engine_defines)).encode())
-    files = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
-    for src in spec.sources:
-        files.append(src)
-        files += _dependencies(spec, src)
+    h.update(b"\0toolchain\0" + _toolchain(spec.cc))
+    engine = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
+    files: list[bytes] = [os.fsencode(f) for f in engine]
+    files += _engine_reads(spec, cc_version, engine)
+    # the sources' paths as given reach the binary (__FILE__ in CB_BENCH: --list names the file)
+    files += [os.fsencode(src) for src in spec.sources]
+    read = _read_files(spec.cc, spec.bench_flags(), spec.sources)
+    if read is None:  # the compile fails too, and says why
+        h.update(b"\0cc -M failed")
+    files += read or []
+    seen: set[bytes] = set()
     for f in files:
-        h.update(b"\0file\0" + str(f.name).encode() + b"\0")
-        h.update(f.read_bytes())
+        if f in seen:
+            continue
+        seen.add(f)
+        h.update(b"\0file\0" + f + b"\0")
+        try:
+            with open(f, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
+        except OSError:
+            h.update(b"\0missing")
     return h.hexdigest()[:24]
+
+
+def _user(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def check_private(path: Path, follow: bool = False) -> None:
+    """Raise UnsafeCache unless ``path`` is owned by this user and writable by no one else
+    (``follow``: a symbolic link to such a place is fine, for the cache's root only). A file
+    another user could write or own in the cache is a program they choose, run as this user."""
+    st = os.stat(path) if follow else os.lstat(path)
+    me = os.geteuid()
+    if stat.S_ISLNK(st.st_mode):
+        why = f"is a symbolic link (owned by {_user(st.st_uid)})"
+    elif st.st_uid != me:
+        why = f"is owned by {_user(st.st_uid)}, not by {_user(me)}"
+    elif st.st_mode & 0o022:
+        why = f"is writable by other users ({stat.filemode(st.st_mode)})"
+    else:
+        return
+    raise UnsafeCache(f"refusing the build cache: {path} {why}; set CYCLEBENCH_CACHE to a directory of your own")
+
+
+def build_dir(create: bool = True) -> Path | None:
+    """``cache_root()/build``, checked private (check_private) from the cache's root down and
+    created 0700 when missing (``create``; else None when there is none). Raises UnsafeCache."""
+    root = cache_root()
+    d = root / "build"
+    if create:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            d.mkdir(mode=0o700)
+    elif not root.exists():
+        return None
+    check_private(root, follow=True)
+    if not create and not os.path.lexists(d):
+        return None
+    check_private(d)
+    return d
+
+
+# entry directory → an fd holding a shared flock on it while this process may run its runner
+# (to its end: a run uses its runner until it exits); `cache clean` removes only what it can lock
+_held: dict[Path, int] = {}
+
+
+def _hold(entry: Path, fd: int | None = None) -> bool:
+    """Hold ``entry`` in use (a shared flock on its directory, on ``fd`` if given). Waits for a
+    clean that holds it exclusively; False when that clean removed it meanwhile."""
+    if entry in _held:
+        return True
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC) if fd is None else fd
+    except OSError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    try:
+        same = os.path.samestat(os.fstat(fd), os.stat(entry)) and (entry / "runner").is_file()
+    except OSError:
+        same = False
+    if not same:
+        os.close(fd)
+        return False
+    _held[entry] = fd
+    return True
 
 
 def build(spec: BuildSpec) -> Binary:
@@ -235,30 +453,35 @@ def build(spec: BuildSpec) -> Binary:
         raise ToolMissing(f"cross compiler '{spec.cc}' not found: install it (apt-get install {pkg})")
     cc_version = compiler_version(spec.cc)
     key = _cache_key(spec, cc_version)
-    out_dir = cache_root() / "build" / key
+    bdir = build_dir()
+    assert bdir is not None
+    out_dir = bdir / key
     binary = out_dir / "runner"
     kept = [out_dir / "objects" / f"{i:03d}-{src.stem}.o" for i, src in enumerate(spec.sources)]
     info = Binary(binary, key, spec.cc, cc_version, spec.cflags, tuple(str(s) for s in spec.sources), tuple(kept))
-    if binary.is_file() and os.access(binary, os.X_OK):
-        with contextlib.suppress(OSError):
-            os.utime(out_dir)  # last use, for pruning
+    if _reuse(out_dir):
         return info
     prune_daily()
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".tmp-"))
+    tmp = Path(tempfile.mkdtemp(dir=bdir, prefix=".tmp-"))
+    tmp_fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fcntl.flock(tmp_fd, fcntl.LOCK_SH)  # an hour-old half build is swept only if no builder holds it
+    # the compilers' temporaries (cc*.s, cc*.o) go in the build's own directory, removed with it:
+    # a compile killed because another source failed left them in $TMPDIR
+    (tmp / "cctmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp / "cctmp")}
+    published = False
     try:
         jobs: list[tuple[Path, list[str]]] = []
         for name in ENGINE_SOURCES:
-            jobs.append((engine_dir() / name, [spec.cc, *ENGINE_FLAGS, "-I", str(engine_dir()),
-                                               *(f"-D{d}" for d in spec.engine_defines), "-c"]))
+            jobs.append((engine_dir() / name, [spec.cc, *_engine_flags(spec), "-c"]))
         for src in spec.sources:
             jobs.append((src, [spec.cc, *spec.bench_flags(), "-c"]))
         objs = [tmp / f"{i:03d}-{src.stem}.o" for i, (src, _) in enumerate(jobs)]
 
         def compile_one(i: int) -> tuple[Path, subprocess.CompletedProcess[str]]:
             src, argv = jobs[i]
-            return src, _run([*argv, str(src), "-o", str(objs[i])])
+            return src, _run([*argv, str(src), "-o", str(objs[i])], env=env)
 
         pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
         try:
@@ -271,23 +494,58 @@ def build(spec: BuildSpec) -> Binary:
             raise
         pool.shutdown()
         # -ldl: dlsym/dladdr (runner --features names the malloc in use) live in libc only since glibc 2.34
-        link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm", "-ldl"])
+        link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm", "-ldl"],
+                    env=env)
         if link.returncode != 0:
             raise BuildError("link failed", link.stderr.strip())
+        os.chmod(tmp / "runner", 0o755)  # never group-writable (umask 002): check_private would refuse it
         (tmp / "objects").mkdir()
         for i, obj in enumerate(objs):
             if i < len(ENGINE_SOURCES):
                 obj.unlink()
             else:  # the user's objects stay: variants reports their own text/data/bss (size(1))
                 obj.rename(tmp / "objects" / kept[i - len(ENGINE_SOURCES)].name)
-        try:
-            tmp.rename(out_dir)  # atomic publish
-        except OSError:
-            if not binary.is_file():  # not a concurrent builder that won: a real failure
-                raise
+        shutil.rmtree(tmp / "cctmp", ignore_errors=True)
+        for _attempt in range(2):
+            try:
+                tmp.rename(out_dir)  # atomic publish; the flock goes with the directory
+                published = _hold(out_dir, tmp_fd)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                if _reuse(out_dir):  # a concurrent builder won
+                    break
+                # an entry without a usable runner (removed by hand): replaced, unless in use
+                if out_dir in _held:
+                    os.close(_held.pop(out_dir))
+                if not _remove_unused(out_dir):
+                    raise
+        else:
+            raise BuildError(f"{out_dir}: cannot publish the runner (replaced twice while building)")
     finally:
+        if not published:
+            os.close(tmp_fd)
         shutil.rmtree(tmp, ignore_errors=True)
     return info
+
+
+def _reuse(out_dir: Path) -> bool:
+    """True when ``out_dir`` holds a runner this user built and nobody else could have changed,
+    now held in use by this process. Raises UnsafeCache for an entry or runner another user
+    owns or can write."""
+    if not os.path.lexists(out_dir):
+        return False
+    check_private(out_dir)
+    binary = out_dir / "runner"
+    if not os.path.lexists(binary):
+        return False
+    check_private(binary)
+    if not (binary.is_file() and os.access(binary, os.X_OK) and _hold(out_dir)):
+        return False
+    with contextlib.suppress(OSError):
+        os.utime(out_dir)  # last use, for pruning
+    return True
 
 
 # Each distinct source/flag set is ~72 KB (audit D15: 23 entries after one audit); entries
@@ -304,29 +562,63 @@ class CacheEntry:
     partial: bool  # a .tmp-* directory of a build that never finished
 
 
+def _size(d: Path) -> int:
+    total = 0
+    for f in d.rglob("*"):
+        with contextlib.suppress(OSError):  # removed meanwhile by a clean or a failed build
+            total += f.lstat().st_size if f.is_file() else 0
+    return total
+
+
 def cache_entries() -> list[CacheEntry]:
-    """Every entry of the build cache, oldest use first."""
-    root = cache_root() / "build"
+    """Every entry of the build cache, oldest use first. Raises UnsafeCache (check_private)."""
+    root = build_dir(create=False)
     out = []
-    for d in root.iterdir() if root.is_dir() else []:
-        if not d.is_dir():
-            continue
-        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
-        out.append(CacheEntry(d, size, d.stat().st_mtime, d.name.startswith(".tmp-")))
+    for d in root.iterdir() if root is not None else []:
+        with contextlib.suppress(OSError):
+            if d.is_dir() and not d.is_symlink():
+                out.append(CacheEntry(d, _size(d), d.stat().st_mtime, d.name.startswith(".tmp-")))
     return sorted(out, key=lambda e: e.last_used)
 
 
-def prune(older_than_days: float = PRUNE_AFTER_DAYS, everything: bool = False) -> list[CacheEntry]:
+@dataclass
+class Pruned:
+    removed: list[CacheEntry] = field(default_factory=list)
+    in_use: list[CacheEntry] = field(default_factory=list)  # held by a running cyclebench: kept
+
+
+def prune(older_than_days: float = PRUNE_AFTER_DAYS, everything: bool = False) -> Pruned:
     """Remove entries unused for ``older_than_days`` (all with ``everything``) and abandoned
-    partial builds older than an hour. Returns what was removed."""
+    partial builds older than an hour, except those a live process holds (a run measuring with
+    that runner, a build in progress): removing its runner mid-run killed the run."""
     now = time.time()
-    gone = []
+    done = Pruned()
     for e in cache_entries():
         age = now - e.last_used
-        if everything or age > older_than_days * 86400 or (e.partial and age > TMP_AFTER_S):
-            shutil.rmtree(e.path, ignore_errors=True)
-            gone.append(e)
-    return gone
+        if not (everything or age > older_than_days * 86400 or (e.partial and age > TMP_AFTER_S)):
+            continue
+        removed = _remove_unused(e.path)
+        if removed is not None:
+            (done.removed if removed else done.in_use).append(e)
+    return done
+
+
+def _remove_unused(entry: Path) -> bool | None:
+    """Remove ``entry`` unless a live process holds it (flock(2) exclusive, non-blocking):
+    True when removed, False when in use, None when it was already gone."""
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        shutil.rmtree(entry, ignore_errors=True)
+        return True
+    finally:
+        os.close(fd)
 
 
 def prune_daily() -> None:
@@ -335,7 +627,6 @@ def prune_daily() -> None:
     try:
         if stamp.exists() and time.time() - stamp.stat().st_mtime < 86400:
             return
-        stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.touch()
     except OSError:
         return

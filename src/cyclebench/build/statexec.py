@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from cyclebench.build.compile import BuildError, _run, cache_root, compiler_version, engine_dir
+from cyclebench.build.compile import BuildError, _run, build_dir, check_private, compiler_version, engine_dir
 
 LAUNCHER_SOURCE = "statexec.c"
 LAUNCHER_FLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror")
@@ -21,11 +21,15 @@ def build_statexec(cc: str = "cc") -> Path:
     src = engine_dir() / LAUNCHER_SOURCE
     version = compiler_version(cc)
     h = hashlib.sha256(src.read_bytes() + f"\0{version}\0{' '.join(LAUNCHER_FLAGS)}".encode()).hexdigest()[:16]
-    out_dir = cache_root() / f"statexec-{h}"
+    root = build_dir()  # the cache's root checked private (UnsafeCache): this binary runs as us
+    assert root is not None
+    out_dir = root.parent / f"statexec-{h}"
     exe = out_dir / "statexec"
+    if os.path.lexists(out_dir) and os.path.lexists(exe):
+        check_private(out_dir)
+        check_private(exe)
     if exe.is_file() and os.access(exe, os.X_OK):
         return exe
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".tmp-statexec-"))
     try:
         proc = _run([cc, *LAUNCHER_FLAGS, str(src), "-o", str(tmp / "statexec")])

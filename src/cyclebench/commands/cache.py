@@ -6,8 +6,9 @@ import time
 
 import click
 
-from cyclebench.build.compile import PRUNE_AFTER_DAYS, cache_entries, cache_root, prune
-from cyclebench.commands._common import err, out
+from cyclebench.build.compile import PRUNE_AFTER_DAYS, UnsafeCache, cache_entries, cache_root, prune
+from cyclebench.commands._common import UserError, err, out
+from cyclebench.report.text import safe_text
 
 
 @click.group("cache")
@@ -18,11 +19,14 @@ def cache_group() -> None:
 @cache_group.command("info")
 def cache_info() -> None:
     """Where the cache is, its entries and size."""
-    entries = cache_entries()
+    try:
+        entries = cache_entries()
+    except UnsafeCache as e:
+        raise UserError(str(e)) from None
     total = sum(e.bytes for e in entries)
     oldest = (time.time() - entries[0].last_used) / 86400 if entries else 0.0
-    out.print(f"{cache_root() / 'build'}: {len(entries)} entries, {total / 2**20:.1f} MiB"
-              + (f", least recently used {oldest:.0f} day(s) ago" if entries else ""), highlight=False)
+    out.print(safe_text(f"{cache_root() / 'build'}: {len(entries)} entries, {total / 2**20:.1f} MiB"
+                        + (f", least recently used {oldest:.0f} day(s) ago" if entries else "")), highlight=False)
 
 
 @cache_group.command("clean")
@@ -30,7 +34,14 @@ def cache_info() -> None:
 @click.option("--older-than", type=click.FloatRange(0, 36500), default=PRUNE_AFTER_DAYS, show_default=True,
               metavar="DAYS", help="Remove entries unused for this many days.")
 def cache_clean(everything: bool, older_than: float) -> None:
-    """Remove unused entries and builds killed half-way (done once a day on its own)."""
-    gone = prune(older_than, everything)
+    """Remove unused entries and builds killed half-way (done once a day on its own). An entry
+    a running cyclebench is using is kept, and named."""
+    try:
+        done = prune(older_than, everything)
+    except UnsafeCache as e:
+        raise UserError(str(e)) from None
+    for e in done.in_use:
+        err.print(safe_text(f"kept {e.path}: in use by a running cyclebench"), highlight=False)
+    gone = done.removed
     err.print(f"removed {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} "
               f"({sum(e.bytes for e in gone) / 2**20:.1f} MiB)", highlight=False)

@@ -127,7 +127,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     except BuildError as e:
         if e.output:
             err.print(e.output, markup=False, highlight=False)
-        raise UserError(str(e) if isinstance(e, ToolMissing) else f"{e} (compiler output above)") from None
+        above = e.output and not isinstance(e, ToolMissing)
+        raise UserError(f"{e} (compiler output above)" if above else str(e)) from None
     except (FileNotFoundError, RunnerError, SelectionError) as e:
         raise UserError(str(e)) from None
 

@@ -20,6 +20,7 @@
  * How a number is made: measure.c.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,7 @@
 
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "json.h"
 #include "measure.h"
@@ -385,6 +387,103 @@ static int check_requests(args *a) {
     return 0;
 }
 
+/* SIGKILL every child of this process (every thread's list, /proc/PID/task/TID/children, proc(5));
+ * returns how many it found. */
+static int kill_children(void) {
+    int found = 0;
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return 0;
+    struct dirent *t;
+    while ((t = readdir(tasks))) {
+        if (t->d_name[0] == '.') continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/children", t->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        long pid;
+        while (fscanf(f, "%ld", &pid) == 1) {
+            kill((pid_t)pid, SIGKILL);
+            found++;
+        }
+        fclose(f);
+    }
+    closedir(tasks);
+    return found;
+}
+
+/* Kill everything below this subreaper: each child killed, reaped; what it left (its children)
+ * is reparented here and killed next, until no child is left. */
+static void kill_descendants(void) {
+    for (;;) {
+        kill_children();
+        pid_t r;
+        while ((r = waitpid(-1, NULL, WNOHANG)) > 0) {}
+        if (r < 0 && errno == ECHILD) return;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+static volatile pid_t supervised;
+
+static void supervisor_stop(int sig) {
+    (void)sig;
+    if (supervised > 0) kill(supervised, SIGKILL); /* waitpid below returns; the tree goes next */
+}
+
+/* A body that daemonizes (double fork and setsid, daemon(7)) or moves to its own process group
+ * is out of reach of a kill of the runner's session or group, and outlived the run (one copy per
+ * runner process). So under cyclebench (CYCLEBENCH_PARENT_PID set) this process becomes a child
+ * subreaper (prctl(2) PR_SET_CHILD_SUBREAPER: every orphan below it is reparented to it, not to
+ * init) and forks the real runner; once that has ended, however it ended, it kills every process
+ * left below it and ends the same way (exit status or signal). cyclebench gone (PR_SET_PDEATHSIG
+ * SIGTERM) or a SIGTERM: the runner is killed, then its tree. cyclebench's own kill at a timeout
+ * stops the whole tree before killing it (runner/child.py), this process included. Returns in the
+ * runner; without CYCLEBENCH_PARENT_PID (under perf, valgrind, by hand) it runs unsupervised. */
+static void supervise(pid_t parent) {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return; /* Linux < 3.4: unsupervised */
+    struct sigaction sa = {.sa_handler = supervisor_stop}; /* no SA_RESTART: waitpid sees EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(2);
+    pid_t self = getpid(), pid = fork();
+    if (pid < 0) {
+        signal(SIGTERM, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        return; /* cannot fork: unsupervised */
+    }
+    if (pid == 0) { /* the runner: dies with the supervisor, the supervisor's way */
+        signal(SIGTERM, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != self) _exit(2);
+        return;
+    }
+    supervised = pid;
+    int st = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &st, 0);
+        if (r == pid) break;
+        if (r < 0 && errno != EINTR) {
+            st = 2 << 8; /* exit 2 */
+            break;
+        }
+    }
+    supervised = 0;
+    kill_descendants();
+    if (WIFSIGNALED(st)) { /* the same death, without a second core dump */
+        int sig = WTERMSIG(st);
+        prctl(PR_SET_DUMPABLE, 0);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        sigprocmask(SIG_UNBLOCK, &one, NULL);
+        raise(sig);
+    }
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+}
+
 int main(int argc, char **argv) {
     /* Die with whoever started us (cyclebench, perf, valgrind): a hung body otherwise spins on
      * its pinned CPU forever once the CLI is killed (audit D1). */
@@ -393,6 +492,7 @@ int main(int argc, char **argv) {
      * may itself be pid 1 in a container) */
     const char *parent = getenv("CYCLEBENCH_PARENT_PID");
     if (parent && getppid() != (pid_t)atol(parent)) return 2;
+    if (parent) supervise((pid_t)atol(parent));
     /* The protocol stream is private: a body's stray write to a low fd or an exec'd helper
      * must not reach it (audit D21). */
     int fd = fcntl(1, F_DUPFD_CLOEXEC, 100); /* not fd 3, where a stray write lands */

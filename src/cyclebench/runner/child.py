@@ -1,6 +1,7 @@
 """Start a child process the way every measurement does: its own session, stdin from
-/dev/null, dying with cyclebench, output read with bounded memory, killed as a whole at a
-time or memory limit or when cyclebench is interrupted (audit D1, D2, D20, D21).
+/dev/null, dying with cyclebench, output read with bounded memory, killed as a whole (its
+tree: kill_tree) at a time or memory limit or when cyclebench is interrupted (audit D1, D2,
+D20, D21).
 """
 
 from __future__ import annotations
@@ -81,8 +82,8 @@ def session_rss(sid: int) -> int:
 
 
 def run_child(argv: list[str], timeout: float, max_rss: int | None = None, own_pdeathsig: bool = False) -> Child:
-    """Run argv in its own session, stdin from /dev/null, output captured, and killed (the whole
-    session: it may have forked or started threads) at ``timeout`` seconds, when its session's
+    """Run argv in its own session, stdin from /dev/null, output captured, and killed (its whole
+    tree and session: it may have forked, daemonized or started threads) at ``timeout`` seconds, when its session's
     RSS exceeds ``max_rss`` bytes, or when the caller is interrupted — KeyboardInterrupt and
     every other exception propagate after the kill. The child also dies with this process
     (die_with_parent). Memory stays bounded: stdout up to PROTOCOL_CAP, stderr's tail only."""
@@ -166,8 +167,48 @@ def _wait(proc: subprocess.Popen[bytes], t0: float, timeout: float, max_rss: int
                  timed_out, time.monotonic() - t0, limit, peak or None)
 
 
+def _children(pid: int) -> list[int]:
+    """The children of ``pid``: every thread's /proc/PID/task/TID/children (proc(5))."""
+    out = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and every process below it, whatever session or process group they moved
+    to. The tree is stopped first (SIGSTOP), walked again until no new process shows up (a
+    stopped process forks no more; an orphan goes to the nearest subreaper above it, the
+    runner's supervisor, still alive and stopped), then killed."""
+    stopped: set[int] = set()
+    pending = [pid]
+    while pending:
+        for p in pending:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGSTOP)
+            stopped.add(p)
+        pending = []
+        for p in stopped:
+            pending += [c for c in _children(p) if c not in stopped]
+    for p in stopped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, signal.SIGKILL)
+
+
 def _kill(proc: subprocess.Popen[Any]) -> None:
-    """Kill the child's whole session (it may have forked or spawned threads)."""
+    """Kill the child's whole tree (it may have forked, daemonized or left its process group:
+    kill_tree) and its session (what is left of it). The runner's supervisor (engine/runner.c)
+    is a child subreaper, so what its body started is in that tree even after a double fork."""
+    if proc.returncode is None:
+        kill_tree(proc.pid)
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -143,7 +143,8 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
     run = ScaleRun(bench, param, mode, tasks)
     stat0 = _cpu_stat()
     timeout = opts.timeout()
-    child = run_child(_argv(binary, bench, param, mode, tasks, opts, cpus), timeout)
+    # own_pdeathsig: supervised like run's runners (engine/runner.c), so a task that daemonized goes too
+    child = run_child(_argv(binary, bench, param, mode, tasks, opts, cpus), timeout, own_pdeathsig=True)
     run.wall_s = child.wall_s
     stat1 = _cpu_stat()
     run.steal = _steal_share(stat0, stat1, {cpus[i % len(cpus)] for i in range(tasks)} if cpus else set())
