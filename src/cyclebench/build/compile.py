@@ -332,11 +332,11 @@ def _engine_reads(spec: BuildSpec, cc_version: str, engine: list[Path]) -> list[
 
 
 def included_files(spec: BuildSpec) -> list[Path]:
-    """Every file a build of ``spec`` reads outside the system dirs: its sources, the headers they
-    include (``cc -MM``, as the cache key sees them) and the engine's own files."""
+    """Every file a build of ``spec`` reads: its sources, every header the preprocessor opens for
+    them (``cc -M``, as the cache key sees them; [] when that fails) and the engine's own files."""
     files = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
-    for src in spec.sources:
-        files += [src, *_dependencies(spec, src)]
+    files += list(spec.sources)
+    files += [Path(os.fsdecode(f)) for f in _read_files(spec.cc, spec.bench_flags(), spec.sources) or []]
     return files
 
 
