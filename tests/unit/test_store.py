@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -170,16 +171,41 @@ def _run(**kw: object) -> dict:
 @pytest.mark.parametrize(("run", "alive", "expected"), [
     (_run(status="complete"), False, "complete"),  # only 'running' is ever reconsidered
     (_run(), True, "running"),  # fresh heartbeat, live pid
-    (_run(), False, "abandoned"),  # this host, pid gone
-    (_run(heartbeat_at="2026-11-23T11:58:00+00:00"), True, "abandoned"),  # stale heartbeat
+    (_run(), False, "abandoned"),  # this host, pid gone (or another process's now)
+    (_run(heartbeat_at="2026-11-23T11:58:00+00:00"), True, "running"),  # this host: stopped (SIGSTOP), not dead
+    (_run(heartbeat_at="2026-11-23T11:58:00+00:00"), False, "abandoned"),
     (_run(host_id="other"), False, "running"),  # other host: its pid means nothing, heartbeat fresh
     (_run(host_id="other", heartbeat_at="2026-11-23T11:58:00+00:00"), True, "abandoned"),
     (_run(host_id=None, pid=None, heartbeat_at=None, started_at="2026-11-23T11:59:30+00:00"), True, "running"),
     (_run(host_id=None, pid=None, heartbeat_at=None), True, "abandoned"),  # legacy row: started long ago
-    (_run(heartbeat_at="garbage", started_at="garbage"), True, "abandoned"),
+    (_run(heartbeat_at="garbage", started_at="garbage"), True, "running"),  # this host: the process answers
+    (_run(host_id="other", heartbeat_at="garbage", started_at="garbage"), True, "abandoned"),
 ])
 def test_run_status_is_a_pure_decision(run: dict, alive: bool, expected: str) -> None:
-    assert run_status(run, now=NOW, host_id="me", pid_alive=lambda _pid: alive) == expected
+    assert run_status(run, now=NOW, host_id="me", pid_alive=lambda _pid, _start: alive) == expected
+
+
+def test_run_status_asks_about_the_process_that_started_the_run() -> None:
+    asked = []
+    run_status(_run(pid_start=4242), now=NOW, host_id="me", pid_alive=lambda *a: asked.append(a) or True)
+    run_status(_run(), now=NOW, host_id="me", pid_alive=lambda *a: asked.append(a) or True)  # before migration 0006
+    assert asked == [(100, 4242), (100, None)]
+
+
+def test_a_reused_pid_is_not_the_run_s_process() -> None:
+    """proc(5): field 22 of /proc/PID/stat is the start time; a live pid with another start
+    time is a later process given the same pid."""
+    me, start = os.getpid(), liveness.process_start(os.getpid())
+    assert isinstance(start, int) and start > 0
+    assert liveness.pid_alive(me, start) and liveness.pid_alive(me)
+    assert not liveness.pid_alive(me, start + 1)
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        os.kill(p.pid, signal.SIGSTOP)  # stopped is alive
+        assert liveness.pid_alive(p.pid, liveness.process_start(p.pid))
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_pid_alive() -> None:
@@ -244,12 +270,27 @@ def test_stale_heartbeat_reads_abandoned(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(Store, "heartbeat_every", 0)  # no thread: the run goes quiet
     monkeypatch.setattr(Store, "stale_after", 0.2)
     s = Store(sqlite_url(tmp_path / "st.db"))
-    rid = s.begin_run()
+    rid = s.begin_run(host_id="another host")  # on its own host only the process counts
     assert s.get_run(rid)["status"] == "running"
     time.sleep(0.3)
     assert s.get_run(rid)["status"] == "abandoned"
     assert s.heartbeat(rid)
     assert s.get_run(rid)["status"] == "running"
+
+
+def test_a_run_written_off_elsewhere_while_stopped_takes_its_status_back(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another host reads only heartbeats: it writes off a run whose process was stopped longer
+    than STALE_AFTER; the process, continued, beats again and the run is 'running' again."""
+    monkeypatch.setattr(Store, "heartbeat_every", 0)
+    s = Store(sqlite_url(tmp_path / "back.db"))
+    rid = s.begin_run()
+    with sqlite3.connect(tmp_path / "back.db") as con:  # what the other host's reconcile writes
+        con.execute("UPDATE runs SET status = 'abandoned', finished_at = heartbeat_at WHERE id = ?", (rid,))
+    assert s.get_run(rid)["status"] == "abandoned"
+    assert s.heartbeat(rid)
+    run = s.get_run(rid)
+    assert run["status"] == "running" and run["finished_at"] is None
 
 
 def test_list_runs_negative_limit_lists_all(tmp_path: Path) -> None:

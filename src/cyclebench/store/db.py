@@ -43,7 +43,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING
 from cyclebench.store import liveness, migrate, urls
@@ -62,6 +62,11 @@ from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for
 class StoreError(Exception):
     """The database cannot be opened or written (bad URL, missing driver, foreign or newer
     database, permissions…). Its message is one line and never holds a password."""
+
+
+class RunGone(StoreError):
+    """The run being stored into is no longer in the database: deleted while it ran
+    (`cyclebench delete --force`), and the results it had stored with it."""
 
 
 def default_url() -> str:
@@ -296,7 +301,7 @@ class Store:
         ``heartbeat_every`` s, until finish_run (or the process ends)."""
         t = now()
         values = {"started_at": t, "status": liveness.RUNNING, "host_id": self.host_id, "pid": os.getpid(),
-                  "heartbeat_at": t, **fields}
+                  "pid_start": liveness.process_start(os.getpid()), "heartbeat_at": t, **fields}
         if values.get("command") is not None:
             values["command"] = urls.redact_argv(values["command"])
         with self._write() as conn:
@@ -308,10 +313,13 @@ class Store:
 
     @_guard
     def heartbeat(self, run_id: int) -> bool:
-        """Say run ``run_id`` is alive (now); False if it is no longer 'running'."""
+        """Say run ``run_id`` is alive (now); False if it is no longer 'running'. A run of this
+        very process that another host wrote off as 'abandoned' (its heartbeat stopped while the
+        process was stopped, e.g. SIGSTOP) is 'running' again: it is."""
+        mine = (runs.c.status == liveness.ABANDONED) & (runs.c.host_id == self.host_id) & (runs.c.pid == os.getpid())
         with self._write() as conn:
-            n = conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status == liveness.RUNNING)
-                             .values(heartbeat_at=now())).rowcount
+            n = conn.execute(update(runs).where(runs.c.id == run_id, (runs.c.status == liveness.RUNNING) | mine)
+                             .values(heartbeat_at=now(), status=liveness.RUNNING, finished_at=None)).rowcount
         return bool(n)
 
     def _stop_heartbeats(self, run_id: int | None = None) -> None:
@@ -375,8 +383,18 @@ class Store:
         """Insert one result and its raw samples [(iters, ticks[, cal, disturbed, pmu]), ...] in
         one transaction. ``kind`` (model.KINDS) is guessed from unit/extra when not given."""
         values = self._result_values(fields)
-        with self._write() as conn:
-            return self._insert_result(conn, run_id, values, sample_rows)
+        try:
+            with self._write() as conn:
+                return self._insert_result(conn, run_id, values, sample_rows)
+        except IntegrityError:
+            if self._has_run(run_id):
+                raise
+            raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force), with the "
+                          "results it had stored: nothing of it is kept") from None
+
+    def _has_run(self, run_id: int) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None
 
     @_guard
     def insert_run(self, run: Mapping[str, Any],
@@ -402,7 +420,8 @@ class Store:
         done = []
         with self._write() as conn:
             rows = conn.execute(select(runs.c.id, runs.c.status, runs.c.started_at, runs.c.host_id, runs.c.pid,
-                                       runs.c.heartbeat_at).where(runs.c.status == liveness.RUNNING)).mappings().all()
+                                       runs.c.pid_start, runs.c.heartbeat_at)
+                                .where(runs.c.status == liveness.RUNNING)).mappings().all()
             for r in rows:
                 if self._status(r) != liveness.ABANDONED:
                     continue
