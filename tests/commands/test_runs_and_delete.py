@@ -273,3 +273,19 @@ def test_delete_force_of_a_live_run_is_told_truthfully_on_both_sides(tmp_path: P
     assert proc.returncode == 2 and "Traceback" not in err, err
     assert f"run #{rid} was deleted from {url} while it ran" in err and "are kept" not in err, err
     assert Store(url, create=False).get_run(rid) is None
+
+
+def test_run_refuses_a_damaged_database_before_measuring(tmp_path: Path) -> None:
+    """A table dropped at the current revision: `run` measured everything, then failed at its
+    first write ("no such table: samples"). Now it is one line, exit 2, before anything runs."""
+    import sqlite3
+
+    path = tmp_path / "nosamples.db"
+    Store(f"sqlite:///{path}").close()
+    with sqlite3.connect(path) as con:
+        con.execute("DROP TABLE samples")
+    r = cli("run", *CHAIN, "-q", "--db", f"sqlite:///{path}")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "is damaged: table samples is missing" in r.output and "no such table" not in r.output, r.output
+    with sqlite3.connect(path) as con:  # refused at open: no run was begun, nothing measured
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0

@@ -87,6 +87,59 @@ def test_foreign_sqlite_file_is_refused_untouched(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]  # no -wal, no -shm
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file::memory:?uri=true",
+                                 "sqlite:///file:x?mode=memory&uri=true"])
+def test_a_database_in_memory_is_refused_for_storing(url: str) -> None:
+    """What a command stores there would vanish when it exits."""
+    with pytest.raises(StoreError, match=r"is a database in memory: what is stored would vanish at exit"):
+        Store(url)
+    with pytest.raises(StoreError, match="no cyclebench database at"):
+        Store(url, create=False)
+
+
+def test_a_path_that_is_not_a_regular_file_is_refused_untouched(tmp_path: Path) -> None:
+    """--db /dev/null made SQLite write /dev/null-journal; a FIFO would block its first read."""
+    fifo = tmp_path / "fifo.db"
+    os.mkfifo(fifo)
+    journal = Path("/dev/null-journal")
+    had_journal = journal.exists()
+    for path in (Path("/dev/null"), fifo):
+        for create in (True, False):
+            with pytest.raises(StoreError, match=f"database sqlite:///{path}: {path} is not a regular file"):
+                Store(sqlite_url(path), create=create)
+    assert had_journal or not journal.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo.db"]
+
+
+def _damaged(tmp_path: Path, sql: str) -> Path:
+    path = tmp_path / "damaged.db"
+    s = Store(sqlite_url(path))
+    s.finish_run(s.begin_run(command=["x"]), "complete")
+    s.close()
+    con = sqlite3.connect(path)
+    con.execute(sql)
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    ("DROP TABLE samples", "is damaged: table samples is missing (schema revision 0006 has it)"),
+    ("DROP TABLE fleet_hosts", "is damaged: table fleet_hosts is missing"),
+    ("ALTER TABLE runs DROP COLUMN labels", "is damaged: column(s) runs.labels missing"),
+    ("DROP TABLE alembic_version", "is damaged: it was made by cyclebench under Alembic but its alembic_version "
+                                   "table is missing"),
+])
+def test_a_damaged_database_is_refused_on_open_untouched(tmp_path: Path, sql: str, says: str) -> None:
+    path = _damaged(tmp_path, sql)
+    before = path.read_bytes()
+    for create in (True, False):
+        with pytest.raises(StoreError) as e:
+            Store(sqlite_url(path), create=create)
+        assert says in str(e.value) and "\n" not in str(e.value)
+    assert path.read_bytes() == before
+
+
 def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("just some text, long enough to be read as a database header " * 3)

@@ -228,17 +228,27 @@ class Store:
         self._host_id: str | None = None
         path = urls.sqlite_path(self._url)
         where = path if path is not None else self.url
+        if path is None and urls.sqlite_in_memory(self._url):
+            if not create:  # a new, empty one: nothing to read
+                raise StoreError(f"no cyclebench database at {self.url}")
+            raise StoreError(f"--db {self.url} is a database in memory: what is stored would vanish at exit; "
+                             "give a file (sqlite:///path)")
         if path is not None:
             p = Path(path)
-            if not create and (not p.is_file() or p.stat().st_size == 0):
-                raise StoreError(f"no cyclebench database at {path}")
             if p.is_dir():
                 raise StoreError(f"cannot open database {self.url}: {path} is a directory")
+            if p.exists() and not p.is_file():  # /dev/null, a FIFO: SQLite would write PATH-journal beside it
+                raise StoreError(f"cannot open database {self.url}: {path} is not a regular file")
+            if not create and (not p.is_file() or p.stat().st_size == 0):
+                raise StoreError(f"no cyclebench database at {path}")
             if create:
                 try:
                     p.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as e:
                     raise StoreError(f"cannot open database {self.url}: {e.strerror}: {p.parent}") from None
+                if not p.exists() and not os.access(p.parent, os.W_OK | os.X_OK):
+                    raise StoreError(f"cannot open database {self.url}: cannot create a file in {p.parent} "
+                                     "(not writable)")
         try:
             self.engine: Engine = create_engine(self._url)
         except ImportError as e:
