@@ -76,3 +76,28 @@ def _compiling(marker: str) -> bool:
         if marker in cmd and "cyclebench.cli" not in cmd and ("cc1" in cmd or "cc " in cmd or "gcc" in cmd):
             return True
     return False
+
+
+def test_sigterm_to_compare_before_any_run_says_nothing_was_stored(tmp_path: Path) -> None:
+    """SIGTERM while compare still builds: no run exists, so "measured results are kept" was
+    false; it says nothing was measured or stored, exit 130, and the database holds no run."""
+    import contextlib
+    import os
+
+    src = tmp_path / "big.c"
+    assert cli("gen", "icache", "--funcs", "60000", "--size", "8", "-o", str(src)).exit_code == 0
+    url = f"sqlite:///{tmp_path}/c.db"
+    proc = cli_subprocess("compare", "icache/a", "icache/b", "-f", str(src), "--db", url, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not _compiling(str(src)):
+            time.sleep(0.05)
+        assert _compiling(str(src)), "the compiler never started"
+        proc.send_signal(signal.SIGTERM)  # what `timeout` or a CI cancel sends: to cyclebench alone
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # any compiler left behind
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted before anything was measured: nothing stored" in err and "kept" not in err, err
+    assert Store(url).last_run_id() is None
