@@ -322,9 +322,12 @@ class Store:
         return message
 
     def close(self) -> None:
-        """Stop heartbeats and release connections (the object stays usable: it reconnects)."""
+        """Stop heartbeats and release connections (the object stays usable: it reconnects).
+        Signals are held meanwhile: one raised inside the pool's close was logged by SQLAlchemy
+        as "Exception closing connection" with a traceback."""
         self._stop_heartbeats()
-        self.engine.dispose()
+        with _signals_held():
+            self.engine.dispose()
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[Connection]:
