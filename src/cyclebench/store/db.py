@@ -19,6 +19,7 @@ import atexit
 import contextlib
 import datetime as dt
 import functools
+import logging
 import os
 import signal
 import sqlite3
@@ -170,6 +171,17 @@ def _guard(fn: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def _quiet_psycopg() -> None:
+    """psycopg logs what it cannot report (a pipeline it cannot end once the server is gone:
+    "error ignored terminating <psycopg.Pipeline [BAD] …>") as warnings, which Python's last
+    resort handler prints on stderr before cyclebench's own line about the same failure. A
+    handler of its own that drops them (the error itself still reaches cyclebench); a user who
+    configured logging keeps their handlers."""
+    log = logging.getLogger("psycopg")
+    if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
+        log.addHandler(logging.NullHandler())
+
+
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -296,6 +308,8 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_connect)
             event.listen(self.engine, "begin", _sqlite_begin)
+        else:
+            _quiet_psycopg()
         try:
             migrate.prepare(self.engine, create=create, where=where)
         except migrate.SchemaError as e:
