@@ -9,6 +9,7 @@ is missing. Run as root, the cluster belongs to the ``postgres`` user (initdb re
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
@@ -53,8 +54,22 @@ def _as_owner(argv: list[str], owner: str | None) -> list[str]:
     return ["runuser", "-u", owner, "--", *argv] if owner else argv
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[Cluster]:
+@dataclass(frozen=True)
+class Owned:
+    """A cluster a test may stop: ``stop()`` is pg_ctl stop -m fast (what a server shutdown does
+    to every connected client: FATAL 57P01, then the socket closes)."""
+
+    cluster: Cluster
+    data: Path
+    owner: str | None
+
+    def stop(self) -> None:
+        subprocess.run(_as_owner([str(self.cluster.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
+                                  "stop"], self.owner), capture_output=True, timeout=60)
+
+
+@contextlib.contextmanager
+def _started() -> Iterator[Owned]:
     bindir = find_bindir()
     if bindir is None:
         pytest.skip("PostgreSQL server not installed: initdb not found (Debian/Ubuntu: apt-get install postgresql)")
@@ -91,11 +106,24 @@ def pg_cluster() -> Iterator[Cluster]:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"cannot start the test PostgreSQL: {e.stderr or e.stdout}\n{tail}") from e
     try:
-        yield cluster
+        yield Owned(cluster, data, owner)
     finally:
         subprocess.run(_as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], owner),
                        capture_output=True, timeout=60)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    with _started() as owned:
+        yield owned.cluster
+
+
+@pytest.fixture
+def pg_own_cluster() -> Iterator[Owned]:
+    """A cluster of this test alone, which it may stop (``.stop()``); its database ``postgres``."""
+    with _started() as owned:
+        yield owned
 
 
 _numbers = itertools.count()

@@ -157,3 +157,21 @@ def test_compare_and_run_plot(db: str, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "<svg" in svg.read_text() and "chain/add200" in svg.read_text()
     assert cli("run", "-b", "timer/rdtsc", "--plot", "x.txt").exit_code == 2  # said before measuring
+
+
+def test_stored_runs_with_a_nan_figure_say_no_number(db: str) -> None:
+    """A stored per op of NaN (SQLite keeps NULL) read as a fallback to the other unit and was
+    reported "units differ"; it is no number, and is said so."""
+    store = Store(db)
+    t = "2026-11-24T10:00:00+00:00"
+
+    def stored(per_op: float, cycles: float | None) -> int:
+        row = {"bench": "chain/add200", "status": "ok", "unit": "ticks", "per_op": per_op, "cycles_per_op": cycles,
+               "created_at": t, "kind": "timing"}
+        return store.insert_run({"started_at": t, "status": "complete"}, [(row, [])])
+
+    good, nan = stored(410.0, 200.0), stored(float("nan"), float("nan"))
+    for a, b in ((good, nan), (nan, good)):
+        r = cli("compare", str(a), str(b))
+        assert "units differ" not in r.output and "Traceback" not in r.output, r.output
+        assert f"no number: run #{nan} stored no finite per-op figure for it (NaN)" in r.output, r.output

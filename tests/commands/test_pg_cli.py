@@ -19,7 +19,7 @@ import pytest
 from cyclebench.store import Store
 
 from conftest import DATA, cli, cli_subprocess
-from pgcluster import pg_cluster, pg_url  # noqa: F401  (fixtures)
+from pgcluster import pg_cluster, pg_own_cluster, pg_url  # noqa: F401  (fixtures)
 
 CHAIN = [str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "10"]
 
@@ -168,3 +168,72 @@ def test_a_missing_driver_is_one_line(argv: list[str], tmp_path: Path) -> None:
     line = _one_line_exit_2(_cli(*argv, "--db", "postgresql://bench:S3cret@db.example/cb", block_psycopg=True))
     assert "PostgreSQL needs the psycopg driver" in line and "pip install 'cyclebench[postgres]'" in line
     assert "S3cret" not in line
+
+
+def test_postgresql_stopping_mid_run_is_one_line(pg_own_cluster: Any) -> None:  # noqa: F811
+    """The server stops (pg_ctl stop -m fast) while `run` measures: psycopg logged "error ignored
+    terminating <psycopg.Pipeline [BAD] …>" before the real error; only cyclebench's one line
+    shows (exit 2), no traceback."""
+    import time
+
+    from pgcluster import Owned
+
+    owned: Owned = pg_own_cluster
+    url = owned.cluster.url("postgres")
+    proc = cli_subprocess("run", str(DATA / "slow.c"), "-b", "slow/*", "-p", "1,2,3,4,5,6,7,8", "--min-time", "0.05",
+                          "--repeat", "5", "--warmup", "0", "-q", "--db", url)
+    deadline, rid = time.monotonic() + 120, None
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        try:
+            store = Store(url, create=False)
+        except Exception:  # no schema yet
+            continue
+        rid = store.last_run_id()
+        done = rid is not None and bool(store.results(rid))
+        store.close()
+        if done:
+            break
+    assert rid is not None and proc.poll() is None, "the run never stored a result"
+    owned.stop()
+    _out, err = proc.communicate(timeout=300)
+    lines = err.strip().splitlines()
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    assert "error ignored" not in err and "Pipeline" not in err, err
+    assert len(lines) == 1 and lines[0].startswith("cyclebench: error: database error:"), err
+
+
+_STORE_MANY_SAMPLES = """
+import sys
+from cyclebench.store import Store, StoreError
+s = Store(sys.argv[1])
+rid = s.begin_run(command=["cyclebench", "run"])
+print("begun", flush=True)
+try:
+    for _ in range(20):  # samples go in as one executemany: psycopg runs it in a pipeline
+        s.add_result(rid, {"bench": "x/y", "status": "ok"}, [(1000, 2000, 3, 0, None)] * 200_000)
+except StoreError as e:
+    print(f"cyclebench: error: {e}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def test_postgresql_stopping_inside_a_pipeline_prints_only_the_error(pg_own_cluster: Any,  # noqa: F811
+                                                                     tmp_path: Path) -> None:
+    """The server stops while samples are being written (psycopg's pipeline): psycopg's own
+    logger printed "error ignored terminating <psycopg.Pipeline [BAD] …>" on stderr before the
+    error cyclebench reports; only that one line must show."""
+    import time
+
+    owned = pg_own_cluster
+    script = tmp_path / "many.py"
+    script.write_text(_STORE_MANY_SAMPLES)
+    proc = subprocess.Popen([sys.executable, str(script), owned.cluster.url("postgres")], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "begun"
+    time.sleep(1.0)  # into the writes (each executemany of 200 000 rows takes seconds here)
+    owned.stop()
+    _out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2, err
+    assert "error ignored" not in err and "Pipeline" not in err, err
+    assert len(err.strip().splitlines()) == 1, err

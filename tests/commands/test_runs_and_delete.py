@@ -7,10 +7,8 @@ import socket
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from cyclebench import __version__
-from cyclebench.cli import main
 from cyclebench.store import Store, liveness
 
 from conftest import DATA, cli
@@ -117,21 +115,60 @@ def test_runs_filters(db: str) -> None:
         assert r.exit_code == 2 and says in r.output and "Traceback" not in r.output
 
 
+def _delete_on_a_terminal(db: str, args: list[str], answer: bytes) -> tuple[int, str]:
+    """`cyclebench delete ARGS` with a pseudo-terminal on stdin, typing ``answer`` (b"": Ctrl-D)."""
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "cyclebench.cli", "delete", *args, "--db", db], stdin=slave,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        os.close(slave)
+        os.write(master, answer or b"\x04")
+        out, err = p.communicate(timeout=60)
+    finally:
+        os.close(master)
+    return p.returncode, out + err
+
+
 def test_delete_asks_then_removes_runs_with_their_results_and_samples(db: str) -> None:
     ids = _stored(db)
-    r = CliRunner().invoke(main, ["delete", str(ids["old"])], input="n\n")
-    assert r.exit_code == 1 and "nothing deleted" in r.output and f"run #{ids['old']} · complete" in r.output
-    assert "1 result(s) · kernel=r1" in r.output
-    r = CliRunner().invoke(main, ["delete", str(ids["old"])], input="")  # no answer: no
-    assert r.exit_code == 1 and Store(db).get_run(ids["old"]) is not None
-    r = CliRunner().invoke(main, ["delete", str(ids["old"]), str(ids["new"])], input="y\n")
-    assert r.exit_code == 0, r.output
-    assert "deleted 2 run(s), 3 result(s) and 3 sample(s)" in r.output
+    code, output = _delete_on_a_terminal(db, [str(ids["old"])], b"n\n")
+    assert code == 1 and "nothing deleted" in output and f"run #{ids['old']} · complete" in output, output
+    assert "1 result(s) · kernel=r1" in output
+    code, output = _delete_on_a_terminal(db, [str(ids["old"])], b"")  # Ctrl-D, no answer: no
+    assert code == 1 and "Traceback" not in output and Store(db).get_run(ids["old"]) is not None, output
+    code, output = _delete_on_a_terminal(db, [str(ids["old"]), str(ids["new"])], b"y\n")
+    assert code == 0, output
+    assert "deleted 2 run(s), 3 result(s) and 3 sample(s)" in output
     s = Store(db)
     assert s.get_run(ids["old"]) is None and s.get_run(ids["new"]) is None and s.results(ids["new"]) == []
     assert [x["id"] for x in s.list_runs(None)] == [ids["other"]]
     with s.engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM samples").scalar() == 0
+
+
+@pytest.mark.parametrize("stdin", ["closed", "devnull", "pipe"])
+def test_delete_without_a_terminal_asks_for_yes(db: str, stdin: str) -> None:
+    """No terminal to ask on (stdin closed, /dev/null, a pipe): one line, exit 2, nothing deleted."""
+    import subprocess
+    import sys
+
+    ids = _stored(db)
+    argv = [sys.executable, "-m", "cyclebench.cli", "delete", str(ids["old"]), "--db", db]
+    if stdin == "closed":
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.close(0))
+    elif stdin == "devnull":
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    else:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, input="y\n")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        "cyclebench: error: delete asks before deleting and stdin is not a terminal: nothing deleted (--yes deletes "
+        "without asking)"]
+    assert Store(db).get_run(ids["old"]) is not None
 
 
 def test_delete_refuses_unknown_ids_and_running_runs(db: str) -> None:
@@ -148,8 +185,107 @@ def test_delete_refuses_unknown_ids_and_running_runs(db: str) -> None:
     assert s.get_run(ids["old"]) is not None
     r = cli("delete", "--yes", "--force", str(live))
     assert r.exit_code == 0 and s.get_run(live) is None
+    assert f"run #{live} was still running (host " in r.output and "nothing it measured is kept" in r.output
     dead = s.insert_run({"started_at": "2026-01-01T00:00:00+00:00", "status": "running", "host_id": s.host_id,
                          "pid": 999_999_999}, [])
     assert cli("delete", "--yes", str(dead)).exit_code == 0  # abandoned (its process is gone): no --force needed
     r = cli("delete", "--yes", "1", "--db", "sqlite:////nonexistent/x.db")
     assert r.exit_code == 2 and "no cyclebench database" in r.output
+
+
+def test_a_stopped_run_is_still_running_and_survives(tmp_path: Path) -> None:
+    """A run whose process is stopped (Ctrl-Z, SIGSTOP) beats no more, yet lives and goes on when
+    continued: on its own host it reads 'running' however old its heartbeat, a writing command's
+    reconcile leaves it alone, `delete` without --force refuses it, and after SIGCONT it ends
+    complete with all its results."""
+    import datetime as dt
+    import signal
+    import sqlite3
+    import time
+
+    from conftest import cli_subprocess
+
+    path = tmp_path / "stop.db"
+    url = f"sqlite:///{path}"
+    proc = cli_subprocess("run", str(DATA / "slow.c"), "-b", "slow/*", "-p", "1,2,3,4,5,6", "--min-time", "0.05",
+                          "--repeat", "5", "--warmup", "0", "-q", "--db", url, start_new_session=True)
+    try:
+        deadline, rid = time.monotonic() + 120, None
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            try:
+                s = Store(url, create=False)
+                rid = s.last_run_id()
+                if rid is not None and s.results(rid):
+                    break
+            except Exception:  # not created yet
+                continue
+        assert rid is not None, proc.stderr.read() if proc.poll() is not None else "no result in 120 s"
+        # 75 s of silence as the database then sees it: the last heartbeat 75 s old (more than STALE_AFTER)
+        old = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=75)).isoformat(timespec="milliseconds")
+        for _ in range(50):
+            os.killpg(proc.pid, signal.SIGSTOP)  # what Ctrl-Z does to the job: the CLI and its runner
+            try:
+                with sqlite3.connect(path, timeout=0.5) as con:
+                    con.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (old, rid))
+                break
+            except sqlite3.OperationalError:  # stopped inside a write: let it finish it, stop it again
+                os.killpg(proc.pid, signal.SIGCONT)
+                time.sleep(0.05)
+        r = cli("runs", "--db", url)
+        assert r.exit_code == 0 and " running " in r.output and "abandoned" not in r.output, r.output
+        assert Store(url).reconcile() == []  # what every writing command does first
+        r = cli("delete", "--yes", str(rid), "--db", url)
+        assert r.exit_code == 2 and "is still running: nothing deleted" in r.output, r.output
+        assert Store(url, create=False).get_run(rid)["status"] == "running"
+    finally:
+        os.killpg(proc.pid, signal.SIGCONT)
+    _out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    s = Store(url, create=False)
+    assert s.get_run(rid)["status"] == "complete" and len(s.results(rid)) == 7  # loop/empty + 6 params
+
+
+def test_delete_force_of_a_live_run_is_told_truthfully_on_both_sides(tmp_path: Path) -> None:
+    """delete --force of a run still measuring: delete says the run was running; the run's own
+    process then stops in one line saying its results went with it (not that they are kept)."""
+    import time
+
+    from conftest import cli_subprocess
+
+    url = f"sqlite:///{tmp_path / 'force.db'}"
+    proc = cli_subprocess("run", str(DATA / "slow.c"), "-b", "slow/*", "-p", "1,2,3,4,5,6", "--min-time", "0.05",
+                          "--repeat", "5", "--warmup", "0", "-q", "--db", url)
+    deadline, rid = time.monotonic() + 120, None
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        try:
+            s = Store(url, create=False)
+            rid = s.last_run_id()
+            if rid is not None and s.results(rid):
+                break
+        except Exception:  # not created yet
+            continue
+    assert rid is not None
+    r = cli("delete", "--yes", "--force", str(rid), "--db", url)
+    assert r.exit_code == 0 and f"run #{rid} was still running" in r.output, r.output
+    _out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    assert f"run #{rid} was deleted from {url} while it ran" in err and "are kept" not in err, err
+    assert Store(url, create=False).get_run(rid) is None
+
+
+def test_run_refuses_a_damaged_database_before_measuring(tmp_path: Path) -> None:
+    """A table dropped at the current revision: `run` measured everything, then failed at its
+    first write ("no such table: samples"). Now it is one line, exit 2, before anything runs."""
+    import sqlite3
+
+    path = tmp_path / "nosamples.db"
+    Store(f"sqlite:///{path}").close()
+    with sqlite3.connect(path) as con:
+        con.execute("DROP TABLE samples")
+    r = cli("run", *CHAIN, "-q", "--db", f"sqlite:///{path}")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "is damaged: table samples is missing" in r.output and "no such table" not in r.output, r.output
+    with sqlite3.connect(path) as con:  # refused at open: no run was begun, nothing measured
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0

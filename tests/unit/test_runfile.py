@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -212,3 +213,34 @@ def test_published_schema_refuses_what_import_refuses(export: dict[str, Any]) ->
         assert list(validator.iter_errors(bad)), (key, value)
         with pytest.raises(rf.ExportError):
             rf.validate(bad)
+
+
+@pytest.mark.parametrize("make", ["device", "fifo", "huge"])
+def test_import_refuses_what_is_not_a_bounded_regular_file(tmp_path: Path, make: str) -> None:
+    """`import /dev/zero` read without end (MemoryError, or the machine's RAM); a FIFO blocks;
+    a sparse file beyond MAX_BYTES is refused unread. One line, exit 2, a 1 GiB address-space
+    cap on the process so a regression fails instead of filling the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    if make == "device":
+        path = Path("/dev/zero")
+        says = "/dev/zero: not a regular file"
+    elif make == "fifo":
+        path = tmp_path / "fifo.json"
+        os.mkfifo(path)
+        says = "fifo.json: not a regular file"
+    else:
+        path = tmp_path / "huge.json"
+        with path.open("wb") as f:
+            f.truncate(256 * 2**20 + 1)  # sparse: no disk used
+        says = "huge.json: 256 MiB, larger than any run export (at most 256 MiB)"
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    p = subprocess.run([sys.executable, "-m", "cyclebench.cli", "import", str(path), "--db",
+                        f"sqlite:///{tmp_path / 'i.db'}"], capture_output=True, text=True, timeout=60, preexec_fn=cap)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert len(p.stderr.strip().splitlines()) == 1 and says in p.stderr, p.stderr

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -84,6 +85,59 @@ def test_foreign_sqlite_file_is_refused_untouched(tmp_path: Path) -> None:
         assert "\n" not in msg and f"{path} is not a cyclebench database (it has tables: runs)" in msg
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]  # no -wal, no -shm
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file::memory:?uri=true",
+                                 "sqlite:///file:x?mode=memory&uri=true"])
+def test_a_database_in_memory_is_refused_for_storing(url: str) -> None:
+    """What a command stores there would vanish when it exits."""
+    with pytest.raises(StoreError, match=r"is a database in memory: what is stored would vanish at exit"):
+        Store(url)
+    with pytest.raises(StoreError, match="no cyclebench database at"):
+        Store(url, create=False)
+
+
+def test_a_path_that_is_not_a_regular_file_is_refused_untouched(tmp_path: Path) -> None:
+    """--db /dev/null made SQLite write /dev/null-journal; a FIFO would block its first read."""
+    fifo = tmp_path / "fifo.db"
+    os.mkfifo(fifo)
+    journal = Path("/dev/null-journal")
+    had_journal = journal.exists()
+    for path in (Path("/dev/null"), fifo):
+        for create in (True, False):
+            with pytest.raises(StoreError, match=f"database sqlite:///{path}: {path} is not a regular file"):
+                Store(sqlite_url(path), create=create)
+    assert had_journal or not journal.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo.db"]
+
+
+def _damaged(tmp_path: Path, sql: str) -> Path:
+    path = tmp_path / "damaged.db"
+    s = Store(sqlite_url(path))
+    s.finish_run(s.begin_run(command=["x"]), "complete")
+    s.close()
+    con = sqlite3.connect(path)
+    con.execute(sql)
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    ("DROP TABLE samples", "is damaged: table samples is missing (schema revision 0006 has it)"),
+    ("DROP TABLE fleet_hosts", "is damaged: table fleet_hosts is missing"),
+    ("ALTER TABLE runs DROP COLUMN labels", "is damaged: column(s) runs.labels missing"),
+    ("DROP TABLE alembic_version", "is damaged: it was made by cyclebench under Alembic but its alembic_version "
+                                   "table is missing"),
+])
+def test_a_damaged_database_is_refused_on_open_untouched(tmp_path: Path, sql: str, says: str) -> None:
+    path = _damaged(tmp_path, sql)
+    before = path.read_bytes()
+    for create in (True, False):
+        with pytest.raises(StoreError) as e:
+            Store(sqlite_url(path), create=create)
+        assert says in str(e.value) and "\n" not in str(e.value)
+    assert path.read_bytes() == before
 
 
 def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path) -> None:
@@ -170,16 +224,41 @@ def _run(**kw: object) -> dict:
 @pytest.mark.parametrize(("run", "alive", "expected"), [
     (_run(status="complete"), False, "complete"),  # only 'running' is ever reconsidered
     (_run(), True, "running"),  # fresh heartbeat, live pid
-    (_run(), False, "abandoned"),  # this host, pid gone
-    (_run(heartbeat_at="2026-11-23T11:58:00+00:00"), True, "abandoned"),  # stale heartbeat
+    (_run(), False, "abandoned"),  # this host, pid gone (or another process's now)
+    (_run(heartbeat_at="2026-11-23T11:58:00+00:00"), True, "running"),  # this host: stopped (SIGSTOP), not dead
+    (_run(heartbeat_at="2026-11-23T11:58:00+00:00"), False, "abandoned"),
     (_run(host_id="other"), False, "running"),  # other host: its pid means nothing, heartbeat fresh
     (_run(host_id="other", heartbeat_at="2026-11-23T11:58:00+00:00"), True, "abandoned"),
     (_run(host_id=None, pid=None, heartbeat_at=None, started_at="2026-11-23T11:59:30+00:00"), True, "running"),
     (_run(host_id=None, pid=None, heartbeat_at=None), True, "abandoned"),  # legacy row: started long ago
-    (_run(heartbeat_at="garbage", started_at="garbage"), True, "abandoned"),
+    (_run(heartbeat_at="garbage", started_at="garbage"), True, "running"),  # this host: the process answers
+    (_run(host_id="other", heartbeat_at="garbage", started_at="garbage"), True, "abandoned"),
 ])
 def test_run_status_is_a_pure_decision(run: dict, alive: bool, expected: str) -> None:
-    assert run_status(run, now=NOW, host_id="me", pid_alive=lambda _pid: alive) == expected
+    assert run_status(run, now=NOW, host_id="me", pid_alive=lambda _pid, _start: alive) == expected
+
+
+def test_run_status_asks_about_the_process_that_started_the_run() -> None:
+    asked = []
+    run_status(_run(pid_start=4242), now=NOW, host_id="me", pid_alive=lambda *a: asked.append(a) or True)
+    run_status(_run(), now=NOW, host_id="me", pid_alive=lambda *a: asked.append(a) or True)  # before migration 0006
+    assert asked == [(100, 4242), (100, None)]
+
+
+def test_a_reused_pid_is_not_the_run_s_process() -> None:
+    """proc(5): field 22 of /proc/PID/stat is the start time; a live pid with another start
+    time is a later process given the same pid."""
+    me, start = os.getpid(), liveness.process_start(os.getpid())
+    assert isinstance(start, int) and start > 0
+    assert liveness.pid_alive(me, start) and liveness.pid_alive(me)
+    assert not liveness.pid_alive(me, start + 1)
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        os.kill(p.pid, signal.SIGSTOP)  # stopped is alive
+        assert liveness.pid_alive(p.pid, liveness.process_start(p.pid))
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_pid_alive() -> None:
@@ -244,12 +323,27 @@ def test_stale_heartbeat_reads_abandoned(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(Store, "heartbeat_every", 0)  # no thread: the run goes quiet
     monkeypatch.setattr(Store, "stale_after", 0.2)
     s = Store(sqlite_url(tmp_path / "st.db"))
-    rid = s.begin_run()
+    rid = s.begin_run(host_id="another host")  # on its own host only the process counts
     assert s.get_run(rid)["status"] == "running"
     time.sleep(0.3)
     assert s.get_run(rid)["status"] == "abandoned"
     assert s.heartbeat(rid)
     assert s.get_run(rid)["status"] == "running"
+
+
+def test_a_run_written_off_elsewhere_while_stopped_takes_its_status_back(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another host reads only heartbeats: it writes off a run whose process was stopped longer
+    than STALE_AFTER; the process, continued, beats again and the run is 'running' again."""
+    monkeypatch.setattr(Store, "heartbeat_every", 0)
+    s = Store(sqlite_url(tmp_path / "back.db"))
+    rid = s.begin_run()
+    with sqlite3.connect(tmp_path / "back.db") as con:  # what the other host's reconcile writes
+        con.execute("UPDATE runs SET status = 'abandoned', finished_at = heartbeat_at WHERE id = ?", (rid,))
+    assert s.get_run(rid)["status"] == "abandoned"
+    assert s.heartbeat(rid)
+    run = s.get_run(rid)
+    assert run["status"] == "running" and run["finished_at"] is None
 
 
 def test_list_runs_negative_limit_lists_all(tmp_path: Path) -> None:

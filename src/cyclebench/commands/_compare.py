@@ -81,15 +81,17 @@ def execute(
     cfg: RunConfig, prepared: Prepared, store: Store, names: Sequence[str], params: Sequence[int],
     alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None, processes: int = 4,
     on_process: Callable[[str], None] = lambda _l: None, include_disturbed: bool = False,
-    budget: Budget | None = None,
+    budget: Budget | None = None, on_open: Callable[[int], None] = lambda _r: None,
 ) -> tuple[int, list[Row], list[dict[str, Any]]]:
     """Measure and compare. Fixed design (``budget`` None): the rounds of each set spread
     over ``processes`` runner processes, Holm across the command. Sequential (a Budget):
     processes of 10 rounds until every pair is decided or the budget ends, the first look
     after ``processes`` of them, α split over the command's pairs (Bonferroni).
-    Returns (run id, comparison rows, stored result rows)."""
+    Returns (run id, comparison rows, stored result rows); ``on_open`` gets the run id as soon
+    as the run is stored."""
     groups = param_groups(prepared, names, params)
     run_id, rate = begin(cfg, prepared, store)
+    on_open(run_id)
     rows: list[Row] = []
     results: list[dict[str, Any]] = []
     n_pairs = sum(len(b) - 1 for _, b in groups)
@@ -231,6 +233,7 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
                   "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
     cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
                     fifo=pin.fifo, max_rss=pin.max_rss, labels=labels)
+    opened: list[int] = []
     try:
         with err.status("building", spinner="dots"):
             prepared = prepare(cfg)
@@ -238,7 +241,8 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
         with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
             run_id, rows, measured = execute(cfg, prepared, store, targets, params, alpha,
                                              processes=processes, on_process=steps.step,
-                                             include_disturbed=include_disturbed, budget=design)
+                                             include_disturbed=include_disturbed, budget=design,
+                                             on_open=opened.append)
     except BuildError as e:
         if e.output:
             err.print(e.output, markup=False, highlight=False)
@@ -246,7 +250,14 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
     except (RunnerError, SelectionError, StoreError) as e:
         raise UserError(str(e)) from None
     except KeyboardInterrupt:
-        err.print("cyclebench: interrupted: measured results are kept in the database")
+        if not opened:  # still building or calibrating: no run row, no result
+            err.print("cyclebench: interrupted before anything was measured: nothing stored", highlight=False)
+        else:
+            try:
+                kept = f"{len(store.results(opened[0]))} result(s) kept"
+            except StoreError:
+                kept = "the results stored so far are kept"
+            err.print(f"cyclebench: interrupted: {kept} (run #{opened[0]}, {store.url})", highlight=False)
         sys.exit(130)
     procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
     how = ("Wilcoxon signed-rank, Holm, CI bootstrapped over processes" if design is None else

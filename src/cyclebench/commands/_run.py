@@ -51,7 +51,7 @@ from cyclebench.stats.result import (
     sample_rows,
     worth_more,
 )
-from cyclebench.store import Store, StoreError
+from cyclebench.store import RunGone, Store, StoreError
 
 LOOP_REFERENCE = "loop/empty"
 
@@ -278,6 +278,8 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
         sys.exit(130)
     except RunnerError as e:
+        raise UserError(str(e)) from None
+    except RunGone as e:  # its results went with it: none is kept
         raise UserError(str(e)) from None
     except StoreError as e:
         raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None

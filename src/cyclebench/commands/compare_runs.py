@@ -3,6 +3,7 @@ are the replicates: stats/runs.py), N sides ranked per benchmark (seed 001's tab
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -93,18 +94,26 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
     rows = []
     for key in keys:
         label = key[0] + (f" [{key[2]}]" if key[2] else "")
-        est = [[estimate_of(idx[r][key]) for r in side] for side in sides]
+        # a run's figure stored as NaN reads back as NULL (SQLite) or NaN (PostgreSQL): no number,
+        # which is what to say — not "units differ" against the unit it fell back to
+        est = [[(v, u) for v, u in (estimate_of(idx[r][key]) for r in side) if v is not None and math.isfinite(v)]
+               for side in sides]
+        empty = ["#" + ",".join(map(str, side)) for side, got in zip(sides, est, strict=True) if not got]
+        if empty:
+            rows.append(Row(label, names[1], key[1], "", None,
+                            f"no number: run {', '.join(empty)} stored no finite per-op figure for it (NaN)"))
+            continue
         units = {u for side in est for _, u in side}
         if len(units) > 1:
             rows.append(Row(label, names[1], key[1], "", None, f"units differ ({', '.join(sorted(units))})"))
             continue
         unit = units.pop()
         prior = spreads.get(key)
-        base = [v for v, _ in est[0] if v is not None]
+        base = [v for v, _ in est[0]]
         first = len(rows)
         for name, side in zip(names[1:], est[1:], strict=True):
             try:
-                cmp, note = cross_run(base, [v for v, _ in side if v is not None], prior, alpha)
+                cmp, note = cross_run(base, [v for v, _ in side], prior, alpha)
             except ValueError as e:
                 rows.append(Row(f"{label} {names[0]}", name, key[1], unit, None, str(e)))
                 continue

@@ -3,8 +3,9 @@ results and samples (issue 14).
 
 Every id is checked before anything goes: an id not in the database, or a run still running
 (store.liveness: its process alive here, or its heartbeat fresh) without ``--force``, is one
-line and exit 2 with nothing deleted. The runs are listed and the user asked (``--yes``: not
-asked; declining exits 1, nothing deleted); then all of them go in one transaction.
+line and exit 2 with nothing deleted. The runs are listed and the user asked on the terminal
+(``--yes``: not asked; declining exits 1, nothing deleted; without a terminal on stdin there is
+no one to ask: one line, exit 2, nothing deleted); then all of them go in one transaction.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def delete_cmd(run_ids: tuple[int, ...], yes: bool, force: bool, db: str | None)
         where = ", ".join(f"#{rid} (host {runs[rid].get('host') or '?'}, pid {runs[rid].get('pid') or '?'})"
                           for rid in running)
         raise UserError(f"run {where} is still running: nothing deleted (--force deletes it anyway)")
+    if not yes and (sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty()):
+        raise UserError("delete asks before deleting and stdin is not a terminal: nothing deleted (--yes deletes "
+                        "without asking)")
     for rid, run in runs.items():
         assert run is not None
         command = run.get("command")
@@ -58,3 +62,7 @@ def delete_cmd(run_ids: tuple[int, ...], yes: bool, force: bool, db: str | None)
     n_runs, n_results, n_samples = store.delete_runs(ids)
     err.print(f"deleted {n_runs} run(s), {n_results} result(s) and {n_samples} sample(s) from {store.url}",
               highlight=False)
+    for rid in running:  # --force: say what its process now does
+        run = runs[rid] or {}
+        err.print(f"run #{rid} was still running (host {run.get('host') or '?'}, pid {run.get('pid') or '?'}): its "
+                  "process stops at its next write, and nothing it measured is kept", highlight=False)

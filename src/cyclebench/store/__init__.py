@@ -2,9 +2,9 @@
 run file (runfile)."""
 
 from cyclebench.store import fleet  # noqa: F401  (its tables join the schema)
-from cyclebench.store.db import RESULT_FIELDS, RUN_FIELDS, Store, StoreError, default_url, guess_kind
+from cyclebench.store.db import RESULT_FIELDS, RUN_FIELDS, RunGone, Store, StoreError, default_url, guess_kind
 from cyclebench.store.liveness import ABANDONED, run_status
 from cyclebench.store.urls import redact_argv
 
-__all__ = ["ABANDONED", "RESULT_FIELDS", "RUN_FIELDS", "Store", "StoreError", "default_url", "guess_kind",
+__all__ = ["ABANDONED", "RESULT_FIELDS", "RUN_FIELDS", "RunGone", "Store", "StoreError", "default_url", "guess_kind",
            "redact_argv", "run_status"]

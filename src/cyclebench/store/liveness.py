@@ -1,10 +1,12 @@
 """Is a run marked 'running' still running? (audit D6)
 
-A run records where it runs (``host_id``, ``pid``) and beats (``heartbeat_at``, refreshed by
-the process that measures it). A reader decides, without writing: a run whose last sign of
-life is older than ``STALE_AFTER`` seconds, or whose process is gone on this very host, is
-``abandoned`` (killed, power lost, a full disk…). Pids of another host mean nothing here:
-for those (e.g. a shared PostgreSQL) only the heartbeat counts.
+A run records where it runs (``host_id``, ``pid``, ``pid_start``: when that process started)
+and beats (``heartbeat_at``, refreshed by the process that measures it). A reader decides,
+without writing. On the run's own host the process itself answers: the run is ``abandoned``
+exactly when its pid is gone or now belongs to another process (a different start time in
+/proc/PID/stat) — a process stopped by SIGSTOP or Ctrl-Z, or starved on a loaded machine,
+beats no more yet is alive and will go on. Pids of another host mean nothing here: for those
+(e.g. a shared PostgreSQL) a last sign of life older than ``STALE_AFTER`` seconds is the rule.
 """
 
 from __future__ import annotations
@@ -38,17 +40,20 @@ def parse_time(value: str | None) -> dt.datetime | None:
 
 
 def run_status(run: Mapping[str, Any], *, now: dt.datetime, host_id: str | None,
-               pid_alive: Callable[[int], bool], stale_after: float = STALE_AFTER) -> str:
+               pid_alive: Callable[[int, int | None], bool], stale_after: float = STALE_AFTER) -> str:
     """The status to show for ``run`` (a runs row): its stored status unless it is 'running'
-    and its process is gone: on this host (``host_id`` equal) a pid that ``pid_alive`` says is
-    dead, anywhere a last sign of life (heartbeat, else start) older than ``stale_after`` s.
-    Pure: ``now``, this host's id and the pid test are given."""
+    and its process is gone. On this host (``host_id`` equal, a pid stored) that is all that
+    counts: ``pid_alive(pid, pid_start)`` False — however old its heartbeat, since a stopped
+    process (SIGSTOP, Ctrl-Z) resumes where it was. Elsewhere: a last sign of life (heartbeat,
+    else start) older than ``stale_after`` s. Pure: ``now``, this host's id and the process test
+    are given."""
     status = run.get("status")
     if status != RUNNING:
         return str(status)
     pid = run.get("pid")
-    if host_id is not None and run.get("host_id") == host_id and isinstance(pid, int) and not pid_alive(pid):
-        return ABANDONED
+    if host_id is not None and run.get("host_id") == host_id and isinstance(pid, int):
+        start = run.get("pid_start")
+        return RUNNING if pid_alive(pid, start if isinstance(start, int) else None) else ABANDONED
     last = parse_time(run.get("heartbeat_at")) or parse_time(run.get("started_at"))
     if last is None or (now - last).total_seconds() > stale_after:
         return ABANDONED
@@ -59,8 +64,31 @@ def last_sign_of_life(run: Mapping[str, Any]) -> str | None:
     return run.get("heartbeat_at") or run.get("started_at")
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this host (a zombie counts as gone)."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (field 3, the state, first); None
+    if unreadable. The name is in parentheses and may itself hold ") ": cut at the last one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started: field 22 of /proc/PID/stat, in clock ticks after boot
+    (proc(5)); None where there is no /proc. Together with the boot it names one process: a pid
+    is reused, a (pid, start) pair is not within a boot."""
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[19]) if fields is not None else None  # fields[0] is field 3
+    except (IndexError, ValueError):
+        return None
+
+
+def pid_alive(pid: int, start: int | None = None) -> bool:
+    """Whether process ``pid`` exists on this host (a zombie counts as gone) and, when ``start``
+    is given, is the process that started then (process_start) and not a later one given the
+    same pid. A stopped process (state T) is alive."""
     if pid <= 0:
         return False
     try:
@@ -71,11 +99,12 @@ def pid_alive(pid: int) -> bool:
         pass  # exists, owned by someone else
     except OSError:
         return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")
+    fields = _stat_fields(pid)
+    if fields is None:
+        return True  # no /proc: the pid's existence is all there is to know
+    if fields[:1] in (["Z"], ["X"]):
+        return False
+    return start is None or process_start(pid) == start
 
 
 def _machine_id() -> str:

@@ -23,7 +23,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, inspect, text
 
-KNOWN = ("0001", "0002", "0003", "0004", "0005")  # the revisions in migrations/versions, oldest first (a test checks)
+# the revisions in migrations/versions, oldest first (a test checks)
+KNOWN = ("0001", "0002", "0003", "0004", "0005", "0006")
 HEAD = KNOWN[-1]
 BASE = KNOWN[0]  # the revision of a database made before Alembic (c7ecbb2's schema)
 OURS = ("runs", "results", "samples", "meta", "fleet_jobs", "fleet_hosts")
@@ -32,13 +33,17 @@ _PG_LOCK = 0x6379_636C_6562  # "cycleb": the advisory lock key of schema changes
 SQLITE_BUSY_MS = 10_000
 
 
+LEGACY_TABLES = ("meta", "results", "runs", "samples")  # what cyclebench before Alembic (c7ecbb2) created
+ALEMBIC_SCHEMA_VERSION = "3"  # meta.schema_version as revision 0002 on write it (0002_kind_and_liveness)
+
+
 class SchemaError(Exception):
-    """The database cannot be used as is: foreign, absent (create=False) or newer."""
+    """The database cannot be used as is: foreign, absent (create=False), newer or damaged."""
 
 
 @dataclass(frozen=True)
 class State:
-    kind: str  # empty | foreign | legacy | alembic
+    kind: str  # empty | foreign | legacy | alembic | damaged
     tables: tuple[str, ...] = ()
     revision: str | None = None  # alembic: its revision; legacy: meta.schema_version
 
@@ -59,6 +64,8 @@ def state(conn: Connection) -> State:
         if len(rows) == 1:
             return State("alembic", tables, str(rows[0][0]))
         return State("foreign", tables)
+    if version == ALEMBIC_SCHEMA_VERSION or (version == "2" and set(tables) - set(LEGACY_TABLES)):
+        return State("damaged", tables, version)  # made under Alembic, its alembic_version table gone
     return State("legacy", tables, version)
 
 
@@ -79,6 +86,9 @@ def _check(st: State, *, create: bool, where: str, dialect: str) -> None:
             shown = ", ".join(st.tables[:6]) + (", …" if len(st.tables) > 6 else "")
             raise SchemaError(f"{where} is not a cyclebench database (it has tables: {shown}); "
                               "refusing to touch it")
+    if st.kind == "damaged":
+        raise SchemaError(f"database {where} is damaged: it was made by cyclebench under Alembic but its "
+                          "alembic_version table is missing, so its schema revision is unknown; refusing to touch it")
     if st.kind in ("empty", "foreign") and not create:
         raise SchemaError(f"no cyclebench database at {where}")
     if st.kind == "alembic" and st.revision not in KNOWN:
@@ -115,6 +125,9 @@ def prepare(engine: Engine, *, create: bool, where: str) -> None:
         conn.rollback()
     _check(st, create=create, where=where, dialect=dialect)
     if st.kind == "alembic" and st.revision == HEAD:
+        with engine.connect() as conn:
+            _verify(conn, where)
+            conn.rollback()
         return
     if dialect == "sqlite":
         _prepare_sqlite(engine, create=create, where=where)
@@ -126,6 +139,26 @@ def prepare(engine: Engine, *, create: bool, where: str) -> None:
             _check(st, create=create, where=where, dialect=dialect)
             if not (st.kind == "alembic" and st.revision == HEAD):
                 _upgrade(conn, st)
+
+
+def _verify(conn: Connection, where: str) -> None:
+    """Raise SchemaError unless every table and column of the newest schema (store/schema.py,
+    store/fleet.py) is in the database: one dropped by hand would otherwise surface only at the
+    first write, after measuring ("no such table: samples")."""
+    from cyclebench.store import fleet  # noqa: F401  (its tables join the schema)
+    from cyclebench.store.schema import metadata
+
+    insp = inspect(conn)
+    have = set(insp.get_table_names())
+    for table in metadata.sorted_tables:
+        if table.name not in have:
+            raise SchemaError(f"database {where} is damaged: table {table.name} is missing (schema revision {HEAD} "
+                              "has it); refusing to use it")
+        cols = {c["name"] for c in insp.get_columns(table.name)}
+        gone = [c.name for c in table.columns if c.name not in cols]
+        if gone:
+            raise SchemaError(f"database {where} is damaged: column(s) {', '.join(f'{table.name}.{c}' for c in gone)} "
+                              f"missing (schema revision {HEAD} has them); refusing to use it")
 
 
 def _prepare_sqlite(engine: Engine, *, create: bool, where: str) -> None:

@@ -36,6 +36,10 @@ from cyclebench.store.db import Store
 from cyclebench.store.schema import RESULT_FIELDS, RUN_FIELDS, results, runs
 
 FORMAT, VERSION = "cyclebench-run", 1
+# The most `import` reads: an export takes ~53 bytes a sample (dump's indent=1, all five lists of
+# 10-digit numbers), so 256 MiB holds ~5 M samples; more than any run, less than a machine's RAM
+# once json.loads has made objects of it.
+MAX_BYTES = 256 * 2**20
 SAMPLE_LISTS = ("iters", "ticks", "cal", "disturbed", "pmu")
 INT64 = (-(2**63), 2**63 - 1)
 INT32 = (-(2**31), 2**31 - 1)  # Integer columns are 32-bit on PostgreSQL
@@ -273,11 +277,24 @@ def validate(data: Any, name: str = "import") -> None:
 
 
 def load(path: Path) -> dict[str, Any]:
-    """Read and validate an export; raises ExportError (a ValueError) for any bad file."""
+    """Read and validate an export; raises ExportError (a ValueError) for any bad file: one
+    that is not a regular file (/dev/zero, a FIFO: endless or blocking) or holds more than
+    MAX_BYTES is refused before it is read."""
+    import stat
+
     try:
-        raw = path.read_bytes()
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise ExportError(f"{path}: not a regular file (an export is a file written by `cyclebench export`)")
+        if st.st_size > MAX_BYTES:
+            raise ExportError(f"{path}: {st.st_size / 2**20:.0f} MiB, larger than any run export "
+                              f"(at most {MAX_BYTES // 2**20} MiB)")
+        with path.open("rb") as f:
+            raw = f.read(MAX_BYTES + 1)  # bounded even if the file grows meanwhile
     except OSError as e:
         raise ExportError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(raw) > MAX_BYTES:
+        raise ExportError(f"{path}: larger than any run export (at most {MAX_BYTES // 2**20} MiB)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -31,6 +31,9 @@ runs = Table(
     Column("host_id", String(64)),
     Column("pid", Integer),
     Column("heartbeat_at", String(40)),
+    # when that process started (/proc/PID/stat field 22, clock ticks after boot; migration 0006):
+    # a pid that lives but started at another time is another process
+    Column("pid_start", BigInteger),
     # what the user called it (--label key=value) and the replicate group it belongs to
     # (`run --runs N`: the group's first run id), both from migration 0003
     Column("labels", JSON),

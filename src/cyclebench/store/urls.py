@@ -72,6 +72,17 @@ def sqlite_path(url: URL) -> str | None:
     return None if db in ("", ":memory:") or db.startswith("file:") else db
 
 
+def sqlite_in_memory(url: URL) -> bool:
+    """Whether a SQLite URL names a database in memory, gone when the process ends:
+    ``sqlite://``, ``sqlite:///:memory:``, ``file::memory:`` or a ``file:`` URI with
+    ``mode=memory`` (sqlite.org/inmemorydb.html, sqlite.org/uri.html)."""
+    if url.get_backend_name() != "sqlite":
+        return False
+    db = url.database or ""
+    return (db in ("", ":memory:") or db.startswith("file::memory:")
+            or (db.startswith("file:") and ("mode=memory" in db or url.query.get("mode") == "memory")))
+
+
 def redact_argv(argv: Sequence[str]) -> list[str]:
     """A command line as it may be stored: the password of ``--db URL`` / ``--db=URL`` (and of
     any other argument shaped like ``scheme://user:password@…``) replaced by ``***``."""
