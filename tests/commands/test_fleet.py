@@ -178,3 +178,38 @@ def test_ctrl_c_stops_the_fleet_and_its_remote_agents(tmp_path: Path, ssh_lab: L
     assert not _agents("alpha"), "the remote agent outlived its ssh session"
     store = Store(db, create=False)
     assert [x["status"] for x in jobs.last_per_host(store)] == ["interrupted"]
+
+
+def _intervals(store: Store) -> list[tuple[str, str, str]]:
+    return sorted((run["started_at"], run["finished_at"], run["host"]) for run in store.list_runs(None))
+
+
+def test_two_inventory_names_on_one_machine_queue_and_both_run(tmp_path: Path, wheels: Path) -> None:  # noqa: F811
+    """Two names for this machine sharing one cyclebench directory (as hosts sharing a home over
+    NFS do): one install under the machine's lock, the jobs one after the other, both stored;
+    a job that waits longer than --wait becomes a 'busy' row naming what held the machine."""
+    pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
+    shared = tmp_path / "shared-dir"
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("".join(f"{n} ansible_connection=local ansible_python_interpreter=/usr/bin/python3 "
+                           f"cyclebench_dir={shared}\n" for n in ("one", "two")))
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    r = fleet("run", "-i", str(inv), "--db", db, "--", *TINY)
+    print(r.stdout, r.stderr[-3000:])
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = Store(db, create=False)
+    (_, a_end, a), (b_start, _, b) = _intervals(store)
+    assert {a, b} == {"one", "two"}
+    assert a_end <= b_start, "the two jobs measured at the same time"
+    store.close()
+
+    slow = ["run", "-b", "syscall/getpid", "--min-time", "2", "--repeat", "6", "--processes", "1", "--target-ci", "0"]
+    r = fleet("run", "-i", str(inv), "--db", db, "--wait", "1", "--", *slow)
+    print(r.stdout, r.stderr[-3000:])
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = Store(db, create=False)
+    last = {x["host"]: x for x in jobs.last_per_host(store)}
+    (busy,) = [x for x in last.values() if x["status"] == "busy"]
+    (done,) = [x for x in last.values() if x["status"] == "ok"]
+    assert f"for {done['host']}" in busy["reason"] and "syscall/getpid" in busy["reason"], busy["reason"]
+    assert not list((shared / "hosts").glob("*/jobs/*")), "job directories left behind"

@@ -203,3 +203,35 @@ def test_an_interrupted_job_keeps_the_hosts_that_finished(tmp_path: Path) -> Non
     assert beta["status"] == "interrupted" and beta["run_ids"] == [] and "measure" in beta["reason"]
     assert {r["host"]: r["status"] for r in jobs.hosts_of(ctl, job)} == {"alpha": "ok", "beta": "interrupted"}
     ctl.close()
+
+
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("hosts.ini", "[lab\nh1 ansible_connection=local\n", "not enough values to unpack"),
+    ("hosts.ini", "[lab]\nh1 ansible_connection=local stray\n", "Expected key=value host variable assignment"),
+    ("hosts.yml", "all:\n  hosts:\n\th1:\n", "line 3: YAML parsing failed: Tabs are usually invalid in YAML"),
+])
+def test_an_inventory_ansible_cannot_parse_is_one_line(tmp_path: Path, name: str, text: str, says: str) -> None:
+    pytest.importorskip("ansible", reason="ansible-core not installed (pip install 'cyclebench[fleet]')")
+    inv = tmp_path / name
+    inv.write_text(text)
+    for args in (["run", "-i", str(inv), "--db", f"sqlite:///{tmp_path / 'x.db'}", "--", "run"],
+                 ["status", "-i", str(inv), "--db", f"sqlite:///{tmp_path / 'x.db'}"]):
+        r = cli("fleet", *args)
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        (line,) = r.output.strip().splitlines()
+        assert f"cannot parse the inventory {inv}" in line and says in line, line
+    assert not (tmp_path / "x.db").exists()  # refused before the database was opened
+
+
+def test_an_inventory_directory_is_read_whole(tmp_path: Path) -> None:
+    pytest.importorskip("ansible", reason="ansible-core not installed (pip install 'cyclebench[fleet]')")
+    from cyclebench.commands._fleet import inventory_hosts
+
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "group_vars" / "all.yml").write_text("cyclebench_dir: /srv/cb\n")
+    (tmp_path / "a.ini").write_text("[lab]\nh1 ansible_connection=local\n")
+    (tmp_path / "b.yml").write_text("all:\n  hosts:\n    h2:\n")
+    assert inventory_hosts(tmp_path) == ["h1", "h2"]
+    (tmp_path / "c.yml").write_text("all:\n  hosts:\n\th3:\n")
+    with pytest.raises(Exception, match=r"cannot parse the inventory .*c\.yml: line 3"):
+        inventory_hosts(tmp_path)

@@ -59,6 +59,7 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
     if direct and not url.startswith("postgresql"):
         raise click.UsageError("--direct: hosts write into --db, so it must be a database they reach (a "
                                "postgresql:// URL)")
+    _fleet.inventory_hosts(inventory)  # an inventory Ansible cannot parse is said, not read as no host
     store = open_store(db)
     try:
         with err.status("building the wheelhouse (pip wheel, once per cyclebench)", spinner="dots"):
@@ -122,8 +123,8 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
 @wide_option
 def fleet_status(inventory: Path | None, db: str | None, wide: bool) -> None:
     """Per host: its last fleet job, the outcome and when (from --db's fleet records)."""
-    store = open_store(db, create=False)
     hosts = _fleet.inventory_hosts(inventory) if inventory is not None else None
+    store = open_store(db, create=False)
     rows = jobs.last_per_host(store, hosts)
     if not rows:
         raise UserError(f"no fleet job in {store.url}" + (f" for the hosts of {inventory}" if inventory else ""))
