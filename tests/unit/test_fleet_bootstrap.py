@@ -84,10 +84,11 @@ def _dead_pid() -> int:
 
 def test_job_directories_of_dead_owners_are_swept(tmp_path: Path) -> None:
     jobs = tmp_path / "jobs"
-    mine, killed, finished, stale, copying, running = (jobs / n for n in
-                                                        ("mine", "killed", "finished", "stale", "copying", "running"))
-    for d in (mine, killed, finished, stale, copying, running):
+    names = ("mine", "killed", "finished", "stale", "copying", "running", "starting")
+    mine, killed, finished, stale, copying, running, starting = (jobs / n for n in names)
+    for d in (mine, killed, finished, stale, copying, running, starting):
         d.mkdir(parents=True)
+    (starting / bootstrap.PID_FILE).write_text("")  # as read while written, before the atomic write
     boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     dead = f"{_dead_pid()} 1 {boot_id}\n"
     for d in (killed, finished, stale):
@@ -101,7 +102,7 @@ def test_job_directories_of_dead_owners_are_swept(tmp_path: Path) -> None:
         f"{os.getpid()} {bootstrap._start_ticks(os.getpid())} {boot_id}\n")
     gone = bootstrap.sweep(jobs, mine)
     assert sorted(gone) == [killed, stale]
-    assert sorted(p.name for p in jobs.iterdir()) == ["copying", "finished", "mine", "running"]
+    assert sorted(p.name for p in jobs.iterdir()) == ["copying", "finished", "mine", "running", "starting"]
     (running / bootstrap.PID_FILE).write_text(  # the same pid in an earlier boot: dead
         f"{os.getpid()} {bootstrap._start_ticks(os.getpid())} 00000000-0000-0000-0000-000000000000\n")
     assert bootstrap.sweep(jobs, mine) == [running]

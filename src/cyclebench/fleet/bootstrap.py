@@ -156,19 +156,19 @@ def _boot_id() -> str:
 def write_owner(job_dir: Path) -> None:
     """agent.pid: this process (pid, start ticks, boot id), for stop and for the dead-owner sweep."""
     pid = os.getpid()
-    (job_dir / PID_FILE).write_text(f"{pid} {_start_ticks(pid)} {_boot_id()}\n")
+    tmp = job_dir / f".{PID_FILE}.{pid}"
+    tmp.write_text(f"{pid} {_start_ticks(pid)} {_boot_id()}\n")
+    os.replace(tmp, job_dir / PID_FILE)  # whole or absent: a sweep reading it half-written took a live job for dead
 
 
 def owner_alive(job_dir: Path) -> bool | None:
     """Whether the process agent.pid names still runs (the same start, the same boot); None
-    when there is no agent.pid."""
+    when there is no agent.pid or it cannot be read (then only its age tells)."""
     try:
         pid, ticks, boot = (job_dir / PID_FILE).read_text().split()
         return boot == _boot_id() and str(_start_ticks(int(pid))) == ticks
-    except FileNotFoundError:
-        return None
     except (OSError, ValueError):
-        return False
+        return None
 
 
 def sweep(jobs_dir: Path, keep: Path, now: float | None = None) -> list[Path]:
@@ -320,6 +320,7 @@ def run(a: argparse.Namespace) -> None:
     try:
         fd = take_lock(host_dir, a.wait, {"job": a.job, "host": a.host, "command": a.args}, chain)
     except Refused as e:  # the controller fetches this row's reason
+        job_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write_json(job_dir / AGENT_JSON, {"host": a.host, "machine": {"hostname": os.uname().nodename},
                                            "command": a.args, "fatal": str(e), "check": [], "returncode": None,
                                            "runs": [], "bundles": []})
