@@ -322,7 +322,7 @@ def run(a: argparse.Namespace) -> None:
     except Refused as e:  # the controller fetches this row's reason
         job_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write_json(job_dir / AGENT_JSON, {"host": a.host, "machine": {"hostname": os.uname().nodename},
-                                           "command": a.args, "fatal": str(e), "check": [], "returncode": None,
+                                           "command": a.args, "fatal": str(e), "check": None, "returncode": None,
                                            "runs": [], "bundles": []})
         return
     sweep(host_dir / "jobs", job_dir)
