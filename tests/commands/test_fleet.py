@@ -176,5 +176,102 @@ def test_ctrl_c_stops_the_fleet_and_its_remote_agents(tmp_path: Path, ssh_lab: L
     while _agents("alpha") and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _agents("alpha"), "the remote agent outlived its ssh session"
+    assert not list((host_dirs / "alpha").glob("hosts/*/jobs/*")), "the interrupted job's directory was left"
     store = Store(db, create=False)
     assert [x["status"] for x in jobs.last_per_host(store)] == ["interrupted"]
+
+
+def _intervals(store: Store) -> list[tuple[str, str, str]]:
+    return sorted((run["started_at"], run["finished_at"], run["host"]) for run in store.list_runs(None))
+
+
+def test_two_inventory_names_on_one_machine_queue_and_both_run(tmp_path: Path, wheels: Path) -> None:  # noqa: F811
+    """Two names for this machine sharing one cyclebench directory (as hosts sharing a home over
+    NFS do): one install under the machine's lock, the jobs one after the other, both stored;
+    a job that waits longer than --wait becomes a 'busy' row naming what held the machine."""
+    pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
+    shared = tmp_path / "shared-dir"
+    inv = tmp_path / "hosts.ini"
+    inv.write_text("".join(f"{n} ansible_connection=local ansible_python_interpreter=/usr/bin/python3 "
+                           f"cyclebench_dir={shared}\n" for n in ("one", "two")))
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    r = fleet("run", "-i", str(inv), "--db", db, "--", *TINY)
+    print(r.stdout, r.stderr[-3000:])
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = Store(db, create=False)
+    (_, a_end, a), (b_start, _, b) = _intervals(store)
+    assert {a, b} == {"one", "two"}
+    assert a_end <= b_start, "the two jobs measured at the same time"
+    store.close()
+
+    slow = ["run", "-b", "syscall/getpid", "--min-time", "2", "--repeat", "6", "--processes", "1", "--target-ci", "0"]
+    r = fleet("run", "-i", str(inv), "--db", db, "--wait", "1", "--", *slow)
+    print(r.stdout, r.stderr[-3000:])
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = Store(db, create=False)
+    last = {x["host"]: x for x in jobs.last_per_host(store)}
+    (busy,) = [x for x in last.values() if x["status"] == "busy"]
+    (done,) = [x for x in last.values() if x["status"] == "ok"]
+    assert f"for {done['host']}" in busy["reason"] and "syscall/getpid" in busy["reason"], busy["reason"]
+    assert not list((shared / "hosts").glob("*/jobs/*")), "job directories left behind"
+
+
+def _local(path: Path, fleet_dir: Path, *names: str) -> Path:
+    """An inventory of ``names``, each this machine through Ansible's local connection."""
+    path.write_text("".join(f"{n} ansible_connection=local ansible_python_interpreter=/usr/bin/python3 "
+                            f"cyclebench_dir={fleet_dir}\n" for n in names))
+    return path
+
+
+def test_a_fleet_directory_another_user_can_write_is_refused(tmp_path: Path, wheels: Path) -> None:  # noqa: F811
+    """A planted interpreter with a marker of the right key, in the old and the new place of the
+    venv, in a fleet directory every user can write: refused naming it, nothing run."""
+    pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
+    from cyclebench.build.wheelhouse import content_key, source_root
+    from cyclebench.fleet import bootstrap
+
+    shared = tmp_path / "lab-cb"
+    mark = tmp_path / "planted-ran"
+    for venv in (shared / "venv", shared / "hosts" / bootstrap.machine_key() / "venv"):
+        (venv / "bin").mkdir(parents=True)
+        (venv / "bin" / "python").write_text(f"#!/bin/sh\ntouch {mark}\n")
+        (venv / "bin" / "python").chmod(0o755)
+        (venv / bootstrap.MARKER).write_text(content_key(source_root()))
+    shared.chmod(0o777)
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    r = fleet("run", "-i", str(_local(tmp_path / "hosts.ini", shared, "lab1")), "--db", db, "--", *TINY)
+    print(r.stdout, r.stderr[-2000:])
+    assert r.returncode == 1 and not mark.exists(), r.stdout + r.stderr
+    store = Store(db, create=False)
+    (row,) = jobs.last_per_host(store)
+    assert row["status"] == "failed" and f"refusing the fleet directory: {shared} is writable by every user" in (
+        row["reason"]), row["reason"]
+    assert store.list_runs(None) == []
+
+
+def _job_dirs(fleet_dir: Path) -> list[Path]:
+    """Job directories in a fleet directory (per machine; directly in it before that)."""
+    return [*fleet_dir.glob("jobs/*"), *fleet_dir.glob("hosts/*/jobs/*")]
+
+
+def test_a_killed_controller_leaves_no_job_directory_after_the_next_run(tmp_path: Path,
+                                                                       wheels: Path) -> None:  # noqa: F811
+    pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
+    fleet_dir = tmp_path / "cb"
+    inv = _local(tmp_path / "hosts.ini", fleet_dir, "solo")
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    long_run = ["run", "-b", "syscall/getpid", "--min-time", "30", "--max-time", "60", "--repeat", "40"]
+    proc = subprocess.Popen([sys.executable, "-m", "cyclebench.cli", "fleet", "run", "-i", str(inv), "--db", db, "--",
+                             *long_run], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while not _agents("solo") and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert _agents("solo"), "the agent never started"
+    time.sleep(2)  # into the measurement
+    assert _job_dirs(fleet_dir)
+    proc.kill()  # SIGKILL: no stop play
+    proc.wait(timeout=30)
+    r = fleet("run", "-i", str(inv), "--db", db, "--", *TINY)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not _job_dirs(fleet_dir), "a job directory outlived its controller"
+    assert not _agents("solo")

@@ -155,21 +155,6 @@ def test_compare_by_host_needs_two_hosts_and_takes_run_ids_only(tmp_path: Path) 
     assert one.exit_code == 2 and "two hosts or more" in one.output
 
 
-def test_an_agent_finding_its_host_busy_says_so_and_measures_nothing(tmp_path: Path) -> None:
-    import fcntl
-    import json
-
-    job = tmp_path / "jobs" / "7-1"
-    job.parent.mkdir(parents=True)
-    with open(job.parent / "fleet.lock", "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another job holds this host
-        r = cli("fleet", "agent", "--host", "h1", "--job-dir", str(job), "--", "run", "-b", "syscall/getpid")
-    assert r.exit_code == 0, r.output
-    agent = json.loads((job / "agent.json").read_text())
-    assert agent["fatal"].startswith("busy") and agent["runs"] == [] and agent["returncode"] is None
-    assert agent["machine"]["host_id"] and (job / "agent.pid").read_text().strip() == str(os.getpid())
-
-
 @pytest.mark.parametrize("args", [["run", "--json", "x.json"], ["run", "-o", "x.csv"], ["run", "--plot", "x.png"]])
 def test_files_written_on_the_hosts_are_refused(args: list[str]) -> None:
     with pytest.raises(click.UsageError, match="do not come back"):
@@ -203,3 +188,66 @@ def test_an_interrupted_job_keeps_the_hosts_that_finished(tmp_path: Path) -> Non
     assert beta["status"] == "interrupted" and beta["run_ids"] == [] and "measure" in beta["reason"]
     assert {r["host"]: r["status"] for r in jobs.hosts_of(ctl, job)} == {"alpha": "ok", "beta": "interrupted"}
     ctl.close()
+
+
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("hosts.ini", "[lab\nh1 ansible_connection=local\n", "not enough values to unpack"),
+    ("hosts.ini", "[lab]\nh1 ansible_connection=local stray\n", "Expected key=value host variable assignment"),
+    ("hosts.yml", "all:\n  hosts:\n\th1:\n", "line 3: YAML parsing failed: Tabs are usually invalid in YAML"),
+])
+def test_an_inventory_ansible_cannot_parse_is_one_line(tmp_path: Path, name: str, text: str, says: str) -> None:
+    pytest.importorskip("ansible", reason="ansible-core not installed (pip install 'cyclebench[fleet]')")
+    inv = tmp_path / name
+    inv.write_text(text)
+    for args in (["run", "-i", str(inv), "--db", f"sqlite:///{tmp_path / 'x.db'}", "--", "run"],
+                 ["status", "-i", str(inv), "--db", f"sqlite:///{tmp_path / 'x.db'}"]):
+        r = cli("fleet", *args)
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        (line,) = r.output.strip().splitlines()
+        assert f"cannot parse the inventory {inv}" in line and says in line, line
+    assert not (tmp_path / "x.db").exists()  # refused before the database was opened
+
+
+def test_an_inventory_directory_is_read_whole(tmp_path: Path) -> None:
+    pytest.importorskip("ansible", reason="ansible-core not installed (pip install 'cyclebench[fleet]')")
+    from cyclebench.commands._fleet import inventory_hosts
+
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "group_vars" / "all.yml").write_text("cyclebench_dir: /srv/cb\n")
+    (tmp_path / "a.ini").write_text("[lab]\nh1 ansible_connection=local\n")
+    (tmp_path / "b.yml").write_text("all:\n  hosts:\n    h2:\n")
+    assert inventory_hosts(tmp_path) == ["h1", "h2"]
+    (tmp_path / "c.yml").write_text("all:\n  hosts:\n\th3:\n")
+    with pytest.raises(Exception, match=r"cannot parse the inventory .*c\.yml: line 3"):
+        inventory_hosts(tmp_path)
+
+
+def test_the_wheel_is_built_from_the_source_not_a_stale_build_directory(tmp_path: Path) -> None:
+    """A module left in setuptools' build/lib (deleted from src/ since) stays out of the wheels."""
+    root = tmp_path / "tree"
+    (root / "src" / "cyclebench").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\n")
+    (root / "src" / "cyclebench" / "a.py").write_text("x = 1\n")
+    (root / "build" / "lib" / "cyclebench").mkdir(parents=True)
+    (root / "build" / "lib" / "cyclebench" / "gone.py").write_text("x = 0\n")
+    copy = wheelhouse.clean_copy(root, tmp_path / "copy")
+    assert sorted(str(p.relative_to(copy)) for p in copy.rglob("*")) == [
+        "pyproject.toml", "src", "src/cyclebench", "src/cyclebench/a.py"]
+
+
+def test_tether_watches_a_chain_recorded_before_exec(tmp_path: Path) -> None:
+    """An ancestor gone before the tethered process started (it imports for seconds after the
+    bootstrap exec'd it) is missed by its own ancestors, not by the chain handed down."""
+    assert tether.inherited("12:34,x:1,,56:78") == [(12, 34), (56, 78)]
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    mark = tmp_path / "got"
+    script = (
+        "import os, signal, sys, time\n"
+        "from cyclebench.runner.tether import CHAIN_ENV, inherited, tether\n"
+        f"signal.signal(signal.SIGTERM, lambda *a: (open({str(mark)!r}, 'w').write('term'), os._exit(0)))\n"
+        "tether(poll=0.05, chain=inherited(os.environ[CHAIN_ENV]))\n"
+        "time.sleep(30)\n")
+    child = subprocess.run([sys.executable, "-c", script], timeout=30,
+                           env={**os.environ, tether.CHAIN_ENV: f"{gone.pid}:1"})
+    assert child.returncode == 0 and mark.read_text() == "term"

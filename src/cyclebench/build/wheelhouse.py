@@ -67,6 +67,19 @@ def content_key(root: Path | None) -> str:
     return f"{version}-{h.hexdigest()[:12]}"
 
 
+def clean_copy(root: Path, dest: Path) -> Path:
+    """The files a wheel is built from (pyproject.toml, README.md, src/) copied to ``dest``:
+    setuptools builds a source tree in its own ``build/lib``, where a module deleted from src/
+    stays and goes into every later wheel (a removed migration did, and the hosts' cyclebench
+    then refused its own databases as newer than itself)."""
+    dest.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (root / name).is_file():
+            shutil.copy2(root / name, dest / name)
+    shutil.copytree(root / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return dest
+
+
 def target() -> str:
     """The Python and machine these wheels fit, e.g. ``cp311-x86_64``."""
     return f"cp{sys.version_info.major}{sys.version_info.minor}-{platform.machine()}"
@@ -84,7 +97,8 @@ def wheelhouse(cache: Path | None = None) -> Wheelhouse:
         tmp = base / f".{path.name}.{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        spec = f"{root}[{EXTRAS}]" if root is not None else f"cyclebench[{EXTRAS}]=={cyclebench.__version__}"
+        spec = f"{clean_copy(root, tmp / 'src')}[{EXTRAS}]" if root is not None else \
+            f"cyclebench[{EXTRAS}]=={cyclebench.__version__}"
         argv = [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--wheel-dir",
                 str(tmp), spec]
         try:
@@ -98,6 +112,7 @@ def wheelhouse(cache: Path | None = None) -> Wheelhouse:
             if proc.returncode != 0:
                 last = " / ".join(line.strip() for line in output.strip().splitlines()[-3:])
                 raise WheelhouseError(f"pip wheel {spec} failed (exit {proc.returncode}): {last}")
+            shutil.rmtree(tmp / "src", ignore_errors=True)
             with tarfile.open(tmp / "wheels.tar", "w") as tar:  # wheels are zips: no compression
                 for whl in sorted(tmp.glob("*.whl")):
                     tar.add(whl, arcname=whl.name)

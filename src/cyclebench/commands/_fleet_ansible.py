@@ -96,8 +96,9 @@ def _stopping(event: threading.Event) -> Iterator[None]:
 
 def stop_agents(private_dir: Path, inventory: Path, extravars: dict[str, Any], hosts: list[str],
                 envvars: Mapping[str, str] | None = None) -> None:
-    """Stop the agents of ``hosts`` now (the playbook's `stop` play): Ansible detaches its workers
-    (setsid), so their ssh sessions, and the agents tethered to them, outlive a cancel."""
+    """Stop the agents of ``hosts`` now and remove their job directories (the playbook's `stop`
+    play): Ansible detaches its workers (setsid), so their ssh sessions, and the agents tethered
+    to them, outlive a cancel."""
     import ansible_runner
 
     ansible_runner.run(private_data_dir=str(private_dir), playbook=str(PLAYBOOK), inventory=str(inventory.resolve()),
@@ -124,7 +125,9 @@ def drive(private_dir: Path, inventory: Path, extravars: dict[str, Any], limit: 
             settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
         )
     state.status, state.canceled = str(r.status), stop.is_set() or r.status == "canceled"
-    busy = [h for h, hs in state.hosts.items() if hs.task == "measure" and hs.status is None and not hs.done]
+    # every host still in its play: one measuring has an agent to stop, one copying files a job
+    # directory to remove (the stop play does both)
+    busy = [h for h, hs in state.hosts.items() if hs.status is None and not hs.done]
     if state.canceled and busy:
         progress(",".join(busy), "stopping the agents")
         with _stopping(threading.Event()):  # a second Ctrl-C does not leave them running

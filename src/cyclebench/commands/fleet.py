@@ -21,7 +21,7 @@ from cyclebench.commands import _fleet
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
 from cyclebench.commands._fleet_ansible import Drive, FleetError, drive
 from cyclebench.commands._options import db_option, json_option, wide_option
-from cyclebench.commands.fleet_agent import agent_cmd, stop_agent_cmd
+from cyclebench.commands.fleet_agent import agent_cmd
 from cyclebench.report import fleet as report
 from cyclebench.store import fleet as jobs
 
@@ -32,7 +32,7 @@ def fleet_group() -> None:
 
 
 def _progress(host: str, task: str) -> None:
-    if task and task not in ("installed key", "results", "fetch agent.json"):
+    if task and task not in ("paths", "results", "fetch agent.json"):
         err.print(f"{host}: {task}", highlight=False, soft_wrap=True)
 
 
@@ -44,14 +44,17 @@ def _progress(host: str, task: str) -> None:
                                               "URL goes to them on stdin, never in argv or logs).")
 @click.option("--forks", type=click.IntRange(1, 500), default=10, show_default=True,
               help="Hosts worked on at once (Ansible's forks); each host runs one job at a time.")
+@click.option("--wait", type=click.FloatRange(0), default=300.0, show_default=True, metavar="SECONDS",
+              help="How long a host's job waits for another fleet job on the same machine (two inventory names "
+                   "of one machine, another controller) before its row says 'busy' and what held it.")
 @click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep Ansible's artifacts (events, output, fetched bundles) in DIR (default: removed).")
 @db_option
 @json_option
 @wide_option
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, required=True, metavar="-- COMMAND [OPTIONS]")
-def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, artifacts: Path | None, db: str | None,
-              json_path: Path | None, wide: bool, args: tuple[str, ...]) -> None:
+def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, wait: float, artifacts: Path | None,
+              db: str | None, json_path: Path | None, wide: bool, args: tuple[str, ...]) -> None:
     """Run a cyclebench COMMAND (run, compare A B, scale, ...) on every host of INVENTORY, in
     parallel across hosts; each host's runs carry its inventory name and land in --db."""
     _fleet.plan(list(args))  # bad input is said before anything is recorded or built
@@ -59,6 +62,7 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
     if direct and not url.startswith("postgresql"):
         raise click.UsageError("--direct: hosts write into --db, so it must be a database they reach (a "
                                "postgresql:// URL)")
+    _fleet.inventory_hosts(inventory)  # an inventory Ansible cannot parse is said, not read as no host
     store = open_store(db)
     try:
         with err.status("building the wheelhouse (pip wheel, once per cyclebench)", spinner="dots"):
@@ -73,7 +77,7 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
     extravars = {
         "cyclebench_wheelhouse": str(wh.archive), "cyclebench_wheel": wh.wheel, "cyclebench_key": wh.key,
         "cyclebench_version": __version__, "cyclebench_target": wh.target, "cyclebench_args": plan.args,
-        "cyclebench_job": f"{job_id}-{os.getpid()}",
+        "cyclebench_job": f"{job_id}-{os.getpid()}", "cyclebench_wait": wait,
         "cyclebench_fetch": str(fetched), "cyclebench_direct": direct,
         "cyclebench_files": [{"src": str(s) + ("/" if s.is_dir() else ""), "dest": d} for s, d in plan.files],
     }
@@ -122,8 +126,8 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, arti
 @wide_option
 def fleet_status(inventory: Path | None, db: str | None, wide: bool) -> None:
     """Per host: its last fleet job, the outcome and when (from --db's fleet records)."""
-    store = open_store(db, create=False)
     hosts = _fleet.inventory_hosts(inventory) if inventory is not None else None
+    store = open_store(db, create=False)
     rows = jobs.last_per_host(store, hosts)
     if not rows:
         raise UserError(f"no fleet job in {store.url}" + (f" for the hosts of {inventory}" if inventory else ""))
@@ -135,4 +139,3 @@ def fleet_status(inventory: Path | None, db: str | None, wide: bool) -> None:
 
 
 fleet_group.add_command(agent_cmd)
-fleet_group.add_command(stop_agent_cmd)

@@ -1,21 +1,23 @@
 """`cyclebench fleet agent` (hidden): what the fleet's playbook runs on each host, with the
 cyclebench it installed there (commands/fleet.py drives it; docs/fleet.md).
 
-In the job's directory it (1) takes the host's fleet lock (one job per host at a time),
-(2) runs `cyclebench check --json check.json` and the fleet's own checks — the C compiler
-answers, the CPU to pin exists — and stops only on those (a VM's WARNs are recorded, not
-fatal), (3) runs the command with ``$CYCLEBENCH_HOST`` = the inventory name, tethered to its
-ssh session (runner/tether.py), (4) writes each run it made as a JSON bundle (store/runfile)
-unless the host wrote straight into the shared database, and (5) says all of it in
+It starts holding its machine's fleet lock (taken by fleet/bootstrap.py, which installed it
+and became it: one job per machine at a time). In the job's directory it (1) runs
+`cyclebench check --json check.json` and the fleet's own checks — the C compiler answers,
+the CPU to pin exists — and stops only on those (a VM's WARNs are recorded, not fatal),
+(2) runs the command with ``$CYCLEBENCH_HOST`` = the inventory name, tethered to its ssh
+session (runner/tether.py), (3) writes each run it made as a JSON bundle (store/runfile)
+unless the host wrote straight into the shared database, and (4) says all of it in
 ``agent.json``, which the controller reads. Exit 0 whatever the command did: the outcome is
-data in agent.json.
+data in agent.json. Stopped (SIGTERM from its tether or the playbook's stop play, Ctrl-C), it
+removes the job's directory: its controller is gone and will fetch nothing from it.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,14 +27,12 @@ import click
 from cyclebench.commands._common import HOST_ENV
 from cyclebench.env import identity, sysinfo
 from cyclebench.runner.child import run_child
-from cyclebench.runner.tether import tether
+from cyclebench.runner.tether import CHAIN_ENV, inherited, tether
 from cyclebench.store import Store, StoreError, liveness
 from cyclebench.store import runfile as run_file
 
 CHECK_TIMEOUT_S = 300.0
 AGENT_JSON = "agent.json"
-PID_FILE = "agent.pid"
-STOP_GRACE_S = 10.0
 
 
 def _tail(text: str) -> str:
@@ -119,15 +119,9 @@ def agent_cmd(host: str, job_dir: Path, db_stdin: bool, timeout: float, args: tu
     job_dir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"host": host, "machine": machine(), "command": list(args), "fatal": None,
                               "check": [], "returncode": None, "runs": [], "bundles": []}
-    (job_dir / PID_FILE).write_text(f"{os.getpid()}\n")  # for stop-agent
-    lock = open(job_dir.parent / "fleet.lock", "w")  # noqa: SIM115 (held until exit)
-    stop = tether()
+    stop = tether(chain=inherited(os.environ.pop(CHAIN_ENV, None)))
+    interrupted = False
     try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            report["fatal"] = "busy: another fleet job runs on this host"
-            return
         os.environ[HOST_ENV] = host
         if db_stdin:
             os.environ["CYCLEBENCH_DB"] = sys.stdin.readline().strip()
@@ -150,29 +144,12 @@ def agent_cmd(host: str, job_dir: Path, db_stdin: bool, timeout: float, args: tu
         (job_dir / "stderr.txt").write_text(child.stderr)
         report["returncode"] = child.returncode
         report["stderr_tail"] = _tail(child.stderr)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         stop.set()
-        (job_dir / AGENT_JSON).write_text(json.dumps(report, indent=1) + "\n")
-
-
-@click.command("stop-agent", hidden=True)
-@click.option("--job-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
-def stop_agent_cmd(job_dir: Path) -> None:
-    """Stop the agent of an interrupted fleet job on this host: SIGTERM (it kills its command's
-    session; results stored so far stay), SIGKILL after STOP_GRACE_S."""
-    import signal
-    import time
-
-    try:
-        pid = int((job_dir / PID_FILE).read_text())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        return  # finished, or never started
-    if b"agent" not in cmdline:  # the pid was reused: not ours
-        return
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_S
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if Path(f"/proc/{pid}").exists():
-        os.kill(pid, signal.SIGKILL)
+        if interrupted:
+            shutil.rmtree(job_dir, ignore_errors=True)
+        else:
+            (job_dir / AGENT_JSON).write_text(json.dumps(report, indent=1) + "\n")

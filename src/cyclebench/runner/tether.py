@@ -51,10 +51,28 @@ def lost(chain: list[tuple[int, int]]) -> int | None:
     return None
 
 
-def tether(poll: float = POLL_S, sig: int = signal.SIGTERM) -> threading.Event:
-    """Start a daemon thread that sends this process ``sig`` once an ancestor it has now is
-    gone; returns the Event that stops the watch."""
-    chain, stop = ancestors(), threading.Event()
+CHAIN_ENV = "CYCLEBENCH_TETHER"
+
+
+def inherited(value: str | None) -> list[tuple[int, int]]:
+    """The chain ``$CYCLEBENCH_TETHER`` carries ('pid:start,...'): recorded by a program that then
+    became this process (execve keeps the pid and the parents), before this one's slow start —
+    importing cyclebench takes seconds on a loaded host, and an ancestor gone by then would never
+    be missed (fleet/bootstrap.py sets it). Unreadable entries are left out."""
+    out = []
+    for item in (value or "").split(","):
+        pid, _, start = item.partition(":")
+        if pid.isdigit() and start.isdigit():
+            out.append((int(pid), int(start)))
+    return out
+
+
+def tether(poll: float = POLL_S, sig: int = signal.SIGTERM,
+           chain: list[tuple[int, int]] | None = None) -> threading.Event:
+    """Start a daemon thread that sends this process ``sig`` once an ancestor it has now (or one
+    of ``chain``, ancestors recorded earlier) is gone; returns the Event that stops the watch."""
+    now = ancestors()
+    chain, stop = [*(chain or []), *(a for a in now if a not in (chain or []))], threading.Event()
 
     def watch() -> None:
         while not stop.wait(poll):

@@ -29,7 +29,7 @@ fleet_hosts = Table(
     Column("id", Integer, primary_key=True),
     Column("job_id", Integer, ForeignKey("fleet_jobs.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("host", String(255), nullable=False, index=True),  # the inventory name
-    Column("status", String(20), nullable=False),  # ok | unreachable | check failed | failed | interrupted
+    Column("status", String(20), nullable=False),  # ok | unreachable | check failed | busy | failed | interrupted
     Column("reason", Text),
     Column("finished_at", String(40)),
     Column("check", JSON),  # `cyclebench check --json` there, plus the fleet's own findings
