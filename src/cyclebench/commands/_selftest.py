@@ -261,25 +261,34 @@ def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) 
     out = []
     for i in range(len(names)):
         history = [(t[i], h) for t, h in tries]
-        passed = next((c for c, _h in history if c.passed is not False), None)
-        final = passed or history[-1][0]
-        if passed is not None:
-            final.status = NA if passed.passed is None else PASS
-        elif any(not h["busy"] or not c.host_can_explain for c, h in history):
-            final.status = FAIL
-        else:
-            final.status = INCONCLUSIVE
+        status, last = decide([(c.passed, c.host_can_explain, bool(h["busy"])) for c, h in history])
+        final = history[last][0]
+        final.status = status
         notes = [f"attempt {k + 1}: {c.measured}; host " + ("; ".join(h["busy"]) or "quiet")
-                 for k, (c, h) in enumerate(history) if c is not final]
-        if final.status == INCONCLUSIVE:
+                 for k, (c, h) in enumerate(history[:last])]
+        if status == INCONCLUSIVE:
             notes.append(f"host busy in every attempt: {ADVICE}")
-        elif final.status == FAIL:
+        elif status == FAIL:
             beyond = any(not c.host_can_explain for c, _h in history)
             notes.append("beyond what a busy host does" if beyond else "failed with the host quiet")
         final.detail = "; ".join(x for x in (final.detail, *notes) if x)
-        final.host = {"attempts": [dict(h, passed=c.passed, measured=c.measured) for c, h in history]}
+        final.host = {"attempts": [dict(h, passed=c.passed, measured=c.measured) for c, h in history[:last + 1]]}
         out.append(final)
     return out
+
+
+def decide(attempts: list[tuple[bool | None, bool, bool]]) -> tuple[str, int]:
+    """The rule of docs/method.md §11 over one check's attempts, each (passed — None: not
+    applicable —, the host can explain the figure, the host was busy). Returns (status, the
+    attempt that decided it): the first that passed (PASS, or n/a); else the last one, FAIL when
+    in any attempt the host was quiet or the figure beyond what a busy host does, INCONCLUSIVE
+    when every failure had a busy host behind it."""
+    for k, (passed, _explained, _busy) in enumerate(attempts):
+        if passed is not False:
+            return (NA if passed is None else PASS), k
+    if any(not busy or not explained for _p, explained, busy in attempts):
+        return FAIL, len(attempts) - 1
+    return INCONCLUSIVE, len(attempts) - 1
 
 
 class _Disturbed(RuntimeError):
