@@ -1,47 +1,92 @@
 """The self-validation, in its quick mode, on the machine the tests run on.
 
-Every check must pass except the +1-cycle one, which asks for 1.00 ± 0.25 cycles~: the
-project's AMD EPYC VM meets that with the full selftest (blocks pooled until the CI is
-narrow enough), but the quick mode's shorter blocks miss it on busy stretches of the host
-(Δ 0.6 [0.14, 0.92] over 6 pooled blocks seen), and `cyclebench selftest` says so with a FAIL. Here the
-step must still be found in the right direction and size, a tolerance a noisy 2-core VM
-meets; a sign error or a lost cycle would fail it.
+A correct tool must never FAIL here: a check that fails is measured again (at most three
+times) with the host's disturbance recorded each time, and a failure the busy host explains
+ends INCONCLUSIVE (exit 3), not FAIL (docs/method.md §11). The quick mode's shorter +1 blocks
+miss ±0.25 cycle on busy stretches of the host (Δ 0.6 [0.14, 0.92] over 6 pooled blocks seen on
+the AMD EPYC VM) and the cycles~ coverage can read +0.2…+0.8% on add chains there
+(docs/method.md §3): such a check may end INCONCLUSIVE, so the figures are held to what a
+working tool gives on any host — the +1 step in the right direction and size, the median bias
+of the six chains within 1%, each within 5% (imul100 read −3.2% once in eight quick selftests on
+the Xeon VM while the other five stayed within ±0.3%).
 
-The cycles~ coverage check is judged the same way: on the Intel Xeon VM the add and xor
-chains read +0.2…+0.8% in busy stretches (the host's gaps lengthen batches, not the
-calibration chain: docs/method.md §3) and the check can FAIL there; here a broken
-calibration (a wrong fixed part is off by 1–3%, a lost factor far more) must still fail.
-A broken calibration moves every chain the same way, so the median bias of the six is held to
-1%; one chain alone may stray further while the host moves under it (imul100 read −3.2% once in
-eight quick selftests on the Xeon VM, on the code of 1078ea0 as on later code, the other five
-within ±0.3%), so each is held only to 5%.
+Each injected fault (CYCLEBENCH_FAULT, docs/method.md §11) must FAIL, busy host or not: the
+selftest exists to catch a broken tool, and the faults are how that is shown.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import cli
 
 
-def test_selftest_quick(tmp_path: Path) -> None:
+def _report(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
     out = tmp_path / "self.json"
-    r = cli("selftest", "--quick", "--json", str(out))
-    assert r.exit_code in (0, 1), r.output
+    r = cli("selftest", "--quick", "--json", str(out), *args)
+    assert r.exit_code in (0, 1, 3), r.output
     data = json.loads(out.read_text())
+    assert data["status"] == {0: "PASS", 1: "FAIL", 3: "INCONCLUSIVE"}[r.exit_code], r.output
+    return r.exit_code, data, r.output
+
+
+def test_selftest_quick(tmp_path: Path) -> None:
+    code, data, output = _report(tmp_path)
     checks = {c["name"].split(":")[0]: c for c in data["checks"]}
     assert {"calibration", "A/A", "+1 cycle", "linearity", "timer", "cycles~ coverage",
             "A/A across runs"} <= set(checks), list(checks)
-    failed = [c["name"] for c in data["checks"] if c["passed"] is False
-              and not c["name"].startswith(("+1", "cycles~ coverage"))]
-    assert not failed, r.output
+    assert code != 1 and not [c["name"] for c in data["checks"] if c["status"] == "FAIL"], output
+    assert data["fault"] is None
     cov = checks["cycles~ coverage"]["values"]
     assert cov["results"] == 36 and cov["covered"] >= 18, cov
-    biases = sorted(cov["bias"].values())
-    assert abs((biases[2] + biases[3]) / 2) <= 0.01 and all(abs(b) <= 0.05 for b in biases), cov
+    assert abs(cov["median_bias"]) <= 0.01 and all(abs(b) <= 0.05 for b in cov["bias"].values()), cov
     plus = checks["+1 cycle"]["values"]
-    assert plus["verdict"] != "faster" and 0.25 <= plus["diff"] <= 1.75, r.output
+    assert plus["verdict"] != "faster" and 0.25 <= plus["diff"] <= 1.75, output
     assert plus["rounds"] >= 40 * plus["blocks"], plus  # blocks are pooled, not replaced
-    assert data["passed"] is (r.exit_code == 0)
-    assert data["seconds"] < 120
+    for c in data["checks"]:  # every attempt says what the host did
+        assert c["host"]["attempts"] and all("busy" in a and "others" in a for a in c["host"]["attempts"]), c
+        if c["status"] == "INCONCLUSIVE":
+            assert "--cpu" in c["detail"] and all(a["busy"] for a in c["host"]["attempts"]), c
+    assert data["seconds"] < 240
+
+
+@pytest.mark.parametrize("fault, caught", [
+    ("calibration", {"calibration: 300 adds", "cycles~ coverage"}),  # cycles~ 1% high
+    ("timer-skip", {"timer"}),  # the clock advances in steps of 256 ticks
+])
+def test_an_injected_fault_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str,
+                                 caught: set[str]) -> None:
+    monkeypatch.setenv("CYCLEBENCH_FAULT", fault)
+    code, data, output = _report(tmp_path)
+    assert code == 1 and data["fault"] == fault, output
+    failed = {c["name"] for c in data["checks"] if c["status"] == "FAIL"}
+    assert all(any(f.startswith(name) for f in failed) for name in caught), output
+    assert "FAILED" in output
+
+
+def test_a_busy_loop_beside_it_is_not_a_fail(tmp_path: Path) -> None:
+    """A Python busy loop pinned to the other CPU for the whole selftest: PASS or INCONCLUSIVE.
+    A timing test: on the 2-CPU Xeon KVM guest, with other work running beside it (the other
+    CPU 92% busy before the loop), the quick selftest with the loop ended PASS in 20 of 20 runs
+    of bench/selftest.py and this test passed 5 runs in a row (docs/method.md §11)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs: one for the selftest, one for the busy loop")
+    runner_cpu, other = cpus[-1], cpus[0]
+    loop = subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+    try:
+        os.sched_setaffinity(loop.pid, {other})
+        code, data, output = _report(tmp_path, "--cpu", str(runner_cpu))
+    finally:
+        loop.kill()
+        loop.wait()
+    assert code in (0, 3), output
+    assert not [c["name"] for c in data["checks"] if c["status"] == "FAIL"], output
+    seen = [a for c in data["checks"] for a in c["host"]["attempts"]]
+    assert any(a["others"] is not None and a["others"] > 0.5 for a in seen), seen  # the loop was seen

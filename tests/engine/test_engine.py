@@ -86,3 +86,24 @@ def test_max_time_caps_the_wall_time(overrun: Runner, bench: str, min_time: floa
     used = res["sizing_ns"] + res["warmup_ns"] + res["measured_ns"]
     assert used <= max_time * 1e9 or res["rounds"] == 1, (used / 1e9, res["rounds"])
     assert 1 <= res["rounds"] < 40 and len(res["n"]) == res["rounds"] * res["ladder"]  # whole rounds only
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the add chain and rdtsc timer of x86-64")
+def test_injected_faults_change_the_readings_and_say_so(runner: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CYCLEBENCH_FAULT (docs/method.md §11): timer-skip makes every interval a multiple of 256
+    ticks; calibration makes every timed chain read 1% short. Neither goes unannounced, and an
+    unknown name injects nothing."""
+    opts = MeasureOptions(min_time=0.005, repeat=5, warmup=0)
+    clean = runner.run("faults/ok", None, opts, timeout=30).result or {}
+    assert "fault" not in clean and "fault" not in runner.calibrate()
+    assert any(t % 256 for t in clean["ticks"])
+    monkeypatch.setenv("CYCLEBENCH_FAULT", "timer-skip")
+    skip = runner.run("faults/ok", None, opts, timeout=30).result or {}
+    assert skip["fault"] == "timer-skip" and runner.calibrate()["fault"] == "timer-skip"
+    assert all(t % 256 == 0 for t in skip["ticks"] + skip["cal"]) and skip["timer_overhead"]["median"] % 256 == 0
+    monkeypatch.setenv("CYCLEBENCH_FAULT", "calibration")
+    short = runner.run("faults/ok", None, opts, timeout=30).result or {}
+    assert short["fault"] == "calibration"
+    monkeypatch.setenv("CYCLEBENCH_FAULT", "no-such-fault")
+    assert "fault" not in (runner.run("faults/ok", None, opts, timeout=30).result or {})
+    # its size (cycles~ 1.0% high) is the selftest's to show: tests/commands/test_selftest.py

@@ -1,8 +1,9 @@
 """The checks of `cyclebench selftest`: the tool measures known effects on this machine.
 
-Checks (each PASS/FAIL with expected and measured figures):
-* calibration — a chain of 300 dependent adds measures 300 cycles~ (±3%), and the imul
-  chain gives the same clock as the add chain (±3%);
+Checks (each PASS/FAIL/INCONCLUSIVE with expected and measured figures):
+* calibration — a chain of 300 dependent adds measures 300 cycles~ (±0.5%, the median of
+  the rounds: a calibration off by 1% reads 303), and the imul chain gives the same clock as the
+  add chain (±3%);
 * A/A — the same benchmark against itself, measured as `compare` measures (interleaved,
   rounds over PROCESSES runner processes, CI bootstrapped over them), ``aa_reps`` times: no difference
   may be reported (false-positive rate ≤ α; with 20 repetitions and α = 0.002 that is none);
@@ -15,16 +16,21 @@ Checks (each PASS/FAIL with expected and measured figures):
 * across runs — six separate runs of chains whose cost is known (200, 300, 400, 800 adds;
   100 imuls = 300 cycles; 300 xors), each measured as `run` measures (rounds over 3
   processes): (a) cycles~ coverage: the 95% CIs contain the true count in ≥ 80% of the 36
-  results and the mean bias is within ±0.5% (a broken calibration is off by 1–3%; the
-  issue-13 targets, ≥ 90% and ±0.1%, are bench/chains.py's over 20 runs: a 36-result
-  check cannot resolve them); (b) cross-run A/A: runs 1, 3, 5 against runs 2, 4, 6 (alternating,
-  so a drift of the host over the ~10 s hits both sides; runs 1–3 against 4–6 gave one false
-  verdict in a fresh CI run) with the stored-run statistics (stats.runs.cross_run): no chain may
-  get a verdict.
+  results, the median of the six chains' mean biases is within ±0.5% (a broken calibration
+  moves them all alike, by 1–3%) and each chain's within ±3% (the issue-13 targets, ≥ 90% and
+  ±0.1%, are bench/chains.py's over 20 runs: a 36-result check cannot resolve them); (b)
+  cross-run A/A: runs 1, 3, 5 against runs 2, 4, 6 (alternating, so a drift of the host over
+  the ~10 s hits both sides; runs 1–3 against 4–6 gave one false verdict in a fresh CI run)
+  with the stored-run statistics (stats.runs.cross_run): no chain may get a verdict.
+
+Each check is measured until it passes, at most ATTEMPTS times, with the host's disturbance
+recorded during every attempt (HostWatch); ``decide`` turns the attempts into PASS, FAIL (a
+failure the host cannot explain) or INCONCLUSIVE (docs/method.md §11).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from cyclebench.build import BuildSpec, build, suite_sources
-from cyclebench.env import sysinfo
-from cyclebench.model import OK, Outcome
+from cyclebench.env import check, sysinfo
+from cyclebench.model import DISTURBED, OK, Outcome
 from cyclebench.runner import Runner, interleave
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock, estimate
@@ -51,7 +57,23 @@ CHAIN_TRUTH = {"selftest/add200": 200, "selftest/add300": 300, "selftest/add400"
                "selftest/imul100": 300, "selftest/xor300": 300}  # core cycles per op
 RUN_PROCESSES = 3  # as `cyclebench run` by default
 REPLICATES = 3  # runs a side in the cross-run A/A
-COVERAGE, MAX_BIAS = 0.8, 0.005
+COVERAGE = 0.8
+# The calibration's bias: 300 adds (median of rounds) and the median of the six chains' biases
+# within 0.5% (idle, the Xeon VM reads −0.06…+0.3%: docs/method.md §3), each chain within 3%
+# (one chain alone strays while the host moves under it: imul100 −3.2% once in eight quick runs).
+MAX_BIAS, CHAIN_BIAS = 0.005, 0.03
+# What a busy host can explain (docs/method.md §11): beyond these a failure is the tool's
+# whatever the host did. An injected 1% calibration fault reads +1.0% (median of chains and 300 adds).
+HOST_BIAS = 0.008
+ATTEMPTS = 3  # a check is measured until it passes, at most this often (docs/method.md §11)
+# An attempt was disturbed by the host when (docs/method.md §11):
+DISTURBED_MAX = 0.02  # more of its batches than this were preempted or migrated (engine/disturb.c)
+OTHERS_MAX = check.LOAD_PER_CPU  # the other CPUs were busier than this (/proc/stat), as `check`'s load WARN
+STEAL_MAX = 0.02  # the hypervisor took more than this of the runner's CPU (/proc/stat steal)
+PASS, FAIL, INCONCLUSIVE, NA = "PASS", "FAIL", "INCONCLUSIVE", "n/a"
+EXIT = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}  # exit status of `cyclebench selftest`
+ADVICE = ("run `cyclebench check`, run the selftest again when the machine is idle, or pin it to a quieter "
+          "CPU with --cpu")
 
 
 @dataclass
@@ -59,9 +81,16 @@ class Check:
     name: str
     expected: str
     measured: str
-    passed: bool | None  # None: not applicable here
+    passed: bool | None  # this attempt's result (None: not applicable here); the verdict is ``status``
     detail: str = ""
     values: dict[str, Any] = field(default_factory=dict)  # the figures behind ``measured``
+    host_can_explain: bool = True  # False: the figure is beyond what a busy host does (HOST_BIAS …)
+    status: str = ""  # PASS, FAIL, INCONCLUSIVE or n/a, set by _judge over the attempts
+    host: dict[str, Any] = field(default_factory=dict)  # what the host did during each attempt
+
+    def __post_init__(self) -> None:
+        if not self.status:
+            self.status = NA if self.passed is None else PASS if self.passed else FAIL
 
 
 @dataclass
@@ -69,15 +98,65 @@ class SelftestReport:
     checks: list[Check] = field(default_factory=list)
     seconds: float = 0.0
     cpu: int | None = None
+    fault: str | None = None  # the injected fault the runner reported (CYCLEBENCH_FAULT), if any
+
+    @property
+    def status(self) -> str:
+        got = {c.status for c in self.checks}
+        return FAIL if FAIL in got else INCONCLUSIVE if INCONCLUSIVE in got else PASS
 
     @property
     def passed(self) -> bool:
-        return all(c.passed is not False for c in self.checks)
+        return self.status == PASS
+
+
+class HostWatch:
+    """The host's disturbance during one attempt of a check: the runner's disturbed batches
+    (preempted or migrated, engine/disturb.c) of every outcome the attempt ``note``s, the other
+    CPUs' busy time and the hypervisor's steal on the runner's CPU (/proc/stat, less this
+    process's own CPU time). The load average is recorded, not judged: it moves over a minute
+    and counts the selftest's own runner (1.0 of the 2-CPU VM's limit of 1.0)."""
+
+    def __init__(self, cpu: int) -> None:
+        self.cpu = cpu
+        self.start()
+
+    def start(self) -> None:
+        self.disturbed = self.batches = 0
+        self._t0, self._own0, self._times0 = time.monotonic(), _own_cpu_seconds(), check.cpu_times()
+
+    def note(self, outs: list[Outcome]) -> None:
+        for o in outs:
+            d = (o.result or {}).get("disturbed") or []
+            self.batches += len(d)
+            self.disturbed += sum(1 for x in d if x)
+
+    def stop(self) -> dict[str, Any]:
+        """{"disturbed", "batches", "others", "steal", "load", "seconds", "busy": [why, …]}"""
+        act = check.activity(self._times0, check.cpu_times(), self.cpu, _own_cpu_seconds() - self._own0)
+        busy = []
+        if self.batches and self.disturbed > DISTURBED_MAX * self.batches:
+            busy.append(f"{self.disturbed} of {self.batches} batches preempted or migrated")
+        if act["others"] is not None and act["others"] > OTHERS_MAX:
+            busy.append(f"other CPUs {act['others']:.0%} busy")
+        if act["steal"] is not None and act["steal"] > STEAL_MAX:
+            busy.append(f"{act['steal']:.0%} of CPU {self.cpu} stolen by the hypervisor")
+        return {"disturbed": self.disturbed, "batches": self.batches, "others": act["others"],
+                "steal": act["steal"], "load": check.check_load(self.cpu, Path("/")).detail.split(";")[0],
+                "seconds": time.monotonic() - self._t0, "busy": busy}
+
+
+def _own_cpu_seconds() -> float:
+    """CPU time of this process (its runners' is on the runner's CPU, not counted among the others')."""
+    t = os.times()
+    return t.user + t.system
 
 
 def _cycles_rounds(o: Outcome, ratio: np.ndarray | None = None) -> np.ndarray:
     """Per-round cycles~ slopes, one entry per round (NaN for a round without one)."""
     res = o.result
+    if o.status == DISTURBED:
+        raise _Disturbed(f"{o.bench}: {o.status}: {o.reason}")
     if o.status != OK or res is None:
         raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
     slopes, unit = clock.round_costs(res, ratio)
@@ -91,6 +170,8 @@ def _paired_rounds(outs: list[Outcome], procs: np.ndarray) -> tuple[np.ndarray, 
     shared clock per round (as compare does), with the rounds either lacks dropped, and the
     process of each round kept."""
     for o in outs:
+        if o.status == DISTURBED:
+            raise _Disturbed(f"{o.bench}: {o.status}: {o.reason}")
         if o.status != OK or o.result is None:
             raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
     ra, rb = clock.shared_round_ratio([o.result for o in outs if o.result])
@@ -100,15 +181,32 @@ def _paired_rounds(outs: list[Outcome], procs: np.ndarray) -> tuple[np.ndarray, 
     return a[ok], b[ok], g
 
 
-def _together(runner: Runner, a: str, b: str, opts: MeasureOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """a and b measured as `cyclebench compare` measures them: rounds over PROCESSES processes."""
-    outs, procs = interleave.measure(runner, [(a, None), (b, None)], opts, PROCESSES)
-    return _paired_rounds(outs, procs)
+@dataclass
+class _Ctx:
+    runner: Runner
+    quick: bool
+    opts: MeasureOptions
+    watch: HostWatch
+    on_step: Callable[[str], None]
+    fault: str | None = None
+
+    def note(self, outs: list[Outcome]) -> list[Outcome]:
+        """Count the outcomes' disturbed batches against the current attempt; note the injected fault."""
+        self.watch.note(outs)
+        for o in outs:
+            self.fault = self.fault or (o.result or {}).get("fault")
+        return outs
+
+    def together(self, a: str, b: str, opts: MeasureOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """a and b measured as `cyclebench compare` measures them: rounds over PROCESSES processes."""
+        outs, procs = interleave.measure(self.runner, [(a, None), (b, None)], opts, PROCESSES)
+        return _paired_rounds(self.note(outs), procs)
 
 
 def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | None = None, fifo: int | None = None,
                  max_rss: int | None = None, on_step: Callable[[str], None] = lambda _s: None) -> SelftestReport:
-    """Run every check; ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
+    """Run every check, each judged over up to ATTEMPTS attempts against the host's disturbance
+    (``_judge``); ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
     RunnerError on a broken installation, never on a failed check (that is a FAIL row)."""
     t0 = time.monotonic()
     src = Path(str(resources.files("cyclebench") / "suite" / "selftest" / "chains.c"))
@@ -117,62 +215,148 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     cpu = cpu if cpu is not None else sysinfo.choose_cpu()
     runner = Runner(binary.path, cpu, fifo=fifo, max_rss=max_rss)
     opts = MeasureOptions(min_time=0.02 if quick else 0.1, repeat=12 if quick else 40, warmup=0.005)
+    ctx = _Ctx(runner, quick, opts, HostWatch(cpu), on_step)
     report = SelftestReport(cpu=cpu)
-    if _check_calibration(runner, opts, report.checks):
-        _check_aa(runner, quick, aa_reps or (20 if quick else 40), report.checks, on_step)
-        _check_plus_one(runner, quick, opts, report.checks, on_step)
-        _check_linearity(runner, opts, report.checks)
-        _check_timer(runner, opts, report.checks)
-        _check_across_runs(runner, quick, report.checks, on_step)
+    reps = aa_reps or (20 if quick else 40)
+    if _cycles_available(ctx, report.checks):
+        report.checks += _judge(ctx, ["calibration: 300 adds", "calibration: imul vs add clock"], _calibration)
+        report.checks += _judge(ctx, [f"A/A: add300 vs itself ×{reps}"], lambda c: _aa(c, reps))
+        report.checks += _judge(ctx, ["+1 cycle: add300 → add301"], _plus_one)
+        report.checks += _judge(ctx, ["linearity: 100, 200, 400 adds"], _linearity)
+        report.checks += _judge(ctx, ["timer"], _timer)
+        across = f"A/A across runs: {REPLICATES} vs {REPLICATES} runs × {len(CHAIN_TRUTH)} chains"
+        report.checks += _judge(ctx, ["cycles~ coverage: chains of known cost", across], _across_runs)
+    report.fault = ctx.fault
     report.seconds = time.monotonic() - t0
     return report
 
 
-def _check_calibration(runner: Runner, opts: MeasureOptions, checks: list[Check]) -> bool:
-    """300 adds = 300 cycles~, imul clock = add clock. False: no cycles~ here, nothing else to check."""
-    o300 = runner.run("selftest/add300", None, opts, opts.timeout())
+def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) -> list[Check]:
+    """Measure a group of checks (one measurement, one or two checks) until each has passed,
+    at most ATTEMPTS times, watching the host during every attempt; then each check's status
+    (docs/method.md §11):
+
+    * PASS — it passed in some attempt;
+    * FAIL — it failed in every attempt, and in at least one the host cannot explain it: the
+      host was quiet (no more than DISTURBED_MAX of the batches disturbed, the other CPUs at
+      most OTHERS_MAX busy, at most STEAL_MAX stolen), or the figure lies beyond what a busy
+      host does (``host_can_explain`` False);
+    * INCONCLUSIVE — it failed in every attempt, each time with the host busy and the figure
+      within what a busy host does;
+    * n/a — not applicable here.
+
+    A correct tool fails an attempt by chance or by the host's noise, which moves between
+    attempts; a broken one fails every attempt the same way (an injected fault did in all runs:
+    bench/selftest.py). Repeating until a pass raises the chance of passing a fault that sits
+    right at a tolerance, so the tolerances are half the faults they are meant to catch.
+    """
+    tries: list[tuple[list[Check], dict[str, Any]]] = []
+    while len(tries) < ATTEMPTS:
+        ctx.watch.start()
+        try:
+            got, taken = attempt(ctx), None
+        except _Disturbed as e:  # the runner's CPU was taken: a host's doing, never the tool's
+            got, taken = [Check(n, "-", str(e), False) for n in names], str(e)
+        host = ctx.watch.stop()
+        if taken:
+            host["busy"].append(taken)
+        tries.append((got, host))
+        if all(any(t[i].passed is not False for t, _h in tries) for i in range(len(names))):
+            break
+    out = []
+    for i in range(len(names)):
+        history = [(t[i], h) for t, h in tries]
+        status, last = decide([(c.passed, c.host_can_explain, bool(h["busy"])) for c, h in history])
+        final = history[last][0]
+        final.status = status
+        notes = [f"attempt {k + 1}: {c.measured}; host " + ("; ".join(h["busy"]) or "quiet")
+                 for k, (c, h) in enumerate(history[:last])]
+        if status == INCONCLUSIVE:
+            notes.append(f"host busy in every attempt: {ADVICE}")
+        elif status == FAIL:
+            beyond = any(not c.host_can_explain for c, _h in history)
+            notes.append("beyond what a busy host does" if beyond else "failed with the host quiet")
+        final.detail = "; ".join(x for x in (final.detail, *notes) if x)
+        final.host = {"attempts": [dict(h, passed=c.passed, measured=c.measured) for c, h in history[:last + 1]]}
+        out.append(final)
+    return out
+
+
+def decide(attempts: list[tuple[bool | None, bool, bool]]) -> tuple[str, int]:
+    """The rule of docs/method.md §11 over one check's attempts, each (passed — None: not
+    applicable —, the host can explain the figure, the host was busy). Returns (status, the
+    attempt that decided it): the first that passed (PASS, or n/a); else the last one, FAIL when
+    in any attempt the host was quiet or the figure beyond what a busy host does, INCONCLUSIVE
+    when every failure had a busy host behind it."""
+    for k, (passed, _explained, _busy) in enumerate(attempts):
+        if passed is not False:
+            return (NA if passed is None else PASS), k
+    if any(not busy or not explained for _p, explained, busy in attempts):
+        return FAIL, len(attempts) - 1
+    return INCONCLUSIVE, len(attempts) - 1
+
+
+class _Disturbed(RuntimeError):
+    """A measurement came back ``disturbed`` (most batches preempted or migrated: method.md §4)."""
+
+
+def _cycles_available(ctx: _Ctx, checks: list[Check]) -> bool:
+    """False (with an n/a row) when this machine has no cycles~: nothing else to check."""
+    o = ctx.note([ctx.runner.run("selftest/add100", None, ctx.opts, ctx.opts.timeout())])[0]
     try:
-        c300 = float(np.nanmedian(_cycles_rounds(o300)))
+        _cycles_rounds(o)
     except RuntimeError as e:
         checks.append(Check("calibration", "300 cycles~", "-", None, str(e)))
         return False
-    checks.append(Check("calibration: 300 adds", "300 ± 9 cycles~", f"{c300:.2f} cycles~", abs(c300 - 300) <= 9))
-    agree = clock.chain_agreement(o300.result or {})
-    checks.append(Check("calibration: imul vs add clock", "1.00 ± 0.03", "-" if agree is None else f"{agree:.3f}",
-                        None if agree is None else abs(agree - 1) <= 0.03))
     return True
 
 
-def _check_aa(runner: Runner, quick: bool, reps: int, checks: list[Check], on_step: Callable[[str], None]) -> None:
+def _calibration(ctx: _Ctx) -> list[Check]:
+    """300 adds = 300 cycles~ (median of the rounds: ±0.5%; a busy host can explain ±0.8%),
+    imul clock = add clock (±3%; ±10%)."""
+    o300 = ctx.note([ctx.runner.run("selftest/add300", None, ctx.opts, ctx.opts.timeout())])[0]
+    c300 = float(np.nanmedian(_cycles_rounds(o300)))
+    tol = MAX_BIAS * 300
+    agree = clock.chain_agreement(o300.result or {})
+    return [Check("calibration: 300 adds", f"300 ± {tol:g} cycles~", f"{c300:.2f} cycles~", abs(c300 - 300) <= tol,
+                  values={"cycles": c300}, host_can_explain=abs(c300 / 300 - 1) <= HOST_BIAS),
+            Check("calibration: imul vs add clock", "1.00 ± 0.03", "-" if agree is None else f"{agree:.3f}",
+                  None if agree is None else abs(agree - 1) <= 0.03,
+                  host_can_explain=agree is None or abs(agree - 1) <= 0.1)]
+
+
+def _aa(ctx: _Ctx, reps: int) -> list[Check]:
     """A/A as compare runs it: 40 rounds over 4 processes even when quick. With 12 or 20 rounds
     (3–6 per process) the process-level bootstrap is too coarse: on the AMD VM 1 of 20 A/A
-    pairs was called different in 2 of ~8 quick runs; with 10 rounds a process, 0 of 320."""
-    aa = MeasureOptions(min_time=0.05 if quick else 0.1, repeat=40, warmup=0.005)
+    pairs was called different in 2 of ~8 quick runs; with 10 rounds a process, 0 of 320.
+    A quarter of the pairs called different is no host's doing: a broken test."""
+    aa = MeasureOptions(min_time=0.05 if ctx.quick else 0.1, repeat=40, warmup=0.005)
     positives, diffs = 0, []
     for _ in range(reps):
-        a, b, g = _together(runner, "selftest/add300", "selftest/add300", aa)
-        on_step("A/A")
+        a, b, g = ctx.together("selftest/add300", "selftest/add300", aa)
+        ctx.on_step("A/A")
         cmp = paired(a, b, groups=g)
         positives += cmp.verdict != "~"
         diffs.append(cmp.diff)
-    checks.append(Check(f"A/A: add300 vs itself ×{reps}", f"false positives ≤ α={ALPHA}",
-                        f"{positives}/{reps} (median |Δ| {np.median(np.abs(diffs)):.3f} cycles~)",
-                        positives / reps <= ALPHA))
+    return [Check(f"A/A: add300 vs itself ×{reps}", f"false positives ≤ α={ALPHA}",
+                  f"{positives}/{reps} (median |Δ| {np.median(np.abs(diffs)):.3f} cycles~)",
+                  positives / reps <= ALPHA, values={"positives": positives, "reps": reps},
+                  host_can_explain=positives <= reps / 4)]
 
 
-def _check_plus_one(runner: Runner, quick: bool, opts: MeasureOptions, checks: list[Check],
-                    on_step: Callable[[str], None]) -> None:
+def _plus_one(ctx: _Ctx) -> list[Check]:
     """+1 cycle: while the CI of the pooled rounds is wider than the tolerance it cannot judge
     ±0.25, so another block of rounds is measured and pooled with the earlier ones (at most
     PLUS_BLOCKS); the decision to go on looks at the CI's width only, never at the estimate,
     so it does not favour a pass (sequential sampling to a precision target, as pyperf and
     hyperfine add runs). Pooling is sound: every round is an ABBA pair on one shared clock, so
-    a block measured in another host state adds spread, not bias."""
-    plus = MeasureOptions(min_time=0.2 if quick else 0.3, repeat=80 if quick else 120, warmup=opts.warmup)
+    a block measured in another host state adds spread, not bias. A busy host widens the CI
+    and moves the step by less than half a cycle; a step missed with a narrow CI is the tool's."""
+    plus = MeasureOptions(min_time=0.2 if ctx.quick else 0.3, repeat=80 if ctx.quick else 120, warmup=ctx.opts.warmup)
     tries, pa, pb, pg = [], np.empty(0), np.empty(0), np.empty(0, dtype=int)
     for blk in range(PLUS_BLOCKS):
-        a, b, g = _together(runner, "selftest/add300", "selftest/add301", plus)
-        on_step("+1 cycle")
+        a, b, g = ctx.together("selftest/add300", "selftest/add301", plus)
+        ctx.on_step("+1 cycle")
         pa, pb = np.concatenate([pa, a]), np.concatenate([pb, b])
         pg = np.concatenate([pg, g + blk * PROCESSES])  # every process of every block is a group
         cmp = paired(pa, pb, groups=pg)
@@ -184,82 +368,95 @@ def _check_plus_one(runner: Runner, quick: bool, opts: MeasureOptions, checks: l
         f"{(c.ci_high - c.ci_low) / 2:.2f}" for c in tries) + ")"
     if not conclusive:
         note += f": too noisy here to resolve ±{PLUS_TOLERANCE} cycle"
-    checks.append(Check("+1 cycle: add300 → add301", f"slower, Δ = 1.00 ± {PLUS_TOLERANCE} cycles~",
-                        f"{cmp.verdict}, Δ = {cmp.diff:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] p={cmp.p:.1e}{note}",
-                        conclusive and cmp.verdict == "slower" and abs(cmp.diff - 1) <= PLUS_TOLERANCE,
-                        values={"diff": cmp.diff, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p": cmp.p,
-                                "verdict": cmp.verdict, "blocks": len(tries), "rounds": len(pa)}))
+    return [Check("+1 cycle: add300 → add301", f"slower, Δ = 1.00 ± {PLUS_TOLERANCE} cycles~",
+                  f"{cmp.verdict}, Δ = {cmp.diff:.3f} [{cmp.ci_low:.3f}, {cmp.ci_high:.3f}] p={cmp.p:.1e}{note}",
+                  conclusive and cmp.verdict == "slower" and abs(cmp.diff - 1) <= PLUS_TOLERANCE,
+                  values={"diff": cmp.diff, "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p": cmp.p,
+                          "verdict": cmp.verdict, "blocks": len(tries), "rounds": len(pa)},
+                  host_can_explain=not conclusive or abs(cmp.diff - 1) <= 2 * PLUS_TOLERANCE)]
 
 
-def _check_linearity(runner: Runner, opts: MeasureOptions, checks: list[Check]) -> None:
-    outs = runner.run_many([("selftest/add100", None), ("selftest/add200", None), ("selftest/add400", None)], opts,
-                           opts.timeout())
+def _linearity(ctx: _Ctx) -> list[Check]:
+    outs = ctx.note(ctx.runner.run_many([("selftest/add100", None), ("selftest/add200", None),
+                                         ("selftest/add400", None)], ctx.opts, ctx.opts.timeout()))
     c = [float(np.nanmedian(_cycles_rounds(o))) for o in outs]
     r2, r4 = c[1] / c[0], c[2] / c[0]
-    checks.append(Check("linearity: 100, 200, 400 adds", "1 : 2 : 4 (±5%)", f"1 : {r2:.3f} : {r4:.3f}",
-                        abs(r2 - 2) <= 0.1 and abs(r4 - 4) <= 0.2))
+    return [Check("linearity: 100, 200, 400 adds", "1 : 2 : 4 (±5%)", f"1 : {r2:.3f} : {r4:.3f}",
+                  abs(r2 - 2) <= 0.1 and abs(r4 - 4) <= 0.2, values={"ratios": [r2, r4]},
+                  host_can_explain=abs(r2 - 2) <= 0.2 and abs(r4 - 4) <= 0.4)]
 
 
-def _check_timer(runner: Runner, opts: MeasureOptions, checks: list[Check]) -> None:
-    """The engine's timer-pair cost against the suite's own fenced-read benchmark."""
-    cal = runner.calibrate()
+def _timer(ctx: _Ctx) -> list[Check]:
+    """The engine's timer-pair cost against the suite's own fenced-read benchmark (±30%; a
+    busy host moves a median of 1001 pairs little: ±60% is beyond it)."""
+    cal = ctx.runner.calibrate()
     pair = float(cal["timer_overhead"]["median"])
-    names = {b.name for b in runner.list()}
+    names = {b.name for b in ctx.runner.list()}
     tname = "timer/rdtscp" if "timer/rdtscp" in names else "timer/cntvct" if "timer/cntvct" in names else None
     if tname is None or cal.get("unit") == "ns":
-        checks.append(Check("timer", "-", "-", None, "no fenced counter read on this architecture"))
-        return
-    per = _per_op(runner.run(tname, None, opts, opts.timeout()))
-    checks.append(Check(f"timer: start+stop pair vs {tname}", f"{per:.1f} ± 30% {cal['unit']}",
-                        f"{pair:.1f} {cal['unit']}", abs(pair - per) <= 0.3 * per))
+        return [Check("timer", "-", "-", None, "no fenced counter read on this architecture")]
+    per = _per_op(ctx.note([ctx.runner.run(tname, None, ctx.opts, ctx.opts.timeout())])[0])
+    return [Check(f"timer: start+stop pair vs {tname}", f"{per:.1f} ± 30% {cal['unit']}",
+                  f"{pair:.1f} {cal['unit']}", abs(pair - per) <= 0.3 * per, values={"pair": pair, "per_read": per},
+                  host_can_explain=abs(pair - per) <= 0.6 * per)]
 
 
-def _check_across_runs(runner: Runner, quick: bool, checks: list[Check], on_step: Callable[[str], None]) -> None:
+def _across_runs(ctx: _Ctx) -> list[Check]:
     """cycles~ coverage on chains of known cost, and the cross-run A/A (module docstring)."""
-    opts = MeasureOptions(min_time=0.03 if quick else 0.1, repeat=15 if quick else 30, warmup=0.005)
-    rate, _src = clock.timer_rate(runner.calibrate(), None)
+    opts = MeasureOptions(min_time=0.03 if ctx.quick else 0.1, repeat=15 if ctx.quick else 30, warmup=0.005)
+    rate, _src = clock.timer_rate(ctx.runner.calibrate(), None)
     items: list[tuple[str, int | None]] = [(b, None) for b in CHAIN_TRUTH]
     runs: list[dict[str, dict[str, Any]]] = []
     for _ in range(2 * REPLICATES):
         got: dict[str, dict[str, Any]] = {}
 
         def done(i: int, outs: list[Outcome], _partial: bool, got: dict[str, dict[str, Any]] = got) -> None:
-            got[items[i][0]] = dict(result_fields(interleave.combine(outs), rate))
+            got[items[i][0]] = dict(result_fields(interleave.combine(ctx.note(outs)), rate))
 
-        interleave.in_passes(runner, items, opts, RUN_PROCESSES, done)
+        interleave.in_passes(ctx.runner, items, opts, RUN_PROCESSES, done)
         runs.append(got)
-        on_step("across runs")
+        ctx.on_step("across runs")
     rows = [(b, r[b]) for r in runs for b in CHAIN_TRUTH if r.get(b, {}).get("cycles_per_op") is not None]
     if len(rows) < len(runs) * len(CHAIN_TRUTH):
         bad = next((r[b] for r in runs for b in CHAIN_TRUTH if r.get(b, {}).get("cycles_per_op") is None), {})
         raise RuntimeError(f"{bad.get('bench')}: {bad.get('status')}: {bad.get('reason') or 'no cycles~'}")
     covered = sum(f["cycles_ci_low"] <= CHAIN_TRUTH[b] <= f["cycles_ci_high"] for b, f in rows)
     bias = {b: float(np.mean([f["cycles_per_op"] for c, f in rows if c == b])) / t - 1 for b, t in CHAIN_TRUTH.items()}
-    worst = max(bias, key=lambda b: abs(bias[b]))
-    checks.append(Check("cycles~ coverage: chains of known cost", f"CI holds the truth ≥ {COVERAGE:.0%}, "
-                        f"|bias| ≤ {MAX_BIAS:.1%}",
-                        f"{covered}/{len(rows)} ({covered / len(rows):.0%}); bias " + ", ".join(
-                            f"{b.split('/')[1]} {100 * v:+.2f}%" for b, v in bias.items()),
-                        covered >= COVERAGE * len(rows) and abs(bias[worst]) <= MAX_BIAS,
-                        values={"covered": covered, "results": len(rows), "bias": bias}))
+    middle = float(np.median(list(bias.values())))  # a broken calibration moves every chain alike
+    worst = max(abs(v) for v in bias.values())
+    coverage = Check("cycles~ coverage: chains of known cost",
+                     f"CI holds the truth ≥ {COVERAGE:.0%}, median |bias| ≤ {MAX_BIAS:.1%}, each ≤ {CHAIN_BIAS:.0%}",
+                     f"{covered}/{len(rows)} ({covered / len(rows):.0%}); bias median {100 * middle:+.2f}%: "
+                     + ", ".join(f"{b.split('/')[1]} {100 * v:+.2f}%" for b, v in bias.items()),
+                     covered >= COVERAGE * len(rows) and abs(middle) <= MAX_BIAS and worst <= CHAIN_BIAS,
+                     values={"covered": covered, "results": len(rows), "bias": bias, "median_bias": middle},
+                     host_can_explain=abs(middle) <= HOST_BIAS)
     verdicts = {}
     for b in CHAIN_TRUTH:
         x = [r[b]["cycles_per_op"] for r in runs]
         cmp, _note = cross_run(x[0::2], x[1::2])  # sides alternate in time: the host's drift hits both
         verdicts[b] = cmp.verdict
     called = [f"{b.split('/')[1]} {v}" for b, v in verdicts.items() if v != "~"]
-    checks.append(Check(f"A/A across runs: {REPLICATES} vs {REPLICATES} runs × {len(CHAIN_TRUTH)} chains",
-                        "no verdict (~)", ", ".join(called) if called else f"0/{len(CHAIN_TRUTH)} verdicts",
-                        not called, values={"verdicts": verdicts}))
+    return [coverage, Check(f"A/A across runs: {REPLICATES} vs {REPLICATES} runs × {len(CHAIN_TRUTH)} chains",
+                            "no verdict (~)", ", ".join(called) if called else f"0/{len(CHAIN_TRUTH)} verdicts",
+                            not called, values={"verdicts": verdicts},
+                            host_can_explain=len(called) <= len(CHAIN_TRUTH) // 2)]
 
 
 def _per_op(o: Outcome) -> float:
     res = o.result
+    if o.status == DISTURBED:
+        raise _Disturbed(f"{o.bench}: {o.status}: {o.reason}")
     if o.status != OK or res is None:
         raise RuntimeError(f"{o.bench}: {o.status}: {o.reason}")
     return estimate(res["n"], res["ticks"], group=res["ladder"]).per_op
 
 
 def to_dict(report: SelftestReport) -> dict[str, Any]:
-    return {"passed": report.passed, "seconds": report.seconds, "cpu": report.cpu,
-            "checks": [c.__dict__ for c in report.checks]}
+    return {"passed": report.passed, "status": report.status, "seconds": report.seconds, "cpu": report.cpu,
+            "fault": report.fault, "checks": [dict(c.__dict__, passed=_final_passed(c)) for c in report.checks]}
+
+
+def _final_passed(c: Check) -> bool | None:
+    """``passed`` in the JSON: True for PASS, False for FAIL, None for INCONCLUSIVE and n/a."""
+    return {PASS: True, FAIL: False}.get(c.status)

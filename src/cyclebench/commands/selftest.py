@@ -1,6 +1,8 @@
 """`cyclebench selftest`: the tool checks its own precision on this machine with known effects
-(the checks and their tolerances: commands/_selftest.py). One table of PASS/FAIL with the expected
-and measured figures; exit 1 when a check fails.
+(the checks, their tolerances and the rule that tells a busy host from a broken tool:
+commands/_selftest.py, docs/method.md §11). One table of PASS/FAIL/INCONCLUSIVE with the expected
+and measured figures; exit 0 PASS, 1 FAIL (the tool is wrong here), 3 INCONCLUSIVE (the host was
+too busy to tell).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from cyclebench.build import BuildError
 from cyclebench.commands._common import UserError, err, out, write_text
 from cyclebench.commands._options import RunnerOptions, json_option, runner_options
 from cyclebench.commands._progress import Steps
-from cyclebench.commands._selftest import REPLICATES, run_selftest, to_dict
+from cyclebench.commands._selftest import ADVICE, EXIT, FAIL, INCONCLUSIVE, PASS, REPLICATES, run_selftest, to_dict
 from cyclebench.runner import RunnerError
 
 
@@ -34,20 +36,31 @@ def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, json_path
         reps = aa_reps or (20 if quick else 40)
         # the A/A repetitions, +1 blocks (1 to 6), the runs across runs
         with Steps(reps + 1 + 2 * REPLICATES, "self-test") as steps:
+
+            def step(label: str) -> None:
+                steps.total = max(steps.total, steps.done + 1)  # a repeated check adds steps
+                steps.step(label)
+
             report = run_selftest(quick=quick, cpu=pin.cpu, aa_reps=aa_reps, fifo=pin.fifo, max_rss=pin.max_rss,
-                                  on_step=steps.step)
+                                  on_step=step)
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
-    table = Table(title=f"cyclebench selftest · CPU {report.cpu} · {report.seconds:.1f} s", header_style="bold")
+    fault = f" · injected fault: {report.fault}" if report.fault else ""
+    table = Table(title=f"cyclebench selftest · CPU {report.cpu} · {report.seconds:.1f} s{fault}", header_style="bold")
     for col in ("check", "expected", "measured", "result"):
         table.add_column(col)
     for c in report.checks:
-        verdict = Text("PASS", "green") if c.passed else Text("n/a", "dim") if c.passed is None else Text("FAIL", "red")
-        table.add_row(c.name, c.expected, c.measured + (f" ({c.detail})" if c.detail else ""), verdict)
+        style = {PASS: "green", FAIL: "red", INCONCLUSIVE: "yellow"}.get(c.status, "dim")
+        table.add_row(Text(c.name), Text(c.expected), Text(c.measured + (f" ({c.detail})" if c.detail else "")),
+                      Text(c.status, style))
     out.print(table)
     if json_path is not None:
         write_text(json_path, json.dumps(to_dict(report), indent=1) + "\n")
-    if not report.passed:
-        err.print("cyclebench: selftest FAILED: numbers from this machine are not to be trusted as they are",
-                  style="red")
-        sys.exit(1)
+    if report.status == FAIL:
+        err.print(Text("cyclebench: selftest FAILED: a check failed where the host's disturbance cannot explain "
+                       "it; numbers from this machine are not to be trusted as they are", "red"))
+    elif report.status == INCONCLUSIVE:
+        busy = [c.name for c in report.checks if c.status == INCONCLUSIVE]
+        err.print(Text(f"cyclebench: selftest INCONCLUSIVE: the host was busy whenever {', '.join(busy)} failed, "
+                       f"so it cannot tell the tool's error from the host's noise; {ADVICE}", "yellow"))
+    sys.exit(EXIT[report.status])

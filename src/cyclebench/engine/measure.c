@@ -37,7 +37,29 @@
 
 int cb_have_rdtscp = 1;
 
+/* Injected faults (CYCLEBENCH_FAULT, docs/method.md §11): a broken tool on purpose, so that
+ * `cyclebench selftest` can be shown to catch one. Never set in normal use; a result made
+ * with one says so ("fault" in its line).
+ *   calibration — every timed chain reads 1% short: cycles~ comes out 1% high, the size of a
+ *                 wrong fixed part (issue 13 measured 0.3–0.4%) with room to spare;
+ *   timer-skip  — the clock advances in steps of 256 ticks, as a coarse counter does: short
+ *                 intervals read 0 or 256, never their length.
+ * Both act on readings already taken (after the stop read), so the timed code is unchanged. */
+const char *cb_fault = NULL;
+static uint64_t timer_mask = ~(uint64_t)0;
+static int chain_short;
+
+void cb_fault_init(void) {
+    const char *f = getenv("CYCLEBENCH_FAULT");
+    if (!f || !*f) return;
+    if (!strcmp(f, "calibration")) chain_short = 1;
+    else if (!strcmp(f, "timer-skip")) timer_mask = ~(uint64_t)255;
+    else return;
+    cb_fault = f;
+}
+
 static inline uint64_t timer_stop(void) { return cb_have_rdtscp ? cb_timer_stop() : cb_timer_stop_norscp(); }
+static inline uint64_t elapsed(uint64_t t0, uint64_t t1) { return (t1 & timer_mask) - (t0 & timer_mask); }
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -50,7 +72,7 @@ void cb_timer_overhead(uint64_t *min, uint64_t *median) {
     for (int i = 0; i < N; i++) {
         uint64_t t0 = cb_timer_start();
         uint64_t t1 = timer_stop();
-        d[i] = t1 - t0;
+        d[i] = elapsed(t0, t1);
     }
     qsort(d, N, sizeof d[0], cmp_u64);
     *min = d[0];
@@ -115,7 +137,7 @@ static inline uint64_t timed_batch(const cb_bench *b, cb_state *s, uint64_t n) {
     b->run(s);
     uint64_t t1 = timer_stop();
     s->total_iters += n;
-    return t1 - t0;
+    return elapsed(t0, t1);
 }
 
 static uint64_t wall_batch(const cb_bench *b, cb_state *s, uint64_t n) {
@@ -133,9 +155,9 @@ uint64_t cb_chain_ticks(int imul, int blocks) {
     uint64_t x = v;
     uint64_t t0 = cb_timer_start();
     x = imul ? cb_imul_chain(x) : cb_add_chain(x, blocks);
-    uint64_t t = timer_stop() - t0;
+    uint64_t t = elapsed(t0, timer_stop());
     v = x;
-    return t;
+    return chain_short ? t - t / 100 : t;
 #else
     (void)imul;
     (void)blocks;
@@ -270,6 +292,7 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     }
     cb_emit_head(out, "result", j->req);
     emit_sched(out);
+    if (cb_fault) fprintf(out, ",\"fault\":\"%s\"", cb_fault);
     fprintf(out,
             ",\"timer\":\"%s\",\"unit\":\"%s\",\"n_base\":%llu,\"rounds\":%d,\"ladder\":%d,"
             "\"seed\":%llu,\"sizing_ns\":%llu,\"warmup_ns\":%llu,\"measured_ns\":%llu,"

@@ -24,6 +24,8 @@ typedef struct cb_request {
 } cb_request;
 
 extern int cb_have_rdtscp;
+extern const char *cb_fault; /* the injected fault's name (CYCLEBENCH_FAULT), or NULL */
+void cb_fault_init(void);
 /* Ticks of one timed calibration chain (chain.h): imul, or `blocks` blocks of 256 adds. */
 uint64_t cb_chain_ticks(int imul, int blocks);
 

@@ -93,10 +93,12 @@ static void calibrate(void) {
             "{\"type\":\"calibration\",\"timer\":\"%s\",\"unit\":\"%s\",\"rdtscp\":%s,"
             "\"invariant_tsc\":%d,\"cpuid_tsc_hz\":%.0f,\"cpuid_base_mhz\":%.0f,\"arch_timer_hz\":%.0f,"
             "\"measured_hz\":%.1f,\"measured_over_ns\":%llu,"
-            "\"timer_overhead\":{\"min\":%llu,\"median\":%llu}}\n",
+            "\"timer_overhead\":{\"min\":%llu,\"median\":%llu}",
             CB_TIMER_NAME, CB_TIMER_UNIT, cb_have_rdtscp ? "true" : "false", invariant, cpuid_hz, base_mhz,
             arch_hz, measured, (unsigned long long)(n1 - n0), (unsigned long long)omin,
             (unsigned long long)omed);
+    if (cb_fault) fprintf(out, ",\"fault\":\"%s\"", cb_fault);
+    fputs("}\n", out);
     fflush(out);
 }
 
@@ -505,6 +507,7 @@ int main(int argc, char **argv) {
 #if defined(__x86_64__)
     cb_have_rdtscp = cb_cpu_has("rdtscp") == 1;
 #endif
+    cb_fault_init();
 
     static args a = {.o = {.min_time = 0.05, .max_time = 10, .warmup = 0.01, .min_batch_ns = 2000, .repeat = 40,
                            .ladder = 8, .seed = 0},

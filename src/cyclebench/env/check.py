@@ -419,6 +419,54 @@ def run_checks(cpu: int, root: Path = Path("/")) -> list[Finding]:
     return out
 
 
+# ----------------------------------------------------------------------------- activity over an interval
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """/proc/stat's per-CPU times (proc(5)), in clock ticks (USER_HZ): ``busy`` = user + nice +
+    system + irq + softirq, ``steal`` = time the hypervisor ran something else while this
+    virtual CPU wanted to run, ``total`` = all columns but guest (already in user)."""
+
+    busy: int
+    steal: int
+    total: int
+
+
+def cpu_times(root: Path = Path("/")) -> dict[int, CpuTimes]:
+    """Per-CPU times now, ``{cpu: CpuTimes}``; {} when /proc/stat is unreadable."""
+    try:
+        text = (Path(root) / "proc/stat").read_text()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        name, *cols = line.split()
+        if not name.startswith("cpu") or name == "cpu" or len(cols) < 8:
+            continue
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(c) for c in cols[:8])
+        out[int(name[3:])] = CpuTimes(user + nice + system + irq + softirq, steal,
+                                      user + nice + system + idle + iowait + irq + softirq + steal)
+    return out
+
+
+def activity(before: dict[int, CpuTimes], after: dict[int, CpuTimes], cpu: int,
+             own_seconds: float = 0.0) -> dict[str, float | None]:
+    """What the rest of the machine did between two :func:`cpu_times` readings.
+
+    Returns ``{"others": busy fraction of the CPUs other than ``cpu`` (0–1), less
+    ``own_seconds`` of CPU time the caller knows it spent itself; "steal": fraction of ``cpu``'s
+    time stolen by the hypervisor (0–1)}``, None where /proc/stat gave nothing.
+    """
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    others = [c for c in after if c != cpu and c in before]
+    total = sum(after[c].total - before[c].total for c in others)
+    busy = sum(after[c].busy - before[c].busy for c in others) - own_seconds * hz
+    mine = (after[cpu].total - before[cpu].total) if cpu in after and cpu in before else 0
+    return {"others": max(0.0, busy / total) if total > 0 else None,
+            "steal": (after[cpu].steal - before[cpu].steal) / mine if mine > 0 else None}
+
+
 # ----------------------------------------------------------------------------- --fix
 
 
