@@ -1,4 +1,4 @@
-"""will-it-scale test cases in the commands (issue 17, docs/will-it-scale.md).
+"""will-it-scale test cases in the commands (docs/will-it-scale.md).
 
 Which ``-f`` files are test cases (build.wis.recognise), their runners — one per mode, with
 ``-DTHREADS`` for threads, each cached like any runner — and `run -f FILE.c` on test cases:
@@ -40,14 +40,29 @@ RUN_MIN_WARMUP = 0.2
 
 def split_files(files: Sequence[Path]) -> tuple[list[TestCase], list[Path]]:
     """The will-it-scale test cases among ``files`` and the other (cyclebench) files, in order.
-    Raises SelectionError when two test cases would have the same name (wis/<file stem>)."""
+    Raises SelectionError, in one line, when two test cases would have the same name
+    (wis/<file stem>), or when a C file is neither kind, naming it and why (build.wis.diagnose:
+    a testcase the harness cannot call, a description without a testcase; or no CB_ macro and
+    no cyclebench file beside it to be a helper of): it would otherwise be linked into the
+    suite's runner and something else measured in its place."""
     cases, others = [], []
+    texts: dict[Path, str] = {}
     for f in files:
         case = wis_build.recognise(f)
-        if case is None:
-            others.append(f)
-        else:
+        if case is not None:
             cases.append(case)
+            continue
+        others.append(f)
+        if f.suffix == ".c" and (text := wis_build.read_source(f)) is not None:
+            texts[f] = text
+    helped = any(wis_build.is_cyclebench(t) for t in texts.values())
+    bad = [(f, why) for f, t in texts.items()
+           if (why := wis_build.diagnose(t) or (None if helped else
+               "neither a will-it-scale test case (testcase() and char *testcase_description) nor a cyclebench "
+               "benchmark file (#include <cyclebench.h>, CB_BENCH: docs/c-api.md)"))]
+    if bad:
+        more = f" (also {', '.join(str(f) for f, _ in bad[1:])})" if len(bad) > 1 else ""
+        raise SelectionError(f"{bad[0][0]}: {bad[0][1]}{more}")
     seen: dict[str, Path] = {}
     for c in cases:
         if c.name in seen:

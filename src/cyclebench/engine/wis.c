@@ -5,6 +5,8 @@
  *   char *testcase_description = "...";
  *   void testcase(unsigned long long *iterations, unsigned long nr);  (some declare void *)
  *        never returns; does (*iterations)++ once per operation; nr: the task's index 0..N-1;
+ *        will-it-scale's own tlb_flush1..3 count in an unsigned long, lseek2 takes no nr
+ *        (build/wis.py lists the signatures recognised);
  *   void testcase_prepare(unsigned long nr_tasks), void testcase_cleanup(void): both optional;
  *   void new_task(void *(*func)(void *), void *arg): called by a test case to start a helper
  *        (the other end of a pipe...): a thread in threads mode, a forked process in processes
@@ -49,10 +51,17 @@ static int prepared;              /* testcase_prepare() ran: testcase_cleanup() 
 #define CB_WIS_FILE "will-it-scale test case"
 #endif
 
+/* A test case counting in an unsigned long (tlb_flush1..3) bumps the task's 64-bit slot only
+ * where long has 64 bits (LP64); elsewhere it would fill half the slot, so it is not built. */
+#if defined(CB_WIS_LONG_COUNTER) && ULONG_MAX != UINT64_MAX
+#error "the test case counts in an unsigned long, which is not 64 bits here (the counter slot is)"
+#endif
+
 /* The test case's symbols. testcase and its description are required (build/wis.py checks the
  * source defines both); prepare and cleanup may be absent: weak, NULL then. testcase is called
  * through this prototype whether the file declares it void or void *: the return value, never
- * reached, would be in a register nobody reads. */
+ * reached, would be in a register nobody reads; a test case without `nr` ignores the second
+ * argument register, as under will-it-scale's harness, which calls every test case this way. */
 extern void testcase(unsigned long long *iterations, unsigned long nr);
 extern char *testcase_description;
 extern void testcase_prepare(unsigned long nr_tasks) __attribute__((weak));
