@@ -23,12 +23,12 @@ from cyclebench.runner import RunnerError
 
 
 @click.command("annotate")
-@click.argument("bench")
+@click.argument("bench", nargs=-1, metavar="[FILE.c...] BENCH")
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
 @click.option("--seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="About how long to sample.")
 @runner_options
-@build_options()
+@build_options(files_in="bench", one="BENCH")
 def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, seconds: float) -> None:
     """Hot symbols and the benchmark body's hot instructions (perf record -e cpu-clock + perf annotate)."""
     from cyclebench.env import sysinfo
