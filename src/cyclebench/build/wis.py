@@ -39,7 +39,6 @@ _COUNTER = re.compile(  # the first parameter: a pointer to a 64-bit unsigned co
     r"(?:const\s+|volatile\s+)*(unsigned\s+long\s+long(?:\s+int)?|unsigned\s+long(?:\s+int)?|uint64_t)"
     r"\s*\*\s*(?:restrict\s+|volatile\s+)*\w*")
 _INTEGER_WORDS = {"unsigned", "signed", "long", "int", "short", "const", "size_t"}
-_MENTIONS = re.compile(r"\btestcase(?:_description)?\b")
 _CYCLEBENCH = re.compile(r"cyclebench\.h|\bCB_[A-Z_]+\s*\(")
 _DESCRIPTION = re.compile(r"\bchar\s*\*\s*(?:const\s+)?testcase_description\s*=")
 _DESCRIPTION_TEXT = re.compile(r"\btestcase_description\s*=\s*((?:\"(?:[^\"\\\n]|\\.)*\"\s*)+);")
@@ -152,8 +151,6 @@ def diagnose(text: str) -> str | None:
         return "defines testcase but no char *testcase_description (will-it-scale's harness reads it)"
     if _DESCRIPTION.search(code):
         return "defines testcase_description but no testcase(unsigned long long *iterations, unsigned long nr) body"
-    if _MENTIONS.search(code):
-        return "names testcase but defines neither testcase(...) { } nor char *testcase_description"
     return None
 
 
