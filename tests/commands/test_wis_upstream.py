@@ -78,7 +78,7 @@ def test_a_test_case_that_does_not_link_costs_its_rows_only(corpus: dict[str, An
     assert res.exit_code == 1  # a row without a number: exit 1, after every other row
     bad = [(n, v, s, r) for b, n, v, s, r, _ in rows if b == "wis/link_fails"]
     assert [(n, v, s) for n, v, s, _ in bad] == [(1, "threads", "error"), (1, "processes", "error")], bad
-    assert all("no_such_function" in r and "does not" in r for *_, r in bad), bad
+    assert all("does not link" in r and "no_such_function" in r for *_, r in bad), bad
     assert sum(1 for *_, s, _r, _m in rows if s in MEASURED) >= 2 * 60  # the others went on
 
 
@@ -124,3 +124,26 @@ def test_run_measures_a_tlb_flush_test_case(tmp_path: Path) -> None:
     rows = _rows(db)
     assert r.exit_code == 0, r.output
     assert [(b, s) for b, _n, _v, s, _r, _m in rows if s in MEASURED] == [("wis/tlb_flush2", rows[0][3])], rows
+
+
+def test_a_test_case_broken_in_one_mode_costs_that_modes_row(tmp_path: Path) -> None:
+    src = tmp_path / "threads_only.c"
+    src.write_text((UPSTREAM / "getppid1.c").read_text() + "#ifndef THREADS\n#error built for threads only\n#endif\n")
+    db = tmp_path / "r.db"
+    r = cli("scale", str(src), "--tasks", "1", "--mode", "both", *SHORT, "--db", f"sqlite:///{db}")
+    assert r.exit_code == 1, r.output
+    by = {v: (s, why) for _b, _n, v, s, why, _m in _rows(db)}
+    assert by["threads"][0] in MEASURED, by
+    assert by["processes"][0] == "error" and "does not compile (processes, without -DTHREADS)" in by["processes"][1]
+    assert "built for threads only" in by["processes"][1]
+
+
+def test_run_gives_a_test_case_that_does_not_link_its_row(tmp_path: Path) -> None:
+    (tmp_path / "link_fails.c").write_text(LINK_FAILS)
+    db = tmp_path / "r.db"
+    r = cli("run", str(tmp_path / "link_fails.c"), str(UPSTREAM / "getppid1.c"), "--min-time", "0.2",
+            "--processes", "1", "--db", f"sqlite:///{db}")
+    assert r.exit_code == 1, r.output
+    by = {b: (s, why) for b, _n, _v, s, why, _m in _rows(db)}
+    assert by["wis/getppid1"][0] in MEASURED, by
+    assert by["wis/link_fails"][0] == "error" and "does not link" in by["wis/link_fails"][1], by

@@ -189,7 +189,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
                 ser = Series(item.bench, item.param, mode, variant=variant)
                 series.append(ser)
                 got = prepared.allocated.get(variant)
-                why = prepared.wis.broken.get(item.bench) or (got if isinstance(got, str) else None)
+                why = prepared.wis.broken.get((item.bench, mode)) or (got if isinstance(got, str) else None)
                 if why:  # one row says why (a test case that does not build, an allocator not installed)
                     run = ScaleRun(item.bench, None, mode, 1, status=ERROR if got is None else SKIPPED, reason=why)
                     _store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra)
