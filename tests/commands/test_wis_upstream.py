@@ -107,7 +107,8 @@ def test_a_testcase_with_a_signature_the_harness_cannot_call_is_named(tmp_path: 
     assert _rows(tmp_path / "r.db") == []
 
 
-@pytest.mark.parametrize("extra", [[], ["-f", str(DATA / "spin.c"), "spin/cpu_5ms"]], ids=["alone", "with-suite-file"])
+@pytest.mark.parametrize("extra", [[], ["-f", str(DATA / "spin.c")], [str(DATA / "spin.c"), "spin/*", "wis/tlb*"]],
+                         ids=["alone", "with-a-cyclebench-file", "selected-by-globs"])
 def test_tlb_flush_alone_and_beside_a_cyclebench_file(tmp_path: Path, extra: list[str]) -> None:
     db = tmp_path / "r.db"
     tlb = [str(UPSTREAM / f"tlb_flush{i}.c") for i in (1, 2, 3)]
@@ -116,6 +117,15 @@ def test_tlb_flush_alone_and_beside_a_cyclebench_file(tmp_path: Path, extra: lis
     got = {(b, s) for b, _n, _v, s, _r, _m in _rows(db)}
     want = {f"wis/tlb_flush{i}" for i in (1, 2, 3)} | ({"spin/cpu_5ms"} if extra else set())
     assert {b for b, _ in got} == want and all(s in MEASURED for _, s in got), got
+
+
+def test_a_test_case_left_out_by_the_globs_is_said(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    r = cli("scale", str(UPSTREAM / "tlb_flush1.c"), str(DATA / "spin.c"), "spin/*", "--tasks", "1", "--mode",
+            "processes", *SHORT, "--db", f"sqlite:///{db}")
+    assert r.exit_code == 0, r.output
+    assert {b for b, *_ in _rows(db)} == {"spin/cpu_5ms"}
+    assert "wis/tlb_flush1 (given as files) not selected by spin/*: not measured" in r.output
 
 
 def test_run_measures_a_tlb_flush_test_case(tmp_path: Path) -> None:

@@ -107,6 +107,10 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
     cfg = ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration, interval=interval,
                       warmup=warmup, cpus=cpus, retries=retries, passes=passes, command=["cyclebench", *sys.argv[1:]],
                       labels=labels, cases=cases, allocators=tuple(allocators or ()))
+    unselected = [c.name for c in cases if not _wis.matches(c.name, benches)]
+    if unselected:  # a file given is not measured: say so rather than drop it silently
+        err.print(safe_text(f"cyclebench: {', '.join(unselected)} (given as files) not selected by "
+                            f"{', '.join(benches)}: not measured"), highlight=False)
     store = open_store(db)
     try:
         with err.status("building", spinner="dots") as status:
