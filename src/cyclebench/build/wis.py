@@ -9,11 +9,12 @@ types across files, links any definition of that name; its own 60 test cases use
 ``void testcase(unsigned long long *iterations, unsigned long nr)`` (56), ``void
 testcase(unsigned long *iteration, unsigned long nr)`` (tlb_flush1..3: the same 64 bits on
 LP64) and ``void testcase(unsigned long long *iterations)`` (lseek2: no task index). So a
-definition is recognised when it returns ``void`` or ``void *``, its first parameter points at
-a 64-bit unsigned counter (``unsigned long long``, ``unsigned long``, ``uint64_t``) and a
-second, if any, is an integer. recognise() checks the definitions with regular expressions on
-the source with its comments blanked (no ctags, no preprocessor: a definition behind an #if
-counts); diagnose() says in one line why a file that names ``testcase`` is not one.
+definition is recognised when its first parameter points at a 64-bit unsigned counter
+(``unsigned long long``, ``unsigned long``, ``uint64_t``) and a second, if any, is an integer;
+its return type does not matter (``void``, ``void *``, ``int``: it never returns).
+recognise() checks the definitions with regular expressions on the source with its comments
+blanked (no ctags, no preprocessor: a definition behind an #if counts); diagnose() says in one
+line why a file that defines ``testcase`` or its description is not a test case.
 
 The same source is built once per mode, as will-it-scale does: with ``-DTHREADS`` for threads
 and without for processes; each build is a runner with the test case as its only benchmark
@@ -101,9 +102,7 @@ def _integer(param: str) -> bool:
 
 def _signature(ret: str, params: str) -> str | None:
     """The counter's C type when ``<ret> testcase(<params>)`` is a signature will-it-scale's
-    harness can call (see the module's docstring), else None."""
-    if " ".join(ret.replace("*", " * ").split()) not in ("void", "void *"):
-        return None
+    harness counts with (see the module's docstring), else None. ``ret`` is any: never reached."""
     parts = [" ".join(p.split()) for p in params.split(",")]
     m = _COUNTER.fullmatch(parts[0])
     if m is None or len(parts) > 2 or (len(parts) == 2 and not _integer(parts[1])):
@@ -144,8 +143,8 @@ def diagnose(text: str) -> str | None:
     if _CYCLEBENCH.search(code):
         return None
     if seen:
-        return (f"defines {seen[0]}, which will-it-scale's harness cannot call: it passes a pointer to the "
-                "unsigned long long counter and the task's index (void testcase(unsigned long long *iterations, "
+        return (f"defines {seen[0]}, but will-it-scale's harness passes testcase a pointer to a 64-bit "
+                "unsigned counter and the task's index (void testcase(unsigned long long *iterations, "
                 "unsigned long nr))")
     if counter is not None:
         return "defines testcase but no char *testcase_description (will-it-scale's harness reads it)"

@@ -42,7 +42,7 @@ def split_files(files: Sequence[Path]) -> tuple[list[TestCase], list[Path]]:
     """The will-it-scale test cases among ``files`` and the other (cyclebench) files, in order.
     Raises SelectionError, in one line, when two test cases would have the same name
     (wis/<file stem>), or when a C file is neither kind, naming it and why (build.wis.diagnose:
-    a testcase the harness cannot call, a description without a testcase; or no CB_ macro and
+    a testcase whose counter is not 64-bit unsigned, a description without a testcase; or no CB_ macro and
     no cyclebench file beside it to be a helper of): it would otherwise be linked into the
     suite's runner and something else measured in its place."""
     cases, others = [], []
