@@ -157,3 +157,21 @@ def test_run_gives_a_test_case_that_does_not_link_its_row(tmp_path: Path) -> Non
     by = {b: (s, why) for b, _n, _v, s, why, _m in _rows(db)}
     assert by["wis/getppid1"][0] in MEASURED, by
     assert by["wis/link_fails"][0] == "error" and "does not link" in by["wis/link_fails"][1], by
+
+
+def test_a_test_case_that_cannot_run_here_says_why(tmp_path: Path) -> None:
+    """Upstream test cases check their system calls with assert() (read3 asserts the O_DIRECT
+    open a tmpfs refuses): the row carries the assertion and the errno the call left."""
+    src = tmp_path / "missing_file.c"
+    src.write_text('#include <assert.h>\n#include <fcntl.h>\nchar *testcase_description = "a file not there";\n'
+                   "void testcase(unsigned long long *iterations, unsigned long nr)\n"
+                   '{ int fd = open("/nonexistent/cyclebench-wis", O_RDONLY); (void)nr; assert(fd >= 0);\n'
+                   "  for (;;) (*iterations)++; }\n")
+    db = tmp_path / "r.db"
+    r = cli("scale", str(src), "--tasks", "1", "--mode", "both", *SHORT, "--db", f"sqlite:///{db}")
+    assert r.exit_code == 1, r.output
+    rows = _rows(db)
+    assert [(v, s) for _b, _n, v, s, _r, _m in rows] == [("threads", "crashed"), ("processes", "crashed")], rows
+    for *_, why, _m in rows:
+        assert "Assertion `fd >= 0' failed; errno: No such file or directory" in why, why
+    assert "errno: No such file or directory" in r.output

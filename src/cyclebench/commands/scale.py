@@ -157,6 +157,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         write_text(csv_path, buf.getvalue(), f"run #{run_id}")
     bad = [(s.label, p) for s in series for p in s.points if p.get("status") in FAILED_STATUSES]
     for label, p in bad:
-        err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False)
+        err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False,
+                  soft_wrap=True)  # the whole reason: an assert's errno comes last
     if bad:
         sys.exit(1)
