@@ -97,7 +97,7 @@ static void cleanup(void) {
 }
 
 /* Test cases check their system calls with assert() (read3: `assert(fd >= 0)` after an
- * O_DIRECT open, which a tmpfs $TMPDIR refuses with EINVAL): glibc's message names the
+ * O_DIRECT open, which a tmpfs /tmp refuses with EINVAL): glibc's message names the
  * expression, not the error. Defined here, in the executable, this __assert_fail is the one
  * assert() calls, and adds errno as the failed call left it — the row's reason is the last line
  * of stderr, so the reason a test case cannot run here reaches the table. Then abort(), as
