@@ -84,7 +84,8 @@ def plan(args: list[str], job_label: str | None = None) -> Plan:
         raise click.UsageError("compare of stored runs takes run ids, which differ per host: run `compare --by host` "
                                "on the controller")
     positional = {str(p) for p in params.get("files") or ()} | {  # and FILE.c where benchmarks go (build_options)
-        t for key in ("targets", "benches", "bench") for t in take_c_files(params.get(key) or ())[0]}
+        t for key in ("targets", "benches", "bench") if isinstance(params.get(key), tuple)
+        for t in take_c_files(params[key])[0]}
     taken: dict[str, Path] = {}
     out = Plan([args[0]])
     copied: set[Path] = set()
