@@ -6,8 +6,8 @@ in its place; tlb_flush1..3 (their counter is an unsigned long) alone and mixed.
 
 The whole corpus is built twice (threads, processes: 120 runners, each its own build, ~2/3 of
 the time) and swept at 1 and 2 tasks with short options (0.3 s after 0.3 s of warm-up, one
-pass, no retries): the module took 18.6 minutes on the 2-vCPU VM with a load average of 11
-(other suites and a full `scale` of the corpus beside it). Statuses, names, reasons and which
+pass, no retries): the module took 5.3 minutes on the 2-vCPU VM at a load average of 3, and
+18.6 at 11 (other suites and a full `scale` of the corpus beside it). Statuses, names, reasons and which
 rows exist are asserted, never rates.
 """
 
