@@ -146,12 +146,29 @@ def test_padded_counters_scale(threads: Measured) -> None:
     assert len(set(threads["contend/padded"][2]["task_cpus"])) == 2  # pinned to distinct CPUs
 
 
-@pytest.mark.parametrize("bench", ["contend/unpadded", "contend/lock_xadd"])
-def test_shared_lines_scale_worse_than_padded(threads: Measured, bench: str) -> None:
-    padded, worse = threads["contend/padded"][2]["speedup"], threads[bench][2]["speedup"]
-    # measured on the 2-vCPU VMs, undisturbed: padded 1.9–2.3×; unpadded 1.15–1.55× (Intel),
-    # 0.03–0.5× (AMD); lock xadd 0.17–0.3×
-    assert worse < padded - 0.3 or worse < 1.3, (bench, worse, padded)
+def test_a_shared_atomic_scales_worse_than_padded(threads: Measured) -> None:
+    """lock xadd on one line serialises the tasks wherever they run (sharing a cache or not):
+    measured on the 2-vCPU VMs, undisturbed, padded 1.9–2.3× and lock xadd 0.17–0.3×."""
+    padded, xadd = threads["contend/padded"][2]["speedup"], threads["contend/lock_xadd"][2]["speedup"]
+    assert xadd < padded - 0.3 or xadd < 1.3, (xadd, padded)
+
+
+# A line shared by two tasks never makes them faster than lines of their own: unpadded may
+# come close to padded (two vCPUs on one cache), never above it by more than the sweeps' noise
+# (speed-ups of one sweep vary by ±5% here; 10% is the tolerance).
+NEVER_ABOVE = 1.10
+# False sharing's cost depends on the host: unpadded 1.15–1.55× (Intel) and 0.03–0.5× (AMD)
+# against padded 1.9–2.3× on two VMs, but 1.81× vs 1.95× on a host whose two vCPUs share a
+# cache. Below this gap the cost is not judged (the test skips, saying the figures).
+FALSE_SHARING_GAP = 0.3
+
+
+def test_false_sharing_never_beats_padded_and_costs_where_lines_move(threads: Measured) -> None:
+    padded, unpadded = threads["contend/padded"][2]["speedup"], threads["contend/unpadded"][2]["speedup"]
+    assert unpadded <= padded * NEVER_ABOVE, (unpadded, padded)
+    if unpadded >= padded - FALSE_SHARING_GAP and unpadded >= 1.3:
+        pytest.skip(f"unpadded {unpadded:.2f}× vs padded {padded:.2f}× at 2 tasks: false sharing costs these CPUs "
+                    f"less than {FALSE_SHARING_GAP}× of speed-up (they may share a cache); not judged here")
 
 
 def test_processes_mode_shares_memory(processes: Measured) -> None:

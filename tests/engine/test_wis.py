@@ -119,6 +119,23 @@ def test_a_counter_never_bumped_fails_the_run(mode: str) -> None:
     assert run.status == FAILED and "tasks 0, 1 never bumped their counters" in run.reason
 
 
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_a_counter_bumped_only_outside_the_measured_intervals_fails_the_run(mode: str, tmp_path: Path) -> None:
+    """A testcase() that counts 1000 operations at once and then blocks: its total is 1000, yet
+    no measured interval saw one (the row would read 0 ops/s as if measured)."""
+    src = tmp_path / "then_blocks.c"
+    src.write_text('#include <unistd.h>\nchar *testcase_description = "1000 operations, then blocked";\n'
+                   "void testcase(unsigned long long *iterations, unsigned long nr)\n"
+                   "{ (void)nr; for (int i = 0; i < 1000; i++) (*iterations)++; for (;;) pause(); }\n")
+    case = wis.recognise(src)
+    assert case is not None
+    run = run_one(build(wis.spec(BuildSpec(sources=()), case, mode)).path, "wis/then_blocks", None, mode, 2,
+                  ScaleOptions(duration=0.3, interval=0.1, warmup=0.2), _cpus())
+    assert run.status == FAILED, (run.status, run.reason)
+    assert "tasks 0, 1 counted no operation in the " in (run.reason or "") and "only outside them (1000 in all)" \
+        in (run.reason or "")
+
+
 def test_runner_run_refuses_a_test_case() -> None:
     proc = subprocess.run([str(runner("getppid", "processes")), "--run", "wis/getppid"], capture_output=True,
                           text=True, timeout=60)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -52,12 +54,36 @@ def test_storing_and_exporting_options_mean_the_same() -> None:
                 assert isinstance(p.type, click.Path), name
 
 
-@pytest.mark.parametrize("argv", [["compare", "x.c", "a/b", "c/d"], ["annotate", "bench.c"],
-                                  ["counters", "sweep", "mine.c"], ["scale", "contend.c"]])
-def test_a_c_file_where_a_benchmark_belongs_says_use_f(argv: list[str]) -> None:
+@pytest.mark.parametrize("argv", [["compare", "x.h", "a/b", "c/d"], ["annotate", "bench.h"],
+                                  ["counters", "sweep", "mine.h"], ["scale", "contend.h"]])
+def test_a_header_where_a_benchmark_belongs_says_use_f(argv: list[str]) -> None:
     r = CliRunner().invoke(main, argv)
     assert r.exit_code == 2
     assert "give files with -f" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("name", sorted(BUILDING | {"profile"}))
+def test_every_building_command_takes_a_c_argument_as_a_file(name: str, tmp_path: Path) -> None:
+    """`run FILE.c` took a file where `compare`, `scale`... wanted -f: a FILE.c argument is a
+    file (a pattern, as -f takes it) for every command that builds, so a missing one is said
+    to be missing, not taken for a benchmark's name."""
+    missing = str(tmp_path / "nothere.c")
+    argv = {"compare": ["compare", missing, "a/b", "c/d"], "annotate": ["annotate", missing, "a/b"],
+            "counters sweep": ["counters", "sweep", missing, "a/b"], "profile": ["profile", missing, "a/b"],
+            "scale": ["scale", missing], "run": ["run", missing], "variants": ["variants", missing]}[name]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 2, r.output
+    assert "nothere.c" in r.output and ("matches no file" in r.output or "does not exist" in r.output), r.output
+    assert "give files with -f" not in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize(("argv", "said"), [(["annotate", "X"], "Missing argument 'BENCH'"),
+                                            (["annotate", "X", "a/b", "c/d"], "one BENCH at a time (got a/b, c/d)"),
+                                            (["counters", "sweep", "X"], "Missing argument 'BENCH'")])
+def test_one_bench_beside_c_files(argv: list[str], said: str, tmp_path: Path) -> None:
+    (tmp_path / "x.c").write_text("int x;\n")
+    r = CliRunner().invoke(main, [str(tmp_path / "x.c") if a == "X" else a for a in argv])
+    assert r.exit_code == 2 and said in r.output and "Traceback" not in r.output
 
 
 def test_variants_old_callgrind_spelling_still_parses() -> None:

@@ -86,6 +86,19 @@ def test_summarize_drops_warmup_and_disturbed_intervals() -> None:
     assert "1/5 intervals disturbed, dropped" in scaling.notes(s)
 
 
+def test_an_interval_in_which_no_task_ran_is_disturbed() -> None:
+    """Figures of wis/getppid1 at 1 task on the loaded VM: the task neither ran nor waited for
+    0.27 s (its wait is charged when it runs again); kept, those intervals gave 0 ops/s."""
+    stalled = {"run_ns": [0], "wait_ns": [0], "deltas": [0]}
+    ivs = [_iv(1, [400_000], [0]), {**_iv(2, [0]), **stalled}, {**_iv(3, [0]), **stalled},
+           {**_iv(4, [0]), **stalled}, _iv(5, [33_000], [99_000_000]), *[_iv(i, [400_000], [0]) for i in range(6, 9)]]
+    s = scaling.summarize(ScaleRun("wis/getppid1", None, "threads", 1, intervals=ivs), 1)
+    assert s["intervals_disturbed"] == 4 and s["intervals_kept"] == 4
+    assert s["total_median"] == pytest.approx(4e6)
+    few = scaling.summarize(ScaleRun("b", None, "threads", 1, intervals=ivs[:5]), 1)  # 1 undisturbed: keep all
+    assert few.get("disturbed_kept") and scaling.disturbed(few)
+
+
 def test_summarize_oversubscribed_keeps_waiting_intervals() -> None:
     run = ScaleRun("b", None, "threads", 3, intervals=[
         _iv(i, [50, 100, 50], [50_000_000, 0, 50_000_000]) for i in range(1, 4)])

@@ -1,4 +1,4 @@
-"""will-it-scale test cases (issue 17), the parts that need no compiler: recognising a test case,
+"""will-it-scale test cases (docs/will-it-scale.md), the parts that need no compiler: recognising a test case,
 the cost per operation from intervals (run), will-it-scale's CSV. The rest builds and runs
 the engine: tests/engine/test_wis.py, tests/commands/test_wis.py."""
 
@@ -46,11 +46,61 @@ def test_cyclebench_files_are_not_test_cases(name: str) -> None:
     ('char *testcase_description = "x";\n/* void testcase(unsigned long long *i, unsigned long nr) {} */', False),
     ('// char *testcase_description = "x";\nvoid testcase(unsigned long long *i, unsigned long nr) {}', False),
     ('char *testcase_description = "x";\nvoid testcase(unsigned long long *i, unsigned long nr);', False),
-    ('char *testcase_description = "x";\nvoid testcase(unsigned long *i, unsigned long nr) {}', False),
-    ('char *testcase_description = "x";\nint testcase(unsigned long long *i, unsigned long nr) {}', False),
+    ('char *testcase_description = "x";\nvoid testcase(unsigned int *i, unsigned long nr) {}', False),
+    ('char *testcase_description = "x";\nvoid testcase(unsigned long long i, unsigned long nr) {}', False),
+    ('char *testcase_description = "x";\nvoid testcase(unsigned long long *i, char *s) {}', False),
+    ('char *testcase_description = "x";\nvoid testcase(void) {}', False),
+    # the other signatures will-it-scale's harness links (its tlb_flush1..3, lseek2) and their kin
+    ('char *testcase_description = "x";\nvoid testcase(unsigned long *iteration, unsigned long nr) {}', True),
+    ('char *testcase_description = "x";\nvoid testcase(unsigned long long *iterations)\n{}', True),
+    ('char *testcase_description = "x";\nvoid testcase(uint64_t *it, unsigned int nr) {}', True),
+    ('char *testcase_description = "x";\nvoid testcase(unsigned long long int *it, unsigned long int nr) {}', True),
+    ('char *testcase_description = "x";\nvoid testcase(unsigned long long *) {}', True),
+    ('char *testcase_description = "x";\nint testcase(unsigned long long *i, unsigned long nr) {}', True),
 ])
 def test_recognition_needs_both_definitions(text: str, found: bool) -> None:
     assert (wis.parse(text, Path("t.c")) is not None) is found
+
+
+UPSTREAM = DATA / "will-it-scale" / "tests"  # will-it-scale's own 60 test cases, unmodified (its README.md)
+
+
+def test_every_upstream_test_case_is_recognised() -> None:
+    """All 60, with the counter type each declares: will-it-scale's harness links every one."""
+    files = sorted(UPSTREAM.glob("*.c"))
+    assert len(files) == 60
+    cases = {f.stem: wis.recognise(f) for f in files}
+    assert [stem for stem, c in cases.items() if c is None] == []
+    longs = sorted(stem for stem, c in cases.items() if c is not None and c.counter == "unsigned long")
+    assert longs == ["tlb_flush1", "tlb_flush2", "tlb_flush3"]
+    assert cases["lseek2"].description == "Same file lseek"  # type: ignore[union-attr]  # testcase() without nr
+    assert cases["tlb_flush2"].description == "TLB flush of anonymous memory private mapping"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('char *testcase_description = "x";\nint testcase(int *i) { for (;;) ++*i; }',
+     "defines int testcase(int *i), but will-it-scale's harness passes testcase a pointer to a 64-bit"),
+    ('void testcase(unsigned long long *i, unsigned long nr) { }', "no char *testcase_description"),
+    ('char *testcase_description = "x";\n', "defines testcase_description but no testcase("),
+])
+def test_a_file_that_is_almost_a_test_case_is_told_why(text: str, said: str) -> None:
+    assert wis.parse(text, Path("t.c")) is None
+    assert said in (wis.diagnose(text) or "")
+
+
+@pytest.mark.parametrize("text", ['#include <cyclebench.h>\nCB_BENCH(a, b) { }', "int helper(int x) { return x; }",
+                                  "extern void *testcase(unsigned long long *, unsigned long);\nint main(void) { }"])
+def test_cyclebench_files_and_helpers_are_not_diagnosed(text: str) -> None:
+    assert wis.diagnose(text) is None
+
+
+def test_spec_refuses_an_unsigned_long_counter_where_long_is_not_64_bits() -> None:
+    base = BuildSpec(sources=())
+    long_case = wis.recognise(UPSTREAM / "tlb_flush1.c")
+    assert long_case is not None
+    assert "CB_WIS_LONG_COUNTER=1" in wis.spec(base, long_case, "threads").engine_defines
+    assert not any("LONG_COUNTER" in d for d in wis.spec(base, wis.recognise(UPSTREAM / "brk1.c"),  # type: ignore[arg-type]
+                                                          "threads").engine_defines)
 
 
 def test_description_literal_is_read_like_c() -> None:

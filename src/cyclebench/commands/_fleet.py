@@ -15,7 +15,7 @@ import click
 
 from cyclebench.commands._common import UserError
 from cyclebench.commands._fleet_ansible import HostState
-from cyclebench.commands._options import expand_files
+from cyclebench.commands._options import expand_files, take_c_files
 from cyclebench.commands.fleet_agent import AGENT_JSON
 from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
@@ -84,7 +84,9 @@ def plan(args: list[str], job_label: str | None = None) -> Plan:
     if args[0] == "compare" and targets and all(t.replace(",", "").isdigit() or t[:1] == "g" for t in targets):
         raise click.UsageError("compare of stored runs takes run ids, which differ per host: run `compare --by host` "
                                "on the controller")
-    positional = {str(p) for p in params.get("files") or ()}
+    positional = {str(p) for p in params.get("files") or ()} | {  # and FILE.c where benchmarks go (build_options)
+        t for key in ("targets", "benches", "bench") if isinstance(params.get(key), tuple)
+        for t in take_c_files(params[key])[0]}
     taken: dict[str, Path] = {}
     out = Plan([args[0]])
     copied: set[Path] = set()
@@ -116,7 +118,7 @@ def plan(args: list[str], job_label: str | None = None) -> Plan:
             for src in expand_files([value]):
                 out.args += ["-f", add(src)]
         elif tok in positional:
-            out.args.append(add(Path(tok).resolve()))
+            out.args += [add(src) for src in expand_files([tok])]
         elif tok == "-I" or tok.startswith("-I"):
             d = Path(next(rest, "") if tok == "-I" else tok[2:]).resolve()
             if not d.is_dir():

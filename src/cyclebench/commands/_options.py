@@ -2,7 +2,8 @@
 
 * ``build_options``: ``-f/--file FILE`` (repeatable, globs), ``-I``, ``-D``, ``--cflags``,
   ``--ldflags``, ``--cc`` on every command that builds; the command receives one
-  ``build: BuildOptions``.
+  ``build: BuildOptions``. A positional ``FILE.c`` is a file there too (``files_in``:
+  ``cyclebench scale x.c``, ``compare x.c a/b c/d``), as ``run FILE.c`` always took it.
 * ``runner_options``: ``--cpu N``, ``--fifo PRIO``, ``--max-rss MiB`` on every command that pins
   one runner; the command receives one ``pin: RunnerOptions``.
 * ``db_option``, ``json_option``: ``--db URL`` and ``--json FILE`` with the same meaning everywhere.
@@ -91,12 +92,23 @@ def _split(text: str, option: str) -> tuple[str, ...]:
         raise click.BadParameter(str(e), param_hint=option) from None
 
 
+def take_c_files(values: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Positional arguments split into (C files — ending in ``.c``: a path or a glob, as ``-f``
+    takes them —, the others: benchmark names, run ids), each in order."""
+    files = [v for v in values if v.endswith(".c")]
+    return files, [v for v in values if not v.endswith(".c")]
+
+
 def build_options(cflags_help: str = "Flags for the benchmark sources (split like a shell would, passed as argv).",
                   positional: bool = False, cc: bool = True,
-                  cflags_default: str = " ".join(DEFAULT_CFLAGS)) -> Callable[[F], F]:
+                  cflags_default: str = " ".join(DEFAULT_CFLAGS), files_in: str | None = None,
+                  one: str | None = None) -> Callable[[F], F]:
     """Adds -f/-I/-D/--cflags/--ldflags(/--cc); the command gets ``build: BuildOptions``. With
     ``positional``, the command's own ``files`` argument (a shorthand) is merged into -f;
-    without ``cc`` the command declares its own --cc (variants: one per compiler)."""
+    with ``files_in``, the ``FILE.c`` items of the command's positional argument of that name
+    (nargs=-1) are (take_c_files), and the rest stay in it — with ``one`` (its metavar) exactly
+    one must, which the command then gets alone (click.UsageError otherwise); without ``cc``
+    the command declares its own --cc (variants: one per compiler)."""
 
     def deco(f: F) -> F:
         @functools.wraps(f)
@@ -104,6 +116,13 @@ def build_options(cflags_help: str = "Flags for the benchmark sources (split lik
             patterns = [*kw.pop("file_patterns")]
             if positional:
                 patterns = [str(p) for p in kw.pop("files")] + patterns
+            if files_in is not None:
+                c_files, rest = take_c_files(kw[files_in])
+                patterns = c_files + patterns
+                if one is not None and len(rest) != 1:
+                    raise click.UsageError(f"Missing argument '{one}'." if not rest else
+                                           f"one {one} at a time (got {', '.join(rest)})")
+                kw[files_in] = rest[0] if one is not None else tuple(rest)
             kw["build"] = BuildOptions(
                 files=expand_files(patterns), include_dirs=tuple(Path(d).resolve() for d in kw.pop("include_dirs")),
                 defines=tuple(kw.pop("defines")), cflags=_split(kw.pop("cflags"), "--cflags"),
@@ -112,7 +131,8 @@ def build_options(cflags_help: str = "Flags for the benchmark sources (split lik
 
         opts = [
             click.option("-f", "--file", "file_patterns", multiple=True, metavar="FILE",
-                         help="C file(s) with benchmarks (repeatable, globs; default: the built-in suite)."),
+                         help="C file(s) with benchmarks (repeatable, globs; default: the built-in suite); a FILE.c "
+                              "argument is one too."),
             click.option("-I", "include_dirs", multiple=True, type=click.Path(file_okay=False),
                          help="Include directory for the benchmark sources."),
             click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Preprocessor definition."),
@@ -286,8 +306,9 @@ def plot_option(what: str) -> Callable[[F], F]:
 
 
 def not_a_file(name: str, command: str) -> None:
-    """A C file given where a benchmark name is expected: say to use -f (raises click.UsageError)."""
-    if name.endswith((".c", ".h")) or Path(name).is_file():
+    """A file that is not a ``.c`` (build_options takes those) given where a benchmark name is
+    expected: say to use -f (raises click.UsageError)."""
+    if name.endswith(".h") or Path(name).is_file():
         raise click.UsageError(f"'{name}' is a file, not a benchmark: give files with -f "
                                f"(cyclebench {command} -f {name} BENCH...)")
 

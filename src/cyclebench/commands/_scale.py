@@ -144,7 +144,11 @@ def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None)
         runner = Runner(binary.path)
         globs = [g for g in cfg.globs if not any(_wis.matches(c.name, [g]) for c in cfg.cases)]
         if globs or not cfg.globs:
-            items = plan(runner.list(), globs or ([] if cfg.cases else ["contend"]))
+            listed = runner.list()
+            if cfg.cases and not globs:  # beside test cases, no glob: the files' own benchmarks, not the
+                mine = {str(Path(s).resolve()) for s in sources}  # engine's loop/empty every runner has
+                listed = [b for b in listed if str(Path(b.file).resolve()) in mine]
+            items = plan(listed, globs or ([] if cfg.cases else ["contend"])) if listed else []
     if cfg.globs and not items and not cases:
         raise SelectionError(f"no benchmark or test case matches {', '.join(cfg.globs)}")
     built = _wis.build_cases(cfg.spec, cases, cfg.modes, on_build)
@@ -189,7 +193,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
                 ser = Series(item.bench, item.param, mode, variant=variant)
                 series.append(ser)
                 got = prepared.allocated.get(variant)
-                why = prepared.wis.broken.get(item.bench) or (got if isinstance(got, str) else None)
+                why = prepared.wis.broken.get((item.bench, mode)) or (got if isinstance(got, str) else None)
                 if why:  # one row says why (a test case that does not build, an allocator not installed)
                     run = ScaleRun(item.bench, None, mode, 1, status=ERROR if got is None else SKIPPED, reason=why)
                     _store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra)

@@ -1,4 +1,4 @@
-"""will-it-scale test cases in the commands (issue 17, docs/will-it-scale.md).
+"""will-it-scale test cases in the commands (docs/will-it-scale.md).
 
 Which ``-f`` files are test cases (build.wis.recognise), their runners — one per mode, with
 ``-DTHREADS`` for threads, each cached like any runner — and `run -f FILE.c` on test cases:
@@ -22,7 +22,7 @@ from cyclebench.commands._common import FAILED_STATUSES, UserError, err, null_co
 from cyclebench.commands._options import BuildOptions, RunnerOptions
 from cyclebench.commands._progress import Steps
 from cyclebench.env import sysinfo
-from cyclebench.model import OK
+from cyclebench.model import ERROR, OK, ScaleRun
 from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner, RunnerError
@@ -40,14 +40,29 @@ RUN_MIN_WARMUP = 0.2
 
 def split_files(files: Sequence[Path]) -> tuple[list[TestCase], list[Path]]:
     """The will-it-scale test cases among ``files`` and the other (cyclebench) files, in order.
-    Raises SelectionError when two test cases would have the same name (wis/<file stem>)."""
+    Raises SelectionError, in one line, when two test cases would have the same name
+    (wis/<file stem>), or when a C file is neither kind, naming it and why (build.wis.diagnose:
+    a testcase whose counter is not 64-bit unsigned, a description without a testcase; or no CB_ macro and
+    no cyclebench file beside it to be a helper of): it would otherwise be linked into the
+    suite's runner and something else measured in its place."""
     cases, others = [], []
+    texts: dict[Path, str] = {}
     for f in files:
         case = wis_build.recognise(f)
-        if case is None:
-            others.append(f)
-        else:
+        if case is not None:
             cases.append(case)
+            continue
+        others.append(f)
+        if f.suffix == ".c" and (text := wis_build.read_source(f)) is not None:
+            texts[f] = text
+    helped = any(wis_build.is_cyclebench(t) for t in texts.values())
+    bad = [(f, why) for f, t in texts.items()
+           if (why := wis_build.diagnose(t) or (None if helped else
+               "neither a will-it-scale test case (testcase() and char *testcase_description) nor a cyclebench "
+               "benchmark file (#include <cyclebench.h>, CB_BENCH: docs/c-api.md)"))]
+    if bad:
+        more = f" (also {', '.join(str(f) for f, _ in bad[1:])})" if len(bad) > 1 else ""
+        raise SelectionError(f"{bad[0][0]}: {bad[0][1]}{more}")
     seen: dict[str, Path] = {}
     for c in cases:
         if c.name in seen:
@@ -65,24 +80,27 @@ def matches(name: str, globs: Sequence[str]) -> bool:
 
 @dataclass
 class Built:
-    """The runners of test cases: (name, mode) → Binary; ``broken``: name → why it has none."""
+    """The runners of test cases: (name, mode) → Binary; ``broken``: (name, mode) → why it has none."""
 
     binaries: dict[tuple[str, str], Binary] = field(default_factory=dict)
-    broken: dict[str, str] = field(default_factory=dict)
+    broken: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def first_error(e: BuildError) -> str:
-    """The compiler's first error line (else its first line, else the summary), for a row."""
+    """The compiler's first error line, or the linker's first undefined symbol (ld names it on
+    its own line, before collect2's "error: ld returned 1"), else the first line, else the
+    summary, for a row."""
     lines = [ln.strip() for ln in (e.output or "").splitlines() if ln.strip()]
-    hit = next((ln for ln in lines if "error" in ln), lines[0] if lines else str(e))
+    hit = next((ln for ln in lines if "error" in ln or "undefined reference" in ln), lines[0] if lines else str(e))
     return hit[:300]
 
 
 def build_cases(base: BuildSpec, cases: Sequence[TestCase], modes: Sequence[str],
                 on_build: Callable[[str], None] = lambda _l: None) -> Built:
     """Build each test case once per mode (build.wis.spec: -DTHREADS for threads) from the
-    user's build options ``base``. A test case that does not compile is ``broken`` with the
-    compiler's first error, and the others go on; ToolMissing (no compiler) propagates."""
+    user's build options ``base``, each on its own: a test case that does not compile or link
+    in a mode is ``broken`` there with the compiler's first error, and the other builds go on
+    (an ``#ifdef THREADS`` may break one mode only); ToolMissing (no compiler) propagates."""
     built = Built()
     for case in cases:
         for mode in modes:
@@ -93,8 +111,8 @@ def build_cases(base: BuildSpec, cases: Sequence[TestCase], modes: Sequence[str]
                 raise
             except BuildError as e:
                 flags = "-DTHREADS" if mode == "threads" else "without -DTHREADS"
-                built.broken[case.name] = f"does not compile ({mode}, {flags}): {first_error(e)}"
-                break
+                what = "does not link" if e.file is None else "does not compile"  # file: the source at fault
+                built.broken[(case.name, mode)] = f"{what} ({mode}, {flags}): {first_error(e)}"
     return built
 
 
@@ -116,12 +134,16 @@ class OpCostConfig:
 
 
 def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
-                  on_step: Callable[[str], None] = lambda _l: None) -> tuple[int, list[dict[str, Any]]]:
+                  on_step: Callable[[str], None] = lambda _l: None,
+                  broken: dict[str, str] | None = None) -> tuple[int, list[dict[str, Any]]]:
     """Open a run and store one row per test case: its cost per operation at one task, from
     ``cfg.processes`` runner processes of 1 pinned task each (a process that does not end OK
-    ends the test case's measurement, and gives its row the status). Returns (run id, rows)."""
+    ends the test case's measurement, and gives its row the status); a test case in
+    ``broken`` (name → why it has no runner) gets an error row with the reason. Returns
+    (run id, rows)."""
     cpu = cfg.cpu if cfg.cpu is not None else sysinfo.choose_cpu()
-    first = binaries[cfg.cases[0].name]
+    broken = broken or {}
+    first = next(binaries[c.name] for c in cfg.cases if c.name in binaries)
     run_id, rate = open_run(store, cfg.command, cpu, [c.path for c in cfg.cases], first, Runner(first.path, cpu),
                             env_extra={"wis": {"mode": RUN_MODE, "processes": cfg.processes,
                                                "duration": cfg.duration, "interval": RUN_INTERVAL,
@@ -132,8 +154,9 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
     rows: list[dict[str, Any]] = []
     with store.finishing(run_id):
         for case in cfg.cases:
-            runs = []
-            for p in range(cfg.processes):
+            runs = [ScaleRun(case.name, None, RUN_MODE, 1, status=ERROR, reason=broken[case.name])] \
+                if case.name in broken else []
+            for p in range(cfg.processes if not runs else 0):
                 on_step(f"{case.name} (process {p + 1}/{cfg.processes})")
                 runs.append(run_one(binaries[case.name].path, case.name, None, RUN_MODE, 1, opts, [cpu]))
                 if runs[-1].status != OK:
@@ -199,19 +222,21 @@ def run_cases(cases: Sequence[TestCase], others: Sequence[Path], build_opts: Bui
     cfg = OpCostConfig(cases=cases, spec=build_opts.spec(), cpu=pin.cpu, processes=processes,
                        duration=max(min_time, RUN_MIN_DURATION), warmup=max(warmup, RUN_MIN_WARMUP),
                        command=["cyclebench", *sys.argv[1:]], labels=labels)
-    try:
+    try:  # each test case on its own: one that does not compile or link costs its row
         with err.status("building", spinner="dots") if not quiet else null_context():
-            binaries = {c.name: build(wis_build.spec(cfg.spec, c, RUN_MODE)) for c in cases}
-    except BuildError as e:
-        if e.output:
-            err.print(e.output, markup=False, highlight=False)
-        raise UserError(str(e) if isinstance(e, ToolMissing) else f"{e} (compiler output above)") from None
+            built = build_cases(cfg.spec, cases, [RUN_MODE])
+    except BuildError as e:  # no compiler
+        raise UserError(str(e)) from None
     except FileNotFoundError as e:
         raise UserError(str(e)) from None
+    binaries = {name: b for (name, _mode), b in built.binaries.items()}
+    broken = {name: why for (name, _mode), why in built.broken.items()}
+    if not binaries:
+        raise UserError(f"no test case builds: {cases[0].name}: {broken[cases[0].name]}")
     store = open_store(db)
     try:
         with Steps(len(cases) * processes, "measuring", quiet=quiet) as steps:
-            run_id, rows = measure_cases(cfg, binaries, store, steps.step)
+            run_id, rows = measure_cases(cfg, binaries, store, steps.step, broken)
     except (RunnerError, StoreError) as e:
         raise UserError(str(e)) from None
     except KeyboardInterrupt:

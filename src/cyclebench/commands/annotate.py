@@ -23,14 +23,14 @@ from cyclebench.runner import RunnerError
 
 
 @click.command("annotate")
-@click.argument("bench")
+@click.argument("bench", nargs=-1, metavar="[FILE.c...] BENCH")
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
 @click.option("--seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="About how long to sample.")
 @click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True,
               help="Annotate at most this many of the hottest symbols the body reaches (each ≥ 1 % of its samples).")
 @runner_options
-@build_options()
+@build_options(files_in="bench", one="BENCH")
 def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, seconds: float,
                  top: int) -> None:
     """Hot symbols, and the hot instructions of the hottest symbols the benchmark's body reaches: the body,

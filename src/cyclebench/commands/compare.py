@@ -46,7 +46,7 @@ from cyclebench.report import console as console_report
 
 
 @click.command("compare")
-@click.argument("targets", nargs=-1)
+@click.argument("targets", nargs=-1, metavar="[FILE.c...] A B [C...] | RUN RUN...")
 @click.option("--by", type=click.Choice(["host"]), default=None,
               help="Stored runs side by side, one column per host (given run ids, or each host's newest run).")
 @click.option("-p", "--param", "params", multiple=True, metavar="N[,N...]",
@@ -83,7 +83,7 @@ from cyclebench.report import console as console_report
 @plot_option("each comparison's Δ with its CI")
 @allocator_option
 @runner_options
-@build_options()
+@build_options(files_in="targets")
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,

@@ -79,7 +79,7 @@ def counters_list(show_all: bool) -> None:
 
 
 @counters_group.command("sweep")
-@click.argument("bench")
+@click.argument("bench", nargs=-1, metavar="[FILE.c...] BENCH")
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
 @click.option("--raw", "raw_range", default=None, metavar="RANGE",
               help="Instead of the named events: every raw event code of RANGE (e.g. 0x00-0xff) of the CPU's "
@@ -92,7 +92,7 @@ def counters_list(show_all: bool) -> None:
               help="Hide events below this count per op.")
 @json_option
 @runner_options
-@build_options()
+@build_options(files_in="bench", one="BENCH")
 def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, group_size: int,
                    min_per_op: float, raw_range: str | None, umask: int, json_path: Path | None) -> None:
     """Run BENCH once per group of countable events, over every event here (or every raw code of

@@ -18,8 +18,10 @@ from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
     build_options,
+    expand_files,
     json_option,
     runner_options,
+    take_c_files,
     wide_option,
 )
 from cyclebench.commands._profile import scratch_dir, simulated_rows, target_argv, timed_rows
@@ -30,7 +32,7 @@ from cyclebench.runner import profile as tracer
 
 
 @click.command("profile")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="BENCH | -- CMD [ARGS]")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[FILE.c...] BENCH | -- CMD [ARGS]")
 @click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
               help="timing: uftrace (functions built with -pg or -finstrument-functions), per-call time with the "
                    "probe's cost subtracted; callgrind: exact calls and simulated Ir of any build.")
@@ -47,7 +49,13 @@ def profile_cmd(args: tuple[str, ...], backend: str, timeout: float, limit: int,
     probe's own cost — measured here — subtracted, % of the time. BENCH profiles a benchmark's
     body and callees; -- CMD a whole program."""
     # BENCH is group/name and names no file; anything else is the command (click drops the "--")
-    is_bench = bool(args) and re.fullmatch(r"[\w.-]+/[\w.-]+", args[0]) is not None and not Path(args[0]).exists()
+    def bench_like(a: str) -> bool:
+        return re.fullmatch(r"[\w.-]+/[\w.-]+", a) is not None and not Path(a).exists()
+
+    c_files, rest = take_c_files(args)
+    if c_files and len(rest) == 1 and bench_like(rest[0]):  # FILE.c... BENCH: the files as -f takes them
+        build, args = replace(build, files=(*expand_files(c_files), *build.files)), tuple(rest)
+    is_bench = bool(args) and bench_like(args[0])
     bench, command = (args[0], args[1:]) if is_bench else (None, args)
     if bench is not None and command:
         raise click.UsageError("give BENCH, or -- CMD [ARGS]: not both")

@@ -38,7 +38,7 @@ from cyclebench.store import runfile as json_report
 
 
 @click.command("scale")
-@click.argument("benches", nargs=-1)
+@click.argument("benches", nargs=-1, metavar="[FILE.c...] [BENCH...]")
 @click.option("--tasks", "tasks_text", metavar="1..N|1,2,4",
               help="Task counts to sweep (N alone: 1..N; 1 is always added). Default: powers of two up to the "
                    "CPU count, the CPU count and one more.")
@@ -69,14 +69,14 @@ from cyclebench.store import runfile as json_report
 @wide_option
 @label_option
 @allocator_option
-@build_options()
+@build_options(files_in="benches")
 def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | None, mode: str,
               duration: float, passes: int, interval: float, warmup: float, cpus_text: str | None, retries: int,
               plot_path: Path | None, json_path: Path | None, csv_path: Path | None, csv_format: str,
               db: str | None, wide: bool, label_args: tuple[str, ...], allocators: list[Allocator] | None) -> None:
     """Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up,
     efficiency, per-task fairness (will-it-scale done right). will-it-scale test cases given
-    with -f run unmodified, as wis/<file stem> (BENCH then optional)."""
+    as FILE.c or with -f run unmodified, as wis/<file stem> (BENCH then optional)."""
     import csv
     import io
 
@@ -90,7 +90,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
     except SelectionError as e:
         raise UserError(str(e)) from None
     if not benches and not cases:
-        raise click.UsageError("Missing argument 'BENCHES...' (or will-it-scale test cases with -f).")
+        raise click.UsageError("Missing argument 'BENCH...' (or will-it-scale test cases: FILE.c or -f FILE.c).")
     if cases and allocators:
         raise click.UsageError("--allocator links cyclebench benchmarks; will-it-scale test cases are built as "
                                "they are")
@@ -107,6 +107,10 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
     cfg = ScaleConfig(spec=spec, globs=benches, tasks=tasks, modes=modes, duration=duration, interval=interval,
                       warmup=warmup, cpus=cpus, retries=retries, passes=passes, command=["cyclebench", *sys.argv[1:]],
                       labels=labels, cases=cases, allocators=tuple(allocators or ()))
+    unselected = [c.name for c in cases if not _wis.matches(c.name, benches)]
+    if unselected:  # a file given is not measured: say so rather than drop it silently
+        err.print(safe_text(f"cyclebench: {', '.join(unselected)} (given as files) not selected by "
+                            f"{', '.join(benches)}: not measured"), highlight=False)
     store = open_store(db)
     try:
         with err.status("building", spinner="dots") as status:
@@ -153,6 +157,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         write_text(csv_path, buf.getvalue(), f"run #{run_id}")
     bad = [(s.label, p) for s in series for p in s.points if p.get("status") in FAILED_STATUSES]
     for label, p in bad:
-        err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False)
+        err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False,
+                  soft_wrap=True)  # the whole reason: an assert's errno comes last
     if bad:
         sys.exit(1)

@@ -5,6 +5,8 @@
  *   char *testcase_description = "...";
  *   void testcase(unsigned long long *iterations, unsigned long nr);  (some declare void *)
  *        never returns; does (*iterations)++ once per operation; nr: the task's index 0..N-1;
+ *        will-it-scale's own tlb_flush1..3 count in an unsigned long, lseek2 takes no nr
+ *        (build/wis.py lists the signatures recognised);
  *   void testcase_prepare(unsigned long nr_tasks), void testcase_cleanup(void): both optional;
  *   void new_task(void *(*func)(void *), void *arg): called by a test case to start a helper
  *        (the other end of a pipe...): a thread in threads mode, a forked process in processes
@@ -24,6 +26,7 @@
 #define _GNU_SOURCE
 #include "wis.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -49,10 +52,17 @@ static int prepared;              /* testcase_prepare() ran: testcase_cleanup() 
 #define CB_WIS_FILE "will-it-scale test case"
 #endif
 
+/* A test case counting in an unsigned long (tlb_flush1..3) bumps the task's 64-bit slot only
+ * where long has 64 bits (LP64); elsewhere it would fill half the slot, so it is not built. */
+#if defined(CB_WIS_LONG_COUNTER) && ULONG_MAX != UINT64_MAX
+#error "the test case counts in an unsigned long, which is not 64 bits here (the counter slot is)"
+#endif
+
 /* The test case's symbols. testcase and its description are required (build/wis.py checks the
  * source defines both); prepare and cleanup may be absent: weak, NULL then. testcase is called
  * through this prototype whether the file declares it void or void *: the return value, never
- * reached, would be in a register nobody reads. */
+ * reached, would be in a register nobody reads; a test case without `nr` ignores the second
+ * argument register, as under will-it-scale's harness, which calls every test case this way. */
 extern void testcase(unsigned long long *iterations, unsigned long nr);
 extern char *testcase_description;
 extern void testcase_prepare(unsigned long nr_tasks) __attribute__((weak));
@@ -84,6 +94,21 @@ static void prepare(unsigned long ntasks) {
 
 static void cleanup(void) {
     if (testcase_cleanup) testcase_cleanup();
+}
+
+/* Test cases check their system calls with assert() (read3: `assert(fd >= 0)` after an
+ * O_DIRECT open, which a tmpfs /tmp refuses with EINVAL): glibc's message names the
+ * expression, not the error. Defined here, in the executable, this __assert_fail is the one
+ * assert() calls, and adds errno as the failed call left it — the row's reason is the last line
+ * of stderr, so the reason a test case cannot run here reaches the table. Then abort(), as
+ * glibc does. */
+void __assert_fail(const char *assertion, const char *file, unsigned int line, const char *function) {
+    int e = errno;
+    const char *base = strrchr(file, '/');
+    fprintf(stderr, "%s:%u: %s: Assertion `%s' failed; errno: %s\n", base ? base + 1 : file, line, function,
+            assertion, e ? strerror(e) : "0 (none set)");
+    fflush(stderr);
+    abort();
 }
 
 /* will-it-scale's helper tasks. A helper that cannot be started ends its task (abort): the

@@ -191,7 +191,11 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
 
 
 def _never_bumped(run: ScaleRun) -> None:
-    """A will-it-scale task whose counter stayed at 0 to the end fails the run (FAILED)."""
+    """A will-it-scale task whose counter stayed at 0 to the end fails the run (FAILED); so does
+    one that bumped it only outside the measured intervals (in the warm-up, or after the last
+    one): its testcase() spent them setting up or blocked — pread1, whose every task makes and
+    writes its own file in /tmp first, stayed in it through a 0.1 s warm-up and 0.3 s of
+    intervals while other jobs' compiles loaded this VM, and its row read 0 ops/s as if measured."""
     total = (run.end or {}).get("total_ops") or []
     idle = [i for i, n in enumerate(total) if not n]
     if idle:
@@ -200,3 +204,13 @@ def _never_bumped(run: ScaleRun) -> None:
         run.status = FAILED
         run.reason = (f"{which} in {(run.end or {}).get('sampled_s') or 0:.1f} s: testcase() hung, or loops "
                       "without (*iterations)++")
+        return
+    measured = [iv for iv in run.intervals if not iv.get("warmup")]
+    quiet = [i for i in range(len(total)) if measured and not any((iv.get("deltas") or [0] * len(total))[i]
+                                                                  for iv in measured)]
+    if quiet:
+        which = f"task {quiet[0]}" if len(quiet) == 1 else f"tasks {', '.join(map(str, quiet))}"
+        run.status = FAILED
+        run.reason = (f"{which} counted no operation in the {len(measured)} measured interval(s), only outside "
+                      f"them ({total[quiet[0]]} in all): testcase() was setting up or blocked all along; a longer "
+                      "--warmup or --duration may help")
