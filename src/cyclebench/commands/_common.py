@@ -128,8 +128,8 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
 
 def write_text(path: Path, text: str, stored: str = "") -> None:
     """Write an output file (--json, --csv, -o) whole or not at all (cyclebench.atomic: on a full
-    disk the old file stays); a missing directory, no permission or no space is one line, exit 2
-    (audit D9), saying that what was measured is stored (``stored``, e.g. "run #3")."""
+    disk the old file stays); a missing directory, no permission or no space is one line, exit 2,
+    saying that what was measured is stored (``stored``, e.g. "run #3")."""
     try:
         write_atomic(path, text)
     except OSError as e:

@@ -41,7 +41,7 @@ int cb_have_rdtscp = 1;
  * `cyclebench selftest` can be shown to catch one. Never set in normal use; a result made
  * with one says so ("fault" in its line).
  *   calibration — every timed chain reads 1% short: cycles~ comes out 1% high, the size of a
- *                 wrong fixed part (issue 13 measured 0.3–0.4%) with room to spare;
+ *                 wrong fixed part (docs/method.md §3: 0.3–0.4%) with room to spare;
  *   timer-skip  — the clock advances in steps of 256 ticks, as a coarse counter does: short
  *                 intervals read 0 or 256, never their length.
  * Both act on readings already taken (after the stop read), so the timed code is unchanged. */

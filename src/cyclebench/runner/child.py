@@ -1,7 +1,7 @@
 """Start a child process the way every measurement does: its own session, stdin from
 /dev/null, dying with cyclebench, output read with bounded memory, killed as a whole (its
-tree: kill_tree) at a time or memory limit or when cyclebench is interrupted (audit D1, D2,
-D20, D21).
+tree: kill_tree) at a time or memory limit or when cyclebench is interrupted (a benchmark that
+daemonizes, forks or blocks signals still dies with its run).
 """
 
 from __future__ import annotations

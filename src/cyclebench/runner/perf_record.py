@@ -9,7 +9,7 @@ reached: the body itself, the functions it calls (a body calling a non-inlined `
 99 % of them in `fib`), the kernel under its system calls. `perf annotate` shows the hottest
 of those symbols (at most ``top``, each at least 1 % of them) with the share of samples per
 instruction. Sampling skid: a sample is charged to the instruction *after* the one that was
-running (seed 002 found its ldaxr/stlxr loop this way with perf annotate).
+running (perf-annotate(1) shows an LL/SC ldaxr/stlxr loop this way).
 """
 
 from __future__ import annotations
