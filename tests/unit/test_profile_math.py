@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import replace
 
 import pytest
@@ -92,10 +94,12 @@ def test_net_printing_and_the_compensation_note() -> None:
     calls, _ = _tree()
     rows = flat_profile(calls, 1.0, Probe(inner_lo=110, inner_hi=130, outer=200))
     con = Console(width=250, record=True)
-    con.print(profile_table(rows, "cycles~", "t", wide=True))
+    table = profile_table(rows, "cycles~", "t", wide=True)
+    con.print(table)
     text = con.export_text()
-    lines = {ln.split("│")[-2].strip(): ln for ln in text.splitlines() if ln.count("│") > 3}
-    cells = {n: [c.strip() for c in ln.split("│")[1:-1]] for n, ln in lines.items()}
+    cells = {r[-1]: r for r in table.rows}
+    for r in cells.values():  # each row printed whole, its cells in order
+        assert re.search(r"\s+".join(re.escape(c) for c in r if c), text), r
     assert cells["leaf"][2] == "≈0"  # 0 ± 10
     assert cells["outer"][2] == "<0"  # 40 − 3·50 = −110, ± 10 + 3·(0.15·200)
     assert cells["chain"][2] == "300.0"

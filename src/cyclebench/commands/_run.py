@@ -26,7 +26,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from cyclebench import counters
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
@@ -321,11 +320,11 @@ def report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prep
     if not table:
         pass
     elif backend == "callgrind":
-        console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)")
+        console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)", wide=wide)
     else:
         console_report.print_results(rows, out, title=title, net=net, wide=wide)
         if counted:
-            console_report.print_counters(rows, out)
+            console_report.print_counters(rows, out, wide=wide)
     if backend == "timing":
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     for line in console_report.environment_lines(rows):
@@ -348,14 +347,17 @@ def check_events(runner: Any, groups: list[list[Any]]) -> None:
     err.print(f"cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})", style="yellow")
 
 
-def print_list(benches: list[Any]) -> None:
+def print_list(benches: list[Any], wide: bool = False) -> None:
+    """`run --list`: name and parameters stay at any width (parameters wrap at their commas);
+    the source, what a benchmark requires and whether it verifies drop in that order."""
+    from cyclebench.report.fit import Column, FitTable
     from cyclebench.report.text import safe_text  # names and requirements are data, never markup
 
-    table = Table(header_style="bold")
-    for col in ("benchmark", "params", "requires", "verify", "source"):
-        table.add_column(col)
+    table = FitTable([Column("benchmark", justify="left", fold=20), Column("params", justify="left", fold=12),
+                      Column("requires", justify="left", priority=2), Column("verify", justify="left", priority=3),
+                      Column("source", justify="left", priority=1)], wide=wide)
     for b in benches:
         table.add_row(*(safe_text(x, multiline=False) for x in (
-            b.name, ",".join(map(str, b.params)) if b.params else "", b.require or "",
+            b.name, ", ".join(map(str, b.params)) if b.params else "", b.require or "",
             "yes" if b.has_verify else "", f"{Path(b.file).name}:{b.line}")))
     out.print(table)

@@ -172,13 +172,12 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
 
 
 def _print_list(cases: Sequence[TestCase]) -> None:
-    from rich.table import Table
+    from cyclebench.report.fit import Column, FitTable
 
-    table = Table(header_style="bold")
-    for col in ("benchmark", "description", "source"):
-        table.add_column(col)
+    table = FitTable([Column("benchmark", justify="left", fold=20), Column("source", justify="left", priority=1),
+                      Column("description", justify="left", notes=True)])
     for c in cases:
-        table.add_row(*(safe_text(x, multiline=False) for x in (c.name, c.description or "", str(c.path))))
+        table.add_row(*(safe_text(x, multiline=False) for x in (c.name, str(c.path), c.description or "")))
     out.print(table)
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from cyclebench.build import BuildError
@@ -28,6 +27,7 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._progress import Steps
 from cyclebench.report import console as console_report
+from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text, visible
 from cyclebench.runner.plan import MeasureOptions
 
@@ -61,10 +61,11 @@ def counters_list(show_all: bool) -> None:
     cat = counters.catalogue()
     with err.status(f"trying {len(cat)} events", spinner="dots"):
         errors = counters.probe_all(runner, [e for _, e in cat])
-    table = Table(header_style="bold", title="counter events" + ("" if pfm4.available() else
-                                                                 " (libpfm4 not installed: generic names only)"))
-    for col in ("source", "event", "encoding", "countable here"):
-        table.add_column(col)
+    table = FitTable([Column("source", justify="left", priority=2), Column("event", justify="left", fold=20),
+                      Column("encoding", justify="left", priority=1),
+                      Column("countable here", justify="left", notes=True)],
+                     title="counter events" + ("" if pfm4.available()
+                                               else " (libpfm4 not installed: generic names only)"))
     shown = 0
     for (src, ev), e in zip(cat, errors, strict=True):
         if e and not show_all and not src.startswith("generic"):
@@ -114,13 +115,12 @@ def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: i
     found = _sweep(runner, bench, param, countable, group_size)
     rows = [{"event": e.name, "encoding": e.encoding, "countable": x is None, "error": x,
              "per_op": found.get(e.name)} for e, x in zip(cat, errors, strict=True)]
-    table = Table(title=f"{bench}{'' if param is None else f' [{param}]'}: events per op "
-                  f"({len(countable)} of {len(cat)} {'raw codes' if events is not None else 'events'} "
-                  "countable here)", header_style="bold")
-    table.add_column("event")
-    table.add_column("encoding" if events is not None else "per op", justify="left" if events else "right")
-    if events is not None:
-        table.add_column("per op", justify="right")
+    table = FitTable([Column("event", justify="left", fold=20),
+                      *([Column("encoding", justify="left", priority=1)] if events is not None else []),
+                      Column("per op")],
+                     title=f"{bench}{'' if param is None else f' [{param}]'}: events per op "
+                     f"({len(countable)} of {len(cat)} {'raw codes' if events is not None else 'events'} "
+                     "countable here)")
     for r in sorted((r for r in rows if r["per_op"] is not None and abs(r["per_op"]) >= min_per_op),
                     key=lambda r: -abs(r["per_op"])):
         cells = [safe_text(r["event"]), *([r["encoding"]] if events is not None else []),
