@@ -348,16 +348,6 @@ def check_events(runner: Any, groups: list[list[Any]]) -> None:
 
 
 def print_list(benches: list[Any], wide: bool = False) -> None:
-    """`run --list`: name and parameters stay at any width (parameters wrap at their commas);
-    the source, what a benchmark requires and whether it verifies drop in that order."""
-    from cyclebench.report.fit import Column, FitTable
-    from cyclebench.report.text import safe_text  # names and requirements are data, never markup
+    from cyclebench.report.listing import bench_list_table
 
-    table = FitTable([Column("benchmark", justify="left", fold=20), Column("params", justify="left", fold=12),
-                      Column("requires", justify="left", priority=2), Column("verify", justify="left", priority=3),
-                      Column("source", justify="left", priority=1)], wide=wide)
-    for b in benches:
-        table.add_row(*(safe_text(x, multiline=False) for x in (
-            b.name, ", ".join(map(str, b.params)) if b.params else "", b.require or "",
-            "yes" if b.has_verify else "", f"{Path(b.file).name}:{b.line}")))
-    out.print(table)
+    out.print(bench_list_table(benches, wide))

@@ -172,13 +172,9 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
 
 
 def _print_list(cases: Sequence[TestCase]) -> None:
-    from cyclebench.report.fit import Column, FitTable
+    from cyclebench.report.listing import cases_table
 
-    table = FitTable([Column("benchmark", justify="left", fold=20), Column("source", justify="left", priority=1),
-                      Column("description", justify="left", notes=True)])
-    for c in cases:
-        table.add_row(*(safe_text(x, multiline=False) for x in (c.name, str(c.path), c.description or "")))
-    out.print(table)
+    out.print(cases_table(cases))
 
 
 def cost_lines(rows: Sequence[dict[str, Any]]) -> list[str]:

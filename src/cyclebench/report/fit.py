@@ -46,6 +46,7 @@ __all__ = ["NOTES_MIN", "Column", "FitTable", "Layout", "pieces", "wrap_at"]
 NOTES_MIN = 40  # narrowest notes column worth keeping beside the others: narrower, a note of
 # a crash or a disturbed row wraps over 3–4 lines beside numbers that take one
 _NOTE_META = "cyclebench.note"  # marks the placeholder row a note under its row replaces
+_NAME_META = "cyclebench.name"  # marks the placeholder row its name above the row replaces
 _UNBOUNDED = 1_000_000
 _RECORD_INDENT = 2
 # as perf stat, benchstat and hyperfine print: a rule under the header, columns two spaces apart, no
@@ -82,15 +83,17 @@ class Column:
 @dataclass
 class Layout:
     """What a width allows: the indices of the columns shown, their content widths (None
-    in record mode, or at the natural width), whether notes go under their rows, the
-    headers of the columns left out (in table order), and ``records``: each row as a
-    record (see the module's docstring)."""
+    in record mode), whether notes go under their rows, the headers of the columns left out
+    (in table order), ``names_above``: the name columns left out of the grid, each row's
+    name on a line above it, and ``records``: each row as a record (see the module's
+    docstring)."""
 
     shown: list[int]
     widths: list[int] | None
     notes_under: bool
     dropped: list[str] = field(default_factory=list)
     records: bool = False
+    names_above: bool = False
 
 
 # a name may wrap after a '/', a space or an '_' (the words of a C identifier: will-it-scale's
@@ -267,6 +270,13 @@ class FitTable:
         need = self._need(console, answer, floor)
         if need <= width:
             return Layout(answer, self._spread(answer, full, floor, width - need), has_notes, dropped)
+        # the names on a line above their row, the numbers in the grid below them
+        numbers = [i for i in answer if self.columns[i].fold is None]
+        if numbers != answer and numbers:
+            need = self._need(console, numbers, floor)
+            if need <= width:
+                return Layout(numbers, self._spread(numbers, full, floor, width - need), has_notes, dropped,
+                              names_above=True)
         # not even that: one record a row, every answer column kept
         return Layout(answer + ([notes] if has_notes and notes is not None else []), None, False, dropped,
                       records=True)
@@ -290,7 +300,8 @@ class FitTable:
     def _annotation(self, x: str | Text | None, style: str) -> Text | None:
         return None if x is None else safe_text(x, style=style)
 
-    def _table(self, shown: list[int], widths: list[int], notes_under: bool, with_rows: bool = True) -> Table:
+    def _table(self, shown: list[int], widths: list[int], notes_under: bool, with_rows: bool = True,
+               names_above: bool = False) -> Table:
         table = Table(title=self._annotation(self.title, "table.title"),
                       caption=self._annotation(self.caption, "table.caption"), header_style=self.header_style,
                       title_justify=self.title_justify, caption_justify=self.caption_justify,
@@ -309,6 +320,8 @@ class FitTable:
             has_note = note is not None and bool(note.plain)
             cells = [wrap_at(row.cells[i], widths[k]) if self.columns[i].fold is not None else row.cells[i]
                      for k, i in enumerate(shown)]
+            if names_above:  # a placeholder row, replaced by the row's name when rendered
+                table.add_row(*[Text("") for _ in shown], style=Style(meta={_NAME_META: j}))
             table.add_row(*cells, style=row.style, end_section=row.end_section and not has_note)
             if has_note:  # a placeholder row, replaced by the note when rendered
                 table.add_row(*[Text("") for _ in shown], style=Style(meta={_NOTE_META: j}),
@@ -352,7 +365,7 @@ class FitTable:
             return
         widths = lay.widths
         assert widths is not None
-        table = self._table(lay.shown, widths, lay.notes_under)
+        table = self._table(lay.shown, widths, lay.notes_under, names_above=lay.names_above)
         if width >= _UNBOUNDED:  # a soft-wrapping console: the table at its natural width
             natural = Measurement.get(console, options.update_width(_UNBOUNDED), table).maximum
             options = options.update_width(natural)
@@ -364,17 +377,26 @@ class FitTable:
         new_line = Segment.line()
         notes = self._notes()
         for line in console.render_lines(table, options, pad=False):
-            marks = [k for k, seg in enumerate(line) if seg.style is not None and _NOTE_META in seg.style.meta]
-            if not marks or notes is None:
+            marks = [k for k, seg in enumerate(line) if seg.style is not None
+                     and (_NOTE_META in seg.style.meta or _NAME_META in seg.style.meta)]
+            if not marks or (notes is None and not lay.names_above):
                 yield from line
                 yield new_line
                 continue
-            row = self._rows[line[marks[0]].style.meta[_NOTE_META]]  # type: ignore[union-attr]
+            meta = line[marks[0]].style.meta  # type: ignore[union-attr]
             left, right = line[:marks[0]], line[marks[-1] + 1:]
             inner = Segment.get_line_length(line) - Segment.get_line_length(left) - Segment.get_line_length(right)
-            note = row.cells[notes].copy()
-            note.style = row.style or note.style
-            body = Padding(note, (0, 1, 0, 3))  # indented under the row's name
+            if _NAME_META in meta:  # the row's name columns, on a line of their own above it
+                row = self._rows[meta[_NAME_META]]
+                name = Text(" · ").join(row.cells[i] for i, c in enumerate(self.columns)
+                                        if c.fold is not None and row.cells[i].plain)
+                name.stylize(row.style or "bold")
+                body = Padding(wrap_at(name, max(inner, 1)), (0, 0, 0, 0))
+            else:
+                row = self._rows[meta[_NOTE_META]]
+                note = row.cells[notes].copy()  # type: ignore[index]
+                note.style = row.style or note.style
+                body = Padding(note, (0, 1, 0, 3))  # indented under the row's name
             for body_line in console.render_lines(body, options.update_width(max(inner, 1)), pad=True):
                 yield from left
                 yield from body_line
