@@ -237,7 +237,8 @@ def test_fit_table_drops_highest_priority_number_first() -> None:
     assert widths[40] == (["name", "answer", "second", "third"], True, False)
     assert widths[30] == (["name", "answer", "second"], True, False)
     assert widths[23] == (["name", "answer"], True, False)  # the name wraps after its '/' to make room
-    assert widths[21] == (["name", "answer", "notes"], False, True)  # a record a row: nothing cut
+    assert widths[21] == (["answer"], True, False)  # the name on a line above its row
+    assert t.layout(Console(width=21), 21).names_above
     text = render(t, 30)
     assert "123,456,789" in text and "not shown at 30 columns: third, fourth" in " ".join(text.split())
     text = render(t, 23)
@@ -245,8 +246,8 @@ def test_fit_table_drops_highest_priority_number_first() -> None:
     assert "123,456,789" in text and any(ln.startswith("some/ ") for ln in lines) and \
         any(ln.startswith("benchmark") for ln in lines)  # wrapped after the '/', never inside a word
     text = render(t, 21)
-    assert "123,456,789" in text and "some/benchmark" in text  # the record's heading line
-    render(t, 15)  # narrower than a record: the number folds over two lines, never cut
+    assert "123,456,789" in text and "some/benchmark" in text.splitlines()[2]  # above its numbers
+    assert t.layout(Console(width=10), 10).records  # not even the number: a record a row
 
 
 def test_fit_table_checks_its_rows() -> None:

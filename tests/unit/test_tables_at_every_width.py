@@ -286,3 +286,7 @@ def test_a_soft_wrapping_console_prints_every_column_at_its_natural_width() -> N
     for h in ("min", "rCV", "ns/op", "notes"):
         assert h in head, h
     assert "does not link: undefined reference to 'testcase_setup' (compiler output above)" in text
+    captioned = report.results_table([{**r, "extra": {"run_to_run": {"sd": 0.43, "df": 4}}} for r in RESULTS])
+    console = Console(record=True, width=80, soft_wrap=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(captioned)
+    assert "same build (cycles~ where there are cycles~)" in " ".join(console.export_text().split())  # not cropped

@@ -368,7 +368,8 @@ class FitTable:
         table = self._table(lay.shown, widths, lay.notes_under, names_above=lay.names_above)
         if width >= _UNBOUNDED:  # a soft-wrapping console: the table at its natural width
             natural = Measurement.get(console, options.update_width(_UNBOUNDED), table).maximum
-            options = options.update_width(natural)
+            # a soft-wrapping print asks for no_wrap: the title and caption would be cropped
+            options = options.update(width=natural, no_wrap=False, overflow="fold")
         yield from self._lines(console, options, table, lay)
         if footer is not None:
             yield footer
