@@ -36,8 +36,10 @@ PLAN = [
     _row("loop/empty", at=0),
     *(_row("copy/memcpy", p, a, at=1 + 2 * k + j, alloc=a) for k, p in enumerate((4096, 64, 65536))
       for j, a in enumerate(("jemalloc", "glibc"))),
-    _row("copy/memmove", 64, "jemalloc", at=7, alloc="jemalloc"), _row("copy/memmove", 64, "glibc", at=8, alloc="glibc"),
-    _row("alu/add", None, "jemalloc", at=9, alloc="jemalloc"), _row("alu/add", None, "glibc", at=10, alloc="glibc"),
+    _row("copy/memmove", 64, "jemalloc", at=7, alloc="jemalloc"),
+    _row("copy/memmove", 64, "glibc", at=8, alloc="glibc"),
+    _row("alu/add", None, "jemalloc", at=9, alloc="jemalloc"),
+    _row("alu/add", None, "glibc", at=10, alloc="glibc"),
 ]
 SKIPPED = [_row(b, p, "tcmalloc", status="skipped") for b, p in (("copy/memcpy", 4096), ("copy/memcpy", 64),
                                                                     ("copy/memcpy", 65536), ("copy/memmove", 64),
