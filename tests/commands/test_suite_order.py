@@ -50,12 +50,16 @@ def _cyclebench(db: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _table_rows(stdout: str) -> list[tuple[str, int | None]]:
-    """(benchmark, param) of each row of a results table, top to bottom."""
+    """(benchmark, param) of each row of a results table, top to bottom (the param is right-aligned
+    under its header; rows of loop/empty have none)."""
+    lines = stdout.splitlines()
+    head = next(ln for ln in lines if ln.split()[:2] == ["benchmark", "param"])
+    end = head.index("param") + len("param")
     out = []
-    for line in stdout.splitlines():
-        cells = [c.strip() for c in line.split("│")]
-        if len(cells) > 3 and "/" in cells[1]:
-            out.append((cells[1], int(cells[2]) if cells[2] else None))
+    for line in lines[lines.index(head) + 1:]:
+        cells = line[:end].split()
+        if cells and "/" in cells[0]:
+            out.append((cells[0], int(cells[1]) if len(cells) > 1 else None))
     return out
 
 
@@ -74,11 +78,11 @@ def suite(measured: tuple[str, Path, subprocess.CompletedProcess[str]]) -> list[
     """The suite's order: loop/empty (measured first), then the copy benchmarks taking these sizes in
     the order the registry lists them (`run --list`), each size ascending."""
     db, _tmp, _r = measured
-    benches = []
-    for line in _cyclebench(db, "run", "--list").stdout.splitlines():
-        cells = [c.strip() for c in line.split("│")]
-        if len(cells) > 3 and cells[1].startswith("copy/") and set(map(str, PARAMS)) <= set(cells[2].split(",")):
-            benches.append(cells[1])
+    lines = _cyclebench(db, "run", "--list", "-b", "copy/*").stdout.splitlines()
+    head = next(ln for ln in lines if ln.split()[:2] == ["benchmark", "params"])
+    span = slice(head.index("params"), head.index("requires"))
+    benches = [ln.split()[0] for ln in lines[lines.index(head) + 1:] if ln.startswith("copy/")
+               and set(map(str, PARAMS)) <= set(ln[span].replace(",", " ").split())]
     assert "copy/memcpy" in benches and "copy/memmove" in benches and len(benches) >= 5
     return [("loop/empty", None), *((b, p) for b in benches for p in PARAMS)]
 
