@@ -38,7 +38,7 @@ from cyclebench.commands._common import (
 )
 from cyclebench.commands._history import host_spread
 from cyclebench.env import sysinfo
-from cyclebench.model import OK, SKIPPED, Item, Outcome
+from cyclebench.model import OK, SKIPPED, Item, Outcome, suite_order
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
@@ -169,7 +169,8 @@ def execute(
     on_done: Callable[[Item, dict[str, Any]], None] = lambda _i, _r: None,
     on_open: Callable[[int], None] = lambda _r: None,
 ) -> tuple[int, list[dict[str, Any]]]:
-    """Measure every item and store each result as it comes. Returns (run id, rows).
+    """Measure every item and store each result as it comes (its ``plan_index``: the item's
+    place in ``prepared.items``). Returns (run id, rows in the order they were stored).
     ``on_open`` gets the run id as soon as the run row exists (for an interrupt message).
 
     Each benchmark's rounds are spread over ``cfg.processes`` runner processes, taken in
@@ -189,6 +190,7 @@ def execute(
                                             timeout=cfg.timeout or 600.0, cpu=prepared.cpu)
                 variant = prepared.variants[i] if prepared.variants else cfg.variant
                 fields = callgrind.result_fields(outcome, variant)
+                fields["plan_index"] = i
                 fields["id"] = store.add_result(run_id, fields)
                 rows.append(fields)
                 on_done(item, fields)
@@ -215,6 +217,7 @@ def execute(
         if items[i].bench == LOOP_REFERENCE and fields["status"] == OK:
             loop = fields
         add_net(fields, loop)
+        fields["plan_index"] = i  # stored when its last pass ends: the plan's order kept (model.suite_order)
         fields["id"] = store.add_result(run_id, fields, sample_rows(combined.result))
         rows.append(fields)
         on_done(items[i], fields)
@@ -246,7 +249,8 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
                  earlier: list[int], grouped: bool, table: bool = True) -> tuple[int, list[dict[str, Any]]]:
     """One run with its progress bar; Ctrl-C keeps what was measured (exit 130) and shows it
     (unless not ``table``). The run gets cfg.labels as it opens and, with ``grouped``, the group
-    of the first of the replicate runs."""
+    of the first of the replicate runs. Returns (run id, its rows in the suite's order:
+    model.suite_order, as the store reads them back)."""
     rows: list[dict[str, Any]] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -272,7 +276,7 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
             run_id, _ = execute(cfg, prepared, store, on_start, lambda _i, row: rows.append(row), on_open=on_open)
     except KeyboardInterrupt:
         if not quiet and rows and table:
-            console_report.print_results(rows, out, net=net, wide=wide)
+            console_report.print_results(suite_order(rows), out, net=net, wide=wide)
         where = f"run #{opened[0]}" if opened else "no run was opened"  # ours, not the DB's newest (D17)
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
         sys.exit(130)
@@ -282,7 +286,7 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
         raise UserError(str(e)) from None
     except StoreError as e:
         raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
-    return run_id, rows
+    return run_id, suite_order(rows)
 
 
 def events_and_cache(events_spec: str | None, cache_spec: str | None,
