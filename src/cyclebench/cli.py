@@ -7,35 +7,68 @@ input errors), never a traceback; results already measured stay in the database.
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 from typing import Any, NoReturn
 
 import click
-from rich.text import Text
 
 from cyclebench import __version__
-from cyclebench.commands import (
-    annotate,
-    cache,
-    check,
-    compare,
-    counters,
-    delete,
-    fleet,
-    gen,
-    history,
-    profile,
-    results,
-    run,
-    scale,
-    selftest,
-    stat,
-    variants,
-)
-from cyclebench.commands._common import err
-from cyclebench.commands._outputs import guard as guard_outputs
-from cyclebench.store import StoreError
+
+# Every subcommand, loaded when it is run or its help is asked for: `cyclebench --help` and a
+# command that needs neither numpy nor SQLAlchemy start without importing them (0.66 s → see
+# bench/startup.py). name → (module, attribute, the first paragraph of its help, shown by --help;
+# tests/unit/test_cli_grammar.py checks it against the command's own).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("cyclebench.commands.run", "run",
+            "Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."),
+    "compare": ("cyclebench.commands.compare", "compare_cmd",
+                "Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over several "
+                "processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a verdict only for "
+                "real differences."),
+    "variants": ("cyclebench.commands.variants", "variants_cmd",
+                 "Build FILES (default: the built-in suite, pick with -b) once per flag set / compiler / target / "
+                 "allocator and measure the builds side by side."),
+    "scale": ("cyclebench.commands.scale", "scale_cmd",
+              "Throughput of BENCH (globs; several allowed) run by 1..N tasks at once: speed-up, efficiency, "
+              "per-task fairness (will-it-scale done right). will-it-scale test cases given as FILE.c or with -f "
+              "run unmodified, as wis/<file stem> (BENCH then optional)."),
+    "stat": ("cyclebench.commands.stat", "stat_cmd",
+             "Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec, "
+             "children included), or simulated counts under callgrind."),
+    "counters": ("cyclebench.commands.counters", "counters_group",
+                 "Counter events: which ones this machine can count, and trying them all on a benchmark."),
+    "annotate": ("cyclebench.commands.annotate", "annotate_cmd",
+                 "Hot symbols, and the hot instructions of the hottest symbols the benchmark's body reaches: the "
+                 "body, what it calls, the kernel under its system calls (perf record -e cpu-clock --call-graph "
+                 "dwarf + perf annotate)."),
+    "profile": ("cyclebench.commands.profile", "profile_cmd",
+                "A flat profile (gprof's): exact calls per function, self and total per call with the probe's own "
+                "cost — measured here — subtracted, % of the time."),
+    "history": ("cyclebench.commands.history", "history_cmd",
+                "One benchmark's per-run estimate ± CI in time order, with its change points."),
+    "check": ("cyclebench.commands.check", "check_cmd",
+              "What spoils measurements on this machine, and the command that fixes each (like pyperf system "
+              "show)."),
+    "selftest": ("cyclebench.commands.selftest", "selftest_cmd",
+                 "Check cyclebench's own precision here with known effects (A/A, +1 cycle, linearity, timer)."),
+    "gen": ("cyclebench.commands.gen", "gen_group", "Generate benchmark sources."),
+    "runs": ("cyclebench.commands.results", "runs_cmd",
+             "List stored runs, newest first, with their labels; filtered by benchmark, host, label and date."),
+    "show": ("cyclebench.commands.results", "show_cmd", "Print the table of a stored run (default: the last)."),
+    "export": ("cyclebench.commands.results", "export_cmd",
+               "Write a stored run (default: the last) in a format other tools read: json (lossless, `import` "
+               "reads it), gbench (Google Benchmark JSON), benchstat (Go benchmark lines), pyperf, csv, markdown "
+               "or text (72 columns, for mail)."),
+    "import": ("cyclebench.commands.results", "import_cmd", "Load a run exported with --json into the database."),
+    "delete": ("cyclebench.commands.delete", "delete_cmd",
+               "Delete stored runs RUN... with their results and samples (asks first unless --yes)."),
+    "cache": ("cyclebench.commands.cache", "cache_group",
+              "The build cache: how big it is, and removing what is not used."),
+    "fleet": ("cyclebench.commands.fleet", "fleet_group",
+              "Run cyclebench on every host of an Ansible inventory; results into one database."),
+}
 
 
 class Terminated(KeyboardInterrupt):
@@ -48,25 +81,76 @@ def _terminated(signum: int, _frame: Any) -> None:
 
 
 class _Cli(click.Group):
+    """click's lazy group (click.palletsprojects.com, "Lazily Loading Subcommands"): a command's
+    module is imported when the command is looked up, and its output files are guarded then."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            from cyclebench.commands._outputs import guard_command
+
+            module, attr, _ = COMMANDS[cmd_name]
+            cmd = getattr(importlib.import_module(module), attr)
+            guard_command(cmd)  # an output that is the database or a source is refused before anything runs
+            self.add_command(cmd, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The list of --help from COMMANDS' summaries, loading no command."""
+        rows = [(name, click.Command(name, help=COMMANDS[name][2]).get_short_help_str(formatter.width - 6 -
+                                                                                         max(map(len, COMMANDS))))
+                for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> Any:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, _terminated)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # one not handled by the command itself (e.g. during a build)
+            from cyclebench.commands._common import err
+
             err.print("cyclebench: interrupted", highlight=False)
             sys.exit(130)
-        # The one error → exit-code map for what no command caught: a user's database or file
-        # problem is one line and exit 2, never a traceback (audit D9); what was stored stays.
-        except StoreError as e:
-            fail(str(e))
-        except OSError as e:
-            if e.filename is None:
-                raise
-            fail(f"{e.filename}: {e.strerror or e}")
+        except Exception as e:  # the one error → exit-code map for what no command caught (below)
+            _one_line(e)
+            raise
+
+
+def _one_line(e: Exception) -> None:
+    """A user's database or file problem is one line and exit 2, never a traceback; what was
+    stored stays. Anything else is left to propagate."""
+    from cyclebench.store import StoreError
+
+    if isinstance(e, StoreError):
+        fail(str(e))
+    if isinstance(e, OSError) and e.filename is not None:
+        fail(f"{e.filename}: {e.strerror or e}")
+
+
+def all_commands(group: click.Group | None = None, prefix: str = "") -> dict[str, click.Command]:
+    """Every command, loaded, by its full name ("fleet run") — for tests and the fleet's plan."""
+    group = main if group is None else group
+    out: dict[str, click.Command] = {}
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        if cmd is None:
+            continue
+        out[prefix + name] = cmd
+        if isinstance(cmd, click.Group):
+            out.update(all_commands(cmd, prefix + name + " "))
+    return out
 
 
 def fail(message: str) -> NoReturn:
+    from rich.text import Text
+
+    from cyclebench.commands._common import err
+
     err.print(Text(f"cyclebench: error: {message}", style="bold red"), soft_wrap=True)
     sys.exit(2)
 
@@ -75,15 +159,6 @@ def fail(message: str) -> NoReturn:
 @click.version_option(__version__, prog_name="cyclebench")
 def main() -> None:
     """Measure low-level code in cycles per operation."""
-
-
-for _cmd in (run.run, compare.compare_cmd, variants.variants_cmd, scale.scale_cmd, stat.stat_cmd,
-             counters.counters_group, annotate.annotate_cmd, profile.profile_cmd, history.history_cmd,
-             check.check_cmd, selftest.selftest_cmd, gen.gen_group,
-             results.runs_cmd, results.show_cmd, results.export_cmd, results.import_cmd, delete.delete_cmd,
-             cache.cache_group, fleet.fleet_group):
-    main.add_command(_cmd)
-guard_outputs(main)  # an output that is the database or a source is refused before anything runs
 
 
 if __name__ == "__main__":  # python -m cyclebench.cli: the program, as the console script runs it

@@ -48,8 +48,9 @@ def test_output_file_in_a_missing_directory(tmp_path: Path) -> None:
 
 
 def _leaves(group: click.Group) -> list[click.Command]:
-    return [leaf for c in group.commands.values()
-            for leaf in (_leaves(c) if isinstance(c, click.Group) else [c])]
+    from cyclebench.cli import all_commands
+
+    return [c for c in all_commands(group).values() if not isinstance(c, click.Group)]
 
 
 def test_every_option_that_writes_a_file_goes_through_the_one_check() -> None:

@@ -6,8 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+import pytest
+
+from cyclebench.cli import main
 from cyclebench.commands._fleet import plan
 from cyclebench.commands._options import take_c_files
+
+
+@pytest.fixture(autouse=True)
+def _in_the_cli() -> object:
+    """plan() finds the command to run through click's context, as under `cyclebench fleet run`."""
+    with click.Context(main):
+        yield
 
 
 def test_take_c_files_keeps_the_order_and_the_rest() -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
 
-from cyclebench.cli import main
+from cyclebench.cli import COMMANDS, all_commands, main
 
 BUILDING = {"run", "compare", "variants", "annotate", "counters sweep", "scale"}
 PINNING = {"run", "compare", "variants", "selftest", "annotate", "counters sweep", "stat"}
@@ -16,15 +18,27 @@ BUILD_OPTS = {"-f", "-I", "-D", "--cflags", "--ldflags"}
 PIN_OPTS = {"--cpu", "--fifo"}
 
 
-def commands(group: click.Group = main, prefix: str = "") -> dict[str, click.Command]:
-    out: dict[str, click.Command] = {}
-    for name, cmd in group.commands.items():
-        path = f"{prefix}{name}"
-        if isinstance(cmd, click.Group):
-            out.update(commands(cmd, path + " "))
-        else:
-            out[path] = cmd
-    return out
+def commands() -> dict[str, click.Command]:
+    """Every command that is not a group, by its full name ("fleet run"), loaded."""
+    return {name: cmd for name, cmd in all_commands().items() if not isinstance(cmd, click.Group)}
+
+
+def test_the_help_lists_every_command_with_its_own_summary() -> None:
+    """--help shows COMMANDS' summaries without loading a command: each is its command's own."""
+    for name, (_, _, summary) in COMMANDS.items():
+        cmd = all_commands()[name]
+        assert cmd.get_short_help_str(1000) == click.Command(name, help=summary).get_short_help_str(1000), name
+    assert set(COMMANDS) == {n for n in all_commands() if " " not in n}
+
+
+def test_help_loads_no_command() -> None:
+    code = ("import sys\nfrom cyclebench.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('cyclebench.commands', 'numpy', 'sqlalchemy', "
+            "'scipy'))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
+    assert "run " in r.stdout and "variants " in r.stdout
 
 
 def opts(cmd: click.Command) -> set[str]:

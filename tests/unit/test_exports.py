@@ -353,12 +353,12 @@ def test_no_nan_reaches_a_json_export() -> None:
 
 
 def test_run_compare_and_export_share_format_and_output() -> None:
-    from cyclebench.cli import main
+    from cyclebench.cli import all_commands
     from cyclebench.commands._options import EXPORT_FORMATS
 
     assert set(EXPORT_FORMATS) == {"json", *FORMATS}
     for name in ("run", "compare", "export"):
-        params = {o: p for p in main.commands[name].params for o in getattr(p, "opts", ())}
+        params = {o: p for p in all_commands()[name].params for o in getattr(p, "opts", ())}
         assert {"--format", "-o", "--output", "--json"} <= set(params), name
         assert tuple(params["--format"].type.choices) == EXPORT_FORMATS, name
 

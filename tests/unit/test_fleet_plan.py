@@ -14,12 +14,20 @@ import click
 import pytest
 
 from cyclebench.build import wheelhouse
+from cyclebench.cli import main
 from cyclebench.commands._fleet import plan
 from cyclebench.runner import tether
 from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
 
 from conftest import DATA, cli
+
+
+@pytest.fixture(autouse=True)
+def _in_the_cli() -> object:
+    """plan() finds the command to run through click's context, as under `cyclebench fleet run`."""
+    with click.Context(main):
+        yield
 
 
 @pytest.mark.parametrize(("args", "says"), [

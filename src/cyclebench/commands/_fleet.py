@@ -40,15 +40,21 @@ class Plan:
     files: list[tuple[Path, str]] = field(default_factory=list)
 
 
-def _command(args: list[str]) -> click.Command:
-    from cyclebench.cli import main
+def _root_command(name: str) -> click.Command | None:
+    """The top-level command ``name``, found through click's context (the group that is running:
+    the fleet never imports the command line, which imports it). RuntimeError outside one."""
+    ctx = click.get_current_context().find_root()
+    group = ctx.command
+    return group.get_command(ctx, name) if isinstance(group, click.Group) else None
 
+
+def _command(args: list[str]) -> click.Command:
     if not args:
         raise click.UsageError("give the command to run on every host after --, e.g. -- run -b 'syscall/*'")
     name = args[0]
     if name in WHY_NOT:
         raise click.UsageError(f"'{name}' {WHY_NOT[name]}; ids and files differ per host, so a fleet does not run it")
-    cmd = main.commands.get(name)
+    cmd = _root_command(name)
     if cmd is None or name not in MEASURING:
         raise click.UsageError(f"no command '{name}' to run on a fleet (one of: {', '.join(MEASURING)})")
     return cmd

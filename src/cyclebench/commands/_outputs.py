@@ -115,14 +115,15 @@ def guarded(callback: Callable[..., Any], outputs: dict[str, str]) -> Callable[.
     return wrapper
 
 
-def guard(group: click.Group) -> None:
-    """Wrap every command under ``group`` that writes a file (an OUTPUTS parameter of click.Path
-    type) so its outputs are checked before it runs (cli.py calls this once)."""
-    for cmd in group.commands.values():
-        if isinstance(cmd, click.Group):
-            guard(cmd)
-            continue
-        outputs = {p.name: "/".join(p.opts) for p in cmd.params
-                   if p.name in OUTPUTS and isinstance(p.type, click.Path)}
-        if outputs and cmd.callback is not None and not hasattr(cmd.callback, "__cyclebench_guarded__"):
-            cmd.callback = guarded(cmd.callback, outputs)
+def guard_command(cmd: click.Command) -> None:
+    """Wrap ``cmd`` (or every command of a group) when it writes a file (an OUTPUTS parameter of
+    click.Path type), so its outputs are checked before it runs (cli.py calls this as it loads a
+    command); wrapping twice is a no-op."""
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            guard_command(sub)
+        return
+    outputs = {p.name: "/".join(p.opts) for p in cmd.params
+               if p.name in OUTPUTS and isinstance(p.type, click.Path)}
+    if outputs and cmd.callback is not None and not hasattr(cmd.callback, "__cyclebench_guarded__"):
+        cmd.callback = guarded(cmd.callback, outputs)

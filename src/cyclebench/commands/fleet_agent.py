@@ -42,9 +42,9 @@ def _tail(text: str) -> str:
 
 def _parsed(args: list[str]) -> dict[str, Any]:
     """The options of the command ``args`` as its click command reads them ({} when unknown)."""
-    from cyclebench.cli import main
+    from cyclebench.commands._fleet import _root_command
 
-    cmd = main.commands.get(args[0]) if args else None
+    cmd = _root_command(args[0]) if args else None
     if cmd is None:
         return {}
     try:
