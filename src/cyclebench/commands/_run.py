@@ -246,8 +246,8 @@ def execute(
 def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
                  earlier: list[int], grouped: bool, table: bool = True) -> tuple[int, list[dict[str, Any]]]:
     """One run with its progress bar; Ctrl-C keeps what was measured (exit 130) and shows it
-    (unless not ``table``). The run gets cfg.labels as it opens and, with ``grouped``, the group
-    of the first of the replicate runs."""
+    (unless not ``table``). The run gets cfg.labels as it opens, ``summary.display`` (--net, for
+    `show`) and, with ``grouped``, the group of the first of the replicate runs."""
     rows: list[dict[str, Any]] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -327,7 +327,7 @@ def print_tables(rows: list[dict[str, Any]], run_title: str, net: bool, wide: bo
     """The tables of a run's rows as `run` prints them: callgrind's events when they were
     simulated, else the results (net of the loop with ``net``) and, when -e counted events,
     the counters per op."""
-    if rows and all(r.get("kind") == SIMULATED for r in rows):
+    if any(r.get("kind") == SIMULATED for r in rows):  # a callgrind run: all its rows are
         console_report.print_simulated(rows, console, title=run_title + SIMULATED_TITLE)
         return
     console_report.print_results(rows, console, title=run_title, net=net, wide=wide)
