@@ -1,4 +1,5 @@
-"""Records that cross rooms: what the runner produced, what a result and a comparison are.
+"""Records that cross rooms: what the runner produced, what a result and a comparison are,
+and the order result rows are shown in (suite_order: the store reads them back in it).
 
 Imports nothing of the project (import-linter checks it): every room may use these types,
 and none of them knows how they are made, analysed, stored or shown.
@@ -6,8 +7,9 @@ and none of them knows how they are made, analysed, stored or shown.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 # Outcome statuses, in the order a reader cares about them.
 OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
@@ -131,6 +133,51 @@ class Result(TypedDict, total=False):
     wall_s: float
     created_at: str
     extra: dict[str, Any]
+    plan_index: int  # its item's place in the plan `run` measured (0-based; suite_order)
+
+
+R = TypeVar("R", bound=Mapping[str, Any])
+
+
+def suite_order(rows: Iterable[R]) -> list[R]:
+    """Result rows in the suite's order, whatever order they finished or were stored in
+    (docs/exports.md, "Order"): by group (``bench`` up to its first ``/``), then benchmark, each
+    in the order of its first row in the plan; then parameter ascending (None first); then
+    variant and allocator (``extra["allocator"]["name"]``), each in the order it first appears
+    (the first, compare's and variants' baseline, stays first). The plan is ``plan_index`` where
+    a row has it (`run` stores it: its passes finish rows out of order), then the rows without
+    one in the order given (``store.results``: by id). A scaling row's ``param`` is its task
+    count, a point of a series: it orders after the variant (the mode). Returns a new list; the
+    input is not changed, equal keys keep their plan order."""
+    rows = list(rows)
+    def planned(i: int) -> tuple[bool, int, int]:
+        at = rows[i].get("plan_index")
+        return (at is None, at or 0, i)
+
+    plan = sorted(range(len(rows)), key=planned)
+    ranks: tuple[dict[Any, int], ...] = ({}, {}, {}, {})  # group, benchmark, variant, allocator → first place
+    for i in plan:
+        for rank, value in zip(ranks, _order_names(rows[i]), strict=True):
+            rank.setdefault(value, len(rank))
+    place = {i: n for n, i in enumerate(plan)}
+
+    def key(i: int) -> tuple[Any, ...]:
+        r = rows[i]
+        group, bench, variant, allocator = _order_names(r)
+        param, point = (None, r.get("param")) if r.get("kind") == SCALING else (r.get("param"), None)
+        return (ranks[0][group], ranks[1][bench], param is not None, param or 0, ranks[2][variant],
+                ranks[3][allocator], point is not None, point or 0, place[i])
+
+    return [rows[i] for i in sorted(range(len(rows)), key=key)]
+
+
+def _order_names(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """(group, benchmark, variant, allocator name) of a result row, for suite_order."""
+    bench = str(row.get("bench") or "")
+    extra = row.get("extra")
+    alloc = extra.get("allocator") if isinstance(extra, dict) else None
+    name = alloc.get("name") if isinstance(alloc, dict) else None
+    return bench.split("/", 1)[0], bench, str(row.get("variant") or ""), str(name or "")
 
 @dataclass
 class ScaleRun:

@@ -51,8 +51,8 @@ def test_run_then_runs_show_compare_and_delete_on_postgresql(pg_url: str) -> Non
     today = dt.datetime.now(dt.timezone.utc).date().isoformat()
     r = cli("runs", "--db", pg_url, "--label", "side=b", "--bench", "chain", "--host", socket.gethostname(),
             "--since", today)
-    listed = [ln.split("│")[1].strip() for ln in r.output.splitlines() if ln.startswith("│")]
-    assert r.exit_code == 0 and [x for x in listed if x] == [str(second)], r.output
+    listed = [ln.split()[0] for ln in r.output.splitlines() if ln.split()[:1] and ln.split()[0].isdigit()]
+    assert r.exit_code == 0 and listed == [str(second)], r.output
 
     r = cli("show", str(second), "--db", pg_url)
     assert r.exit_code == 0 and "chain/add200" in r.output and "loop/empty" in r.output

@@ -91,7 +91,7 @@ def _stored(db: str) -> dict[str, int]:
 def _listed(*args: str) -> list[int]:
     r = cli("runs", *args)
     assert r.exit_code == 0, r.output
-    return [int(ln.split("│")[1]) for ln in r.output.splitlines() if ln.startswith("│") and ln.split("│")[1].strip()]
+    return [int(ln.split()[0]) for ln in r.output.splitlines() if ln.split()[:1] and ln.split()[0].isdigit()]
 
 
 def test_runs_filters(db: str) -> None:

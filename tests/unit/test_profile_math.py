@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -92,10 +93,12 @@ def test_net_printing_and_the_compensation_note() -> None:
     calls, _ = _tree()
     rows = flat_profile(calls, 1.0, Probe(inner_lo=110, inner_hi=130, outer=200))
     con = Console(width=250, record=True)
-    con.print(profile_table(rows, "cycles~", "t", wide=True))
+    table = profile_table(rows, "cycles~", "t", wide=True)
+    con.print(table)
     text = con.export_text()
-    lines = {ln.split("│")[-2].strip(): ln for ln in text.splitlines() if ln.count("│") > 3}
-    cells = {n: [c.strip() for c in ln.split("│")[1:-1]] for n, ln in lines.items()}
+    cells = {r[-1]: r for r in table.rows}
+    for r in cells.values():  # each row printed whole, its cells in order
+        assert re.search(r"\s+".join(re.escape(c) for c in r if c), text), r
     assert cells["leaf"][2] == "≈0"  # 0 ± 10
     assert cells["outer"][2] == "<0"  # 40 − 3·50 = −110, ± 10 + 3·(0.15·200)
     assert cells["chain"][2] == "300.0"
@@ -114,3 +117,27 @@ def test_a_probe_process_with_no_figure_is_measured_again(monkeypatch: pytest.Mo
     monkeypatch.setattr(_profile, "_probe", lambda *a: (float("nan"), 1.0, 1.0))
     with pytest.raises(UserError, match="disturbed"):
         _profile._draws(None, None, 1.0, tmp_path)  # type: ignore[arg-type]
+
+
+def test_a_parents_total_holds_its_childrens_even_when_medians_do_not_add() -> None:
+    """outer() calls leaf() 10 times; in every outer call 6 leaves are long (80 net) and 4 are
+    empty: the leaf's median is 80, so 10 leaves a call show 800, while the median outer call's
+    leaves add up to 480. The total shown is raised to what its callees' totals shown add up to."""
+    probe = Probe(inner_lo=100, inner_hi=100, outer=0)
+    events, t = [ev("B", 0, "main")], 0.0
+    for _ in range(5):
+        events.append(ev("B", t / 1000, "outer"))
+        t += 150
+        for k in range(10):
+            dur = 180 if k < 6 else 100
+            events += [ev("B", t / 1000, "leaf"), ev("E", (t + dur) / 1000, "leaf")]
+            t += dur
+        t += 0
+        events.append(ev("E", t / 1000, "outer"))
+        t += 10
+    events.append(ev("E", t / 1000, "main"))
+    rows = {r["function"]: r for r in flat_profile(calls_of(events), 1.0, probe)}
+    leaf, outer = rows["leaf"], rows["outer"]
+    assert leaf["total"] == pytest.approx(80) and leaf["calls"] == 50
+    assert outer["total"] >= 10 * leaf["total"] - 1e-9  # 800, not the median call's 530
+    assert rows["main"]["total"] >= 5 * outer["total"] - 1e-9

@@ -32,11 +32,29 @@ def render(renderable: Any, width: int) -> str:
 
 
 def headers(text: str) -> str:
-    """The header line(s): between the top rule and the rule under the header."""
+    """The header line(s), above the rule under the header, joined so a header wrapped over
+    two lines reads as one: each column's words top to bottom."""
     lines = text.splitlines()
-    top = next(i for i, ln in enumerate(lines) if ln.startswith("┏"))
-    end = next(i for i, ln in enumerate(lines) if ln.startswith("┡"))
-    return "\n".join(lines[top + 1:end])
+    end = next(i for i, ln in enumerate(lines) if ln.strip() and set(ln.strip()) == {"─"})
+    return unwrap_headers([ln for ln in lines[:end] if "#" not in ln and " · " not in ln])  # not the title
+
+
+def unwrap_headers(lines: list[str]) -> str:
+    """Header lines → the headers separated by two spaces (words of a wrapped header joined)."""
+    width = max(len(ln) for ln in lines)
+    lines = [ln.ljust(width) for ln in lines]
+    blank = [all(ln[k] == " " for ln in lines) for k in range(width)]
+    spans, k = [], 0
+    while k < width:  # columns of text separated by runs of ≥ 2 blank positions
+        if blank[k]:
+            k += 1
+            continue
+        j = k
+        while j < width and not (blank[j] and (j + 1 >= width or blank[j + 1])):
+            j += 1
+        spans.append((k, j))
+        k = j
+    return "  ".join(" ".join(w for ln in lines if (w := ln[a:b].strip())) for a, b in spans)
 
 
 def _half(lo: float, hi: float) -> float:
@@ -71,8 +89,9 @@ def test_results_at_80_keep_the_answer_whole() -> None:
     head = headers(text)
     for h in ANSWER:
         assert h in head, h
-    for h in (*SECONDARY, "notes"):
+    for h in ("min", "rCV", "notes"):  # dropped whole, from the right, and named under the table
         assert h not in head, h
+    assert "not shown at 80 columns: min, rCV (--wide" in " ".join(text.split())
     for r in RESULTS[:3]:
         for number in answer_numbers(r):
             assert number in text, number
@@ -86,7 +105,7 @@ def test_results_at_80_keep_the_answer_whole() -> None:
 def test_notes_line_sits_under_its_row() -> None:
     lines = render(report.results_table(RESULTS), 80).splitlines()
     crash = next(i for i, ln in enumerate(lines) if "crash/msr" in ln)
-    assert "crashed:" in lines[crash + 1] and lines[crash + 1].startswith("│   ")
+    assert "crashed:" in lines[crash + 1] and lines[crash + 1].startswith("   crashed:")
 
 
 def test_results_wide_keep_every_column() -> None:
@@ -137,9 +156,11 @@ COMPARISONS = [
 def test_compare_at_80_keeps_delta_ci_and_verdict() -> None:
     text = render(report.comparisons_table(COMPARISONS, title="run #2"), 80)
     head = headers(text)
-    for h in ("A", "B", "param", "Δ (B−A)", "95% CI of Δ", "verdict"):
+    for h in ("A", "B", "param", "A per op", "B per op", "Δ (B−A)", "95% CI of Δ", "verdict"):
         assert h in head, h
-    assert "p (Holm)" not in head and "A per op" not in head
+    assert "p (Holm)" not in head
+    for r in COMPARISONS[:2]:  # both sides' per op are the answer too
+        assert fmt(r.cmp.median_a) in text and fmt(r.cmp.median_b) in text
     for r in COMPARISONS[:2]:
         c = r.cmp
         for s in (f"{c.diff:+.3g}", f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", c.verdict):
@@ -208,20 +229,27 @@ def test_fit_table_drops_highest_priority_number_first() -> None:
                   Column("third", priority=2), Column("fourth", priority=3), Column("notes", notes=True)])
     t.add_row("some/benchmark", "123,456,789", "22.22", "33.33", "44.44", "a note that is long enough " * 3)
     widths = {}
-    for w in (120, 70, 50, 40, 34, 20):
+    for w in (120, 50, 40, 30, 23, 21):
         lay = t.layout(Console(width=w), w)
-        widths[w] = [t.columns[i].header for i in lay.shown], lay.notes_under
-    assert widths[120] == (["name", "answer", "second", "third", "fourth", "notes"], False)
-    assert widths[70] == (["name", "answer", "second", "third", "fourth"], True)  # notes under the row
-    assert widths[50] == (["name", "answer", "second", "third"], True)
-    assert widths[40] == (["name", "answer", "second"], True)
-    assert widths[34] == (["name", "answer"], True)
-    assert widths[20][0] == ["name", "answer"]
-    text = render(t, 34)
-    assert "123,456,789" in text and "some/ben" in text  # the number whole, the name folded to make room
-    text = render(t, 25)
-    assert "123,456,789" in text and "some/b" in text  # names fold further before a number would
-    render(t, 20)  # the number must fold now: over two lines, not cut
+        widths[w] = [t.columns[i].header for i in lay.shown], lay.notes_under, lay.records
+    assert widths[120] == (["name", "answer", "second", "third", "fourth", "notes"], False, False)
+    assert widths[50] == (["name", "answer", "second", "third", "fourth"], True, False)  # notes under the row
+    assert widths[40] == (["name", "answer", "second", "third"], True, False)
+    assert widths[30] == (["name", "answer", "second"], True, False)
+    assert widths[23] == (["name", "answer"], True, False)  # the name wraps after its '/' to make room
+    assert widths[21] == (["answer"], True, False)  # the name on a line above its row
+    assert t.layout(Console(width=21), 21).names_above
+    text = render(t, 30)
+    assert "123,456,789" in text and "not shown at 30 columns: third, fourth" in " ".join(text.split())
+    text = render(t, 23)
+    lines = text.splitlines()
+    assert "123,456,789" in text and any(ln.startswith("some/ ") for ln in lines) and \
+        any(ln.startswith("benchmark") for ln in lines)  # wrapped after the '/', never inside a word
+    text = render(t, 21)
+    lines = text.splitlines()
+    name = next(i for i, ln in enumerate(lines) if ln.startswith("some/"))
+    assert lines[name + 1].startswith("benchmark") and "123,456,789" in lines[name + 2]  # the name above its row
+    assert t.layout(Console(width=10), 10).records  # not even the number: a record a row
 
 
 def test_fit_table_checks_its_rows() -> None:

@@ -27,18 +27,23 @@ __all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "o
            "write_text"]
 
 
-def _width(stream: Any) -> int | None:
-    """Terminal width on a terminal; wide when piped, so notes are not folded away."""
-    if "COLUMNS" in os.environ or stream is None or stream.isatty():  # None: closed (cyclebench.entry)
-        return None
-    return 200
+def _unbounded(stream: Any) -> bool:
+    """A pipe or a file with no COLUMNS to fit: a log or a mail, read at any width. Its console
+    soft-wraps (lines are neither cropped nor folded), and report.fit prints every column of
+    a table at its natural width there, as --wide does; COLUMNS, when set, always wins."""
+    return "COLUMNS" not in os.environ and stream is not None and not stream.isatty()  # None: closed
 
 
-# markup=False: nothing a benchmark, runner, file or database wrote is ever parsed as rich markup
-# (audit D3: a reason ending in "[/dev/cpu/0/msr-nope]" crashed `run` and broke `show` for good);
-# styles are given as Text or style=, and data goes through report.text.safe_text.
-out = Console(width=_width(sys.stdout), markup=False)
-err = Console(stderr=True, width=_width(sys.stderr), markup=False)
+def _console(stream: Any, stderr: bool = False) -> Console:
+    piped = _unbounded(stream)
+    # markup=False: nothing a benchmark, runner, file or database wrote is ever parsed as rich
+    # markup (a reason ending in "[/dev/cpu/0/msr-nope]" would end the command in a MarkupError);
+    # styles are given as Text or style=, and data goes through report.text.safe_text.
+    return Console(stderr=stderr, width=200 if piped else None, soft_wrap=piped, markup=False)
+
+
+out = _console(sys.stdout)
+err = _console(sys.stderr, stderr=True)
 
 
 class UserError(click.ClickException):

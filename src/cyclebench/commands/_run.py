@@ -26,7 +26,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from cyclebench import counters
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
@@ -39,7 +38,7 @@ from cyclebench.commands._common import (
 )
 from cyclebench.commands._history import host_spread
 from cyclebench.env import sysinfo
-from cyclebench.model import OK, SIMULATED, SKIPPED, Item, Outcome
+from cyclebench.model import OK, SIMULATED, SKIPPED, Item, Outcome, suite_order
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
@@ -170,7 +169,8 @@ def execute(
     on_done: Callable[[Item, dict[str, Any]], None] = lambda _i, _r: None,
     on_open: Callable[[int], None] = lambda _r: None,
 ) -> tuple[int, list[dict[str, Any]]]:
-    """Measure every item and store each result as it comes. Returns (run id, rows).
+    """Measure every item and store each result as it comes (its ``plan_index``: the item's
+    place in ``prepared.items``). Returns (run id, rows in the order they were stored).
     ``on_open`` gets the run id as soon as the run row exists (for an interrupt message).
 
     Each benchmark's rounds are spread over ``cfg.processes`` runner processes, taken in
@@ -190,6 +190,7 @@ def execute(
                                             timeout=cfg.timeout or 600.0, cpu=prepared.cpu)
                 variant = prepared.variants[i] if prepared.variants else cfg.variant
                 fields = callgrind.result_fields(outcome, variant)
+                fields["plan_index"] = i
                 fields["id"] = store.add_result(run_id, fields)
                 rows.append(fields)
                 on_done(item, fields)
@@ -216,6 +217,7 @@ def execute(
         if items[i].bench == LOOP_REFERENCE and fields["status"] == OK:
             loop = fields
         add_net(fields, loop)
+        fields["plan_index"] = i  # stored when its last pass ends: the plan's order kept (model.suite_order)
         fields["id"] = store.add_result(run_id, fields, sample_rows(combined.result))
         rows.append(fields)
         on_done(items[i], fields)
@@ -247,7 +249,8 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
                  earlier: list[int], grouped: bool, table: bool = True) -> tuple[int, list[dict[str, Any]]]:
     """One run with its progress bar; Ctrl-C keeps what was measured (exit 130) and shows it
     (unless not ``table``). The run gets cfg.labels as it opens, ``summary.display`` (--net, for
-    `show`) and, with ``grouped``, the group of the first of the replicate runs."""
+    `show`) and, with ``grouped``, the group of the first of the replicate runs. Returns (run id,
+    its rows in the suite's order: model.suite_order, as the store reads them back)."""
     rows: list[dict[str, Any]] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -274,7 +277,7 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
             run_id, _ = execute(cfg, prepared, store, on_start, lambda _i, row: rows.append(row), on_open=on_open)
     except KeyboardInterrupt:
         if not quiet and rows and table:
-            console_report.print_results(rows, out, net=net, wide=wide)
+            console_report.print_results(suite_order(rows), out, net=net, wide=wide)
         where = f"run #{opened[0]}" if opened else "no run was opened"  # ours, not the DB's newest (D17)
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
         sys.exit(130)
@@ -284,7 +287,7 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
         raise UserError(str(e)) from None
     except StoreError as e:
         raise UserError(f"{e} ({len(rows)} result(s) stored before it are kept)") from None
-    return run_id, rows
+    return run_id, suite_order(rows)
 
 
 def events_and_cache(events_spec: str | None, cache_spec: str | None,
@@ -328,10 +331,10 @@ def print_tables(rows: list[dict[str, Any]], run_title: str, net: bool, wide: bo
     simulated, else the results (net of the loop with ``net``) and, when -e counted events,
     the counters per op."""
     if any(r.get("kind") == SIMULATED for r in rows):  # a callgrind run: all its rows are
-        console_report.print_simulated(rows, console, title=run_title + SIMULATED_TITLE)
+        console_report.print_simulated(rows, console, title=run_title + SIMULATED_TITLE, wide=wide)
         return
     console_report.print_results(rows, console, title=run_title, net=net, wide=wide)
-    console_report.print_counters(rows, console)  # nothing without counters
+    console_report.print_counters(rows, console, wide=wide)  # nothing without counters
 
 
 def report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prepared, backend: str, net: bool,
@@ -343,7 +346,7 @@ def report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prep
         pass
     elif backend == "callgrind":
         console_report.print_simulated(rows, out, title=title(run_id, prepared.cpu, prepared.binary.cc_version)
-                                       + SIMULATED_TITLE)
+                                       + SIMULATED_TITLE, wide=wide)
     else:
         print_tables(rows, title(run_id, prepared.cpu, prepared.binary.cc_version), net, wide)
     if backend == "timing":
@@ -368,14 +371,7 @@ def check_events(runner: Any, groups: list[list[Any]]) -> None:
     err.print(f"cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})", style="yellow")
 
 
-def print_list(benches: list[Any]) -> None:
-    from cyclebench.report.text import safe_text  # names and requirements are data, never markup
+def print_list(benches: list[Any], wide: bool = False) -> None:
+    from cyclebench.report.listing import bench_list_table
 
-    table = Table(header_style="bold")
-    for col in ("benchmark", "params", "requires", "verify", "source"):
-        table.add_column(col)
-    for b in benches:
-        table.add_row(*(safe_text(x, multiline=False) for x in (
-            b.name, ",".join(map(str, b.params)) if b.params else "", b.require or "",
-            "yes" if b.has_verify else "", f"{Path(b.file).name}:{b.line}")))
-    out.print(table)
+    out.print(bench_list_table(benches, wide))

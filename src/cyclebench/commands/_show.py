@@ -143,8 +143,8 @@ def stat_title(rows: Sequence[Mapping[str, Any]], run: Mapping[str, Any]) -> str
 
 def profile_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The flat profile's rows (stats.profile.flat_profile's, each stored whole in ``extra``:
-    commands._profile.result_row)."""
-    return [_dict(r.get("extra")) for r in rows]
+    commands._profile.result_row) in the profile's order: as stored (by id), not the suite's."""
+    return [_dict(r.get("extra")) for r in sorted(rows, key=lambda r: r.get("id") or 0)]
 
 
 def run_title(run: Mapping[str, Any]) -> str:

@@ -172,14 +172,9 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
 
 
 def _print_list(cases: Sequence[TestCase]) -> None:
-    from rich.table import Table
+    from cyclebench.report.listing import cases_table
 
-    table = Table(header_style="bold")
-    for col in ("benchmark", "description", "source"):
-        table.add_column(col)
-    for c in cases:
-        table.add_row(*(safe_text(x, multiline=False) for x in (c.name, c.description or "", str(c.path))))
-    out.print(table)
+    out.print(cases_table(cases))
 
 
 def run_title(run_id: int) -> str:

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
@@ -27,8 +25,8 @@ from cyclebench.commands._options import (
     runner_options,
 )
 from cyclebench.commands._progress import Steps
-from cyclebench.report import console as console_report
-from cyclebench.report.text import safe_text, visible
+from cyclebench.report.listing import events_table, sweep_table
+from cyclebench.report.text import visible
 from cyclebench.runner.plan import MeasureOptions
 
 
@@ -61,18 +59,11 @@ def counters_list(show_all: bool) -> None:
     cat = counters.catalogue()
     with err.status(f"trying {len(cat)} events", spinner="dots"):
         errors = counters.probe_all(runner, [e for _, e in cat])
-    table = Table(header_style="bold", title="counter events" + ("" if pfm4.available() else
-                                                                 " (libpfm4 not installed: generic names only)"))
-    for col in ("source", "event", "encoding", "countable here"):
-        table.add_column(col)
-    shown = 0
-    for (src, ev), e in zip(cat, errors, strict=True):
-        if e and not show_all and not src.startswith("generic"):
-            continue
-        shown += 1
-        table.add_row(src, safe_text(ev.name), ev.encoding,
-                      Text("yes", "green") if not e else Text.assemble(("no", "red"), f" ({visible(e)})"))
-    out.print(table)
+    listed = [(src, ev, e) for (src, ev), e in zip(cat, errors, strict=True)
+              if show_all or not e or src.startswith("generic")]
+    shown = len(listed)
+    out.print(events_table(listed, "counter events" + ("" if pfm4.available()
+                                                       else " (libpfm4 not installed: generic names only)")))
     ok = sum(e is None for e in errors)
     err.print(f"{ok} of {len(cat)} events countable here; {len(cat) - shown} PMU events not countable not shown "
               "(--all shows them)" if not show_all else f"{ok} of {len(cat)} events countable here")
@@ -114,19 +105,11 @@ def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: i
     found = _sweep(runner, bench, param, countable, group_size)
     rows = [{"event": e.name, "encoding": e.encoding, "countable": x is None, "error": x,
              "per_op": found.get(e.name)} for e, x in zip(cat, errors, strict=True)]
-    table = Table(title=f"{bench}{'' if param is None else f' [{param}]'}: events per op "
-                  f"({len(countable)} of {len(cat)} {'raw codes' if events is not None else 'events'} "
-                  "countable here)", header_style="bold")
-    table.add_column("event")
-    table.add_column("encoding" if events is not None else "per op", justify="left" if events else "right")
-    if events is not None:
-        table.add_column("per op", justify="right")
-    for r in sorted((r for r in rows if r["per_op"] is not None and abs(r["per_op"]) >= min_per_op),
-                    key=lambda r: -abs(r["per_op"])):
-        cells = [safe_text(r["event"]), *([r["encoding"]] if events is not None else []),
-                 console_report.fmt(r["per_op"])]
-        table.add_row(*cells)
-    out.print(table)
+    shown = sorted((r for r in rows if r["per_op"] is not None and abs(r["per_op"]) >= min_per_op),
+                   key=lambda r: -abs(r["per_op"]))
+    out.print(sweep_table(shown, f"{bench}{'' if param is None else f' [{param}]'}: events per op "
+                          f"({len(countable)} of {len(cat)} {'raw codes' if events is not None else 'events'} "
+                          "countable here)", raw=events is not None))
     if not countable:
         err.print(f"cyclebench: none of the {len(cat)} events could be opened here: "
                   f"{visible(next((x for x in errors if x), ''))}", highlight=False)

@@ -16,9 +16,7 @@ from cyclebench.commands._common import (
 )
 from cyclebench.commands._export import deliver, export_runs
 from cyclebench.commands._options import OutputOptions, format_option, parse_labels, wide_option, writable
-from cyclebench.report import console as console_report
-from cyclebench.report.fit import Column, FitTable
-from cyclebench.report.text import safe_text
+from cyclebench.report.listing import runs_table
 from cyclebench.store import runfile as json_report
 
 
@@ -98,18 +96,8 @@ def runs_cmd(db: str | None, limit: int, bench: str | None, host: str | None, la
     """List stored runs, newest first, with their labels; filtered by benchmark, host, label and date."""
     labels = parse_labels(label_args)
     store = open_store(db, create=False)
-    table = FitTable([Column("run"), Column("started", justify="left"), Column("status", justify="left"),
-                      Column("labels", justify="left", priority=1, fold=16),
-                      Column("host", justify="left", priority=2, fold=16),
-                      Column("cpu model", justify="left", priority=3, fold=16), Column("CPU", priority=1),
-                      Column("command", justify="left", notes=True)])
     found = store.list_runs(limit, host=host, since=since.date() if since else None, labels=labels, bench=bench)
-    for r in found:
-        command = r["command"] if isinstance(r["command"], list) else [r["command"] or ""]
-        table.add_row(*(safe_text(x, multiline=False) for x in (
-            r["id"], r["started_at"], r["status"], console_report.labels_text(r.get("labels")), r["host"] or "",
-            r["cpu_model"] or "", r["cpu"], " ".join(map(str, command)))))
     if not found and (bench or host or labels or since):
         err.print(f"no run in {store.url} passes these filters", highlight=False)
         return
-    out.print(table)
+    out.print(runs_table(found))

@@ -50,7 +50,7 @@ from cyclebench.commands._run import (
     run_to_run,
 )
 from cyclebench.runner import RunnerError
-from cyclebench.runner.plan import MeasureOptions, SelectionError
+from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.store import runfile as json_report
 
 
@@ -132,8 +132,10 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
     except (FileNotFoundError, RunnerError, SelectionError) as e:
         raise UserError(str(e)) from None
 
-    if list_only:
-        print_list(prepared.runner.list())
+    if list_only:  # what -b (and -p) select, in the suite's order
+        benches = prepared.runner.list()
+        chosen = {i.bench for i in plan(benches, globs)}  # loop/empty only when asked for
+        print_list([b for b in benches if b.name in chosen], wide=wide)
         return
     if groups:
         check_events(prepared.runner, groups)

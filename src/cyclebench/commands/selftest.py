@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from cyclebench.build import BuildError
@@ -19,6 +18,7 @@ from cyclebench.commands._common import UserError, err, out, write_text
 from cyclebench.commands._options import RunnerOptions, json_option, runner_options
 from cyclebench.commands._progress import Steps
 from cyclebench.commands._selftest import ADVICE, EXIT, FAIL, INCONCLUSIVE, PASS, REPLICATES, run_selftest, to_dict
+from cyclebench.report.fit import Column, FitTable
 from cyclebench.runner import RunnerError
 
 
@@ -46,13 +46,16 @@ def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, json_path
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     fault = f" · injected fault: {report.fault}" if report.fault else ""
-    table = Table(title=f"cyclebench selftest · CPU {report.cpu} · {report.seconds:.1f} s{fault}", header_style="bold")
-    for col in ("check", "expected", "measured", "result"):
-        table.add_column(col)
+    # the check and its result stay at any width; what was expected and measured, the why,
+    # wraps under its row when it does not fit beside
+    table = FitTable([Column("check", justify="left", fold=16), Column("result", justify="left"),
+                      Column("expected", justify="left", priority=1),
+                      Column("measured", justify="left", notes=True)],
+                     title=f"cyclebench selftest · CPU {report.cpu} · {report.seconds:.1f} s{fault}")
     for c in report.checks:
         style = {PASS: "green", FAIL: "red", INCONCLUSIVE: "yellow"}.get(c.status, "dim")
-        table.add_row(Text(c.name), Text(c.expected), Text(c.measured + (f" ({c.detail})" if c.detail else "")),
-                      Text(c.status, style))
+        table.add_row(Text(c.name), Text(c.status, style), Text(c.expected),
+                      Text(c.measured + (f" ({c.detail})" if c.detail else "")))
     out.print(table)
     if json_path is not None:
         write_text(json_path, json.dumps(to_dict(report), indent=1) + "\n")

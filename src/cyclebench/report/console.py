@@ -292,8 +292,8 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
                       wide: bool = False) -> FitTable:
     """One line per comparison (compare.Row: a, b, param, unit, cmp, note): A, B, their
     medians, B − A with its 95% CI, the Holm-adjusted p and the verdict; `~` means no
-    difference worth reporting. A, B, param, Δ, the CI of Δ and the verdict stay at any
-    width; p, A per op, B per op, unit and Δ% drop in that order. Rows of the sequential
+    difference worth reporting. A, B, param, both sides' per op, Δ, the CI of Δ and the
+    verdict stay at any width; p, unit and Δ% drop in that order. Rows of the sequential
     design (``r.sequential``) show their repeated CI and nominal p, and the caption says how
     they were decided."""
     rows = list(rows)
@@ -309,8 +309,8 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
         Column("A", justify="left", fold=CMP_NAME_FOLD),
         Column("B", justify="left", fold=CMP_NAME_FOLD),
         Column("param"),
-        Column("A per op", priority=4),
-        Column("B per op", priority=3),
+        Column("A per op"),
+        Column("B per op"),
         Column("Δ (B−A)"),
         Column("Δ%", priority=1),
         Column("repeated CI of Δ" if seq else "95% CI of Δ"),
@@ -381,48 +381,64 @@ def _cells(*values: Any) -> list[Text]:
 
 
 SIM_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "Bc", "Bcm", "Bi", "Bim")
+# the order the simulated event columns leave a narrow table (higher first): Ir, the answer,
+# stays; data accesses and first-level misses outlast branches and last-level misses
+SIM_PRIORITY = {"Ir": 0, "Dr": 1, "Dw": 1, "D1mr": 2, "D1mw": 2, "I1mr": 3, "Bc": 4, "Bcm": 4, "ILmr": 5,
+                "DLmr": 5, "Bi": 6, "Bim": 6}
 
 
-def print_simulated(rows: Iterable[Result], console: Console, title: str | None = None) -> None:
-    """Per-op counts simulated by callgrind: exact and identical from run to run, for the
-    fixed cache geometry in the caption — not measurements of this CPU."""
+def simulated_table(rows: Iterable[Result], title: str | None = None, wide: bool = False,
+                    asked: Iterable[str] = ()) -> FitTable:
+    """Per-op counts simulated by callgrind (one column per event of SIM_EVENTS): exact and
+    identical from run to run, for the fixed cache geometry in the caption — not measurements
+    of this CPU. Ir and the ``asked`` events stay at any width; the others drop in
+    SIM_PRIORITY's order."""
     rows = list(rows)
-    table = Table(title=None if title is None else safe_text(title, style="table.title"), header_style="bold")
-    table.add_column("benchmark", no_wrap=True)
-    table.add_column("param", justify="right")
-    for ev in SIM_EVENTS:
-        table.add_column(f"{ev}/op", justify="right")
-    table.add_column("notes")
+    keep = set(asked) | {"Ir"}
+    table = FitTable([
+        Column("benchmark", justify="left", fold=NAME_FOLD),
+        Column("param", names=True),
+        *[Column(f"{ev}/op", priority=0 if ev in keep else SIM_PRIORITY[ev]) for ev in SIM_EVENTS],
+        Column("notes", justify="left", notes=True),
+    ], title=title, wide=wide)
     geometry = None
     for r in rows:
         extra = r.get("extra") or {}
         ev = extra.get("events")
         param = "" if r.get("param") is None else str(r["param"])
+        name = safe_text(r["bench"], multiline=False)
         if r.get("status") != "ok" or not ev:
-            table.add_row(*_cells(r["bench"], param, *["-"] * len(SIM_EVENTS), notes(r)), style=STATUS_STYLE.get(
-                str(r.get("status")), ""))
+            table.add_row(name, param, *["-"] * len(SIM_EVENTS), notes(r),
+                          style=STATUS_STYLE.get(str(r.get("status")), ""))
             continue
         geometry = extra.get("cache") or geometry
-        table.add_row(*_cells(r["bench"], param, *[fmt(ev.get(e)) for e in SIM_EVENTS], ""))
+        table.add_row(name, param, *[fmt(ev.get(e)) for e in SIM_EVENTS], "")
     if geometry:
-        table.caption = safe_text("simulated by callgrind · " + " · ".join(
-            f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items()), style="table.caption")
-    console.print(table)
+        table.caption = "simulated by callgrind · " + " · ".join(
+            f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items())
+    return table
 
 
-def print_counters(rows: Iterable[Result], console: Console) -> None:
+def print_simulated(rows: Iterable[Result], console: Console, title: str | None = None, wide: bool = False,
+                    ) -> None:
+    console.print(simulated_table(rows, title, wide))
+
+
+def counters_table(rows: Iterable[Result], wide: bool = False) -> FitTable | None:
     """Counters per op (slope of count vs batch size, like the time), with derived metrics;
-    an event that could not be counted says why instead of showing 0."""
+    an event that could not be counted says why instead of showing 0. Every asked event is
+    an answer column (never dropped); derived metrics and reasons are the notes. None when
+    no row counted events."""
     rows = [r for r in rows if ((r.get("extra") or {}).get("counters") or {}).get("events")]
     if not rows:
-        return
+        return None
     names = list(rows[0]["extra"]["counters"]["events"])
-    table = Table(title="counters per op", header_style="bold")
-    table.add_column("benchmark", no_wrap=True)
-    table.add_column("param", justify="right")
-    for n in names:
-        table.add_column(safe_text(n + (" (ns)" if n in ("task-clock", "cpu-clock") else "")), justify="right")
-    table.add_column("derived / notes")
+    table = FitTable([
+        Column("benchmark", justify="left", fold=NAME_FOLD),
+        Column("param", names=True),
+        *[Column(n + (" (ns)" if n in ("task-clock", "cpu-clock") else "")) for n in names],
+        Column("derived / notes", justify="left", notes=True),
+    ], title="counters per op", wide=wide)
     for r in rows:
         ev = r["extra"]["counters"]["events"]
         cells, notes_ = [], []
@@ -433,6 +449,12 @@ def print_counters(rows: Iterable[Result], console: Console) -> None:
                 notes_.append(f"{n}: {e['status']}")
         der = r["extra"]["counters"].get("derived") or {}
         notes_ = [f"{k} {v:.3g}" for k, v in der.items()] + notes_
-        table.add_row(*_cells(r["bench"], "" if r.get("param") is None else str(r["param"]), *cells,
-                              "; ".join(notes_)))
-    console.print(table)
+        table.add_row(safe_text(r["bench"], multiline=False), "" if r.get("param") is None else str(r["param"]),
+                      *cells, "; ".join(notes_))
+    return table
+
+
+def print_counters(rows: Iterable[Result], console: Console, wide: bool = False) -> None:
+    table = counters_table(rows, wide)
+    if table is not None:
+        console.print(table)

@@ -1,15 +1,21 @@
-"""Tables that fit the terminal (issue 12).
+"""Tables that fit the width they are printed at: one layout rule for every table.
 
 Each column has a priority: 0 for the columns that carry the answer (and name the row),
-which are shown at any width; 1, 2, … for secondary columns, the highest number dropped
-first until the table fits the width it is printed at. Numbers are never cut: their
-columns are exactly as wide as their widest cell (``no_wrap``, and ``overflow="fold"``
-rather than an ellipsis should a terminal be narrower than even the answer). Names may
-fold down to a set width. The ``notes`` column, when it does not fit beside the others,
-becomes a wrapped line under its row, spanning the table. ``wide=True`` shows every
-column (notes under their rows only when they do not fit beside them); on a terminal too
-narrow even for that, rich squeezes the table and cells fold over lines (never cropped,
-never ``…``): --wide is for wide terminals and pipes.
+shown at any width; 1, 2, … for secondary columns, dropped whole, the highest number
+first, until the table fits. A line under the table names what was left out and how to
+see it (``--wide``, or a wider ``COLUMNS``). Numbers are never cut: a number column is
+exactly as wide as its widest cell. Headers wrap at their spaces (never "…"); names
+(``fold``) wrap after a ``/``, a space or an ``_``, never inside a word. The notes column, when it
+does not fit beside the others, becomes a wrapped line under its row.
+
+When even the answer columns do not fit — or ``wide`` asks for every column on a width
+that cannot hold them — each row is printed as a record: its name on a line, then one
+``column  value`` line per column (the layout ``psql``'s expanded display uses), so no
+cell is ever squeezed, folded mid-number or cropped.
+
+A console that soft-wraps (``cyclebench``'s stdout when it is a pipe or a file and
+``COLUMNS`` is unset: commands/_common) has no width to fit: every column is printed at
+its natural width, as ``--wide`` does, for logs and mail that are read at any width.
 
 The choice is made when the table is rendered, at the width of the console (or the
 space it is given), so one table object prints right on a terminal, a pipe, or a test's
@@ -19,11 +25,13 @@ never parsed as markup.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from rich import box
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
+from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.padding import Padding
 from rich.segment import Segment
@@ -33,12 +41,17 @@ from rich.text import Text
 
 from cyclebench.report.text import safe_text
 
-__all__ = ["NOTES_MIN", "Column", "FitTable", "Layout"]
+__all__ = ["NOTES_MIN", "Column", "FitTable", "Layout", "pieces", "wrap_at"]
 
-NOTES_MIN = 24  # narrowest notes column worth keeping beside the others
-FOLD_FLOOR = 6  # names fold this far, as a last resort, before the numbers must fold
+NOTES_MIN = 40  # narrowest notes column worth keeping beside the others: narrower, a note of
+# a crash or a disturbed row wraps over 3–4 lines beside numbers that take one
 _NOTE_META = "cyclebench.note"  # marks the placeholder row a note under its row replaces
+_NAME_META = "cyclebench.name"  # marks the placeholder row its name above the row replaces
 _UNBOUNDED = 1_000_000
+_RECORD_INDENT = 2
+# as perf stat, benchstat and hyperfine print: a rule under the header, columns two spaces apart, no
+# vertical lines (each costs three cells a column: 24 of 80 for the eight answer columns of compare)
+BOX = box.SIMPLE_HEAD
 
 Cell = str | Text | None
 
@@ -48,9 +61,11 @@ class Column:
     """One column of a :class:`FitTable`.
 
     priority: 0 carries the answer or names the row, always shown; 1, 2, … secondary,
-    the highest number dropped first. fold: a text column (names) that may fold down to
-    this many cells; None: never narrower than its widest cell (numbers). notes: the
-    notes column, which becomes a line under its row when it does not fit.
+    the highest number dropped first. fold: a name column that may wrap (after ``/``, a
+    space or ``_``) down to this many cells, never inside a word; None: never narrower than its
+    widest cell (numbers). notes: the notes column, which becomes a line under its row
+    when it does not fit. names: the column names the row (a record's heading); name
+    columns (``fold``) always do.
     """
 
     header: str
@@ -58,6 +73,72 @@ class Column:
     justify: JustifyMethod = "right"
     fold: int | None = None
     notes: bool = False
+    names: bool = False
+
+    @property
+    def heading(self) -> bool:
+        return self.names or self.fold is not None
+
+
+@dataclass
+class Layout:
+    """What a width allows: the indices of the columns shown, their content widths (None
+    in record mode), whether notes go under their rows, the headers of the columns left out
+    (in table order), ``names_above``: the name columns left out of the grid, each row's
+    name on a line above it, and ``records``: each row as a record (see the module's
+    docstring)."""
+
+    shown: list[int]
+    widths: list[int] | None
+    notes_under: bool
+    dropped: list[str] = field(default_factory=list)
+    records: bool = False
+    names_above: bool = False
+
+
+# a name may wrap after a '/', a space or an '_' (the words of a C identifier: will-it-scale's
+# test cases and users' benchmarks run to 30 cells, "another_very_long_benchmark_name")
+_BREAK = re.compile(r"(?<=[/ _])")
+
+
+def pieces(s: str) -> list[str]:
+    """The parts a name wraps between: each ends at a ``/``, a space or an ``_`` (kept with it)."""
+    return [p for p in _BREAK.split(s) if p]
+
+
+def _longest_piece(s: str) -> int:
+    return max((cell_len(p.rstrip(" ")) for line in s.split("\n") for p in pieces(line)), default=0)
+
+
+def _longest_word(s: str) -> int:
+    return max((cell_len(w) for w in s.split()), default=0)
+
+
+def wrap_at(text: Text, width: int) -> Text:
+    """``text`` with line breaks inserted after a ``/``, a space or an ``_`` so no line is wider
+    than ``width`` cells where the pieces allow it (a piece wider than ``width`` stays whole
+    on its own line: the caller gives enough width). Styles are kept."""
+    out: list[Text] = []
+    for line in text.split("\n", allow_blank=True):
+        if cell_len(line.plain) <= width:
+            out.append(line)
+            continue
+        offsets, used, pos = [], 0, 0
+        for p in pieces(line.plain):
+            w = cell_len(p.rstrip(" "))
+            if used and used + w > width:
+                offsets.append(pos)
+                used = 0
+            used += cell_len(p)
+            pos += len(p)
+        for part in line.divide(offsets):
+            part.rstrip()
+            out.append(part)
+    return Text("\n").join(out)
+
+
+def _width(t: Text) -> int:
+    return max((cell_len(line.expandtabs(8)) for line in t.plain.split("\n")), default=0)
 
 
 @dataclass
@@ -67,34 +148,13 @@ class _Row:
     end_section: bool = False
 
 
-@dataclass
-class Layout:
-    """What a width allows: the indices of the columns shown, their content widths
-    (None: rich decides, in wide mode or when not even the answer fits; then every column
-    may fold, so a number too wide for the terminal breaks over lines instead of being
-    cropped), and whether notes go under their rows."""
-
-    shown: list[int]
-    widths: list[int] | None
-    notes_under: bool
-    dropped: list[str] = field(default_factory=list)
-
-
-def _longest_word(s: str) -> int:
-    return max((cell_len(w) for w in s.split()), default=0)
-
-
-def _width(t: Text) -> int:
-    return max((cell_len(line.expandtabs(8)) for line in t.plain.split("\n")), default=0)
-
-
 class FitTable:
     """A rich table that chooses its columns by the width it is printed at."""
 
     def __init__(self, columns: Sequence[Column], *, title: str | Text | None = None,
                  caption: str | Text | None = None, wide: bool = False, header_style: StyleType = "bold",
                  title_justify: JustifyMethod = "center", caption_justify: JustifyMethod = "center",
-                 notes_min: int = NOTES_MIN) -> None:
+                 notes_min: int = NOTES_MIN, footer: bool = True, boxed: bool = False) -> None:
         if sum(c.notes for c in columns) > 1:
             raise ValueError("at most one notes column")
         self.columns = list(columns)
@@ -105,6 +165,8 @@ class FitTable:
         self.title_justify = title_justify
         self.caption_justify = caption_justify
         self.notes_min = notes_min
+        self.footer = footer
+        self.boxed = boxed  # ruled on every side (mail: rich draws it in ASCII), else BOX
         self._rows: list[_Row] = []
 
     # building
@@ -123,49 +185,78 @@ class FitTable:
     def row_count(self) -> int:
         return len(self._rows)
 
+    @property
+    def rows(self) -> list[list[str]]:
+        """The cells as plain text, row by row (for tests and exports)."""
+        return [[c.plain for c in r.cells] for r in self._rows]
+
     # layout
 
+    def _notes(self) -> int | None:
+        return next((i for i, c in enumerate(self.columns) if c.notes), None)
+
     def _full(self) -> list[int]:
-        """Each column's widest cell, header included."""
+        """Each column's widest cell, header included (on one line)."""
         full = [cell_len(c.header) for c in self.columns]
         for row in self._rows:
             for i, cell in enumerate(row.cells):
                 full[i] = max(full[i], _width(cell))
         return full
 
-    def _least(self, full: list[int]) -> list[int]:
-        """The narrowest each column may be: numbers their widest cell, names their fold
-        width, notes ``notes_min`` (all capped at their widest cell)."""
+    def _floor(self) -> list[int]:
+        """The narrowest each column can be without cutting anything: numbers their widest
+        cell, names their longest piece, notes and headers their longest word."""
+        floor = []
+        for i, c in enumerate(self.columns):
+            head = _longest_word(c.header)
+            cells = [r.cells[i].plain for r in self._rows]
+            if c.notes:
+                least = max((_longest_word(s) for s in cells), default=0)
+            elif c.fold is not None:
+                least = max((_longest_piece(s) for s in cells), default=0)
+            else:
+                least = max((_width(r.cells[i]) for r in self._rows), default=0)
+            floor.append(max(head, least))
+        return floor
+
+    def _least(self, full: list[int], floor: list[int]) -> list[int]:
+        """What a column is given before names must wrap further: names their fold width,
+        notes ``notes_min`` (never below the floor, never above the widest cell)."""
         out = []
-        for c, f in zip(self.columns, full, strict=True):
-            least = self.notes_min if c.notes else c.fold
-            out.append(f if least is None else min(f, max(least, cell_len(c.header))))
+        for c, f, fl in zip(self.columns, full, floor, strict=True):
+            want = self.notes_min if c.notes else c.fold
+            out.append(fl if want is None else min(f, max(want, fl)))
         return out
 
-    def _need(self, console: Console, shown: list[int], least: list[int]) -> int:
+    def _need(self, console: Console, shown: list[int], widths: list[int]) -> int:
         """The width of the table with these columns at these content widths (rich's
-        measurement: padding and borders included); ``least`` is indexed by column."""
-        probe = self._table(shown, [least[i] for i in shown], notes_under=False, with_rows=False)
+        measurement: padding and borders included); ``widths`` is indexed by column."""
+        probe = self._table(shown, [widths[i] for i in shown], notes_under=False, with_rows=False)
         return Measurement.get(console, console.options.update_width(_UNBOUNDED), probe).minimum
 
     def layout(self, console: Console, width: int) -> Layout:
         """Choose the columns for ``width`` cells (see the module's docstring)."""
         n = len(self.columns)
-        notes = next((i for i, c in enumerate(self.columns) if c.notes), None)
+        notes = self._notes()
         full = self._full()
-        least = self._least(full)
+        floor = self._floor()
+        least = self._least(full, floor)
         has_notes = notes is not None and any(r.cells[notes].plain for r in self._rows)
         base = [i for i in range(n) if i != notes]
+        if self.wide or width >= _UNBOUNDED:  # every column: notes beside, else under their rows
+            every = list(range(n))
+            for cols, notes_under, widths in ((every, False, full), (base, has_notes, full),
+                                              (base, has_notes, least), (base, has_notes, floor)):
+                need = self._need(console, cols, widths)
+                if need <= width:
+                    return Layout(cols, self._spread(cols, full, widths, width - need), notes_under)
+            return Layout(every, None, False, records=True)
         # secondary columns in drop order: highest priority number first, the later column first among equals
         order = sorted((i for i in base if self.columns[i].priority > 0),
                        key=lambda i: (self.columns[i].priority, i), reverse=True)
-        if self.wide:  # every column; the notes go under their rows only if they must
-            order = []
-            has_notes = notes is not None
-        shown: list[int] = base
         for k in range(len(order) + 1):
             shown = [i for i in base if i not in order[:k]]
-            dropped = [self.columns[i].header for i in order[:k]]
+            dropped = [self.columns[i].header for i in sorted(order[:k])]
             tries: list[tuple[list[int], bool]] = [(shown, has_notes)]
             if has_notes and notes is not None:  # notes beside the row if they fit, else under it
                 tries.insert(0, (sorted([*shown, notes]), False))
@@ -173,21 +264,31 @@ class FitTable:
                 need = self._need(console, cols, least)
                 if need <= width:
                     return Layout(cols, self._spread(cols, full, least, width - need), notes_under, dropped)
-        # not even the answer fits: fold the names further; else rich squeezes it (cells fold, never cut)
-        floor = [min(f, max(FOLD_FLOOR, _longest_word(c.header))) if c.fold is not None else least_
-                 for c, f, least_ in zip(self.columns, full, least, strict=True)]
-        dropped = [self.columns[i].header for i in order]
-        need = self._need(console, shown, floor)
+        # only the answer left: names wrap down to their longest piece, headers to their longest word
+        answer = [i for i in base if self.columns[i].priority == 0]
+        dropped = [self.columns[i].header for i in sorted(order)]
+        need = self._need(console, answer, floor)
         if need <= width:
-            return Layout(shown, self._spread(shown, full, floor, width - need), has_notes, dropped)
-        return Layout(shown, None, has_notes, dropped)
+            return Layout(answer, self._spread(answer, full, floor, width - need), has_notes, dropped)
+        # the names on a line above their row, the numbers in the grid below them
+        numbers = [i for i in answer if self.columns[i].fold is None]
+        if numbers != answer and numbers:
+            need = self._need(console, numbers, floor)
+            if need <= width:
+                return Layout(numbers, self._spread(numbers, full, floor, width - need), has_notes, dropped,
+                              names_above=True)
+        # not even that: one record a row, every answer column kept
+        return Layout(answer + ([notes] if has_notes and notes is not None else []), None, False, dropped,
+                      records=True)
 
     def _spread(self, shown: list[int], full: list[int], least: list[int], slack: int) -> list[int]:
-        """Content widths: the least each column needs, then the slack to the folding
+        """Content widths: the least each column needs, then the slack to the wrapping
         columns (names first, then notes) up to their widest cell. Fixed widths, so rich
         never has to squeeze a column below what this layout promised."""
         widths = {i: least[i] for i in shown}
-        flexible = sorted((i for i in shown if full[i] > least[i]), key=lambda i: (self.columns[i].notes, i))
+        # names first, then headers back on one line, then notes
+        flexible = sorted((i for i in shown if full[i] > least[i]),
+                          key=lambda i: (self.columns[i].notes, self.columns[i].fold is None, i))
         for i in flexible:
             extra = min(full[i] - least[i], slack)
             widths[i] += extra
@@ -196,53 +297,107 @@ class FitTable:
 
     # rendering
 
-    def _table(self, shown: list[int], widths: list[int] | None, notes_under: bool, with_rows: bool = True) -> Table:
-        def annotation(x: str | Text | None, style: str) -> Text | None:
-            return None if x is None else safe_text(x, style=style)
+    def _annotation(self, x: str | Text | None, style: str) -> Text | None:
+        return None if x is None else safe_text(x, style=style)
 
-        table = Table(title=annotation(self.title, "table.title"), caption=annotation(self.caption, "table.caption"),
-                      header_style=self.header_style, title_justify=self.title_justify,
-                      caption_justify=self.caption_justify)
+    def _table(self, shown: list[int], widths: list[int], notes_under: bool, with_rows: bool = True,
+               names_above: bool = False) -> Table:
+        table = Table(title=self._annotation(self.title, "table.title"),
+                      caption=self._annotation(self.caption, "table.caption"), header_style=self.header_style,
+                      title_justify=self.title_justify, caption_justify=self.caption_justify,
+                      **({"box": box.HEAVY_HEAD} if self.boxed else
+                         {"box": BOX, "show_edge": False, "pad_edge": False, "padding": (0, 1, 0, 0)}))
         for k, i in enumerate(shown):
             c = self.columns[i]
-            # numbers get exactly their width; with no width set they must fold, since
-            # rich crops a no_wrap cell that is too wide even with overflow="fold"
-            wraps = c.notes or c.fold is not None or widths is None
-            table.add_column(safe_text(c.header), justify=c.justify, no_wrap=not wraps, overflow="fold",
-                             width=None if widths is None else widths[k])
+            header = wrap_at(safe_text(c.header), widths[k])
+            # names and headers arrive wrapped at their break points; notes wrap at spaces
+            table.add_column(header, justify=c.justify, no_wrap=not c.notes, overflow="fold", width=widths[k])
         if not with_rows:
             return table
-        notes = next((i for i, c in enumerate(self.columns) if c.notes), None)
+        notes = self._notes()
         for j, row in enumerate(self._rows):
             note = row.cells[notes] if notes is not None and notes_under else None
             has_note = note is not None and bool(note.plain)
-            table.add_row(*[row.cells[i] for i in shown], style=row.style,
-                          end_section=row.end_section and not has_note)
+            cells = [wrap_at(row.cells[i], widths[k]) if self.columns[i].fold is not None else row.cells[i]
+                     for k, i in enumerate(shown)]
+            if names_above:  # a placeholder row, replaced by the row's name when rendered
+                table.add_row(*[Text("") for _ in shown], style=Style(meta={_NAME_META: j}))
+            table.add_row(*cells, style=row.style, end_section=row.end_section and not has_note)
             if has_note:  # a placeholder row, replaced by the note when rendered
                 table.add_row(*[Text("") for _ in shown], style=Style(meta={_NOTE_META: j}),
                               end_section=row.end_section)
         return table
 
+    def _footer(self, lay: Layout, width: int) -> Text | None:
+        if not (self.footer and lay.dropped):
+            return None
+        return Text(f"not shown at {width} columns: {', '.join(lay.dropped)} (--wide, or a wider COLUMNS, "
+                    "shows every column)", style="dim")
+
+    def _records(self, lay: Layout) -> Iterator[RenderableType]:
+        """Each row as a record: its name columns on one line, then ``column  value``."""
+        if self.title is not None:
+            yield safe_text(self.title, style="table.title")
+        heading = [i for i in lay.shown if self.columns[i].heading]
+        rest = [i for i in lay.shown if i not in heading]
+        key_width = max((cell_len(self.columns[i].header) for i in rest), default=0)
+        for row in self._rows:
+            name = Text(" · ").join(row.cells[i] for i in heading if row.cells[i].plain)
+            name.stylize("bold")
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(no_wrap=True, width=key_width)
+            grid.add_column(overflow="fold")
+            for i in rest:
+                if row.cells[i].plain:
+                    grid.add_row(Text(self.columns[i].header, style="dim"), row.cells[i])
+            yield Group(name, Padding(grid, (0, 0, 0, _RECORD_INDENT), style=row.style or ""))
+        if self.caption is not None:
+            yield safe_text(self.caption, style="table.caption")
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        lay = self.layout(console, options.max_width)
-        table = self._table(lay.shown, lay.widths, lay.notes_under)
-        if not lay.notes_under:
-            yield table
+        width = _UNBOUNDED if console.soft_wrap else options.max_width
+        lay = self.layout(console, width)
+        footer = self._footer(lay, width)
+        if lay.records:
+            yield from self._records(lay)
+            if footer is not None:
+                yield footer
             return
-        notes = next(i for i, c in enumerate(self.columns) if c.notes)
+        widths = lay.widths
+        assert widths is not None
+        table = self._table(lay.shown, widths, lay.notes_under, names_above=lay.names_above)
+        if width >= _UNBOUNDED:  # a soft-wrapping console: the table at its natural width
+            natural = Measurement.get(console, options.update_width(_UNBOUNDED), table).maximum
+            # a soft-wrapping print asks for no_wrap: the title and caption would be cropped
+            options = options.update(width=natural, no_wrap=False, overflow="fold")
+        yield from self._lines(console, options, table, lay)
+        if footer is not None:
+            yield footer
+
+    def _lines(self, console: Console, options: ConsoleOptions, table: Table, lay: Layout) -> Iterator[Segment]:
         new_line = Segment.line()
+        notes = self._notes()
         for line in console.render_lines(table, options, pad=False):
-            marks = [k for k, seg in enumerate(line) if seg.style is not None and _NOTE_META in seg.style.meta]
-            if not marks:
+            marks = [k for k, seg in enumerate(line) if seg.style is not None
+                     and (_NOTE_META in seg.style.meta or _NAME_META in seg.style.meta)]
+            if not marks or (notes is None and not lay.names_above):
                 yield from line
                 yield new_line
                 continue
-            row = self._rows[line[marks[0]].style.meta[_NOTE_META]]  # type: ignore[union-attr]
+            meta = line[marks[0]].style.meta  # type: ignore[union-attr]
             left, right = line[:marks[0]], line[marks[-1] + 1:]
             inner = Segment.get_line_length(line) - Segment.get_line_length(left) - Segment.get_line_length(right)
-            note = row.cells[notes].copy()
-            note.style = row.style or note.style
-            body = Padding(note, (0, 1, 0, 3))  # indented under the row's name
+            if _NAME_META in meta:  # the row's name columns, on a line of their own above it
+                row = self._rows[meta[_NAME_META]]
+                name = Text(" · ").join(row.cells[i] for i, c in enumerate(self.columns)
+                                        if c.fold is not None and row.cells[i].plain)
+                name.stylize(row.style or "bold")
+                body = Padding(wrap_at(name, max(inner, 1)), (0, 0, 0, 0))
+            else:
+                row = self._rows[meta[_NOTE_META]]
+                note = row.cells[notes].copy()  # type: ignore[index]
+                note.style = row.style or note.style
+                body = Padding(note, (0, 1, 0, 3))  # indented under the row's name
             for body_line in console.render_lines(body, options.update_width(max(inner, 1)), pad=True):
                 yield from left
                 yield from body_line
@@ -250,5 +405,9 @@ class FitTable:
                 yield new_line
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        lay = self.layout(console, options.max_width)
-        return Measurement.get(console, options, self._table(lay.shown, lay.widths, lay.notes_under))
+        width = _UNBOUNDED if console.soft_wrap else options.max_width
+        lay = self.layout(console, width)
+        if lay.records or lay.widths is None:
+            return Measurement(1, options.max_width)
+        return Measurement.get(console, options.update_width(width), self._table(lay.shown, lay.widths,
+                                                                                  lay.notes_under))

@@ -9,11 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from cyclebench.report.console import VARIANT_FOLD, fmt
+from cyclebench.report.console import SIM_EVENTS, SIM_PRIORITY, VARIANT_FOLD, fmt
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
-SIM_EVENTS = ("Ir", "I1mr", "D1mr", "DLmr", "Bcm")
 SIZE_KEYS = ("text", "data", "bss", "dec")
 
 
@@ -22,7 +21,7 @@ def sort_keys(d: dict[str, Any]) -> list[str]:
     and body bytes, and the callgrind events when simulated."""
     keys = ["cycles", *SIZE_KEYS, "body"]
     if any(v.get("simulated") for v in d["variants"]):
-        keys += [e for e in SIM_EVENTS]
+        keys += list(SIM_EVENTS)
     return keys + _counter_names(d)
 
 
@@ -56,9 +55,12 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
         raise ValueError(f"--sort {sort}: this table has {', '.join(sort_keys(d))}")
     name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
     simulated = any(v.get("simulated") for v in d["variants"])
-    # Ir (the cross-check) and I1mr (seed 001's metric), and the sort key; all events are in the JSON
-    events = [e for e in SIM_EVENTS if e in ("Ir", "I1mr") or e == sort] if simulated else []
-    counted = _counter_names(d)  # -e events per op
+    events = list(SIM_EVENTS) if simulated else []
+    counted = _counter_names(d)  # -e events per op: asked for, so never dropped
+
+    def rank(key: str, otherwise: int) -> int:  # the sort key is the answer: never dropped
+        return 0 if key == sort else otherwise
+
     # Two estimators, named in the headers. "mean per op" (± sd, t CI, best) summarises each
     # variant's invocations as perf stat does. "Δ% median": the median of the per-round
     # differences B − A over A's median (stats.ab.paired) — the estimate the verdict's bootstrap
@@ -70,14 +72,16 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
         Column("variant", justify="left", fold=VARIANT_FOLD),
         Column(f"mean per op ({d['unit'] or '-'})"),
         Column("± sd"),
-        Column("95% CI", priority=3),
-        Column("best", priority=2),
+        Column("95% CI", priority=4),
+        Column("best", priority=3),
         Column("Δ% median"),
         Column("verdict", justify="left"),
-        *[Column(e, priority=4) for e in events],
-        *[Column(f"{e}/op", priority=4) for e in counted],
-        *[Column(k, priority=1 if k == "dec" else 5) for k in SIZE_KEYS],
-        Column("body B", priority=6),
+        # Ir is the cross-check that the variants did the same work; the other events in
+        # the console's order, after the sizes
+        *[Column(e, priority=rank(e, 0 if e == "Ir" else 5 + SIM_PRIORITY[e])) for e in events],
+        *[Column(f"{e}/op") for e in counted],
+        *[Column(k, priority=rank(k, {"dec": 1, "text": 2}.get(k, 5))) for k in SIZE_KEYS],
+        Column("body B", priority=rank("body", 6)),
         Column("notes", justify="left", notes=True),
     ]
     table = FitTable(cols, title=f"{name} · ranked by {sort}" + (f" · run #{run_id}" if run_id else ""), wide=wide,

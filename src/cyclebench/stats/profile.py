@@ -15,8 +15,11 @@ against ``outer``: 152 here). So for one call with c child calls, b of them maki
     self  = raw self − inner − (c − b) · outer − b · outer_branch
     total = max(self, 0) + the totals of its own child calls     (built up the call tree)
 
-so a caller's total is never below the sum of its children's, call by call, and so the median
-of a parent's totals is never below that of a child it calls once per call.
+so a caller's total is never below the sum of its children's, call by call. A median of sums
+can still fall below the sum of medians (outer() calling ten leaves whose medians are 25 each:
+the median outer call's leaves summed to 128 under load), so the total shown per call is
+raised, deepest functions first, to the sum of its callees' totals shown, each times its calls
+per call of the caller: a parent's total is never below its children's, by construction.
 
 Limits: the probe is measured in the best case (hot caches, a loop); a real
 program's probe also evicts its lines. A caller's per-child cost moved with the caller here by
@@ -117,6 +120,28 @@ def _totals(own: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndar
     return total
 
 
+def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndarray, total: np.ndarray,
+                  n: int) -> list[float]:
+    """Per function: the median of its calls' totals, raised to the sum over the functions it
+    calls of (their calls per call of it) × (their total shown), deepest functions first (by
+    mean depth); a recursive edge (a function calling itself) adds nothing."""
+    pos = np.full(int(ids.max(initial=-1)) + 2, -1, dtype=np.int64)
+    pos[ids] = np.arange(len(ids))
+    up = np.where(parent >= 0, pos[np.clip(parent, 0, None)], -1)
+    caller = np.where(up >= 0, fn[np.clip(up, 0, None)], -1)
+    calls = np.bincount(fn, minlength=n).astype(float)
+    edges = np.zeros((n, n))  # edges[f, g]: calls of g made by calls of f
+    np.add.at(edges, (caller[caller >= 0], fn[caller >= 0]), 1.0)
+    np.fill_diagonal(edges, 0.0)
+    shown = [float(np.median(total[fn == f])) if calls[f] else 0.0 for f in range(n)]
+    mean_depth = [float(depth[fn == f].mean()) if calls[f] else 0.0 for f in range(n)]
+    for f in sorted(range(n), key=lambda f: -mean_depth[f]):
+        if calls[f]:
+            below = sum(edges[f, g] / calls[f] * shown[g] for g in np.nonzero(edges[f])[0])
+            shown[f] = max(shown[f], float(below))
+    return shown
+
+
 def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
                  probe: Probe | None = None) -> list[dict[str, Any]]:
     """One row per function, the largest share first: calls; raw and compensated self and
@@ -138,10 +163,12 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
     kids, desc, br = cat["children"], cat["descendants"], cat["branches"]
     own = raw_self - probe.inner - (kids - br) * probe.outer - br * probe.branch if probe is not None else raw_self
     total = _totals(own, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"].astype(np.int64))
+    shown = _totals_shown(fn, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"], total,
+                          len(names))
     rows = []
     for i, name in enumerate(names):
         at = fn == i
-        s, t = float(np.median(own[at])), float(np.median(total[at]))
+        s, t = float(np.median(own[at])), shown[i]
         raw_s = float(np.median(raw_self[at]))
         if probe is not None:
             self_pm = probe.inner_pm + float(kids[at].mean()) * probe.outer_pm

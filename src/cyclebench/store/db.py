@@ -47,7 +47,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING
+from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, suite_order
 from cyclebench.store import liveness, migrate, urls
 
 T = TypeVar("T")
@@ -589,15 +589,18 @@ class Store:
 
     @_guard
     def results(self, run_id: int) -> list[dict[str, Any]]:
+        """The run's result rows in the suite's order (model.suite_order), whatever order they
+        were stored in."""
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(results).where(results.c.run_id == run_id).order_by(results.c.id)
             ).mappings().all()
-        return [dict(r) for r in rows]
+        return suite_order(dict(r) for r in rows)
 
     @_guard
     def results_of(self, run_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
-        """The results of several runs in one query: run id → its rows in order (absent ids: [])."""
+        """The results of several runs in one query: run id → its rows in the suite's order (as
+        results; absent ids: [])."""
         out: dict[int, list[dict[str, Any]]] = {int(r): [] for r in run_ids}
         if not out:
             return out
@@ -607,7 +610,7 @@ class Store:
             ).mappings().all()
         for r in rows:
             out[int(r["run_id"])].append(dict(r))
-        return out
+        return {rid: suite_order(got) for rid, got in out.items()}
 
     @_guard
     def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None, int | None]]:

@@ -61,7 +61,7 @@ def write(data: Export) -> Exported:
     else:
         columns, rows = RESULT_COLUMNS, [result_cells(r) for r in data.results]
     table = FitTable(columns, title=data.title, caption=data.caption, title_justify="left", caption_justify="left",
-                     header_style="")
+                     header_style="", footer=False, boxed=True)
     for r in rows:
         table.add_row(*r)
     return Exported(render(table) + "\n")
