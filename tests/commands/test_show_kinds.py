@@ -187,3 +187,24 @@ def test_show_format_to_a_file_keeps_the_table(tmp_path: Path) -> None:
     js = tmp_path / "run.json"
     assert cli("show", "2", "--db", url, "-o", str(js)).exit_code == 0  # -o alone: the lossless run file
     assert '"format": "cyclebench-run"' in js.read_text()
+
+
+@pytest.mark.parametrize("summary", [{"variants": [{"bench": "chain/add200"}]}, {"compare": [{"a": "x"}]},
+                                     {"compare": [{"a": "x", "b": "y", "comparison": {"nonsense": 1}}]}],
+                         ids=["variants", "compare", "comparison"])
+def test_a_damaged_summary_shows_the_rows_in_one_line(summary: dict, db: str) -> None:
+    """A summary an edited import left incomplete: its result rows and one line saying so, no
+    traceback; the export still works."""
+    from cyclebench.store import Store
+
+    store = Store(db)
+    rid = store.begin_run(command=["cyclebench", "variants"], summary=summary)
+    store.add_result(rid, {"bench": "chain/add200", "variant": "-O2", "status": "ok", "unit": "ref-cycles",
+                           "per_op": 123.4, "ci_low": 123.0, "ci_high": 124.0})
+    store.finish_run(rid, "complete")
+    r = cli("show")
+    assert r.exit_code == 0, r.output
+    assert f"run #{rid}'s stored table is incomplete" in r.stderr and "Traceback" not in r.output
+    assert "chain/add200" in r.stdout and "123.4" in r.stdout
+    exported = cli("show", "--format", "csv")
+    assert exported.exit_code == 0 and _csv(exported.stdout)[0]["bench"] == "chain/add200"

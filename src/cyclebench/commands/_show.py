@@ -236,7 +236,10 @@ def export(store: Store, run: Mapping[str, Any], fmt: str) -> Exported:
     """`show RUN --format F`: what `export RUN --format F` writes, except that csv, markdown and
     text of a compare run are its comparisons, the table show prints (as `compare --format`)."""
     rid = int(run["id"])
-    compared = comparison_rows(run)
+    try:
+        compared = comparison_rows(run)
+    except (KeyError, TypeError, ValueError, AttributeError):  # damaged (print_run says so): the rows
+        compared = None
     if compared is not None and fmt in TABLE_FORMATS:
         return export_comparisons(store, compared, fmt, rid, comparison_title(run), comparison_alpha(run))
     return export_runs(store, [rid], fmt)
