@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _profile(exe: Path, out: Path) -> dict:
-    subprocess.run([sys.executable, "-m", "cyclebench.cli", "profile", "--json", str(out), "--", str(exe)],
-                   check=True, capture_output=True)
+    # profile stores each run: in a database beside the JSON, not the user's
+    subprocess.run([sys.executable, "-m", "cyclebench.cli", "profile", "--json", str(out), "--db",
+                    f"sqlite:///{out.parent / 'profile.db'}", "--", str(exe)], check=True, capture_output=True)
     d = json.loads(out.read_text())
     return {"rows": {f["function"]: f for f in d["functions"]}, **d}
 

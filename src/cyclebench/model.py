@@ -22,8 +22,9 @@ STATUSES = (OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR)
 FAILED_STATUSES = (INVALID, FAILED, CRASHED, TIMEOUT, ERROR)
 
 # The kinds of rows in the results table (a column since schema 3; guessed from unit/extra before).
-TIMING, SIMULATED, SCALING, STAT, EMULATED = "timing", "simulated", "scaling", "stat", "emulated"
-KINDS = (TIMING, SIMULATED, SCALING, STAT, EMULATED)
+# profile: one function of a `cyclebench profile` (per call, not per op; its row in extra).
+TIMING, SIMULATED, SCALING, STAT, EMULATED, PROFILE = "timing", "simulated", "scaling", "stat", "emulated", "profile"
+KINDS = (TIMING, SIMULATED, SCALING, STAT, EMULATED, PROFILE)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from cyclebench.store import Store
@@ -41,7 +42,7 @@ def test_export_and_import_commands(db: str, tmp_path: Path) -> None:
 
 def test_every_stored_kind_exports_to_the_published_schema(db: str, tmp_path: Path) -> None:
     """The run files of run --json and scale --json, and export --json of a run of each command
-    that stores one (run, run --backend callgrind, compare, variants, scale, stat), validate
+    that stores one (run, run --backend callgrind, compare, variants, scale, stat, profile), validate
     against docs/runfile.schema.json as any consumer would read it."""
     import shutil
 
@@ -63,6 +64,9 @@ def test_every_stored_kind_exports_to_the_published_schema(db: str, tmp_path: Pa
     ]
     if shutil.which("valgrind"):
         steps.append(("run --backend callgrind", ("run", *chain, "--backend", "callgrind")))
+        prog = tmp_path / "prog"
+        subprocess.run(["cc", "-O2", str(DATA / "profile_prog.c"), "-o", str(prog)], check=True)
+        steps.append(("profile --backend callgrind", ("profile", "--backend", "callgrind", "--", str(prog))))
     kinds = set()
     for what, args in steps:
         r = cli(*args)
@@ -71,7 +75,7 @@ def test_every_stored_kind_exports_to_the_published_schema(db: str, tmp_path: Pa
         files[f"export --json of {what}"] = path = tmp_path / f"export-{rid}.json"
         assert cli("export", str(rid), "--json", str(path)).exit_code == 0
         kinds |= {x["kind"] for x in json.loads(path.read_text())["results"]}
-    assert {"timing", "scaling", "stat", *(["simulated"] if shutil.which("valgrind") else [])} <= kinds
+    assert {"timing", "scaling", "stat", *(["simulated", "profile"] if shutil.which("valgrind") else [])} <= kinds
     for what, path in files.items():
         data = json.loads(path.read_text())
         errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(data)]

@@ -20,6 +20,12 @@ NO_UFTRACE = shutil.which("uftrace") is None
 NO_VALGRIND = shutil.which("valgrind") is None
 
 
+@pytest.fixture(autouse=True)
+def _own_database(db: str) -> str:
+    """profile stores a run: into each test's own database, never the user's."""
+    return db
+
+
 def _build(tmp_path: Path, *flags: str) -> Path:
     exe = tmp_path / ("prog_pg" if "-pg" in flags else "prog")
     subprocess.run(["cc", "-O2", *flags, str(DATA / "profile_prog.c"), "-o", str(exe)], check=True)

@@ -112,7 +112,8 @@ def test_a_cpu_that_does_not_exist_is_refused(argv: list[str]) -> None:
     assert r.exit_code == 2 and "CPU 999 is not available here" in r.output
 
 
-STORING = {"run", "compare", "variants", "scale", "stat"}  # the commands that open a run (open_run / run.begin)
+# the commands that open a run (open_run / run.begin)
+STORING = {"run", "compare", "variants", "scale", "stat", "profile"}
 
 
 def test_every_command_that_stores_a_run_takes_labels() -> None:

@@ -189,7 +189,7 @@ def test_variants_ranked_at_80() -> None:
          "best": 9.87, "comparison": {"rel": -0.2043, "verdict": "faster", "ci_low": -2.61, "ci_high": -2.4}}]}
     text = render(variants_ranked(d, run_id=4), 80)
     head = headers(text)
-    for h in ("variant", "per op (cycles~)", "± sd", "Δ% vs base", "verdict"):
+    for h in ("variant", "mean per op (cycles~)", "± sd", "Δ% median", "verdict"):
         assert h in head, h
     assert "body B" not in head
     for s in (fmt(12.4167), fmt(9.9067), "0.65%", "-20.43%", "faster", "(baseline)", "* -O2"):

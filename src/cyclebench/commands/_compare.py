@@ -263,6 +263,16 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
     how = ("Wilcoxon signed-rank, Holm, CI bootstrapped over processes" if design is None else
            f"sequential (budget {budget.seconds:g} s a pair, O'Brien–Fleming alpha spending, repeated CI, "
            f"equivalent within ±{equivalence:g}%)")
-    title = (f"run #{run_id} · paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · "
-             f"CPU {prepared.cpu} · {how}")
-    return run_id, rows, measured, title
+    design = (f"paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · CPU {prepared.cpu} · "
+              f"{how}")
+    try:  # the table's title (but the run id: an import renumbers) and α, so `show` prints the same table
+        store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows],
+                                          "display": {"design": design, "alpha": alpha}})
+    except StoreError as e:
+        raise UserError(str(e)) from None
+    return run_id, rows, measured, title(run_id, design)
+
+
+def title(run_id: int, design: str) -> str:
+    """The title of a compare's table: its run and how it was measured and judged."""
+    return f"run #{run_id} · {design}"

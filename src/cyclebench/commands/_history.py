@@ -17,14 +17,17 @@ def estimate_of(row: dict[str, Any]) -> tuple[float | None, str]:
     return row.get("per_op"), row.get("unit") or ""
 
 
-def host_spread(store: Store, run: dict[str, Any], exclude: set[int]) -> dict[tuple[Any, ...], tuple[float, int]]:
+def host_spread(store: Store, run: dict[str, Any], exclude: set[int],
+                before: int | None = None) -> dict[tuple[Any, ...], tuple[float, int]]:
     """(sd, df) of every benchmark's run estimates pooled over the earlier replicate groups
-    (`run --runs N`) of ``run``'s build on ``run``'s host, the runs in ``exclude`` left out:
-    the run-to-run spread that benchmark has shown here."""
+    (`run --runs N`) of ``run``'s build on ``run``'s host, the runs in ``exclude`` left out
+    (and, with ``before``, every run from that id on: what was known when it ran): the
+    run-to-run spread that benchmark has shown here."""
     groups: dict[tuple[Any, ...], dict[int, list[float]]] = {}
     build_key = (run.get("build") or {}).get("key")
     replicates = [r for r in store.list_runs(None)
                   if r.get("group_id") is not None and r["id"] not in exclude and r.get("host_id") == run.get("host_id")
+                  and (before is None or r["id"] < before)
                   and (r.get("build") or {}).get("key") == build_key and r.get("status") in ("complete", "interrupted")]
     rows = store.results_of([r["id"] for r in replicates])  # one query, not one a run
     for r in replicates:

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -25,18 +26,20 @@ from typing import Any
 import numpy as np
 
 from cyclebench.build import BuildSpec, build
-from cyclebench.commands._common import UserError, err
+from cyclebench.commands._common import UserError, err, open_run
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
     not_a_file,
 )
 from cyclebench.env import sysinfo
+from cyclebench.model import OK, PROFILE
 from cyclebench.runner import Runner
 from cyclebench.runner import profile as tracer
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
 from cyclebench.stats.profile import Probe, combine, flat_profile
+from cyclebench.store import Store
 
 # ~20k traced calls per function: the medians moved by <1 cycle~ between processes here, and
 # `uftrace dump` of them takes 0.5 s (1M calls took 20 s)
@@ -213,3 +216,54 @@ def simulated_rows(argv: list[str], work: Path, timeout: float) -> list[Any]:
              "total": s.total_ir / max(s.calls, 1), "self_ir": s.self_ir, "total_ir": s.total_ir,
              "pct": 100.0 * s.self_ir / whole} for n, s in sims.items()]
     return sorted(rows, key=lambda r: -r["pct"])
+
+
+# ---------------------------------------------------------------- what is printed and stored
+def title(target: str, how: str) -> str:
+    """The flat profile's title (printed by `profile`, and by `show` of the run it stored)."""
+    return f"profile of {target} · {how}"
+
+
+def probe_line(probe: Mapping[str, Any], unit: str) -> str:
+    """The line under a timed profile on what was subtracted, from ``Probe.to_dict()`` (as it
+    is stored with the run)."""
+    return (f"probe (uftrace's mcount hooks), measured here, subtracted: {probe['inner']:.1f} ± "
+            f"{probe['inner_pm']:.1f} {unit} inside each call (between {probe['inner_lo']:.1f} around a latency-bound "
+            f"body and {probe['inner_hi']:.1f} around an empty one), {probe['outer']:.1f} in the caller per leaf child "
+            f"call and {probe['outer_branch']:.1f} per child that makes calls, ± {probe['outer_pm']:.1f} (a best case: "
+            "see docs/method.md §10)")
+
+
+BENCH_MAX = 255  # characters of results.bench (store/schema.py); the whole name stays in extra
+
+
+def result_row(row: Mapping[str, Any], unit: str) -> dict[str, Any]:
+    """One function of the flat profile as a result row of kind ``profile``: per_op = its
+    compensated self per call (a median over the calls, as ``median``), ci = ± what the probe
+    may be off by, mean = gprof's time/calls; calls and the rest of the profile row in ``extra``
+    (what `show` gives report.profile.profile_table back; no n_samples: calls are not samples
+    of a batch, and a row with samples but no min reads as off the line, report.console.notes)."""
+    self_, pm = row.get("self"), row.get("self_pm")
+    return {"kind": PROFILE, "bench": str(row["function"])[:BENCH_MAX], "param": None, "variant": "",
+            "status": OK, "unit": unit, "per_op": self_, "median": self_, "mean": row.get("self_mean"),
+            "ci_low": None if pm is None or self_ is None else self_ - pm,
+            "ci_high": None if pm is None or self_ is None else self_ + pm,
+            "method": "profile", "extra": dict(row)}
+
+
+def store_profile(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path],
+                  labels: Mapping[str, str] | None, target: str, backend: str, unit: str, how: str,
+                  probe: Probe | None, rows: Sequence[Mapping[str, Any]], limit: int) -> int:
+    """Store a profile as a run (open_run: the machine and who made it), one result of kind
+    ``profile`` per function, in the profile's order, and in the run's summary what the table
+    and the probe line need (``profile``: target, backend, unit, clock, probe; ``display``: the
+    rows shown). Returns the run id. StoreError propagates."""
+    run_id, _ = open_run(store, command, cpu, sources, None, None, labels=labels)
+    with store.finishing(run_id):
+        store.add_results(run_id, [result_row(r, unit) for r in rows])
+        store.update_run(run_id, summary={
+            "profile": {"target": target, "backend": backend, "unit": unit, "clock": how,
+                        "probe": probe.to_dict() if probe is not None else None},
+            "display": {"limit": limit}})
+    store.finish_run(run_id, "complete")
+    return run_id

@@ -38,7 +38,7 @@ from cyclebench.commands._common import (
 )
 from cyclebench.commands._history import host_spread
 from cyclebench.env import sysinfo
-from cyclebench.model import OK, SKIPPED, Item, Outcome, suite_order
+from cyclebench.model import OK, SIMULATED, SKIPPED, Item, Outcome, suite_order
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
@@ -248,9 +248,9 @@ def execute(
 def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
                  earlier: list[int], grouped: bool, table: bool = True) -> tuple[int, list[dict[str, Any]]]:
     """One run with its progress bar; Ctrl-C keeps what was measured (exit 130) and shows it
-    (unless not ``table``). The run gets cfg.labels as it opens and, with ``grouped``, the group
-    of the first of the replicate runs. Returns (run id, its rows in the suite's order:
-    model.suite_order, as the store reads them back)."""
+    (unless not ``table``). The run gets cfg.labels as it opens, ``summary.display`` (--net, for
+    `show`) and, with ``grouped``, the group of the first of the replicate runs. Returns (run id,
+    its rows in the suite's order: model.suite_order, as the store reads them back)."""
     rows: list[dict[str, Any]] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -259,8 +259,9 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
 
     def on_open(rid: int) -> None:
         opened.append(rid)
-        if grouped:
-            store.update_run(rid, group_id=(earlier or [rid])[0])
+        # how its table was asked for, so `show` prints it so (commands/_show.py)
+        store.update_run(rid, summary={"display": {"net": net}},
+                         **({"group_id": (earlier or [rid])[0]} if grouped else {}))
 
     try:
         with progress:
@@ -315,20 +316,39 @@ def run_to_run(store: Store, run_id: int, rows: list[dict[str, Any]]) -> dict[tu
     return spreads
 
 
+SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
+
+
+def title(run_id: int, cpu: int | None, cc_version: str | None) -> str:
+    """The run's table title (printed by `run`, and by `show` of it: the run row's cpu and
+    build's cc_version)."""
+    return " · ".join([f"run #{run_id}", *([f"CPU {cpu}"] if cpu is not None else []),
+                       *([cc_version] if cc_version else [])])
+
+
+def print_tables(rows: list[dict[str, Any]], run_title: str, net: bool, wide: bool, console: Any = out) -> None:
+    """The tables of a run's rows as `run` prints them: callgrind's events when they were
+    simulated, else the results (net of the loop with ``net``) and, when -e counted events,
+    the counters per op."""
+    if any(r.get("kind") == SIMULATED for r in rows):  # a callgrind run: all its rows are
+        console_report.print_simulated(rows, console, title=run_title + SIMULATED_TITLE, wide=wide)
+        return
+    console_report.print_results(rows, console, title=run_title, net=net, wide=wide)
+    console_report.print_counters(rows, console, wide=wide)  # nothing without counters
+
+
 def report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prepared, backend: str, net: bool,
-            wide: bool, counted: bool, table: bool = True) -> None:
-    """The run's table (simulated counts under callgrind), counters (not without ``table``),
-    and the calibration and environment lines on stderr."""
-    title = f"run #{run_id} · CPU {prepared.cpu} · {prepared.binary.cc_version}"
+            wide: bool, table: bool = True) -> None:
+    """The run's table (simulated counts under callgrind), counters when -e counted some (not
+    without ``table``), and the calibration and environment lines on stderr."""
     run_row = store.get_run(run_id) or {}
     if not table:
         pass
     elif backend == "callgrind":
-        console_report.print_simulated(rows, out, title=title + " · simulated (callgrind)", wide=wide)
+        console_report.print_simulated(rows, out, title=title(run_id, prepared.cpu, prepared.binary.cc_version)
+                                       + SIMULATED_TITLE, wide=wide)
     else:
-        console_report.print_results(rows, out, title=title, net=net, wide=wide)
-        if counted:
-            console_report.print_counters(rows, out, wide=wide)
+        print_tables(rows, title(run_id, prepared.cpu, prepared.binary.cc_version), net, wide)
     if backend == "timing":
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     for line in console_report.environment_lines(rows):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,10 @@ from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
 from cyclebench.build.wis import TestCase
 from cyclebench.commands import _wis
-from cyclebench.commands._common import UserError, open_run, write_text
+from cyclebench.commands._common import UserError, open_run, out, write_text
 from cyclebench.env.cpus import cpu_order
 from cyclebench.model import ERROR, OK, SKIPPED, Item, ScaleRun, Series
+from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, run_one
@@ -252,3 +253,18 @@ def write_wis_csv(series: list[Series], path: Path, stored: str) -> None:
         csv.writer(buf, lineterminator="\n").writerows(scaling.wis_csv_rows(group))
         name = bench.removeprefix("wis/").replace("/", "-") + ("" if param is None else f"-{param}")
         write_text(Path(str(path).replace("{name}", name)), buf.getvalue(), stored)
+
+
+def print_series(series: Sequence[Series], descriptions: Mapping[str, str | None], first_mode: str | None,
+                 wide: bool, console: Any = out) -> None:
+    """The tables of `scale` (and of `show` of its run): per series its test case's description
+    (once, in the first mode), the table (report.plots.scale_table), then the efficiency chart."""
+    from cyclebench.report import plots
+
+    for s in series:
+        if s.bench in descriptions and s.mode == first_mode:
+            console.print(safe_text(f"{s.bench}: {descriptions[s.bench] or '(no description)'}"), highlight=False)
+        console.print(plots.scale_table(s, wide=wide))
+    chart = plots.text_chart(series)
+    if chart:
+        console.print("\n".join(chart), highlight=False, markup=False)

@@ -155,6 +155,12 @@ def store_results(store: Any, run_id: int, stat: Stat, reps: Sequence[dict[str, 
     store.finish_run(run_id, status)
 
 
+def title(run_id: int | None, argv: Sequence[str], repetitions: int, backend: str) -> str:
+    """The table's title (printed by `stat`, and by `show` of the run it stored)."""
+    what = "simulated (callgrind)" if backend == "callgrind" else "counters enabled at exec"
+    return f"stat #{run_id} · '{shlex.join(argv)}' · {repetitions} run{'s' if repetitions > 1 else ''} · {what}"
+
+
 def hints(stat: Stat, metrics: Sequence[Metric]) -> list[str]:
     """One line when hardware events could not be opened here (no PMU)."""
     hw = {e.name for g in stat.groups for e in g if e.is_hardware}

@@ -371,6 +371,7 @@ class Sweep:
     events: list[list[Any]] | None = None
     disasm: bool = False
     labels: dict[str, str] | None = None
+    sort: str = "cycles"  # what the tables are ranked by (stored for `show`)
 
 
 def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store: Store) -> tuple[int, list[Any], bool]:
@@ -421,7 +422,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
                               simulate_counts=sw.simulate, on_result=keep, timeout=sw.timeout, on_plan=plan_steps,
                               events=sw.events)
         data = summary(built, results, sw.disasm, sw.events, skipped)
-        store.update_run(rid, summary={"variants": data})
+        store.update_run(rid, summary={"variants": data, "display": {"sort": sw.sort}})
         store.finish_run(rid, "complete")
     except (BuildError, RunnerError, SelectionError, StoreError, VariantError) as e:
         if isinstance(e, BuildError) and e.output:

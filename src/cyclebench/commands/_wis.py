@@ -177,6 +177,11 @@ def _print_list(cases: Sequence[TestCase]) -> None:
     out.print(cases_table(cases))
 
 
+def run_title(run_id: int) -> str:
+    """The table's title of `run` on test cases (and of `show` of its run)."""
+    return f"run #{run_id} · 1 task, {RUN_MODE} mode · interval ticks / operations"
+
+
 def cost_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Under the table, per row: its description, the 1-task throughput and where cycles~ come
     from (the add chain before and after the run, not during it), and when they are doubtful."""
@@ -238,8 +243,7 @@ def run_cases(cases: Sequence[TestCase], others: Sequence[Path], build_opts: Bui
         err.print(f"cyclebench: interrupted: test cases measured so far are kept ({store.url})")
         sys.exit(130)
     if not quiet:
-        console_report.print_results(rows, out, title=f"run #{run_id} · 1 task, {RUN_MODE} mode · interval "
-                                     f"ticks / operations", wide=wide)
+        console_report.print_results(rows, out, title=run_title(run_id), wide=wide)
         for line in cost_lines(rows):
             out.print(safe_text(line), highlight=False)
         err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)

@@ -7,28 +7,41 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from cyclebench.build import BuildError
-from cyclebench.commands._common import UserError, err, out, write_text
+from cyclebench.commands._common import UserError, err, open_store, out, write_text
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
     build_options,
+    db_option,
     expand_files,
     json_option,
+    label_option,
+    parse_labels,
     runner_options,
     take_c_files,
     wide_option,
 )
-from cyclebench.commands._profile import scratch_dir, simulated_rows, target_argv, timed_rows
+from cyclebench.commands._profile import (
+    probe_line,
+    scratch_dir,
+    simulated_rows,
+    store_profile,
+    target_argv,
+    timed_rows,
+    title,
+)
 from cyclebench.env import sysinfo
 from cyclebench.report.profile import profile_table
 from cyclebench.runner import RunnerError
 from cyclebench.runner import profile as tracer
+from cyclebench.store import StoreError
 
 
 @click.command("profile")
@@ -40,14 +53,17 @@ from cyclebench.runner import profile as tracer
               help="Seconds the profiled program may run.")
 @click.option("--limit", type=click.IntRange(1), default=30, show_default=True, help="Functions shown.")
 @json_option
+@db_option
+@label_option
 @wide_option
 @runner_options
 @build_options()
 def profile_cmd(args: tuple[str, ...], backend: str, timeout: float, limit: int, json_path: Path | None, wide: bool,
-                pin: RunnerOptions, build: BuildOptions) -> None:
+                pin: RunnerOptions, build: BuildOptions, db: str | None, label_args: tuple[str, ...]) -> None:
     """A flat profile (gprof's): exact calls per function, self and total per call with the
     probe's own cost — measured here — subtracted, % of the time. BENCH profiles a benchmark's
-    body and callees; -- CMD a whole program."""
+    body and callees; -- CMD a whole program. Stored as a run (`show RUN` prints it again)."""
+    labels = parse_labels(label_args)
     # BENCH is group/name and names no file; anything else is the command (click drops the "--")
     def bench_like(a: str) -> bool:
         return re.fullmatch(r"[\w.-]+/[\w.-]+", a) is not None and not Path(a).exists()
@@ -76,13 +92,16 @@ def profile_cmd(args: tuple[str, ...], backend: str, timeout: float, limit: int,
         raise UserError(str(e)) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    out.print(profile_table(rows, unit, f"profile of {name} · {how}", simulated, wide, limit))
+    store = open_store(db)
+    try:
+        run_id = store_profile(store, ["cyclebench", *sys.argv[1:]], pin.cpu, build.files if bench else (), labels,
+                               name, backend, unit, how, probe, rows, limit)
+    except StoreError as e:
+        raise UserError(str(e)) from None
+    out.print(profile_table(rows, unit, title(name, how), simulated, wide, limit))
     if probe is not None:
-        err.print(f"probe (uftrace's mcount hooks), measured here, subtracted: {probe.inner:.1f} ± "
-                  f"{probe.inner_pm:.1f} {unit} inside each call (between {probe.inner_lo:.1f} around a latency-bound "
-                  f"body and {probe.inner_hi:.1f} around an empty one), {probe.outer:.1f} in the caller per leaf child "
-                  f"call and {probe.branch:.1f} per child that makes calls, ± {probe.outer_pm:.1f} (a best case: see "
-                  "docs/method.md §10)", highlight=False)
+        err.print(probe_line(probe.to_dict(), unit), highlight=False)
+    err.print(f"run #{run_id}: {len(rows)} function(s) stored in {store.url}", highlight=False)
     if json_path is not None:
         write_text(json_path, json.dumps({"format": "cyclebench-profile", "target": name, "backend": backend,
                                           "unit": unit, "clock": how, "probe": probe.to_dict() if probe else None,

@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import click
 
+from cyclebench.commands import _show
 from cyclebench.commands._common import (
     UserError,
     err,
     open_store,
     out,
 )
-from cyclebench.commands._comparison import Row
 from cyclebench.commands._export import deliver, export_runs
-from cyclebench.commands._options import OutputOptions, format_option, parse_labels, writable
-from cyclebench.model import STAT, Comparison
-from cyclebench.report import console as console_report
+from cyclebench.commands._options import OutputOptions, format_option, parse_labels, wide_option, writable
 from cyclebench.report.listing import runs_table
-from cyclebench.report.stat import stat_table
-from cyclebench.report.text import safe_text
-from cyclebench.stats.repetitions import Metric
 from cyclebench.store import runfile as json_report
 
 
@@ -68,40 +62,22 @@ def import_cmd(path: Path, db: str | None) -> None:
 @click.command("show")
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1), required=False)
 @click.option("--db", metavar="URL", help="Database URL.")
-@click.option("--wide", is_flag=True, help="All columns, however wide the terminal.")
-def show_cmd(run_id: int | None, db: str | None, wide: bool) -> None:
-    """Print the table of a stored run (default: the last)."""
+@wide_option
+@format_option
+def show_cmd(run_id: int | None, db: str | None, wide: bool, output: OutputOptions) -> None:
+    """Print a stored run (default: the last) as the command that made it printed it: a run's
+    results (callgrind's events, the counters), compare's verdicts, variants' rankings, scale's
+    tables, stat's, a profile. --format F [-o FILE]: export it as `export` does (csv, markdown and
+    text of a compare run: its comparisons)."""
     store = open_store(db, create=False)
     rid = run_id if run_id is not None else store.last_run_id()
     run = store.get_run(rid) if rid is not None else None
     if run is None:
         raise UserError(f"no run {'#' + str(rid) if rid is not None else ''} in {store.url}".replace("  ", " "))
-    from cyclebench.report import plots
-    from cyclebench.stats import scaling
-
-    rows = store.results(rid)
-    series = scaling.series_from_rows(rows)
-    stat = [r for r in rows if r.get("kind") == STAT]
-    others = [r for r in rows if not scaling.is_scale_row(r) and r.get("kind") != STAT]
-    title = f"run #{rid} · {run['status']} · {run['started_at']}"
-    if others or not (series or stat):
-        console_report.print_results(others, out, title=title, wide=wide)
-    if stat:  # a stat run: its own table, as `stat` printed it
-        out.print(stat_table([_metric(r) for r in stat], title=title, wide=wide))
-    compared = (run.get("summary") or {}).get("compare")
-    if compared:  # a compare run: its verdicts too
-        console_report.print_comparisons([_comparison(c) for c in compared], out, title=f"run #{rid}: comparisons",
-                                         wide=wide)
-    for ser in series:  # a scaling run: its own table and chart, as `scale` printed them
-        out.print(plots.scale_table(ser, wide=wide))
-    chart = plots.text_chart(series)
-    if chart:
-        out.print(safe_text("\n".join(chart)))
-    identity = console_report.identity_line(run)
-    if identity:
-        err.print(safe_text(identity, multiline=False), highlight=False, soft_wrap=True)
-    if run.get("calibration"):
-        err.print(safe_text(console_report.calibration_line(run.get("calibration"))))
+    if not output.to_stdout:  # stdout carries only the export
+        _show.print_run(store, run, wide, out, err)
+    if output.asked:
+        deliver(output, _show.export(store, run, output.fmt))
 
 
 @click.command("runs")
@@ -125,17 +101,3 @@ def runs_cmd(db: str | None, limit: int, bench: str | None, host: str | None, la
         err.print(f"no run in {store.url} passes these filters", highlight=False)
         return
     out.print(runs_table(found))
-
-
-def _metric(row: dict[str, Any]) -> Metric:
-    """A stored stat row back as the Metric `stat` printed (values per repetition in extra)."""
-    extra = row.get("extra") or {}
-    status = ("derived" if extra.get("derived") else "not counted" if row.get("status") == "skipped" else "ok")
-    return Metric(str(extra.get("metric") or row["bench"]), row.get("unit") or "", list(extra.get("values") or []),
-                  status=status, notes=list(extra.get("notes") or []), reason=row.get("reason"))
-
-
-def _comparison(d: dict[str, Any]) -> Row:
-    """A stored compare summary row back as the Row `compare` printed."""
-    c = d.get("comparison")
-    return Row(d["a"], d["b"], d.get("param"), d.get("unit") or "", Comparison(**c) if c else None, d.get("note") or "")

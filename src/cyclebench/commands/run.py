@@ -150,7 +150,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         all_rows += rows
         spreads = run_to_run(store, run_id, rows)
         if not quiet:  # with an export on stdout, only the lines on stderr
-            report(store, run_id, rows, prepared, backend, net, wide, bool(groups), table=not output.to_stdout)
+            report(store, run_id, rows, prepared, backend, net, wide, table=not output.to_stdout)
         if json_path is not None:
             try:
                 data = json_report.run_to_dict(store, run_id)

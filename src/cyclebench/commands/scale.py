@@ -12,7 +12,7 @@ import click
 from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands import _wis
-from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_store, out, write_text
+from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_store, write_text
 from cyclebench.commands._options import (
     BuildOptions,
     Seconds,
@@ -26,7 +26,7 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands._progress import Steps
-from cyclebench.commands._scale import ScaleConfig, check_wis_csv, execute, prepare, write_wis_csv
+from cyclebench.commands._scale import ScaleConfig, check_wis_csv, execute, prepare, print_series, write_wis_csv
 from cyclebench.env.cpus import parse_cpus
 from cyclebench.report.text import safe_text
 from cyclebench.runner import RunnerError
@@ -131,14 +131,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         err.print(f"cyclebench: interrupted: task counts measured so far are kept ({store.url})")
         sys.exit(130)
     used = len(set(prepared.cpus))
-    for s in series:
-        if s.bench in prepared.descriptions and s.mode == cfg.modes[0]:
-            out.print(safe_text(f"{s.bench}: {prepared.descriptions[s.bench] or '(no description)'}"),
-                      highlight=False)
-        out.print(plots.scale_table(s, wide=wide))
-    chart = plots.text_chart(series)
-    if chart:
-        out.print("\n".join(chart), highlight=False, markup=False)
+    print_series(series, prepared.descriptions, cfg.modes[0], wide)
     pct = scaling.sampler_cpu_pct(series)
     err.print(f"run #{run_id} · tasks on CPUs {','.join(map(str, prepared.cpus))} ({used} CPUs) · sampler used "
               f"{'-' if pct is None else f'{pct:.3f}'}% of one CPU at most · stored in {store.url}", highlight=False)

@@ -4,7 +4,6 @@ machinery: commands/_stat.py).
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from cyclebench.commands._stat import (
     open_output,
     record_repetition,
     store_results,
+    title,
     write_table,
 )
 from cyclebench.report.stat import stat_table
@@ -105,9 +105,7 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
         except StoreError as e:
             raise UserError(str(e)) from None
     if reps and not quiet:
-        what = "simulated (callgrind)" if backend == "callgrind" else "counters enabled at exec"
-        table = stat_table(metrics, title=f"stat #{run_id} · '{shlex.join(command)}' · {len(reps)} "
-                                          f"run{'s' if len(reps) > 1 else ''} · {what}")
+        table = stat_table(metrics, title=title(run_id, command, len(reps), backend))
         if output is None:
             err.print(table)
         else:

@@ -101,6 +101,6 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
             raise UserError(f"--baseline '{baseline}' is not a variant here ({', '.join(v.label for v in vs)})")
         vs = [pick[0], *[v for v in vs if v is not pick[0]]]
     sweep = Sweep(vs, globs, parse_params(params), rounds, min_time, timeout, sim, events, disasm,
-                  parse_labels(label_args))
+                  parse_labels(label_args), sort)
     run_id, data, unbuilt = measure_and_store(sweep, build, pin, open_store(db))
     show(data, run_id, unbuilt, json_path, wide, sort, disasm)

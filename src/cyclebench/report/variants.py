@@ -61,13 +61,20 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
     def rank(key: str, otherwise: int) -> int:  # the sort key is the answer: never dropped
         return 0 if key == sort else otherwise
 
+    # Two estimators, named in the headers. "mean per op" (± sd, t CI, best) summarises each
+    # variant's invocations as perf stat does. "Δ% median": the median of the per-round
+    # differences B − A over A's median (stats.ab.paired) — the estimate the verdict's bootstrap
+    # CI and signed-rank test are about; pairing by round cancels the host's drift, which a
+    # difference of the two means keeps, and the median ignores a round the host slowed. A Δ%
+    # from the means could even disagree in sign with the verdict beside it, so Δ% stays the
+    # paired median and need not equal the difference of the means (99.41 vs 100.1: −0.09%).
     cols = [
         Column("variant", justify="left", fold=VARIANT_FOLD),
-        Column(f"per op ({d['unit'] or '-'})"),
+        Column(f"mean per op ({d['unit'] or '-'})"),
         Column("± sd"),
         Column("95% CI", priority=4),
         Column("best", priority=3),
-        Column("Δ% vs base"),
+        Column("Δ% median"),
         Column("verdict", justify="left"),
         # Ir is the cross-check that the variants did the same work; the other events in
         # the console's order, after the sizes
@@ -78,10 +85,11 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
         Column("notes", justify="left", notes=True),
     ]
     table = FitTable(cols, title=f"{name} · ranked by {sort}" + (f" · run #{run_id}" if run_id else ""), wide=wide,
-                     caption=("per op: mean over invocations ± their stddev (as perf stat), 95% t CI of the mean; "
-                              "best: fastest invocation; Δ and verdict vs the baseline (*), paired by round, "
-                              "Wilcoxon + bootstrap CI, Holm; text/data/bss/dec: size(1) of the benchmark file's "
-                              "own object"))
+                     caption=("mean per op: mean over invocations ± their stddev (as perf stat), 95% t CI of the "
+                              "mean; best: fastest invocation; Δ% median: median of the per-round differences vs "
+                              "the baseline (*) ÷ its median (not the difference of the means), with the verdict: "
+                              "paired by round, Wilcoxon + bootstrap CI, Holm; text/data/bss/dec: size(1) of the "
+                              "benchmark file's own object"))
     ranked = sorted(d["variants"], key=lambda v: (_metric(v, sort) is None, _metric(v, sort) or 0.0))
     for v in ranked:
         label = safe_text(("* " if v.get("baseline") else "") + v["label"], multiline=False)

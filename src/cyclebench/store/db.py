@@ -457,6 +457,19 @@ class Store:
             raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force), with the "
                           "results it had stored: nothing of it is kept") from None
 
+    @_guard
+    def add_results(self, run_id: int, rows: Sequence[Mapping[str, Any]]) -> list[int]:
+        """Insert several results without samples (e.g. a profile's functions, hundreds at a
+        time) in ONE transaction: all of them or none. Returns their ids, in order."""
+        prepared = [self._result_values(fields) for fields in rows]
+        try:
+            with self._write() as conn:
+                return [self._insert_result(conn, run_id, values, ()) for values in prepared]
+        except IntegrityError:
+            if self._has_run(run_id):
+                raise
+            raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force)") from None
+
     def _has_run(self, run_id: int) -> bool:
         with self.engine.connect() as conn:
             return conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None

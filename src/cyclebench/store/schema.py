@@ -104,7 +104,7 @@ results = Table(
     Column("wall_s", Float),
     Column("created_at", String(40), nullable=False),
     Column("extra", JSON),  # the runner's result line minus the samples
-    Column("kind", String(20)),  # timing | simulated | scaling | stat | emulated (model.KINDS)
+    Column("kind", String(20)),  # timing | simulated | scaling | stat | emulated | profile (model.KINDS)
     # its item's place in the plan `run` measured (migration 0007; NULL: by id), model.suite_order
     Column("plan_index", Integer),
 )

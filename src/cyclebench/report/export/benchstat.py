@@ -21,7 +21,7 @@ disturbed) and emulated variants (no timing).
 
 from __future__ import annotations
 
-from cyclebench.model import EMULATED, SCALING, SIMULATED, STAT, TIMING
+from cyclebench.model import EMULATED, PROFILE, SCALING, SIMULATED, STAT, TIMING
 from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import (
     Group,
@@ -96,11 +96,15 @@ def header(data: Export) -> list[str]:
 def write(data: Export) -> Exported:
     """The Go benchmark lines of ``data.results`` (see the module docstring)."""
     body: list[str] = []
-    skipped: dict[str, list[str]] = {"no valid figure": [], "emulated: no timing": []}
+    skipped: dict[str, list[str]] = {"no valid figure": [], "emulated: no timing": [],
+                                     "a profile's function: per call, not per op, in csv": []}
     higher = False
     for g in groups(data.results):
         if g.kind == EMULATED:
             skipped["emulated: no timing"].append(g.label)
+            continue
+        if g.kind == PROFILE:
+            skipped["a profile's function: per call, not per op, in csv"].append(g.label)
             continue
         lines = _lines(g, data)
         if not lines:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench.model import SCALING, SIMULATED, STAT, TIMING
+from cyclebench.model import PROFILE, SCALING, SIMULATED, STAT, TIMING
 from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import (
     Group,
@@ -40,6 +40,7 @@ from cyclebench.report.export._rows import (
 )
 
 AGGREGATES = ("mean", "median", "stddev")
+PROFILE_NOTE = "a profile's function: per call, not per op, in csv"
 
 
 def _counter_name(unit: str) -> str:
@@ -109,9 +110,13 @@ def write(data: Export) -> Exported:
     benchmarks: list[dict[str, Any]] = []
     skipped: dict[str, list[str]] = {"no valid figure": [], "not a time: callgrind Ir, in benchstat and csv": [],
                                      "not a time: ops/s, in benchstat and csv": [],
-                                     "stat metric not in ms, in benchstat and csv": []}
+                                     "stat metric not in ms, in benchstat and csv": [],
+                                     PROFILE_NOTE: []}
     family = 0
     for g in groups(data.results):
+        if g.kind == PROFILE:
+            skipped[PROFILE_NOTE].append(g.label)
+            continue
         if g.kind == SIMULATED:
             skipped["not a time: callgrind Ir, in benchstat and csv"].append(g.label)
             continue

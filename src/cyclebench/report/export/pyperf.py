@@ -20,7 +20,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from cyclebench.model import STAT, TIMING
+from cyclebench.model import PROFILE, STAT, TIMING
 from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import (
     Group,
@@ -76,8 +76,12 @@ def write(data: Export) -> Exported:
     """The pyperf JSON of ``data.results`` (see the module docstring)."""
     benchmarks = []
     skipped: dict[str, list[str]] = {"no valid figure": [], "pyperf takes seconds, bytes or integers only": [],
-                                     "value not above zero, which pyperf refuses": []}
+                                     "value not above zero, which pyperf refuses": [],
+                                     "a profile's function: per call, not per op, in csv": []}
     for g in groups(data.results):
+        if g.kind == PROFILE:
+            skipped["a profile's function: per call, not per op, in csv"].append(g.label)
+            continue
         if g.kind not in (TIMING, STAT) or (g.kind == STAT and not all(r.get("unit") in STAT_UNITS for r in g.rows)):
             skipped["pyperf takes seconds, bytes or integers only"].append(g.label)
             continue
