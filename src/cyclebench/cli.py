@@ -56,7 +56,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gen": ("cyclebench.commands.gen", "gen_group", "Generate benchmark sources."),
     "runs": ("cyclebench.commands.results", "runs_cmd",
              "List stored runs, newest first, with their labels; filtered by benchmark, host, label and date."),
-    "show": ("cyclebench.commands.results", "show_cmd", "Print the table of a stored run (default: the last)."),
+    "show": ("cyclebench.commands.results", "show_cmd",
+             "Print a stored run (default: the last) as the command that made it printed it: a run's results "
+             "(callgrind's events, the counters), compare's verdicts, variants' rankings, scale's tables, stat's, "
+             "a profile."),
     "export": ("cyclebench.commands.results", "export_cmd",
                "Write a stored run (default: the last) in a format other tools read: json (lossless, `import` "
                "reads it), gbench (Google Benchmark JSON), benchstat (Go benchmark lines), pyperf, csv, markdown "
