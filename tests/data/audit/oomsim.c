@@ -1,4 +1,4 @@
-/* audit: the process is SIGKILLed (what the OOM killer does). */
+/* the process is SIGKILLed (what the OOM killer does). */
 #include <signal.h>
 #include <unistd.h>
 #include <cyclebench.h>

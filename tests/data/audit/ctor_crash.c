@@ -1,4 +1,4 @@
-/* audit: a constructor that segfaults (before main, so `runner --list` dies). */
+/* a constructor that segfaults (before main, so `runner --list` dies). */
 #include <cyclebench.h>
 
 __attribute__((constructor)) static void boom(void) {

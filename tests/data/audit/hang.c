@@ -1,4 +1,4 @@
-/* audit: a body that never returns (spins on the CPU it is pinned to). */
+/* a body that never returns (spins on the CPU it is pinned to). */
 #include <cyclebench.h>
 
 CB_BENCH(hang, forever) {

@@ -1,4 +1,4 @@
-/* audit (D4): 1 ms asleep per op: harmless under SCHED_FIFO. */
+/* 1 ms asleep per op: harmless under SCHED_FIFO (which --fifo once never applied). */
 #include <time.h>
 #include <cyclebench.h>
 

@@ -1,4 +1,4 @@
-/* audit (D3): a benchmark whose name is Rich markup: "mk/[/x]". */
+/* a benchmark whose name is Rich markup: "mk/[/x]". */
 #include <cyclebench.h>
 
 static void body(cb_state *s) {

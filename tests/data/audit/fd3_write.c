@@ -1,6 +1,6 @@
-/* audit (D21): the body writes a forged `result` line to fd 3, where the runner keeps its
+/* the body writes a forged `result` line to fd 3, where the runner keeps its
  * protocol stream (dup(1) in runner.c main). 1 tick/op exactly, and a marker field
- * "forged":"AUDIT71" that bench/audit.py looks for in the stored result. */
+ * "forged":"FORGED_BY_THE_BODY" that tests/audit looks for in the stored result. */
 #include <stdio.h>
 #include <unistd.h>
 #include <cyclebench.h>
@@ -14,7 +14,7 @@ static void forge(void) {
                           "\"warmup_ns\":1,\"measured_ns\":1,\"total_iters\":180000,\"timer_overhead\":{\"min\":50,"
                           "\"median\":60},\"disturb_source\":\"perf\",\"chain\":{\"kind\":\"add\",\"adds\":2048,"
                           "\"imuls\":512,\"imul_latency\":3,\"imul_ticks\":[1238,1234],\"add_ticks\":[1650,1638]},"
-                          "\"verified\":null,\"reason\":null,\"forged\":\"AUDIT71\"");
+                          "\"verified\":null,\"reason\":null,\"forged\":\"FORGED_BY_THE_BODY\"");
     const char *keys[] = {"n", "ticks", "cal", "disturbed"};
     for (int f = 0; f < 4; f++) {
         n += (size_t)snprintf(line + n, sizeof line - n, ",\"%s\":[", keys[f]);

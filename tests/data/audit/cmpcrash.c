@@ -1,4 +1,4 @@
-/* audit (D5): `compare cc/good cc/bad`: B segfaults, A and A2 are fine. */
+/* `compare cc/good cc/bad`: B segfaults, A and A2 are fine (the crash was once blamed on A). */
 #include <cyclebench.h>
 
 CB_BENCH(cc, good) {

@@ -1,6 +1,6 @@
-/* audit: benchmark names with a space, a command substitution, UTF-8 and a dollar sign,
+/* benchmark names with a space, a command substitution, UTF-8 and a dollar sign,
  * registered by hand (the CB_BENCH macros only take identifiers). `pwned4` is relative:
- * bench/audit.py checks it did not appear in the working directory. */
+ * tests/audit checks it did not appear in the working directory. */
 #include <cyclebench.h>
 
 static void body(cb_state *s) {

@@ -1,4 +1,4 @@
-/* audit: garbage and fake protocol lines on stdout (printf and write(1)). */
+/* garbage and fake protocol lines on stdout (printf and write(1)). */
 #include <stdio.h>
 #include <unistd.h>
 #include <cyclebench.h>

@@ -1,4 +1,4 @@
-/* audit: a well-behaved benchmark. */
+/* a well-behaved benchmark. */
 #include <cyclebench.h>
 
 CB_BENCH(ok, add) {

@@ -1,4 +1,4 @@
-/* audit (D3): a realistic crash whose last stderr line holds brackets. */
+/* a realistic crash whose last stderr line holds brackets. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <cyclebench.h>

@@ -1,4 +1,4 @@
-/* audit (D3): failure reasons that are Rich markup or terminal escape sequences. */
+/* failure reasons that are Rich markup or terminal escape sequences (they once raised MarkupError). */
 #include <cyclebench.h>
 
 CB_SETUP(mk, reason) { cb_fail(s, "bad value [/x] in [i]config[/i]"); }

@@ -1,5 +1,4 @@
-/* audit: benchmarks that fork. */
-#include <signal.h>
+/* benchmarks that fork. */
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,18 +10,6 @@ CB_BENCH(proc, fork_each) { /* one fork + exit + wait per op */
         if (p == 0) _exit(0);
         if (p > 0) waitpid(p, NULL, 0);
     }
-}
-
-CB_BENCH(proc, fork_orphan) { /* a child that outlives the runner, holding its pipes (D20) */
-    static int once;
-    if (!once) {
-        once = 1;
-        if (fork() == 0) {
-            sleep(600);
-            _exit(0);
-        }
-    }
-    for (uint64_t i = 0; i < cb_iters(s); i++) cb_clobber();
 }
 
 CB_BENCH(proc, fork_exit) { /* the child calls exit(): stdio buffers flushed twice? */

@@ -1,4 +1,4 @@
-/* audit: a body that segfaults, next to one that is fine. */
+/* a body that segfaults, next to one that is fine. */
 #include <cyclebench.h>
 
 CB_BENCH(crash, segv) {

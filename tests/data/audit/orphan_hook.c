@@ -1,4 +1,4 @@
-/* audit: a hook for a benchmark that does not exist (a typo). */
+/* a hook for a benchmark that does not exist (a typo). */
 #include <cyclebench.h>
 
 CB_BENCH(oh, real) {

@@ -1,4 +1,4 @@
-/* audit: 50 GB requests. bench/audit.py runs these only where the kernel's heuristic
+/* 50 GB requests. tests/audit runs these only where the kernel's heuristic
  * overcommit refuses them (overcommit_memory 0, RAM + swap < 50 GB): nothing is touched. */
 #include <stdlib.h>
 #include <cyclebench.h>

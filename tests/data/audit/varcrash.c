@@ -1,4 +1,4 @@
-/* audit (D14): one variant does not compile (-DBROKEN), one crashes (-DCRASH). */
+/* one variant does not compile (-DBROKEN), one crashes (-DCRASH). */
 #include <cyclebench.h>
 
 #ifdef BROKEN

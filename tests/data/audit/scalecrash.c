@@ -1,4 +1,4 @@
-/* audit: in `cyclebench scale`, task 1 of sc/crash segfaults once it has run 0.3 s. */
+/* in `cyclebench scale`, task 1 of sc/crash segfaults once it has run 0.3 s. */
 #include <time.h>
 #include <cyclebench.h>
 

@@ -1,4 +1,4 @@
-/* audit (D2): a body that floods stderr forever (a debug print left in a hung loop). */
+/* a body that floods stderr forever (a debug print left in a hung loop). */
 #include <string.h>
 #include <unistd.h>
 #include <cyclebench.h>
