@@ -13,9 +13,11 @@ PY=${PYTHON:-python3}
 
 # command-to-check → Debian package
 SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
-# the allocators --allocator links (seed 004); without them their rows are 'skipped', naming the package
+# the allocators --allocator links (docs/references.md#malloc-profiling-freebsd-2008);
+# without them their rows are 'skipped', naming the package
 ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev" "libtcmalloc.so:libgoogle-perftools-dev")
-# for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
+# for the tests of cross-target variants (docs/references.md#aarch64-atomics-postgresql-2021);
+# tests skip, saying so, without them
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
               "uftrace:uftrace"  # cyclebench profile records -pg builds with it

@@ -55,7 +55,7 @@ def test_run_into_a_database_in_a_missing_directory_creates_it_or_refuses(lab: L
     assert lab.run(*RUN_T, "--db", "sqlite:///{T}/missing/sub/x.db").rc in (0, 2)
 
 
-@pytest.mark.parametrize("argv", [("runs",), ("show",)])
+@pytest.mark.parametrize("argv", [("runs",), ("show",)], ids=["runs", "show"])
 def test_a_read_only_database_can_be_read(new_lab: NewLab, shared: Shared, argv: tuple[str, ...]) -> None:
     lab = new_lab(wrap_ro=True)
     database(lab, shared, "read-only")
