@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dev.sh — set up and run cyclebench on a fresh machine.
 #   bash dev.sh run [cyclebench run options]   # built-in suite, results into the SQLite DB
-#   bash dev.sh test [pytest options]          # lint + the test suite
+#   bash dev.sh test [pytest options]          # lint + the test suite (slow audit cases left out)
+#   bash dev.sh test --audit [pytest options]  # lint + every audit case (tests/audit), the slow ones included
 #   bash dev.sh setup                          # only (re)create the venv
 # Installs missing system packages with apt when root (says what is missing otherwise),
 # creates/refreshes .venv and installs the package with its test extras into it.
@@ -12,9 +13,11 @@ PY=${PYTHON:-python3}
 
 # command-to-check → Debian package
 SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
-# the allocators --allocator links (seed 004); without them their rows are 'skipped', naming the package
+# the allocators --allocator links (docs/references.md#malloc-profiling-freebsd-2008);
+# without them their rows are 'skipped', naming the package
 ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev" "libtcmalloc.so:libgoogle-perftools-dev")
-# for the tests of cross-target variants (seed 002 codegen); tests skip, saying so, without them
+# for the tests of cross-target variants (docs/references.md#aarch64-atomics-postgresql-2021);
+# tests skip, saying so, without them
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
               "uftrace:uftrace"  # cyclebench profile records -pg builds with it
@@ -98,7 +101,11 @@ case "$cmd" in
         setup test
         "$VENV/bin/ruff" check src tests bench
         "$VENV/bin/lint-imports" --no-cache   # the house's arrows (pyproject.toml, docs/architecture.md)
-        exec "$VENV/bin/python" -m pytest "$@"
+        args=()
+        for a in "$@"; do  # --audit: the marker expression that selects the audit cases, slow ones too
+            if [ "$a" = --audit ]; then args+=(-m audit); else args+=("$a"); fi
+        done
+        exec "$VENV/bin/python" -m pytest ${args[@]+"${args[@]}"}
         ;;
     *) echo "usage: bash dev.sh run|test|setup [args]" >&2; exit 2 ;;
 esac
