@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -15,13 +15,13 @@ from rich.text import Text
 
 from cyclebench import __version__
 from cyclebench.atomic import write_atomic
-from cyclebench.build import Binary
-from cyclebench.env import check, identity, sysinfo
 from cyclebench.model import FAILED_STATUSES
 from cyclebench.report.text import safe_text
-from cyclebench.runner import Runner
-from cyclebench.stats import clock
-from cyclebench.store import Store, StoreError
+
+if TYPE_CHECKING:  # imported where used: a command that lists stored runs needs no numpy (bench/startup.py)
+    from cyclebench.build import Binary
+    from cyclebench.runner import Runner
+    from cyclebench.store import Store
 
 __all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "open_store", "out", "parse_params",
            "write_text"]
@@ -83,6 +83,8 @@ def open_store(db: str | None, create: bool = True) -> Store:
     """The database of ``--db`` (or the default). Read-only commands pass ``create=False``: a
     mistyped path is an error, not a new empty database (audit D13). Writing commands mark the
     runs whose process is gone as 'abandoned' (audit D6)."""
+    from cyclebench.store import Store, StoreError
+
     try:
         store = Store(db, create=create)
         if create:
@@ -110,6 +112,9 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     id, CPU model and microcode, compiler, cyclebench version, the sources' git revision and
     dirty flag: env.identity) and the user's ``labels`` (--label KEY=VALUE). Returns (run id,
     timer rate in Hz; 0.0 without a runner)."""
+    from cyclebench.env import check, identity, sysinfo
+    from cyclebench.stats import clock
+
     calib: dict[str, Any] | None = None
     rate = 0.0
     if runner is not None:
