@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # imported where used: a command that lists stored runs needs
     from cyclebench.store import Store
 
 __all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "open_store", "out", "parse_params",
-           "write_text"]
+           "root_command", "write_text"]
 
 
 def _unbounded(stream: Any) -> bool:
@@ -54,6 +54,14 @@ class UserError(click.ClickException):
     def show(self, file: Any = None) -> None:
         err.print(Text.assemble(("cyclebench: error:", "bold red"), " ", safe_text(self.message)), highlight=False,
                   soft_wrap=True)
+
+
+def root_command(name: str) -> click.Command | None:
+    """The top-level command ``name``, found through click's context (the group that is running:
+    the fleet never imports the command line, which imports it). RuntimeError outside one."""
+    ctx = click.get_current_context().find_root()
+    group = ctx.command
+    return group.get_command(ctx, name) if isinstance(group, click.Group) else None
 
 
 INT64_MAX = 2**63 - 1
