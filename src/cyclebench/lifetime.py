@@ -1,6 +1,6 @@
 """Children die with cyclebench: the one preexec_fn every child process gets (the runner, perf,
 valgrind, statexec, the compiler), so SIGKILL or the OOM killer of the CLI leaves nothing spinning
-(audit D1: a hung benchmark ran on at 100% of its pinned CPU; D15/case 170: cc1 after a kill
+(before it, a hung benchmark ran on at 100% of its pinned CPU, and cc1 outlived a kill
 mid-build). Imports nothing of the project: every room may use it.
 """
 

@@ -1,4 +1,5 @@
-"""Seed 001's table for `cyclebench variants`: one row per variant, ranked by the chosen metric,
+"""The ranked table of Molnar's alignment thread (docs/references.md#icache-alignment-linux-2015) for
+`cyclebench variants`: one row per variant, ranked by the chosen metric,
 each figure with its spread over replicates (stddev as %, as perf stat prints it) and its CI,
 the best of the replicates, Δ% and the verdict against the baseline (marked), callgrind's
 events when simulated, size(1)'s text/data/bss/dec of the benchmark file's own object, and a
