@@ -1,4 +1,4 @@
-"""Validation of cycles~ against known truths (issue 13 item 5): figures, not pass/fail.
+"""Validation of cycles~ against known truths (docs/method.md §3): figures, not pass/fail.
 
     .venv/bin/python bench/chains.py [--runs 20] [--processes 3]
 

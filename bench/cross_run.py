@@ -1,4 +1,4 @@
-"""Validation of verdicts between stored runs (issue 13): figures, not pass/fail.
+"""Validation of verdicts between stored runs (docs/method.md §7): figures, not pass/fail.
 
     .venv/bin/python bench/cross_run.py [--trials 10] [--db sqlite:////tmp/cross.db]
 

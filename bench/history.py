@@ -1,4 +1,4 @@
-"""Validation of `cyclebench history` on real runs (issue 14): figures, not pass/fail.
+"""Validation of `cyclebench history` on real runs (docs/method.md §9): figures, not pass/fail.
 
     .venv/bin/python bench/history.py [--before 4] [--after 4] [--extra 40]
 

@@ -13,7 +13,7 @@ alike, and prints for each:
     explains (squared correlation of log ref-cycles with −log core/TSC ratio). cycles~
     removes that share and only that: slowdowns from a busy SMT sibling or cache neighbour
     on the host leave the clock alone, so they stay in both units.
-The criterion of issue 4: where the ratio drifts by more than 2% between runs, CV in
+The criterion cycles~ must meet (docs/method.md §3): where the ratio drifts by more than 2% between runs, CV in
 cycles~ must be at most half the CV in ref-cycles for getpid and memcpy-48; where it does
 not, cycles~ must be no worse (here: CV(cycles~) ≤ CV(ref) × 1.1 + 0.001).
 

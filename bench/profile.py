@@ -1,4 +1,4 @@
-"""Validation of `cyclebench profile` against known truth (issue 16 §2): figures, not pass/fail.
+"""Validation of `cyclebench profile` against known truth (docs/method.md §10): figures, not pass/fail.
 
     .venv/bin/python bench/profile.py [--runs 10]
 

@@ -76,7 +76,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP (what `timeout`, a CI cancel or a closed terminal send), raised where
-    Ctrl-C would be, so every command kills its runners and keeps what it stored (audit D1)."""
+    Ctrl-C would be, so every command kills its runners and keeps what it stored (a
+    runner once outlived a CLI killed this way, spinning on its pinned CPU)."""
 
 
 def _terminated(signum: int, _frame: Any) -> None:

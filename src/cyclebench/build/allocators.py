@@ -1,4 +1,5 @@
-"""Memory allocators as build variants (seed 004: "Memory allocation performance").
+"""Memory allocators as build variants (after Evans, "Memory allocation performance",
+docs/references.md#malloc-profiling-freebsd-2008).
 
 Each allocator is linked into its own runner — the same sources, one binary each — so its
 ``malloc``/``free`` are the ones the benchmark calls; no LD_PRELOAD is needed because

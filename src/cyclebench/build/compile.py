@@ -488,7 +488,7 @@ def build(spec: BuildSpec) -> Binary:
             for src, proc in pool.map(compile_one, range(len(jobs))):
                 if proc.returncode != 0:
                     raise BuildError(f"{src}: does not compile", proc.stderr.strip(), file=str(src))
-        except BaseException:  # Ctrl-C, SIGTERM or a failed source: no compile outlives the build (audit #163)
+        except BaseException:  # Ctrl-C, SIGTERM or a failed source: no compile outlives the build
             pool.shutdown(wait=False, cancel_futures=True)
             _kill_live()
             raise
@@ -548,7 +548,7 @@ def _reuse(out_dir: Path) -> bool:
     return True
 
 
-# Each distinct source/flag set is ~72 KB (audit D15: 23 entries after one audit); entries
+# Each distinct source/flag set is ~72 KB (23 entries piled up in one session of tests); entries
 # unused this long go, and a .tmp-* left by a build killed mid-way goes after an hour.
 PRUNE_AFTER_DAYS = 30
 TMP_AFTER_S = 3600

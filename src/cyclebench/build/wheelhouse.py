@@ -1,4 +1,4 @@
-"""The wheelhouse a fleet installs from (issue 15): ``pip wheel`` of this cyclebench and every
+"""The wheelhouse a fleet installs from (docs/fleet.md): ``pip wheel`` of this cyclebench and every
 dependency, built once per controller and cyclebench content, so hosts install exactly the
 controller's cyclebench with ``pip install --no-index --find-links`` (labs are often offline,
 and tests do not download per host).

@@ -81,7 +81,7 @@ def parse_params(values: tuple[str, ...]) -> list[int]:
                 value = int(part, 0)
             except ValueError:
                 raise click.BadParameter(f"'{part}' is not an integer", param_hint="-p/--param") from None
-            if not 0 <= value <= INT64_MAX:  # sizes and counts; the DB stores int64 (audit D9, D16)
+            if not 0 <= value <= INT64_MAX:  # sizes and counts; the DB stores int64 (1e23 once gave a traceback)
                 raise click.BadParameter(f"'{part}' is not a size or count (0..{INT64_MAX})", param_hint="-p/--param")
             out_.append(value)
     return out_
@@ -89,8 +89,9 @@ def parse_params(values: tuple[str, ...]) -> list[int]:
 
 def open_store(db: str | None, create: bool = True) -> Store:
     """The database of ``--db`` (or the default). Read-only commands pass ``create=False``: a
-    mistyped path is an error, not a new empty database (audit D13). Writing commands mark the
-    runs whose process is gone as 'abandoned' (audit D6)."""
+    mistyped path is an error, not a new empty database. Writing commands mark the
+    runs whose process is gone as 'abandoned' (store/liveness.py), not
+    'running' forever."""
     from cyclebench.store import Store, StoreError
 
     try:

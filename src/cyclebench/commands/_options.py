@@ -78,7 +78,7 @@ def expand_files(patterns: Sequence[str], option: str = "-f/--file") -> tuple[Pa
 
 def valid_cpu(cpu: int | None, option: str = "--cpu") -> int | None:
     """``cpu`` when this process may run on it (sched_getaffinity), else click.BadParameter:
-    a self-test or check of a CPU that does not exist measured nothing (audit D18)."""
+    a self-test or check of a CPU that does not exist measured nothing and said nothing."""
     if cpu is not None and cpu not in (allowed := sorted(os.sched_getaffinity(0))):
         raise click.BadParameter(f"CPU {cpu} is not available here (allowed: {','.join(map(str, allowed))})",
                                  param_hint=option)
@@ -88,7 +88,7 @@ def valid_cpu(cpu: int | None, option: str = "--cpu") -> int | None:
 def _split(text: str, option: str) -> tuple[str, ...]:
     try:
         return tuple(shlex.split(text))
-    except ValueError as e:  # an unbalanced quote (audit D9): one line, exit 2
+    except ValueError as e:  # an unbalanced quote: one line, exit 2, no traceback
         raise click.BadParameter(str(e), param_hint=option) from None
 
 
@@ -315,7 +315,7 @@ def not_a_file(name: str, command: str) -> None:
 
 class Seconds(click.ParamType):
     """A finite number of seconds in [low, high]: nan, inf and 1e308 are refused in one line at
-    parse time, not in every row later (audit D9, D16)."""
+    parse time, not in every row later."""
 
     name = "SECONDS"
 

@@ -1,5 +1,6 @@
 """The machinery of `cyclebench profile`: a gprof-style flat profile with exact call counts, the probe's own cost
-measured on this machine and subtracted (seed 004), per call in cycles~.
+measured on this machine and subtracted
+(docs/references.md#malloc-profiling-freebsd-2008), per call in cycles~.
 
 The recipe (timing, uftrace): calibrate the core clock with the add chain; measure the probe
 (suite/profile/probe.c under uftrace: the recorded durations of an empty function and of a

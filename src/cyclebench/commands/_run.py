@@ -278,7 +278,8 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
     except KeyboardInterrupt:
         if not quiet and rows and table:
             console_report.print_results(suite_order(rows), out, net=net, wide=wide)
-        where = f"run #{opened[0]}" if opened else "no run was opened"  # ours, not the DB's newest (D17)
+        # ours, not the DB's newest: another command may have opened a run since
+        where = f"run #{opened[0]}" if opened else "no run was opened"
         err.print(f"cyclebench: interrupted: {len(rows)} result(s) kept ({where}, {store.url})")
         sys.exit(130)
     except RunnerError as e:

@@ -1,4 +1,5 @@
-"""The machinery of `cyclebench scale`: how throughput grows with the number of tasks (DESIGN.md §6).
+"""The machinery of `cyclebench scale`: how throughput grows with the number of tasks
+(README "Scaling", docs/method.md §8).
 
 The recipe: build the runner, then for each benchmark and mode sweep the task counts in
 ``passes`` alternating passes (1, 2, …, N, then N, …, 1, …), each task count measured again

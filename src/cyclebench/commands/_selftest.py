@@ -17,7 +17,7 @@ Checks (each PASS/FAIL/INCONCLUSIVE with expected and measured figures):
   100 imuls = 300 cycles; 300 xors), each measured as `run` measures (rounds over 3
   processes): (a) cycles~ coverage: the 95% CIs contain the true count in ≥ 80% of the 36
   results, the median of the six chains' mean biases is within ±0.5% (a broken calibration
-  moves them all alike, by 1–3%) and each chain's within ±3% (the issue-13 targets, ≥ 90% and
+  moves them all alike, by 1–3%) and each chain's within ±3% (the validation targets, ≥ 90% and
   ±0.1%, are bench/chains.py's over 20 runs: a 36-result check cannot resolve them); (b)
   cross-run A/A: runs 1, 3, 5 against runs 2, 4, 6 (alternating, so a drift of the host over
   the ~10 s hits both sides; runs 1–3 against 4–6 gave one false verdict in a fresh CI run)

@@ -2,7 +2,7 @@
 compilers × flag sets × allocators, built (each its own runner), measured in alternation over
 rounds of separate invocations, judged against the first, summarised and stored.
 
-A variant is one (compiler, flag set, target) build of the user's file (DESIGN.md §7).
+A variant is one (compiler, flag set, target) build of the user's file (docs/method.md §5b).
 Native variants are measured in alternation: ``rounds`` times, every variant's runner
 is invoked once per benchmark in a freshly shuffled order on the same CPU, so slow drift
 of the host spreads over all of them; the per-invocation medians (cycles~ where the add
@@ -111,7 +111,7 @@ def build_all(variants: Sequence[Variant], opts: BuildOptions,
               pin: RunnerOptions) -> tuple[list[Built], list[BuildError], dict[str, str]]:
     """Build every variant (cached; ``opts.cflags`` come before each variant's flags). A variant
     that does not build is returned as its BuildError, naming it, and the others are measured
-    (audit D14: one bad flag set aborted them all); ToolMissing still ends everything. A variant
+    (one bad flag set once aborted them all); ToolMissing still ends everything. A variant
     whose allocator is not installed is returned in the third item (label → why, with the
     package), and one whose runner calls another malloc than its allocator's fails."""
     built, failed, skipped = [], [], {}
@@ -183,13 +183,14 @@ def measure(
     on_plan: Callable[[int], None] = lambda _n: None, events: list[list[Any]] | None = None,
 ) -> list[BenchResult]:
     """Run every benchmark of the first variant's binary on every variant (see module doc).
-    simulate_counts: also run each native variant once under callgrind (callgrind.py) for
-    exact per-op instruction, cache-miss and branch counts — the I-cache misses of seed 001
-    on a machine without a PMU. on_result: called with each benchmark's result as soon as
-    all its variants are measured (to store it: Ctrl-C later keeps it). timeout: seconds per
-    invocation (default opts.timeout(); under callgrind 600 s unless given); a variant that hung
-    or crashed on a benchmark is not invoked again for it (audit D14: 6 rounds × 35 s). rounds:
-    None: as few as let every comparison reach a verdict after Holm (ab.min_pairs)."""
+    simulate_counts: also run each native variant once under callgrind (callgrind.py) for exact
+    per-op instruction, cache-miss and branch counts — the I-cache misses of Molnar's alignment
+    study (docs/references.md#icache-alignment-linux-2015) on a machine without a PMU. on_result:
+    called with each benchmark's result as soon as all its variants are measured (to store it:
+    Ctrl-C later keeps it). timeout: seconds per invocation (default opts.timeout(); under callgrind
+    600 s unless given); a variant that hung or crashed on a benchmark is not invoked again for it
+    (a hung one cost 6 rounds × 35 s). rounds: None: as few as let every comparison reach a verdict
+    after Holm (ab.min_pairs)."""
     from cyclebench.runner import callgrind
     items = plan(built[0].runner.list(), globs, params)
     if not globs:  # the engine's own loop reference is not one of the user's benchmarks

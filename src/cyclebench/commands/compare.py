@@ -144,7 +144,7 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             raise UserError(f"cannot write {plot_path}: {e.strerror or e}") from None
         err.print(f"plot of {n} comparison(s): {plot_path}", highlight=False)
     failed = sorted({r["bench"] for r in measured if r.get("status") in FAILED_STATUSES})
-    if failed:  # a crash is never a pass (audit D5)
+    if failed:  # a crash is never a pass: exit 1
         err.print(f"cyclebench: {', '.join(failed)} did not produce a valid result (see notes)", style="red")
         sys.exit(1)
     hit = fail_outcomes(rows, fail_on)

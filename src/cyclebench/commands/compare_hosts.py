@@ -1,6 +1,7 @@
 """`cyclebench compare --by host [RUN...]`: the same benchmarks on different machines, one
-column per host (seed 001's table of eleven kernels on an Intel and an AMD box), over the
-shared database a fleet fills (issue 15). Without run ids each host's newest complete run is
+column per host (as Molnar's alignment thread tabled eleven kernels on an Intel and an AMD box,
+docs/references.md#icache-alignment-linux-2015), over the
+shared database a fleet fills (docs/fleet.md). Without run ids each host's newest complete run is
 its side; several runs of one host are averaged (the ± is their sd, else the run's own CI)."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """`cyclebench compare RUN RUN...`: stored runs compared, each run one observation (the runs
-are the replicates: stats/runs.py), N sides ranked per benchmark (seed 001's table)."""
+are the replicates: stats/runs.py), N sides ranked per benchmark (the ranked
+table of Molnar's alignment thread, docs/references.md#icache-alignment-linux-2015)."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
                  include_disturbed: bool = False) -> list[Row]:
     """Every valid result present in all sides, each side against the first, across runs
     (stats.runs: runs are the replicates; Holm over the table). ``ranked``, when given, gets
-    per benchmark one summary per side for report.ranked (seed 001's table)."""
+    per benchmark one summary per side for report.ranked (the ranked table)."""
     runs = {}
     for rid in dict.fromkeys(r for side in sides for r in side):  # in the order given
         run = store.get_run(rid)
@@ -129,7 +130,7 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
 def judge_stored(targets: Sequence[str], store: Store, baseline: str | None, alpha: float, include_disturbed: bool,
                  wide: bool, quiet_table: bool) -> tuple[list[Row], str]:
     """`compare RUN RUN …` / `gN gM`: every side's stored results judged against the first (or
-    ``baseline``); with more than two sides, seed 001's ranked table per benchmark (not when
+    ``baseline``); with more than two sides, the ranked table (report.ranked) per benchmark (not when
     stdout carries an export: ``quiet_table``). Returns (rows, the table's title)."""
     from cyclebench.commands._common import UserError, out
     from cyclebench.report.ranked import ranked_table
@@ -148,7 +149,7 @@ def judge_stored(targets: Sequence[str], store: Store, baseline: str | None, alp
     except CompareError as e:
         raise UserError(str(e)) from None
     title = "stored runs: each run one observation, t on the run-to-run spread (Kalibera & Jones 2013), Holm"
-    if len(sides) > 2 and not quiet_table:  # seed 001's table: every side on one line per benchmark, ranked
+    if len(sides) > 2 and not quiet_table:  # every side on one line per benchmark, ranked
         for (label, param), entries in ranked.items():
             out.print(ranked_table(label + ("" if param is None else f" [{param}]"), rows[0].unit if rows else "",
                                    entries, wide=wide))

@@ -87,8 +87,8 @@ def counters_list(show_all: bool) -> None:
 def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, group_size: int,
                    min_per_op: float, raw_range: str | None, umask: int, json_path: Path | None) -> None:
     """Run BENCH once per group of countable events, over every event here (or every raw code of
-    --raw), and list the events with a non-negligible count per op, largest first (seed 004's
-    "try all counters")."""
+    --raw), and list the events with a non-negligible count per op, largest first (Evans's
+    "try all counters", docs/references.md#malloc-profiling-freebsd-2008)."""
     from cyclebench import counters
 
     not_a_file(bench, "counters sweep")

@@ -1,5 +1,5 @@
 """`cyclebench delete RUN...`: remove stored runs — a bad import, a botched run — with their
-results and samples (issue 14).
+results and samples.
 
 Every id is checked before anything goes: an id not in the database, or a run still running
 (store.liveness: its process alive here, or its heartbeat fresh) without ``--force``, is one

@@ -1,5 +1,5 @@
 """`cyclebench fleet run|status`: the same cyclebench command on every host of an Ansible
-inventory, results into one database (issue 15; docs/fleet.md). Ansible does the ssh, the
+inventory, results into one database (docs/fleet.md). Ansible does the ssh, the
 parallelism and the facts (the playbook in cyclebench/fleet/, driven by ansible-runner:
 _fleet_ansible); each host runs `fleet agent` (fleet_agent.py) with the cyclebench installed
 there from the controller's wheelhouse (build/wheelhouse.py)."""

@@ -1,4 +1,4 @@
-"""`cyclebench gen`: generated benchmark sources (seed 001's I-cache workload)."""
+"""`cyclebench gen`: generated benchmark sources (an -falign-functions I-cache workload)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def gen_group() -> None:
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True, help="Seed of the call order.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def gen_icache(funcs: int, size: int, seed: int, output: Path) -> None:
-    """The I-cache workload of seed 001: many small functions called in a fixed shuffled order.
+    """An I-cache workload (Molnar's alignment study): many small functions called in a fixed shuffled order.
 
     Then: cyclebench variants FILE --backend callgrind --flags "-O2 -falign-functions=1" ...
     """

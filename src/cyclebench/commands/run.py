@@ -158,7 +158,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
                     if (sd := spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))) is not None:
                         r["run_to_run"] = {"sd": sd[0], "df": sd[1]}
                 json_report.dump(data, json_path)
-            except OSError as e:  # after the run is stored: say so (audit D9)
+            except OSError as e:  # after the run is stored: say so, one line
                 raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored "
                                 f"(run #{run_id})") from None
         if not quiet:

@@ -1,7 +1,7 @@
 """`cyclebench variants`: the same benchmarks built several ways, measured side by side.
 
 A variant is one (compiler, flag set, target, allocator) build of the user's files or of the
-built-in suite (DESIGN.md §7); commands/_variants.py builds, measures and judges them (and
+built-in suite (docs/method.md §5b); commands/_variants.py builds, measures and judges them (and
 serves `compare --allocator` too). This file is the recipe: options in, one ranked table per
 benchmark out (report/variants.py), the run stored as each benchmark completes.
 """

@@ -1,11 +1,11 @@
 """Counter events: names → perf_event_attr encodings, and parsing of group reads.
 
-Names (DESIGN.md §5): the generic perf names below always (perf_event_open(2) constants:
-PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_HW_CACHE); `pfm4.py` adds every
-PMU-specific name libpfm4 knows when it is installed. The runner never sees a name:
-it gets `type:config[:config1[:config2]]` encodings in groups, and prints the raw
-read() buffers of each group, which :func:`parse_group_read` turns into counts — so the
-PMU path is tested here, without a PMU, on recorded buffers.
+Names (docs/design.md, "Counters, real or simulated"): the generic perf names below always
+(perf_event_open(2) constants: PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_HW_CACHE);
+`pfm4.py` adds every PMU-specific name libpfm4 knows when it is installed. The runner never sees
+a name: it gets `type:config[:config1[:config2]]` encodings in groups, and prints the raw read()
+buffers of each group, which :func:`parse_group_read` turns into counts — so the PMU path is
+tested here, without a PMU, on recorded buffers.
 
 Group read layout (read_format = PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED |
 TOTAL_TIME_RUNNING, perf_event_open(2) "Reading results"):

@@ -1,5 +1,6 @@
-"""Raw event codes, encoded from the PMU's own format description (seed 004's runpm: "try them
-all", every code of 0x00–0xff, the undocumented ones too).
+"""Raw event codes, encoded from the PMU's own format description (Evans's runpm,
+docs/references.md#malloc-profiling-freebsd-2008: "try them all", every code of 0x00–0xff, the
+undocumented ones too).
 
 A PMU's sysfs directory (``/sys/bus/event_source/devices/<pmu>/``) says how its raw events
 are encoded: ``type`` is the perf_event_attr.type to use and every file of ``format/`` maps

@@ -1,6 +1,6 @@
 """Who and what made a run, beyond the machine's state that sysinfo captures: the revision of the
 user's benchmark files and whether they differ from it, the boot a run belongs to, and the run's
-identity as the ``runs`` columns that can be filtered on (issue 14).
+identity as the ``runs`` columns that can be filtered on (`cyclebench runs`).
 
 Sources: git(1) ``describe --dirty``, ``status --porcelain``; proc(5) and the kernel's
 ``Documentation/admin-guide/sysctl/kernel.rst`` (``random/boot_id``: a UUID drawn at boot)."""

@@ -79,8 +79,8 @@ def fmt_ci(x: float | None) -> str:
 
 
 def has_min(row: dict[str, Any]) -> bool:
-    """A min that is a cost: present and not below zero. Below zero (stored by versions before
-    issue 13, or None now) a batch beat the fitted fixed cost: the samples do not fit
+    """A min that is a cost: present and not below zero. Below zero (stored by older versions,
+    or None now) a batch beat the fitted fixed cost: the samples do not fit
     fixed + per-op·n (stats.estimators)."""
     m = row.get("min")
     return m is not None and not (isinstance(m, float) and math.isnan(m)) and m >= 0
@@ -92,7 +92,7 @@ def notes(row: dict[str, Any]) -> str:
         return f"{row.get('status')}: {reason}" if reason else str(row.get("status"))
     out = []
     sched = (row.get("extra") or {}).get("sched") or {}
-    if sched.get("policy") not in (None, "SCHED_OTHER"):  # what the runner really ran under (D4)
+    if sched.get("policy") not in (None, "SCHED_OTHER"):  # what the runner really ran under, not what was asked
         out.append(f"{sched['policy']} {sched.get('priority')}")
     per_op, low, high = row.get("per_op"), row.get("ci_low"), row.get("ci_high")
     if per_op and low is not None and high is not None and per_op > 0 and (high - low) / 2 / per_op > WIDE_CI:
@@ -212,7 +212,7 @@ def labels_text(labels: Any) -> str:
 
 
 def identity_line(run: dict[str, Any]) -> str:
-    """One line on who and what made a stored run (a runs row, issue 14): host and host id,
+    """One line on who and what made a stored run (a runs row): host and host id,
     kernel release (and version string), boot id, CPU model and microcode, compiler,
     cyclebench version, the sources' revision (dirty or not), labels. Absent facts are left
     out; ids are cut to 12 (host) and 8 (boot) characters, as git shortens hashes."""

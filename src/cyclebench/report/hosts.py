@@ -1,5 +1,6 @@
-"""`compare --by host`'s table: one row per benchmark, one column per host (seed 001's table
-of the same kernels on an Intel and an AMD box), and the slowest host over the fastest."""
+"""`compare --by host`'s table: one row per benchmark, one column per host (as Molnar's
+alignment thread tabled the same kernels on an Intel and an AMD box,
+docs/references.md#icache-alignment-linux-2015), and the slowest host over the fastest."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Seed 001's table: N stored runs (or replicate groups) of one benchmark, one line each, ranked
-by cost — mean ± spread, best, % vs the baseline (marked), verdict vs the baseline."""
+"""The ranked table of Molnar's alignment thread (docs/references.md#icache-alignment-linux-2015):
+N stored runs (or replicate groups) of one benchmark, one line each, ranked by cost — mean ±
+spread, best, % vs the baseline (marked), verdict vs the baseline."""
 
 from __future__ import annotations
 

@@ -3,9 +3,9 @@ it is, never read as rich markup, and with its control characters made visible.
 
 A crash reason ending in ``[/dev/cpu/0/msr-nope]``, a benchmark named ``[/x]`` or an
 imported run whose command holds ``[/oops]`` would otherwise end the command in a
-MarkupError (audit D3); ``[i]x[/i]`` would turn into italics, and an ESC or OSC sequence
-(``\\x1b]0;title\\x07``) would reach the terminal. Every data string a table shows goes
-through :func:`safe_text`.
+MarkupError (the first of these once crashed `run`); ``[i]x[/i]`` would turn into italics,
+and an ESC or OSC sequence (``\\x1b]0;title\\x07``) would reach the terminal. Every data
+string a table shows goes through :func:`safe_text`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Seed 001's table for `cyclebench variants`: one row per variant, ranked by the chosen metric,
+"""The ranked table of Molnar's alignment thread (docs/references.md#icache-alignment-linux-2015) for
+`cyclebench variants`: one row per variant, ranked by the chosen metric,
 each figure with its spread over replicates (stddev as %, as perf stat prints it) and its CI,
 the best of the replicates, Δ% and the verdict against the baseline (marked), callgrind's
 events when simulated, size(1)'s text/data/bss/dec of the benchmark file's own object, and a
@@ -127,9 +128,10 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
 
 def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | None = None,
                    disasm: bool = False, wide: bool = False, sort: str = "cycles") -> None:
-    """One ranked table per benchmark (report.variants, seed 001's table; callgrind's events in
-    it when simulated); emulated variants show verification only. With disasm: instruction
-    classes per variant and the diff of each against the first."""
+    """One ranked table per benchmark (variants_ranked: the ranked table of Molnar's alignment
+    study, docs/references.md#icache-alignment-linux-2015; callgrind's events in it when
+    simulated); emulated variants show verification only. With disasm: instruction classes per
+    variant and the diff of each against the first."""
     for d in data:
         name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
         console.print(variants_ranked(d, sort, run_id, wide))

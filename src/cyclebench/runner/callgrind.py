@@ -1,4 +1,4 @@
-"""Simulated counters: a benchmark under valgrind's callgrind (DESIGN.md §5).
+"""Simulated counters: a benchmark under valgrind's callgrind (docs/method.md §5c).
 
 The runner's ``--sim N`` mode (engine/simulate.c) collects two batches, of N and 2N
 operations, each dumped under its own label; per-op counts are the difference divided by
@@ -53,7 +53,7 @@ def valgrind_argv(out_file: Path, cache: dict[str, tuple[int, int, int]], branch
     if shutil.which("valgrind") is None:
         raise SimulationError("valgrind not found: install it (apt-get install valgrind) for --backend callgrind")
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--cache-sim=yes",
-            "--vgdb=no",  # no vgdb-pipe-* debris in /tmp when a run is killed (audit D15)
+            "--vgdb=no",  # no vgdb-pipe-* debris in /tmp when a run is killed
             f"--branch-sim={'yes' if branch_sim else 'no'}", f"--callgrind-out-file={out_file}.%p"]
     argv += [f"--{lvl}={','.join(map(str, geo))}" for lvl, geo in cache.items()]
     return argv

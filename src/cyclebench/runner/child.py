@@ -37,14 +37,15 @@ class Child:
     peak_rss: int | None = None  # bytes, when --max-rss watched it
 
 
-# A benchmark looping on write(2, ...) produced 1.9 GB of stderr in 1 s (audit D2); only a
-# tail is ever shown (the last line names a crash), so that is all that is kept.
+# A benchmark looping on write(2, ...) produced 1.9 GB of stderr in 1 s, all held in
+# memory; only a tail is ever shown (the last line names a crash), so that is all that is kept.
 STDERR_TAIL = 64 * 1024
 # The protocol is a few JSON lines per benchmark (raw samples: ~100 kB for 40 rounds × 8 sizes);
 # more than this is a body writing into it, not a measurement.
 PROTOCOL_CAP = 64 * 1024 * 1024
-# After the child exits, a process it forked may still hold the pipes (audit D20): its result is
-# already complete, so wait this long for EOF, then kill the session and keep what was read.
+# After the child exits, a process it forked may still hold the pipes (such a result was once
+# reported as a timeout): it is already complete, so wait this long for EOF, then kill the
+# session and keep what was read.
 EXIT_GRACE_S = 0.5
 RSS_POLL_S = 0.05
 
@@ -89,7 +90,7 @@ def run_child(argv: list[str], timeout: float, max_rss: int | None = None, own_p
     (die_with_parent). Memory stays bounded: stdout up to PROTOCOL_CAP, stderr's tail only."""
     t0 = time.monotonic()
     # A private $TMPDIR, removed once the session is dead: what a killed benchmark (vfs/mix's
-    # directory) or valgrind left there does not pile up in /tmp (audit D15).
+    # directory) or valgrind left there does not pile up in /tmp.
     _sweep_stale_tmp()
     tmpdir = tempfile.mkdtemp(prefix=f"cyclebench-run-{os.getpid()}-")
     try:

@@ -127,7 +127,7 @@ class Runner:
         outcomes = []
         for i, (bench, param) in enumerate(items):
             # lines come in request order; a request that got its own final line keeps it even if
-            # the process died later (audit D5: a crash in B marked A crashed too); one that never
+            # the process died later (a crash in B once marked A crashed too); one that never
             # got one shares the process's fate
             mine = [ln for ln in finals if ln.get("bench") == bench and ln.get("param") == param]
             k = sum(1 for b, p in items[:i] if (b, p) == (bench, param))

@@ -84,7 +84,7 @@ def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (
         with os.fdopen(r, "rb") as f:
             data = f.read()
         rc = proc.wait()
-    except BaseException:  # Ctrl-C or SIGTERM reaching only us: statexec and the command go too (D1)
+    except BaseException:  # Ctrl-C or SIGTERM reaching only us: statexec and the command go too
         proc.kill()
         proc.wait()
         raise

@@ -138,12 +138,12 @@ def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, secon
                 *opts.argv(), *(["--cpu", str(cpu)] if cpu is not None else []),
                 *(["--fifo", str(fifo)] if fifo is not None else [])]
         limit = seconds * 20 + 60
-        # perf and the runner it starts share one session: a timeout or Ctrl-C kills both (D1)
+        # perf and the runner it starts share one session: a timeout or Ctrl-C kills both
         rec = run_child(argv, limit)
         if rec.timed_out:
             raise RuntimeError(f"perf record of {bench} timed out after {limit:g} s (killed)")
         finals = [ln for ln in parse_lines(rec.stdout) if ln.get("type") in ("result", "skip", "fail", "error")]
-        if rec.returncode != 0 and not finals and data.exists():  # perf recorded; the benchmark died (D19)
+        if rec.returncode != 0 and not finals and data.exists():  # perf recorded; the benchmark died, not perf
             raise RuntimeError(f"{bench} produced no result under perf record (perf exit {rec.returncode}): it "
                                f"crashed or failed; `cyclebench run -b {bench}` says why")
         if finals and finals[0]["type"] != "result":

@@ -1,4 +1,5 @@
-"""Exact-count profiles (seed 004: gprof flat profiles with exact call counts): a program under
+"""Exact-count profiles (gprof flat profiles with exact call counts, as in
+docs/references.md#malloc-profiling-freebsd-2008): a program under
 uftrace (functions built with ``-pg`` or ``-finstrument-functions``: every call's entry and
 exit, timestamped) or under callgrind (any build: exact calls and simulated Ir per function).
 

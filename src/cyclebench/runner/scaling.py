@@ -1,4 +1,4 @@
-"""The runner in scaling mode (DESIGN.md §6): one benchmark run by N tasks at once.
+"""The runner in scaling mode (README "Scaling"): one benchmark run by N tasks at once.
 
 The runner (engine/scale.c) starts N pinned tasks (threads or processes) that run the body
 in small batches and bump their own counter; a sampler prints every interval how many

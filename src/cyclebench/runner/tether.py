@@ -1,4 +1,5 @@
-"""A process that dies with its callers across ssh (issue 15, audit D1 for remote runs).
+"""A process that dies with its callers across ssh (docs/fleet.md): a remote run outlives nothing
+that started it.
 
 Ansible runs a remote command without a terminal: when the controller is interrupted or its
 ssh connection drops, sshd closes the session but signals nothing to the processes it started

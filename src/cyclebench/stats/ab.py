@@ -1,6 +1,6 @@
 """Paired A/B comparison of two benchmarks measured interleaved in one process.
 
-Design (DESIGN.md §4): the runner alternates the benchmarks batch by batch (ABBA), so
+Design (docs/method.md §5): the runner alternates the benchmarks batch by batch (ABBA), so
 round r of A and round r of B saw the same state of the machine. Each round gives one
 per-op slope per benchmark (stats.round_slopes); the pairs are compared with
 

@@ -15,8 +15,8 @@ the fixed cost of a batch (timer reads, the call, loop set-up).
 * intercept: median of t − b·n.
 * per-sample net costs c_i = (t_i − a)/n_i; of these: median with a percentile bootstrap
   CI (Efron & Tibshirani 1993, ``scipy.stats.bootstrap``), min ("lowest of several
-  samples", the seed 000 habit; net of the fixed cost), MAD (scaled ×1.4826 to estimate σ
-  under normality), mean, CV = std/mean (sample std, ddof=1).
+  samples", Evans's habit, docs/references.md#getpid-copy-freebsd-2018; net of the fixed cost),
+  MAD (scaled ×1.4826 to estimate σ under normality), mean, CV = std/mean (sample std, ddof=1).
   A min below zero is no cost: a batch ran faster than the fitted fixed cost alone, so the
   samples do not fit t = a + b·n (two modes, or a per-op cost that changes with the batch
   size: copy/nt_store at 48 B printed a min of −138.6). It is None then, never a number

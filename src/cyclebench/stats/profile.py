@@ -1,5 +1,6 @@
-"""A flat profile with the probe's own cost subtracted (seed 004: "Profiling has subtracted its
-own overheads"; gprof's flat profile, Graham, Kessler & McKusick 1982). Pure: numbers in, rows out.
+"""A flat profile with the probe's own cost subtracted (Evans: "Profiling has subtracted its
+own overheads", docs/references.md#malloc-profiling-freebsd-2008; gprof's flat profile, Graham, Kessler &
+McKusick 1982). Pure: numbers in, rows out.
 
 A tracing probe (uftrace's mcount hooks) costs, per call of an instrumented function, ``inner``
 between the call's own entry and exit timestamps and ``outer`` in its caller's span. Both are

@@ -124,12 +124,12 @@ def aggregate(reps: Sequence[Mapping[str, Any]], counts: Sequence[Mapping[str, A
     return metrics
 
 
-# What proves that every repetition did the same work (seed 001 read its `perf stat --repeat`
-# columns so): instructions retired agree to 0.1% between runs of the same work; without a PMU,
-# page faults and context switches must stay within 5 MAD of the others' median. Integer counts
-# of identical work jitter (measured on the project's 2-CPU KVM guest, 24 × 5 repetitions of one
-# shell command under load 2–3: page faults 248–259, context switches 3–16, the host's
-# preemptions), while their MAD over 4 others collapses to 0–1 count; so the band is never
+# What proves that every repetition did the same work (Molnar's alignment study read its
+# `perf stat --repeat` columns so): instructions retired agree to 0.1% between runs of the same
+# work; without a PMU, page faults and context switches must stay within 5 MAD of the others'
+# median. Integer counts of identical work jitter (measured on the project's 2-CPU KVM guest, 24 × 5
+# repetitions of one shell command under load 2–3: page faults 248–259, context switches 3–16, the
+# host's preemptions), while their MAD over 4 others collapses to 0–1 count; so the band is never
 # narrower than 3 Poisson standard deviations of the count, 3·√median.
 SAME_WORK_INSTRUCTIONS = 1e-3
 SAME_WORK_MADS = 5.0
@@ -162,8 +162,9 @@ def same_work(metrics: Sequence[Metric]) -> list[str]:
     (relative) or, without instructions, whose page-faults or context-switches lie beyond the
     others' median ± max(5 scaled MADs, 3·√median, 1 count) (:func:`_different`). Marks each
     flagged metric (``different``, 1-based; a note) and returns one line per finding, e.g.
-    "repetition 3 did other work: page-faults 16,636 vs median 254 (+6449.61%)". Source:
-    seed 001 (Molnar 2015); the band's floor: the counts' Poisson spread."""
+    "repetition 3 did other work: page-faults 16,636 vs median 254 (+6449.61%)". Source: Molnar 2015
+    (docs/references.md#icache-alignment-linux-2015); the band's floor: the counts' Poisson
+    spread."""
     by_name = {m.name: m for m in metrics if m.status == "ok"}
     judged = ["instructions"] if len(by_name.get("instructions", Metric("", "", [])).counted) >= 3 else \
         [n for n in SAME_WORK_EVENTS if n in by_name]

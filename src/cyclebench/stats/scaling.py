@@ -1,4 +1,5 @@
-"""Statistics of scaling runs (DESIGN.md §6): how throughput grows with the number of tasks.
+"""Statistics of scaling runs (README "Scaling", docs/method.md §8): how throughput grows with
+the number of tasks.
 
 Pure (numpy, no I/O): the runner's interval lines (a ScaleRun, runner.scaling) in, summaries,
 notes and result rows out.
@@ -19,7 +20,7 @@ Statistics of one task count, over the intervals after the warm-up:
     intervals as the printed total ops/s. (Each pass used to be judged on its own, so a
     pass with fewer than MIN_KEPT undisturbed intervals kept its disturbed ones while the
     pooled total dropped them: getppid in processes mode printed 17.1M vs 8.61M ops/s and
-    a speed-up of 1.29×; issue 13, docs/method.md.) A pass with no kept interval at a task
+    a speed-up of 1.29×; docs/method.md §8.) A pass with no kept interval at a task
     count drops out of the pairing. When the median of the pass ratios still differs from
     the ratio of the printed totals by more than PASS_AGREEMENT (throughput drifted between
     passes), the totals' ratio is shown and the note gives both: the row never contradicts

@@ -1,4 +1,4 @@
-"""Fleet jobs in the controller's database (`cyclebench fleet`, issue 15; migration 0005):
+"""Fleet jobs in the controller's database (`cyclebench fleet`, docs/fleet.md; migration 0005):
 ``fleet_jobs`` (one per `fleet run`: inventory, the command run on every host, status) and
 ``fleet_hosts`` (one per host of a job: its inventory name, outcome, why, the check's
 findings, the ids of its runs in this database)."""

@@ -1,4 +1,5 @@
-"""Is a run marked 'running' still running? (audit D6)
+"""Is a run marked 'running' still running? One whose process died must not stay 'running'
+forever.
 
 A run records where it runs (``host_id``, ``pid``, ``pid_start``: when that process started)
 and beats (``heartbeat_at``, refreshed by the process that measures it). A reader decides,

@@ -3,14 +3,15 @@ concurrency.
 
 A database is one of: *empty* (no tables), *cyclebench's* (a ``meta`` table holding
 ``schema_version``; an ``alembic_version`` table once Alembic manages it) or *foreign*
-(anything else: it is refused untouched, audit D13). A cyclebench database made before
-Alembic (schema version 1 or 2) is completed to revision 0001 and stamped, then upgraded.
+(anything else: it is refused untouched, never turned into a cyclebench database). A
+cyclebench database made before Alembic (schema version 1 or 2) is completed to revision 0001
+and stamped, then upgraded.
 
-Concurrency (audit D7): the common case (already at ``HEAD``) only reads. Anything that
-writes the schema runs in one transaction that first takes the database's write lock —
-``BEGIN IMMEDIATE`` on SQLite (after ``busy_timeout``, and after switching to WAL, which
-cannot happen inside a transaction), ``pg_advisory_xact_lock`` on PostgreSQL — then looks
-again: whoever comes second finds the work done.
+Concurrency (several commands opening a new database at once): the common case (already at
+``HEAD``) only reads. Anything that writes the schema runs in one transaction that first takes
+the database's write lock — ``BEGIN IMMEDIATE`` on SQLite (after ``busy_timeout``, and after
+switching to WAL, which cannot happen inside a transaction), ``pg_advisory_xact_lock`` on
+PostgreSQL — then looks again: whoever comes second finds the work done.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ results = Table(
     Column("method", String(20)),  # how per_op and its CI were estimated (stats.py)
     Column("rounds", Integer),
     Column("ns_per_op", Float),
-    # core cycles estimated by the add-chain calibration (unit "cycles~"), DESIGN.md §4
+    # core cycles estimated by the add-chain calibration (unit "cycles~"), docs/method.md §3
     Column("cycles_per_op", Float),
     Column("cycles_ci_low", Float),
     Column("cycles_ci_high", Float),

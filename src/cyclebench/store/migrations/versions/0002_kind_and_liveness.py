@@ -1,5 +1,5 @@
 """results.kind (timing | simulated | scaling | stat | emulated), backfilled from unit/extra;
-runs.host_id, runs.pid, runs.heartbeat_at (whether a 'running' run still runs, audit D6).
+runs.host_id, runs.pid, runs.heartbeat_at (whether a 'running' run still runs: store/liveness.py).
 
 Revision ID: 0002
 Revises: 0001

@@ -1,6 +1,6 @@
 """runs.labels ({key: value} the user gave with --label) and runs.group_id (the first run of the
 replicate runs one `run --runs N` made: compare takes the group as one side, and the spread
-between its runs is the host's run-to-run spread for each benchmark; issue 13).
+between its runs is the host's run-to-run spread for each benchmark; docs/method.md §7).
 
 Revision ID: 0003
 Revises: 0002

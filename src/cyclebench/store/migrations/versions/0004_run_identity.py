@@ -1,4 +1,4 @@
-"""The identity of a run as columns it can be filtered on (issue 14): runs.kernel_release and
+"""The identity of a run as columns it can be filtered on (`cyclebench runs`): runs.kernel_release and
 runs.kernel_version (uname -r / -v), runs.boot_id (/proc/sys/kernel/random/boot_id),
 runs.microcode (/proc/cpuinfo), runs.compiler (first line of ``cc --version``) and
 runs.code_dirty (the measured sources differ from runs.code_rev). Backfilled from what older

@@ -1,5 +1,5 @@
 """fleet_jobs and fleet_hosts: the jobs `cyclebench fleet run` drove through Ansible and each
-host's outcome in them, for `cyclebench fleet status` (issue 15; store/fleet.py).
+host's outcome in them, for `cyclebench fleet status` (docs/fleet.md; store/fleet.py).
 
 Revision ID: 0005
 Revises: 0004
