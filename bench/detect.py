@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from cyclebench.build import BuildSpec, build
-from cyclebench.commands._sequential import measure_until_known
+from cyclebench.experiments.sequential import measure_until_known
 from cyclebench.env import sysinfo
 from cyclebench.model import OK
 from cyclebench.runner import Runner, interleave

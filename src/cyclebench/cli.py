@@ -127,9 +127,10 @@ class _Cli(click.Group):
 def _one_line(e: Exception) -> None:
     """A user's database or file problem is one line and exit 2, never a traceback; what was
     stored stays. Anything else is left to propagate."""
+    from cyclebench.experiments.errors import ExperimentError
     from cyclebench.store import StoreError
 
-    if isinstance(e, StoreError):
+    if isinstance(e, (StoreError, ExperimentError)):
         fail(str(e))
     if isinstance(e, OSError) and e.filename is not None:
         fail(f"{e.filename}: {e.strerror or e}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.commands._selftest import Check, SelftestReport, to_dict
+from cyclebench.experiments.selftest import Check, SelftestReport, to_dict
 from cyclebench.store import Store
 from cyclebench.store import runfile as rf
 

@@ -121,14 +121,16 @@ def test_every_command_that_stores_a_run_takes_labels() -> None:
     import inspect
     import re
 
-    def source(cmd: object) -> str:  # the command's module and its machinery (commands/_<module>.py)
+    def source(cmd: object) -> str:  # the command's module and its design (experiments/<module>.py)
         mod = inspect.getmodule(cmd.callback)  # type: ignore[attr-defined]
         text = inspect.getsource(mod)
         pkg, _, leaf = mod.__name__.rpartition(".")  # type: ignore[union-attr]
-        try:
-            return text + inspect.getsource(importlib.import_module(f"{pkg}._{leaf}"))
-        except ImportError:
-            return text
+        for design in (f"{pkg}._{leaf}", f"cyclebench.experiments.{leaf}"):
+            try:
+                text += inspect.getsource(importlib.import_module(design))
+            except ImportError:
+                pass
+        return text
 
     opening = {name for name, cmd in commands().items()
                if cmd.callback is not None and re.search(r"\b(open_run|begin|begin_run)\(", source(cmd))}

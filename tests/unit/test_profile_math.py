@@ -107,15 +107,15 @@ def test_net_printing_and_the_compensation_note() -> None:
 
 
 def test_a_probe_process_with_no_figure_is_measured_again(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    from cyclebench.commands import _profile
-    from cyclebench.commands._common import UserError
+    from cyclebench.experiments import profile as _profile
+    from cyclebench.experiments.errors import ExperimentError
 
     got = iter([(float("nan"), 150.0, 5.0), (300.0, 140.0, 5.0)] + [(310.0, 150.0, 4.0)] * 10)
     monkeypatch.setattr(_profile, "_probe", lambda *a: next(got))
     draws = _profile._draws(None, None, 1.0, tmp_path)  # type: ignore[arg-type]
     assert len(draws) == _profile.PROBE_DRAWS and all(d[0] in (300.0, 310.0) for d in draws)
     monkeypatch.setattr(_profile, "_probe", lambda *a: (float("nan"), 1.0, 1.0))
-    with pytest.raises(UserError, match="disturbed"):
+    with pytest.raises(ExperimentError, match="disturbed"):
         _profile._draws(None, None, 1.0, tmp_path)  # type: ignore[arg-type]
 
 

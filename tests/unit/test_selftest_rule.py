@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.commands._selftest import FAIL, INCONCLUSIVE, NA, PASS, decide
 from cyclebench.env import check
+from cyclebench.experiments.selftest import FAIL, INCONCLUSIVE, NA, PASS, decide
 
 # attempts: (passed, the host can explain the figure, the host was busy)
 QUIET_FAIL, BUSY_FAIL, BUSY_BEYOND = (False, True, False), (False, True, True), (False, False, True)

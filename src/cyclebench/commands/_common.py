@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,17 +12,14 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from cyclebench import __version__
 from cyclebench.atomic import write_atomic
 from cyclebench.model import FAILED_STATUSES
 from cyclebench.report.text import safe_text
 
 if TYPE_CHECKING:  # imported where used: a command that lists stored runs needs no numpy (bench/startup.py)
-    from cyclebench.build import Binary
-    from cyclebench.runner import Runner
     from cyclebench.store import Store
 
-__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "open_store", "out", "parse_params",
+__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_store", "out", "parse_params",
            "root_command", "write_text"]
 
 
@@ -65,9 +61,6 @@ def root_command(name: str) -> click.Command | None:
 
 
 INT64_MAX = 2**63 - 1
-# The name a run's host is stored under when not the machine's hostname: `cyclebench fleet` sets it
-# to the inventory name (env["hostname"], host_id and boot_id still say which machine it was).
-HOST_ENV = "CYCLEBENCH_HOST"
 
 
 def parse_params(values: tuple[str, ...]) -> list[int]:
@@ -109,40 +102,6 @@ class null_context:
 
     def __exit__(self, *a: object) -> None:
         return None
-
-
-def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path], binary: Binary | None,
-             runner: Runner | None, cc: str = "cc", env_extra: dict[str, Any] | None = None,
-             pinned: bool = True, labels: Mapping[str, str] | None = None) -> tuple[int, float]:
-    """The one way a run is opened: calibrate the timer (when there is a runner), capture the
-    environment of ``cpu`` (sysinfo, and what `cyclebench check` says now) plus ``env_extra``,
-    and insert the run row (its CPU only when one runner was ``pinned`` there) with its
-    identity (host: $CYCLEBENCH_HOST or the hostname; host id, kernel release and version, boot
-    id, CPU model and microcode, compiler, cyclebench version, the sources' git revision and
-    dirty flag: env.identity) and the user's ``labels`` (--label KEY=VALUE). Returns (run id,
-    timer rate in Hz; 0.0 without a runner)."""
-    from cyclebench.env import check, identity, sysinfo
-    from cyclebench.stats import clock
-
-    calib: dict[str, Any] | None = None
-    rate = 0.0
-    if runner is not None:
-        calib = runner.calibrate()
-        rate, source = clock.timer_rate(calib, sysinfo.kernel_tsc_hz())
-        calib = {**calib, "rate_hz": rate, "rate_source": source}
-    env = sysinfo.capture(cpu, cc=binary.cc if binary is not None else cc)
-    env["check"] = [f.to_dict() for f in check.run_checks(cpu)]
-    env.update(env_extra or {})
-    build = None if binary is None else {"cc": binary.cc, "cc_version": binary.cc_version,
-                                          "cflags": list(binary.cflags), "sources": list(binary.sources),
-                                          "key": binary.key}
-    ident = identity.columns(env, binary.cc_version if binary is not None else None, identity.code_identity(sources))
-    run_id = store.begin_run(
-        command=list(command) or sys.argv, host=os.environ.get(HOST_ENV) or env.get("hostname"),
-        cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=cpu if pinned else None, tool_version=__version__,
-        calibration=calib, env=env, build=build, labels=dict(labels) if labels else None, **ident,
-    )
-    return run_id, rate
 
 
 def write_text(path: Path, text: str, stored: str = "") -> None:

@@ -34,7 +34,7 @@ from cyclebench.commands._options import (
     not_a_file,
 )
 from cyclebench.commands._run import Prepared, RunConfig, begin, prepare
-from cyclebench.commands._sequential import measure_until_known
+from cyclebench.experiments.sequential import measure_until_known
 from cyclebench.model import DISTURBED, ERROR, OK, Outcome
 from cyclebench.report.console import fmt
 from cyclebench.runner import RunnerError, interleave

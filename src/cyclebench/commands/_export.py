@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from cyclebench.commands._common import UserError, err, write_text
-from cyclebench.commands._history import host_spread
 from cyclebench.commands._options import OutputOptions
+from cyclebench.experiments.history import host_spread
 from cyclebench.report import console as console_report
 from cyclebench.report.export import TABLE_FORMATS, ComparisonRow, Export, Exported, write
 from cyclebench.report.text import safe_text

@@ -33,11 +33,11 @@ from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
     UserError,
     err,
-    open_run,
     out,
 )
-from cyclebench.commands._history import host_spread
 from cyclebench.env import sysinfo
+from cyclebench.experiments.history import host_spread
+from cyclebench.experiments.session import open_run
 from cyclebench.model import OK, SIMULATED, SKIPPED, Item, Outcome, suite_order
 from cyclebench.report import console as console_report
 from cyclebench.runner import Runner, RunnerError, callgrind, interleave
@@ -308,7 +308,7 @@ def events_and_cache(events_spec: str | None, cache_spec: str | None,
 
 def run_to_run(store: Store, run_id: int, rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[float, int]]:
     """This host's run-to-run (sd, df) per benchmark from earlier replicate groups of the same
-    build (commands._history), put on each row as ``extra["run_to_run"]`` for the table."""
+    build (experiments.history), put on each row as ``extra["run_to_run"]`` for the table."""
     spreads = host_spread(store, store.get_run(run_id) or {}, {run_id})
     for r in rows:
         sd = spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))

@@ -24,8 +24,9 @@ from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
 from cyclebench.build.wis import TestCase
 from cyclebench.commands import _wis
-from cyclebench.commands._common import UserError, open_run, out, write_text
+from cyclebench.commands._common import UserError, out, write_text
 from cyclebench.env.cpus import cpu_order
+from cyclebench.experiments.session import open_run
 from cyclebench.model import ERROR, OK, SKIPPED, Item, ScaleRun, Series
 from cyclebench.report.text import safe_text
 from cyclebench.runner import Runner, RunnerError

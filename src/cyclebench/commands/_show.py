@@ -37,10 +37,12 @@ from typing import Any
 
 from rich.console import Console
 
-from cyclebench.commands import _compare, _profile, _run, _scale, _stat, _wis
+from cyclebench.commands import _compare, _run, _scale, _wis
 from cyclebench.commands._comparison import Row
 from cyclebench.commands._export import export_comparisons, export_runs
-from cyclebench.commands._history import host_spread
+from cyclebench.experiments import profile as _profile
+from cyclebench.experiments import stat as _stat
+from cyclebench.experiments.history import host_spread
 from cyclebench.model import PROFILE, STAT, Comparison
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
@@ -144,7 +146,7 @@ def stat_title(rows: Sequence[Mapping[str, Any]], run: Mapping[str, Any]) -> str
 
 def profile_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The flat profile's rows (stats.profile.flat_profile's, each stored whole in ``extra``:
-    commands._profile.result_row) in the profile's order: as stored (by id), not the suite's."""
+    experiments.profile.result_row) in the profile's order: as stored (by id), not the suite's."""
     return [_dict(r.get("extra")) for r in sorted(rows, key=lambda r: r.get("id") or 0)]
 
 
@@ -156,7 +158,7 @@ def run_title(run: Mapping[str, Any]) -> str:
 
 def with_spread(store: Store, run: Mapping[str, Any], rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows with this host's run-to-run spread (``extra.run_to_run``) as `run` printed it:
-    from the replicate groups stored before this run (commands._history.host_spread)."""
+    from the replicate groups stored before this run (experiments.history.host_spread)."""
     rid = int(run["id"])
     spreads = host_spread(store, dict(run), {rid}, before=rid)
     out = []

@@ -18,10 +18,11 @@ from typing import Any
 from cyclebench.build import Binary, BuildError, BuildSpec, ToolMissing, build
 from cyclebench.build import wis as wis_build
 from cyclebench.build.wis import TestCase
-from cyclebench.commands._common import FAILED_STATUSES, UserError, err, null_context, open_run, open_store, out
+from cyclebench.commands._common import FAILED_STATUSES, UserError, err, null_context, open_store, out
 from cyclebench.commands._options import BuildOptions, RunnerOptions
 from cyclebench.commands._progress import Steps
 from cyclebench.env import sysinfo
+from cyclebench.experiments.session import open_run
 from cyclebench.model import ERROR, OK, ScaleRun
 from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from cyclebench.commands._common import UserError, err, out, write_text
-from cyclebench.commands._history import estimate_of
+from cyclebench.experiments.history import estimate_of
 from cyclebench.model import OK
 from cyclebench.report import hosts as report
 from cyclebench.store import Store

@@ -24,8 +24,8 @@ from typing import Any
 
 import click
 
-from cyclebench.commands._common import HOST_ENV
 from cyclebench.env import identity, sysinfo
+from cyclebench.experiments.session import HOST_ENV
 from cyclebench.runner.child import run_child
 from cyclebench.runner.tether import CHAIN_ENV, inherited, tether
 from cyclebench.store import Store, StoreError, liveness

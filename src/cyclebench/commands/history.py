@@ -14,8 +14,8 @@ import click
 
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
 from cyclebench.commands._export import deliver
-from cyclebench.commands._history import estimate_of, host_spread
 from cyclebench.commands._options import OutputOptions, db_option, format_option, json_option, parse_labels, wide_option
+from cyclebench.experiments.history import estimate_of, host_spread
 from cyclebench.model import OK
 from cyclebench.report import history as report
 from cyclebench.report.export import Export, Exported, write

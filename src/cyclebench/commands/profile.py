@@ -1,5 +1,5 @@
 """`cyclebench profile`: a gprof-style flat profile with exact call counts and the probe's own cost
-subtracted (the machinery and the method: commands/_profile.py, docs/method.md §10).
+subtracted (the design: experiments/profile.py; the method: docs/method.md §10).
 """
 
 from __future__ import annotations
@@ -23,12 +23,15 @@ from cyclebench.commands._options import (
     expand_files,
     json_option,
     label_option,
+    not_a_file,
     parse_labels,
     runner_options,
     take_c_files,
     wide_option,
 )
-from cyclebench.commands._profile import (
+from cyclebench.commands._progress import Notes
+from cyclebench.env import sysinfo
+from cyclebench.experiments.profile import (
     probe_line,
     scratch_dir,
     simulated_rows,
@@ -37,7 +40,6 @@ from cyclebench.commands._profile import (
     timed_rows,
     title,
 )
-from cyclebench.env import sysinfo
 from cyclebench.report.profile import profile_table
 from cyclebench.runner import RunnerError
 from cyclebench.runner import profile as tracer
@@ -81,13 +83,15 @@ def profile_cmd(args: tuple[str, ...], backend: str, timeout: float, limit: int,
     simulated = backend == "callgrind"
     # named with this pid: a SIGKILLed profile's traces are removed by the next one (scratch_dir)
     work = scratch_dir()
+    if bench is not None:
+        not_a_file(bench, "profile")
     try:
         argv, name = target_argv(bench, command, build, pin, simulated)
         if simulated:
             rows = simulated_rows(argv, work, timeout)
             unit, how, probe = "Ir", "simulated (callgrind): exact calls, instructions per call", None
         else:
-            rows, unit, how, probe = timed_rows(argv, work, timeout, pin, ir=bench is None)
+            rows, unit, how, probe = timed_rows(argv, work, timeout, pin, ir=bench is None, progress=Notes())
     except (BuildError, RunnerError, tracer.ProfileError) as e:
         raise UserError(str(e)) from None
     finally:

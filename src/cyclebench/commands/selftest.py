@@ -1,6 +1,6 @@
 """`cyclebench selftest`: the tool checks its own precision on this machine with known effects
 (the checks, their tolerances and the rule that tells a busy host from a broken tool:
-commands/_selftest.py, docs/method.md §11). One table of PASS/FAIL/INCONCLUSIVE with the expected
+experiments/selftest.py, docs/method.md §11). One table of PASS/FAIL/INCONCLUSIVE with the expected
 and measured figures; exit 0 PASS, 1 FAIL (the tool is wrong here), 3 INCONCLUSIVE (the host was
 too busy to tell).
 """
@@ -17,7 +17,7 @@ from cyclebench.build import BuildError
 from cyclebench.commands._common import UserError, err, out, write_text
 from cyclebench.commands._options import RunnerOptions, json_option, runner_options
 from cyclebench.commands._progress import Steps
-from cyclebench.commands._selftest import ADVICE, EXIT, FAIL, INCONCLUSIVE, PASS, REPLICATES, run_selftest, to_dict
+from cyclebench.experiments.selftest import ADVICE, EXIT, FAIL, INCONCLUSIVE, PASS, REPLICATES, run_selftest, to_dict
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.runner import RunnerError
 

@@ -1,29 +1,29 @@
 """`cyclebench stat -- CMD ARGS`: a whole command measured like `perf stat --repeat` (the
-machinery: commands/_stat.py).
+machinery: experiments/stat.py).
 """
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
 from cyclebench.build import BuildError
-from cyclebench.commands._common import UserError, err, open_store
+from cyclebench.commands._common import UserError, err, open_store, write_text
 from cyclebench.commands._options import RunnerOptions, label_option, parse_labels, pin_options
 from cyclebench.commands._progress import Steps
-from cyclebench.commands._stat import (
+from cyclebench.experiments.stat import (
     Stat,
     StatError,
     begin_run,
     hints,
-    open_output,
     record_repetition,
     store_results,
     title,
-    write_table,
 )
 from cyclebench.report.stat import stat_table
 from cyclebench.runner import callgrind
@@ -126,3 +126,20 @@ def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cac
         sys.exit(130)
     if not all_zero:
         sys.exit(1)
+
+
+def open_output(path: Path) -> None:
+    """Create or empty ``path`` before anything runs, as perf stat -o does: a file that cannot be
+    written is one line (UserError, exit 2) before a repetition is spent."""
+    try:
+        with path.open("w"):
+            pass
+    except OSError as e:
+        raise UserError(f"-o: cannot write {path}: {e.strerror or e}") from None
+
+
+def write_table(path: Path, table: Any, stored: str) -> None:
+    """The table as plain text (no colour, 200 columns as when piped) into ``path``."""
+    buf = io.StringIO()
+    Console(file=buf, width=200, color_system=None, markup=False, force_terminal=False).print(table)
+    write_text(path, buf.getvalue(), stored)

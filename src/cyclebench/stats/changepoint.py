@@ -2,7 +2,7 @@
 
 Input: the per-run estimates x_i in time order, each with its own standard error s_i (from its
 CI), and the host's run-to-run standard deviation σ with its degrees of freedom when replicate
-runs have taught it (commands._history); without it, σ comes from the series (below). Each
+runs have taught it (experiments.history); without it, σ comes from the series (below). Each
 run's variance is v_i = max(σ², s_i²): a run cannot be known better than the host repeats it.
 
 

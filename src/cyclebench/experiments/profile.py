@@ -27,13 +27,11 @@ from typing import Any
 import numpy as np
 
 from cyclebench.build import BuildSpec, build
-from cyclebench.commands._common import UserError, err, open_run
-from cyclebench.commands._options import (
-    BuildOptions,
-    RunnerOptions,
-    not_a_file,
-)
 from cyclebench.env import sysinfo
+from cyclebench.experiments.errors import ExperimentError
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
+from cyclebench.experiments.progress import SILENT, Progress
+from cyclebench.experiments.session import open_run
 from cyclebench.model import OK, PROFILE
 from cyclebench.runner import Runner
 from cyclebench.runner import profile as tracer
@@ -102,14 +100,14 @@ def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tup
                            PROBE_OPTS, 120)
     bad = [o for o in outs if o.result is None]
     if bad:
-        raise UserError(f"the probe could not be measured: {bad[0].status}: {bad[0].reason}")
+        raise ExperimentError(f"the probe could not be measured: {bad[0].status}: {bad[0].reason}")
     with warnings.catch_warnings():  # a process whose every round was disturbed: NaN, measured again
         warnings.simplefilter("ignore", RuntimeWarning)
         call, chain = (float(np.nanmedian(clock.round_costs(o.result)[0])) for o in outs[:2])
     calls = tracer.read_uftrace(trace)
     missing = {"cb_probe_empty", "cb_probe_chain", "cb_probe_fan", "cb_probe_fan_plain", "cb_probe_top"} - set(calls)
     if missing:
-        raise UserError(f"the probe's trace lacks {', '.join(sorted(missing))}: uftrace recorded no such call")
+        raise ExperimentError(f"the probe's trace lacks {', '.join(sorted(missing))}: uftrace recorded no such call")
 
     def med(name: str, what: str = "self") -> float:
         return float(np.median(getattr(calls[name], what))) * scale
@@ -124,7 +122,7 @@ def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tup
 def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list[tuple[float, float, float, float]]:
     """PROBE_DRAWS measurements of the probe with a figure: a process whose every batch was
     disturbed (a busy host: seen once in fresh CI while another test suite ran) gives none and
-    is measured again, up to twice as many processes; UserError when none gave one."""
+    is measured again, up to twice as many processes; ExperimentError when none gave one."""
     draws: list[tuple[float, float, float, float]] = []
     for k in range(2 * PROBE_DRAWS):
         d = _probe(runner, pin, scale, work / f"probe{k}")
@@ -134,8 +132,8 @@ def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list
         if len(draws) == PROBE_DRAWS:
             break
     if not draws:
-        raise UserError("the probe's cost could not be measured: every batch was disturbed (the machine is busy); "
-                        "try again when it is quieter")
+        raise ExperimentError("the probe's cost could not be measured: every batch was disturbed (the machine is "
+                              "busy); try again when it is quieter")
     return draws
 
 
@@ -155,24 +153,23 @@ def target_argv(bench: str | None, command: tuple[str, ...], build_opts: BuildOp
     sources built with -pg for uftrace; as they are for callgrind)."""
     if command:
         if shutil.which(command[0]) is None:
-            raise UserError(f"command not found: {command[0]}")
+            raise ExperimentError(f"command not found: {command[0]}")
         return list(command), " ".join(command)
     assert bench is not None
-    not_a_file(bench, "profile")
     spec = build_opts.spec()
     if not simulated:
         spec = replace(spec, cflags=(*spec.cflags, "-pg"))
     runner = Runner(build(spec).path, pin.cpu, fifo=pin.fifo)
     names = {b.name: b for b in runner.list()}
     if bench not in names:
-        raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
+        raise ExperimentError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
     param = names[bench].params[0] if names[bench].params else None
     args = [*BENCH_OPTS.argv(), "--run", bench, *(["--param", str(param)] if param is not None else [])]
     return runner._argv(*args), bench + ("" if param is None else f" [{param}]")
 
 
 def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
-               ir: bool = True) -> tuple[list[Any], str, str, Probe]:
+               ir: bool = True, progress: Progress = SILENT) -> tuple[list[Any], str, str, Probe]:
     """The timed flat profile of ``argv``, and with ``ir`` callgrind's Ir per call beside it
     where valgrind is installed (not for BENCH: the runner sizes its batches by time, so a body's
     call does another amount of work under callgrind)."""
@@ -188,11 +185,12 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
     if ir and shutil.which("valgrind") is not None:
         # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not
         # the whole --timeout, so a long program's Ir does not multiply the wait
-        _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)))
+        _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)), progress)
     return rows, clk.unit, clk.how, probe
 
 
-def _add_ir(rows: list[dict[str, Any]], argv: list[str], work: Path, timeout: float) -> None:
+def _add_ir(rows: list[dict[str, Any]], argv: list[str], work: Path, timeout: float,
+            progress: Progress = SILENT) -> None:
     """Beside the time, the count a probe does not disturb (an event count takes the probe's cost
     off exactly; time only approximately: docs/method.md §10): callgrind's exact
     instructions per call of each function (``ir_self``, ``ir_total``), the same build run
@@ -202,7 +200,7 @@ def _add_ir(rows: list[dict[str, Any]], argv: list[str], work: Path, timeout: fl
     try:
         sims = tracer.callgrind(argv, work / "ir.out", timeout, env=[f"GMON_OUT_PREFIX={work / 'gmon.out'}"])
     except tracer.ProfileError as e:
-        err.print(f"no Ir per call beside the time: {e}", highlight=False)
+        progress.note(f"no Ir per call beside the time: {e}")
         return
     for r in rows:
         s = sims.get(r["function"])

@@ -13,7 +13,6 @@ what it measured.
 
 from __future__ import annotations
 
-import io
 import os
 import shlex
 import shutil
@@ -21,13 +20,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from cyclebench import counters
 from cyclebench.build.statexec import build_statexec
-from cyclebench.commands._common import UserError, open_run, write_text
 from cyclebench.counters.events import per_run_counts
 from cyclebench.env import sysinfo
+from cyclebench.experiments.session import open_run
 from cyclebench.runner import callgrind
 from cyclebench.runner.exec import launch, launch_callgrind, run_pre, valgrind_tmpdir_problem
 from cyclebench.stats.repetitions import (
@@ -170,21 +167,3 @@ def hints(stat: Stat, metrics: Sequence[Metric]) -> list[str]:
     why = (missing[0].reason or "").removeprefix("not supported: ")
     return [f"hardware events are not available here ({', '.join(m.name for m in missing)}: {why}; no PMU "
             "exposed, as in most VMs): use --backend callgrind for simulated counts"]
-
-
-# ---------------------------------------------------------------- -o FILE
-def open_output(path: Path) -> None:
-    """Create or empty ``path`` before anything runs, as perf stat -o does: a file that cannot be
-    written is one line (UserError, exit 2) before a repetition is spent."""
-    try:
-        with path.open("w"):
-            pass
-    except OSError as e:
-        raise UserError(f"-o: cannot write {path}: {e.strerror or e}") from None
-
-
-def write_table(path: Path, table: Any, stored: str) -> None:
-    """The table as plain text (no colour, 200 columns as when piped) into ``path``."""
-    buf = io.StringIO()
-    Console(file=buf, width=200, color_system=None, markup=False, force_terminal=False).print(table)
-    write_text(path, buf.getvalue(), stored)

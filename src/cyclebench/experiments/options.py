@@ -1,0 +1,45 @@
+"""The options an experiment takes, as records: what to build and how to pin the runner. The
+command line parses its flags into these (commands/_options.py) and hands them over."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cyclebench.build import DEFAULT_CFLAGS, BuildSpec, suite_sources
+
+__all__ = ["BuildOptions", "RunnerOptions"]
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What to build: the user's C files (empty: the built-in suite) and how."""
+
+    files: tuple[Path, ...] = ()
+    include_dirs: tuple[Path, ...] = ()
+    defines: tuple[str, ...] = ()
+    cflags: tuple[str, ...] = DEFAULT_CFLAGS
+    ldflags: tuple[str, ...] = ()
+    cc: str = "cc"
+
+    def sources(self) -> tuple[Path, ...]:
+        return self.files or tuple(suite_sources())
+
+    def spec(self, sources: Sequence[Path] | None = None, **kw: Any) -> BuildSpec:
+        """The BuildSpec of these options (``-Werror`` for the suite's own sources only)."""
+        fields: dict[str, Any] = {
+            "sources": tuple(sources) if sources is not None else self.sources(), "cc": self.cc,
+            "cflags": self.cflags, "include_dirs": self.include_dirs, "defines": self.defines,
+            "ldflags": self.ldflags, "werror": not self.files}
+        return BuildSpec(**{**fields, **kw})
+
+
+@dataclass(frozen=True)
+class RunnerOptions:
+    """How to pin and bound the runner: CPU (None: chosen), SCHED_FIFO priority, RSS cap in bytes."""
+
+    cpu: int | None = None
+    fifo: int | None = None
+    max_rss: int | None = None
