@@ -45,7 +45,7 @@ def cli(*args: str) -> Result:
 
 
 def cli_subprocess(*args: str, **kw: object) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "cyclebench.cli", *args], text=True,
+    return subprocess.Popen([sys.executable, "-m", "cyclebench", *args], text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # type: ignore[call-overload]
 
 

@@ -163,9 +163,3 @@ def fail(message: str) -> NoReturn:
 @click.version_option(__version__, prog_name="cyclebench")
 def main() -> None:
     """Measure low-level code in cycles per operation."""
-
-
-if __name__ == "__main__":  # python -m cyclebench.cli: the program, as the console script runs it
-    from cyclebench.entry import main as program
-
-    program()

@@ -1,7 +1,8 @@
 """Children die with cyclebench: the one preexec_fn every child process gets (the runner, perf,
 valgrind, statexec, the compiler), so SIGKILL or the OOM killer of the CLI leaves nothing spinning
-(before it, a hung benchmark ran on at 100% of its pinned CPU, and cc1 outlived a kill
-mid-build). Imports nothing of the project: every room may use it.
+(a hung benchmark once ran on at 100% of its pinned CPU; cc1 after a kill mid-build: the
+compiler's whole group is supervised, ``supervised``). Imports nothing of the project: every
+room may use it.
 """
 
 from __future__ import annotations
@@ -58,3 +59,48 @@ def spawn(argv: Sequence[str], preexec: Callable[[], None] | None = None, **kw: 
             proc.wait()
         raise
     return proc
+
+
+# The compiler driver forks cc1, as and collect2; PR_SET_PDEATHSIG on the driver does not reach
+# them, and a SIGKILLed cyclebench left cc1 compiling on for seconds. A small Python process
+# stands between: it leads the compiler's process group, gets SIGTERM when cyclebench dies
+# (PR_SET_PDEATHSIG, which it can handle) and then kills the whole group, itself included.
+# ~15 ms a compiler run (python -S; the build cache keeps most builds from running one).
+_SUPERVISOR = r"""
+import ctypes, os, signal, sys
+parent = int(sys.argv[1])
+ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)
+def stop(*_):
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.killpg(0, signal.SIGKILL)
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, stop)
+if os.getppid() != parent:
+    stop()
+pid = os.fork()
+if pid == 0:
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as e:
+        sys.stderr.write(f"{sys.argv[2]}: {e.strerror}\n")
+        os._exit(127)
+while True:
+    try:
+        _, status = os.waitpid(pid, 0)
+        break
+    except InterruptedError:
+        continue
+code = os.waitstatus_to_exitcode(status)
+os._exit(code if code >= 0 else 128 - code)
+"""
+
+
+def supervised(argv: Sequence[str]) -> list[str]:
+    """``argv`` run under the group supervisor above: start it with ``start_new_session=True``
+    (so it leads a group that holds the whole tree of ``argv``), and the tree dies with this
+    process however this process ends. Its exit status is the command's (128 + N for a signal)."""
+    import sys
+
+    return [sys.executable, "-S", "-c", _SUPERVISOR, str(os.getpid()), *argv]

@@ -32,7 +32,7 @@ def procs_with(marker: str) -> list[int]:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if marker in cmdline and "cyclebench.cli" not in cmdline:
+        if marker in cmdline and "-m cyclebench " not in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -241,7 +241,7 @@ def test_cache_clean_during_a_run_keeps_the_runner_in_use(db: str, tmp_path: Pat
     try:
         assert wait_for(lambda: procs_with("--run slow/sleep_us"), 120), (
             proc.stderr.read() if proc.poll() is not None else "")
-        clean = subprocess.run([sys.executable, "-m", "cyclebench.cli", "cache", "clean", "--all"], env=env,
+        clean = subprocess.run([sys.executable, "-m", "cyclebench", "cache", "clean", "--all"], env=env,
                                capture_output=True, text=True, timeout=60)
         assert clean.returncode == 0, clean.stderr
         assert "in use by a running cyclebench" in clean.stderr

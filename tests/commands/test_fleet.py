@@ -45,7 +45,7 @@ def inventory(path: Path, lab: Lab, dirs: Path, unreachable: bool = False) -> Pa
 
 
 def fleet(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cyclebench.cli", "fleet", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cyclebench", "fleet", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "COLUMNS": "200"})
 
 
@@ -162,7 +162,7 @@ def test_ctrl_c_stops_the_fleet_and_its_remote_agents(tmp_path: Path, ssh_lab: L
     inv.write_text("[lab]\n" + ssh_lab.host_line("alpha", host_dirs / "alpha") + "\n")
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     long_run = ["run", "-b", "syscall/getpid", "--min-time", "30", "--max-time", "60", "--repeat", "40"]
-    proc = subprocess.Popen([sys.executable, "-m", "cyclebench.cli", "fleet", "run", "-i", str(inv), "--db", db, "--",
+    proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i", str(inv), "--db", db, "--",
                              *long_run], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while not _agents("alpha") and time.monotonic() < deadline and proc.poll() is None:
@@ -262,7 +262,7 @@ def test_a_killed_controller_leaves_no_job_directory_after_the_next_run(tmp_path
     inv = _local(tmp_path / "hosts.ini", fleet_dir, "solo")
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     long_run = ["run", "-b", "syscall/getpid", "--min-time", "30", "--max-time", "60", "--repeat", "40"]
-    proc = subprocess.Popen([sys.executable, "-m", "cyclebench.cli", "fleet", "run", "-i", str(inv), "--db", db, "--",
+    proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i", str(inv), "--db", db, "--",
                              *long_run], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600
     while not _agents("solo") and time.monotonic() < deadline and proc.poll() is None:

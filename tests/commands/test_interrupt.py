@@ -74,7 +74,7 @@ def _compiling(marker: str) -> bool:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if marker in cmd and "cyclebench.cli" not in cmd and ("cc1" in cmd or "cc " in cmd or "gcc" in cmd):
+        if marker in cmd and "-m cyclebench " not in cmd and ("cc1" in cmd or "cc " in cmd or "gcc" in cmd):
             return True
     return False
 

@@ -85,7 +85,7 @@ def test_four_run_processes_writing_at_once_lose_nothing(pg_url: str) -> None:  
 def _show_text(url: str, rid: int) -> str:
     """`show RID` as a user reads it (stdout and stderr), at a fixed width."""
     env = {**os.environ, "COLUMNS": "160"}
-    p = subprocess.run([sys.executable, "-m", "cyclebench.cli", "show", str(rid), "--db", url], env=env, text=True,
+    p = subprocess.run([sys.executable, "-m", "cyclebench", "show", str(rid), "--db", url], env=env, text=True,
                        capture_output=True, timeout=120, check=False)
     assert p.returncode == 0, p.stderr
     return p.stdout + "\n--- stderr ---\n" + p.stderr

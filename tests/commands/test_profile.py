@@ -133,7 +133,7 @@ def test_a_sigkilled_profile_leaves_no_scratch_behind(tmp_path: Path) -> None:
     tmp.mkdir()
     exe = _build(tmp_path, "-pg")
     env = {**os.environ, "TMPDIR": str(tmp)}
-    proc = subprocess.Popen([sys.executable, "-m", "cyclebench.cli", "profile", "--", str(exe)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "profile", "--", str(exe)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not list(tmp.glob("cyclebench-profile-*/*")) and time.monotonic() < deadline:
@@ -143,7 +143,7 @@ def test_a_sigkilled_profile_leaves_no_scratch_behind(tmp_path: Path) -> None:
     proc.wait()
     time.sleep(0.5)  # its uftrace dies with it (PR_SET_PDEATHSIG)
     assert list(tmp.glob("cyclebench-profile-*"))  # left behind: nothing ran to remove it
-    r = subprocess.run([sys.executable, "-m", "cyclebench.cli", "profile", "--", str(tmp_path / "missing")], env=env,
+    r = subprocess.run([sys.executable, "-m", "cyclebench", "profile", "--", str(tmp_path / "missing")], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 2
     assert not list(tmp.glob("cyclebench-profile-*"))

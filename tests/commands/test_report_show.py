@@ -49,7 +49,7 @@ def _show(db: str, columns: int, *args: str) -> subprocess.CompletedProcess[str]
     src = str(Path(cyclebench.__file__).resolve().parents[1])
     env = {**os.environ, "COLUMNS": str(columns), "CYCLEBENCH_DB": db,
            "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "cyclebench.cli", *args], env=env, text=True, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cyclebench", *args], env=env, text=True, capture_output=True,
                           timeout=60, check=False)
 
 

@@ -123,7 +123,7 @@ def _delete_on_a_terminal(db: str, args: list[str], answer: bytes) -> tuple[int,
 
     master, slave = pty.openpty()
     try:
-        p = subprocess.Popen([sys.executable, "-m", "cyclebench.cli", "delete", *args, "--db", db], stdin=slave,
+        p = subprocess.Popen([sys.executable, "-m", "cyclebench", "delete", *args, "--db", db], stdin=slave,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         os.close(slave)
         os.write(master, answer or b"\x04")
@@ -157,7 +157,7 @@ def test_delete_without_a_terminal_asks_for_yes(db: str, stdin: str) -> None:
     import sys
 
     ids = _stored(db)
-    argv = [sys.executable, "-m", "cyclebench.cli", "delete", str(ids["old"]), "--db", db]
+    argv = [sys.executable, "-m", "cyclebench", "delete", str(ids["old"]), "--db", db]
     if stdin == "closed":
         p = subprocess.run(argv, capture_output=True, text=True, timeout=60, preexec_fn=lambda: os.close(0))
     elif stdin == "devnull":

@@ -28,7 +28,7 @@ def _cli(db: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedPr
     src = str(Path(cyclebench.__file__).resolve().parents[1])
     env = {**os.environ, "COLUMNS": "200", "CYCLEBENCH_DB": db,
            "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "cyclebench.cli", *args], env=env, text=True, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cyclebench", *args], env=env, text=True, capture_output=True,
                           timeout=300, check=False, cwd=cwd)
 
 

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,9 @@ def test_contracts_kept() -> None:
     ("stats/scaling.py", "import cyclebench.runner.scaling", "stats is pure"),
     ("stats/repetitions.py", "import cyclebench.counters", "stats is pure"),
     ("runner/scaling.py", "from cyclebench.stats import scaling", "runner starts processes"),
+    ("stats/clock.py", "import cyclebench.runner", "the layers"),
+    ("commands/_common.py", "import cyclebench.cli", "the layers"),
+    ("report/fit.py", "import cyclebench.counters", "report reads the model"),
 ])
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
     src = tmp_path / "src"
@@ -48,3 +52,56 @@ def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line:
     assert r.returncode != 0
     broken = r.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken, r.stdout
+
+
+def import_cycles(graph: object) -> list[list[str]]:
+    """The strongly connected components of more than one module in a grimp import graph
+    (Tarjan 1972): each is an import cycle. Every import counts, a function's own included."""
+    g: Any = graph
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # recursive: the house is ~150 modules deep at most
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.find_modules_directly_imported_by(v)):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for m in sorted(g.modules):
+        if m not in index:
+            visit(m)
+    return found
+
+
+def test_no_import_cycle_anywhere() -> None:
+    """No module of src/ imports one that imports it back, directly or round a longer loop —
+    lazily inside a function included: a cycle is two rooms that cannot be read apart."""
+    import grimp
+
+    assert import_cycles(grimp.build_graph("cyclebench", cache_dir=None)) == []
+
+
+def test_an_injected_cycle_is_found() -> None:
+    import grimp
+
+    graph = grimp.build_graph("cyclebench", cache_dir=None)
+    graph.add_import(importer="cyclebench.model", imported="cyclebench.report.console")  # console imports model
+    assert ["cyclebench.model", "cyclebench.report.console"] in import_cycles(graph)

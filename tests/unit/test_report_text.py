@@ -17,6 +17,7 @@ from rich.console import Console
 from cyclebench.model import BenchInfo, Comparison, Series
 from cyclebench.report import console as report
 from cyclebench.report import plots
+from cyclebench.report import variants as variants_report
 from cyclebench.report.text import safe_text, visible
 
 REASON = "cannot open MSR device [/dev/cpu/0/msr-nope]"
@@ -137,7 +138,7 @@ def test_variants_print_labels_and_reasons_literally() -> None:
         v["calls"] = [ITALIC]
     data[0]["variants"][0]["simulated"] = {"Ir": 3.0, "I1mr": 0.1}
     console = Console(file=io.StringIO(), record=True, width=300, force_terminal=True)  # reasons on one line
-    report.print_variants(data, console, run_id=3, disasm=True)
+    variants_report.print_variants(data, console, run_id=3, disasm=True)
     plain = console.export_text()
     assert_literal(plain, console.file.getvalue())  # type: ignore[attr-defined]
     assert "mov [/x]" in plain

@@ -240,7 +240,7 @@ def test_import_refuses_what_is_not_a_bounded_regular_file(tmp_path: Path, make:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
 
-    p = subprocess.run([sys.executable, "-m", "cyclebench.cli", "import", str(path), "--db",
+    p = subprocess.run([sys.executable, "-m", "cyclebench", "import", str(path), "--db",
                         f"sqlite:///{tmp_path / 'i.db'}"], capture_output=True, text=True, timeout=60, preexec_fn=cap)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert len(p.stderr.strip().splitlines()) == 1 and says in p.stderr, p.stderr

@@ -40,7 +40,7 @@ from pathlib import Path
 import platformdirs
 
 from cyclebench import __version__
-from cyclebench.lifetime import spawn
+from cyclebench.lifetime import spawn, supervised
 
 ENGINE_SOURCES = ("runner.c", "registry.c", "measure.c", "disturb.c", "loop.c", "scale.c", "simulate.c", "perf.c",
                   "wis.c")
@@ -178,11 +178,11 @@ _live_lock = threading.Lock()
 def _run_bytes(argv: Sequence[str], cwd: Path | None = None,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run one compiler command, output captured as bytes. The compiler runs in its own session
-    (and process group), so a kill reaches cc1 and as too, not only the driver; it dies with cyclebench (a kill
-    mid-build left cc1 running: the pool's thread that forks it waits for it, so
-    PR_SET_PDEATHSIG fires only when cyclebench goes) and with an interrupted build (_kill_live)."""
-    proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=cwd, env=env,
-                 start_new_session=True)
+    (and process group) under lifetime.supervised, so a kill reaches cc1 and as too, not only the
+    driver: the whole group dies with cyclebench (SIGKILL included: cc1 ran on after one) and with
+    an interrupted build (_kill_live)."""
+    proc = spawn(supervised(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=cwd,
+                 env=env, start_new_session=True)
     with _live_lock:
         _live.add(proc)
     try:
@@ -193,7 +193,7 @@ def _run_bytes(argv: Sequence[str], cwd: Path | None = None,
     finally:
         with _live_lock:
             _live.discard(proc)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
 def _run(argv: Sequence[str], cwd: Path | None = None,

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -15,16 +15,16 @@ from rich.text import Text
 
 from cyclebench import __version__
 from cyclebench.atomic import write_atomic
-from cyclebench.build import Binary
-from cyclebench.env import check, identity, sysinfo
 from cyclebench.model import FAILED_STATUSES
 from cyclebench.report.text import safe_text
-from cyclebench.runner import Runner
-from cyclebench.stats import clock
-from cyclebench.store import Store, StoreError
+
+if TYPE_CHECKING:  # imported where used: a command that lists stored runs needs no numpy (bench/startup.py)
+    from cyclebench.build import Binary
+    from cyclebench.runner import Runner
+    from cyclebench.store import Store
 
 __all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_run", "open_store", "out", "parse_params",
-           "write_text"]
+           "root_command", "write_text"]
 
 
 def _unbounded(stream: Any) -> bool:
@@ -56,6 +56,14 @@ class UserError(click.ClickException):
                   soft_wrap=True)
 
 
+def root_command(name: str) -> click.Command | None:
+    """The top-level command ``name``, found through click's context (the group that is running:
+    the fleet never imports the command line, which imports it). RuntimeError outside one."""
+    ctx = click.get_current_context().find_root()
+    group = ctx.command
+    return group.get_command(ctx, name) if isinstance(group, click.Group) else None
+
+
 INT64_MAX = 2**63 - 1
 # The name a run's host is stored under when not the machine's hostname: `cyclebench fleet` sets it
 # to the inventory name (env["hostname"], host_id and boot_id still say which machine it was).
@@ -84,6 +92,8 @@ def open_store(db: str | None, create: bool = True) -> Store:
     mistyped path is an error, not a new empty database. Writing commands mark the
     runs whose process is gone as 'abandoned' (store/liveness.py), not
     'running' forever."""
+    from cyclebench.store import Store, StoreError
+
     try:
         store = Store(db, create=create)
         if create:
@@ -111,6 +121,9 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     id, CPU model and microcode, compiler, cyclebench version, the sources' git revision and
     dirty flag: env.identity) and the user's ``labels`` (--label KEY=VALUE). Returns (run id,
     timer rate in Hz; 0.0 without a runner)."""
+    from cyclebench.env import check, identity, sysinfo
+    from cyclebench.stats import clock
+
     calib: dict[str, Any] | None = None
     rate = 0.0
     if runner is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from cyclebench.commands._common import UserError
+from cyclebench.commands._common import UserError, root_command
 from cyclebench.commands._fleet_ansible import HostState
 from cyclebench.commands._options import expand_files, take_c_files
 from cyclebench.commands.fleet_agent import AGENT_JSON
@@ -40,21 +40,13 @@ class Plan:
     files: list[tuple[Path, str]] = field(default_factory=list)
 
 
-def _root_command(name: str) -> click.Command | None:
-    """The top-level command ``name``, found through click's context (the group that is running:
-    the fleet never imports the command line, which imports it). RuntimeError outside one."""
-    ctx = click.get_current_context().find_root()
-    group = ctx.command
-    return group.get_command(ctx, name) if isinstance(group, click.Group) else None
-
-
 def _command(args: list[str]) -> click.Command:
     if not args:
         raise click.UsageError("give the command to run on every host after --, e.g. -- run -b 'syscall/*'")
     name = args[0]
     if name in WHY_NOT:
         raise click.UsageError(f"'{name}' {WHY_NOT[name]}; ids and files differ per host, so a fleet does not run it")
-    cmd = _root_command(name)
+    cmd = root_command(name)
     if cmd is None or name not in MEASURING:
         raise click.UsageError(f"no command '{name}' to run on a fleet (one of: {', '.join(MEASURING)})")
     return cmd

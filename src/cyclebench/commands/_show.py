@@ -13,7 +13,7 @@ run FILE.c (will-it-      result rows; ``env.wis``                              
 scale test cases)                                                                 _wis.cost_lines
 compare A B               ``summary.compare`` (its rows) and ``summary.display``  console.comparisons_table
                           (the title's design, alpha)
-variants, compare         ``summary.variants`` (the ranked data) and              console.print_variants
+variants, compare         ``summary.variants`` (the ranked data) and              variants.print_variants
 --allocator               ``summary.display.sort``                                (report.variants)
 scale                     result rows of kind scaling; ``env.scale.modes``        report.plots.scale_table,
                                                                                   text_chart
@@ -43,6 +43,7 @@ from cyclebench.commands._export import export_comparisons, export_runs
 from cyclebench.commands._history import host_spread
 from cyclebench.model import PROFILE, STAT, Comparison
 from cyclebench.report import console as console_report
+from cyclebench.report import variants as variants_report
 from cyclebench.report.export import TABLE_FORMATS, Exported
 from cyclebench.report.profile import profile_table
 from cyclebench.report.stat import stat_table
@@ -176,7 +177,7 @@ def print_run(store: Store, run: Mapping[str, Any], wide: bool, console: Console
         data = variants_data(run)
         compared = comparison_rows(run)
         if data is not None:
-            console_report.print_variants(data, console, run_id=rid, wide=wide, sort=variants_sort(data, run),
+            variants_report.print_variants(data, console, run_id=rid, wide=wide, sort=variants_sort(data, run),
                                           disasm=any("disasm" in v for d in data for v in d.get("variants") or []))
         elif compared is not None:
             console_report.print_comparisons(compared, console, title=comparison_title(run),

@@ -47,7 +47,7 @@ from cyclebench.commands._options import (
 from cyclebench.commands._progress import Steps
 from cyclebench.commands._run import Prepared, RunConfig, begin
 from cyclebench.model import CRASHED, EMULATED, OK, SKIPPED, TIMEOUT, Comparison, Item, Outcome
-from cyclebench.report import console as console_report
+from cyclebench.report import variants as variants_report
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats import clock
@@ -442,7 +442,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
 def show(data: list[Any], run_id: int, unbuilt: bool, json_path: Path | None, wide: bool, sort: str = "cycles",
          disasm: bool = False, exit_on_failure: bool = True) -> None:
     """The ranked tables, the JSON, and (``exit_on_failure``) exit_if_failed."""
-    console_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide, sort=sort)
+    variants_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide, sort=sort)
     if json_path is not None:
         write_text(json_path, json.dumps(data, indent=1) + "\n", f"run #{run_id}")
     if exit_on_failure:

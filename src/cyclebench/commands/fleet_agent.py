@@ -42,9 +42,9 @@ def _tail(text: str) -> str:
 
 def _parsed(args: list[str]) -> dict[str, Any]:
     """The options of the command ``args`` as its click command reads them ({} when unknown)."""
-    from cyclebench.commands._fleet import _root_command
+    from cyclebench.commands._common import root_command
 
-    cmd = _root_command(args[0]) if args else None
+    cmd = root_command(args[0]) if args else None
     if cmd is None:
         return {}
     try:
@@ -58,7 +58,7 @@ def preflight(args: list[str], job: Path) -> tuple[list[dict[str, Any]], str | N
     and the reason to stop (None: go on)."""
     params = _parsed(args)
     cpu = params.get("cpu")
-    argv = [sys.executable, "-m", "cyclebench.cli", "check", "--json", str(job / "check.json")]
+    argv = [sys.executable, "-m", "cyclebench", "check", "--json", str(job / "check.json")]
     if isinstance(cpu, int):
         argv += ["--cpu", str(cpu)]
     child = run_child(argv, CHECK_TIMEOUT_S)
@@ -134,7 +134,7 @@ def agent_cmd(host: str, job_dir: Path, db_stdin: bool, timeout: float, args: tu
         since = now()
         os.chdir(job_dir)  # the user's C files were copied here; the command names them relatively
         try:
-            child = run_child([sys.executable, "-m", "cyclebench.cli", *args], timeout)
+            child = run_child([sys.executable, "-m", "cyclebench", *args], timeout)
         finally:
             try:
                 report["runs"], report["bundles"] = bundles(host, since, job_dir)

@@ -7,17 +7,13 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands import _show
 from cyclebench.commands._common import (
     UserError,
     err,
     open_store,
     out,
 )
-from cyclebench.commands._export import deliver, export_runs
 from cyclebench.commands._options import OutputOptions, format_option, parse_labels, wide_option, writable
-from cyclebench.report.listing import runs_table
-from cyclebench.store import runfile as json_report
 
 
 @click.command("export")
@@ -43,6 +39,8 @@ def export_cmd(run_id: int | None, json_path: Path | None, output: OutputOptions
         raise UserError(f"no runs in {store.url}")
     if store.get_run(rid) is None:
         raise UserError(f"no run {rid} in {store.url}")
+    from cyclebench.commands._export import deliver, export_runs  # heavy (the exports' statistics): here
+
     deliver(output, export_runs(store, [rid], output.fmt))
 
 
@@ -51,6 +49,8 @@ def export_cmd(run_id: int | None, json_path: Path | None, output: OutputOptions
 @click.option("--db", metavar="URL", help="Database URL.")
 def import_cmd(path: Path, db: str | None) -> None:
     """Load a run exported with --json into the database."""
+    from cyclebench.store import runfile as json_report
+
     store = open_store(db)
     try:
         rid = json_report.import_run(store, json_report.load(path))
@@ -69,6 +69,9 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool, output: OutputOptio
     results (callgrind's events, the counters), compare's verdicts, variants' rankings, scale's
     tables, stat's, a profile. --format F [-o FILE]: export it as `export` does (csv, markdown and
     text of a compare run: its comparisons)."""
+    from cyclebench.commands import _show
+    from cyclebench.commands._export import deliver
+
     store = open_store(db, create=False)
     rid = run_id if run_id is not None else store.last_run_id()
     run = store.get_run(rid) if rid is not None else None
@@ -100,4 +103,6 @@ def runs_cmd(db: str | None, limit: int, bench: str | None, host: str | None, la
     if not found and (bench or host or labels or since):
         err.print(f"no run in {store.url} passes these filters", highlight=False)
         return
+    from cyclebench.report.listing import runs_table
+
     out.print(runs_table(found))

@@ -336,7 +336,7 @@ def run(a: argparse.Namespace) -> None:
     py = str(host_dir / "venv" / "bin" / "python")
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
-    os.execv(py, [py, "-m", "cyclebench.cli", "fleet", "agent", "--host", a.host, "--job-dir", str(job_dir),
+    os.execv(py, [py, "-m", "cyclebench", "fleet", "agent", "--host", a.host, "--job-dir", str(job_dir),
                   *(["--db-stdin"] if a.db_stdin else []), "--", *a.args])
 
 

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from cyclebench.model import Result
@@ -337,47 +336,6 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
 def print_comparisons(rows: Iterable[Any], console: Console, title: str | None = None, alpha: float = 0.002,
                       wide: bool = False) -> None:
     console.print(comparisons_table(rows, title, alpha, wide))
-
-
-def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | None = None,
-                   disasm: bool = False, wide: bool = False, sort: str = "cycles") -> None:
-    """One ranked table per benchmark (report.variants, the ranked table of Molnar's alignment
-    study; callgrind's events in it when simulated); emulated variants show verification only. With
-    disasm: instruction classes per variant and the diff of each against the first."""
-    from cyclebench.report.variants import variants_ranked
-
-    for d in data:
-        name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
-        console.print(variants_ranked(d, sort, run_id, wide))
-        if disasm:
-            classes = Table(title=safe_text(f"{name}: instructions in the body", style="table.title"),
-                            header_style="bold")
-            classes.add_column("variant")
-            keys = ["total", "atomic", "fence", "rep-string", "simd", "call"]
-            for k in keys:
-                classes.add_column(k, justify="right")
-            classes.add_column("calls")
-            for v in d["variants"]:
-                cl = v.get("classes") or {}
-                classes.add_row(*_cells(v["label"], *[str(cl.get(k, 0)) for k in keys],
-                                        ", ".join(v.get("calls") or [])))
-            console.print(classes)
-            first = d["variants"][0]
-            for v in d["variants"]:
-                console.rule(safe_text(f"{name} · {v['label']}", multiline=False))
-                console.print(safe_text("\n".join(v.get("disasm") or [])))
-            for v in d["variants"][1:]:
-                import difflib
-
-                lines = list(difflib.unified_diff(first.get("disasm") or [], v.get("disasm") or [], first["label"],
-                                                  v["label"], lineterm="", n=1))
-                console.rule(safe_text(f"diff {first['label']} → {v['label']}", multiline=False))
-                console.print(safe_text("\n".join(lines) or "(identical)"))
-
-
-def _cells(*values: Any) -> list[Text]:
-    """Cells for a plain rich table: every value literal (see report.text)."""
-    return [safe_text(v) for v in values]
 
 
 SIM_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "Bc", "Bcm", "Bi", "Bim")

@@ -1,7 +1,6 @@
 """The database (db: SQLAlchemy, SQLite or PostgreSQL, schema by Alembic) and the lossless
 run file (runfile)."""
 
-from cyclebench.store import fleet  # noqa: F401  (its tables join the schema)
 from cyclebench.store.db import RESULT_FIELDS, RUN_FIELDS, RunGone, Store, StoreError, default_url, guess_kind
 from cyclebench.store.liveness import ABANDONED, run_status
 from cyclebench.store.urls import redact_argv

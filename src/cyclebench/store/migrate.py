@@ -144,9 +144,8 @@ def prepare(engine: Engine, *, create: bool, where: str) -> None:
 
 def _verify(conn: Connection, where: str) -> None:
     """Raise SchemaError unless every table and column of the newest schema (store/schema.py,
-    store/fleet.py) is in the database: one dropped by hand would otherwise surface only at the
+    the fleet's tables included) is in the database: one dropped by hand would otherwise surface only at the
     first write, after measuring ("no such table: samples")."""
-    from cyclebench.store import fleet  # noqa: F401  (its tables join the schema)
     from cyclebench.store.schema import metadata
 
     insp = inspect(conn)

@@ -124,3 +124,28 @@ meta = Table("meta", metadata, Column("key", String(40), primary_key=True), Colu
 
 RESULT_FIELDS = tuple(c.name for c in results.columns if c.name not in ("id", "run_id"))
 RUN_FIELDS = tuple(c.name for c in runs.columns if c.name != "id")
+
+# Fleet jobs in the controller's database (`cyclebench fleet`, store/fleet.py; migration 0005)
+fleet_jobs = Table(
+    "fleet_jobs", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("started_at", String(40), nullable=False),
+    Column("finished_at", String(40)),
+    Column("status", String(20), nullable=False),  # running | complete | interrupted | failed
+    Column("inventory", Text),
+    Column("command", JSON),  # the cyclebench command run on every host (argv after --)
+    Column("mode", String(20)),  # bundles (JSON back to the controller) | direct (hosts write --db)
+)
+
+fleet_hosts = Table(
+    "fleet_hosts", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("job_id", Integer, ForeignKey("fleet_jobs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("host", String(255), nullable=False, index=True),  # the inventory name
+    Column("status", String(20), nullable=False),  # ok | unreachable | check failed | busy | failed | interrupted
+    Column("reason", Text),
+    Column("finished_at", String(40)),
+    Column("check", JSON),  # `cyclebench check --json` there, plus the fleet's own findings
+    Column("run_ids", JSON),  # the runs it made, as ids in this database
+    Column("machine", JSON),  # the machine's own hostname, host id (hashed machine-id), boot id
+)

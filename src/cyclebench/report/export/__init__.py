@@ -23,59 +23,9 @@ commands, not here (report may not import store).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-from cyclebench.model import Comparison
+from cyclebench.report.export.base import ComparisonRow, Export, Exported, Writer
 
 __all__ = ["FORMATS", "TABLE_FORMATS", "ComparisonRow", "Export", "Exported", "Writer", "write"]
-
-
-class ComparisonRow(Protocol):
-    """A comparison as compare makes it (commands.compare.Row): A, B, the parameter, the
-    unit of the medians, the Comparison (None: failed, ``note`` says why) and, for the
-    sequential design, its looks."""
-
-    a: str
-    b: str
-    param: int | None
-    unit: str
-    cmp: Comparison | None
-    note: str
-    sequential: dict[str, Any] | None
-
-
-@dataclass(frozen=True)
-class Export:
-    """What a writer gets.
-
-    ``results``: result rows in order (``model.Result`` dicts with ``run_id``, ``kind`` and
-    ``extra``; each process's own estimate in ``extra["per_process"]``), from one run or
-    several (rows of one benchmark from several runs are its replicates, in that order).
-    ``runs``: the run rows by id (``host``, ``cpu_model``, ``started_at``, ``calibration``,
-    ``env``…), for the formats' context headers; may be empty. ``comparisons``: compare's
-    rows; when given, the table formats (csv, markdown, text) show them instead of the
-    results. ``title``/``caption``: the table's, for markdown and text.
-    """
-
-    results: Sequence[Mapping[str, Any]] = ()
-    runs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
-    comparisons: Sequence[ComparisonRow] = ()
-    title: str | None = None
-    caption: str | None = None
-
-
-@dataclass(frozen=True)
-class Exported:
-    """A writer's output: the text of the format (ends in a newline) and notes, one line
-    each, on what it left out and why."""
-
-    text: str
-    notes: tuple[str, ...] = ()
-
-
-Writer = Callable[[Export], Exported]
 
 
 def _writers() -> dict[str, Writer]:

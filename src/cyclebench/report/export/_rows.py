@@ -11,7 +11,7 @@ from typing import Any
 
 from cyclebench.model import OK, SCALING, STAT, TIMING
 from cyclebench.report.console import fmt, fmt_ci, has_min, notes
-from cyclebench.report.export import ComparisonRow
+from cyclebench.report.export.base import ComparisonRow
 
 Row = Mapping[str, Any]
 

@@ -22,7 +22,6 @@ disturbed) and emulated variants (no timing).
 from __future__ import annotations
 
 from cyclebench.model import EMULATED, PROFILE, SCALING, SIMULATED, STAT, TIMING
-from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import (
     Group,
     finite,
@@ -37,6 +36,7 @@ from cyclebench.report.export._rows import (
     stat_values,
     timing_replicates,
 )
+from cyclebench.report.export.base import Export, Exported
 
 GOARCH = {"x86_64": "amd64", "aarch64": "arm64", "i686": "386", "armv7l": "arm", "ppc64le": "ppc64le",
           "riscv64": "riscv64", "s390x": "s390x"}

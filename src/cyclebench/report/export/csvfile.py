@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cyclebench.report.console import notes
-from cyclebench.report.export import ComparisonRow, Export, Exported
 from cyclebench.report.export._rows import finite, kind_of
+from cyclebench.report.export.base import ComparisonRow, Export, Exported
 from cyclebench.report.text import visible
 
 RESULT_COLUMNS = (

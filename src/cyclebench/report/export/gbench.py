@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from cyclebench.model import PROFILE, SCALING, SIMULATED, STAT, TIMING
-from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import (
     Group,
     finite,
@@ -38,6 +37,7 @@ from cyclebench.report.export._rows import (
     stat_values,
     timing_replicates,
 )
+from cyclebench.report.export.base import Export, Exported
 
 AGGREGATES = ("mean", "median", "stddev")
 PROFILE_NOTE = "a profile's function: per call, not per op, in csv"

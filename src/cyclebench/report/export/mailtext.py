@@ -14,8 +14,8 @@ import textwrap
 
 from rich.console import Console
 
-from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import COMPARE_HEADERS, RESULT_HEADERS, comparison_cells, result_cells
+from cyclebench.report.export.base import Export, Exported
 from cyclebench.report.fit import Column, FitTable
 
 WIDTH = 72

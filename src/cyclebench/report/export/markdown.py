@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import COMPARE_HEADERS, RESULT_HEADERS, comparison_cells, result_cells
+from cyclebench.report.export.base import Export, Exported
 from cyclebench.report.text import visible
 
 LEFT = {"benchmark", "unit", "notes", "A", "B", "verdict"}

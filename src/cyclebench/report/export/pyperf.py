@@ -21,7 +21,6 @@ import json
 from typing import Any
 
 from cyclebench.model import PROFILE, STAT, TIMING
-from cyclebench.report.export import Export, Exported
 from cyclebench.report.export._rows import (
     Group,
     first_run,
@@ -33,6 +32,7 @@ from cyclebench.report.export._rows import (
     stat_values,
     timing_replicates,
 )
+from cyclebench.report.export.base import Export, Exported
 
 VERSION = "1.0"
 STAT_UNITS = {"ms": ("second", 1e-3), "KiB": ("byte", 1024.0)}
