@@ -1,4 +1,5 @@
-/* examples/cas_counter.c — seed 002 (PostgreSQL on aarch64, 2021): a counter bumped with a
+/* examples/cas_counter.c — PostgreSQL on aarch64, 2021
+ * (docs/references.md#aarch64-atomics-postgresql-2021): a counter bumped with a
  * compare-and-swap loop, as PostgreSQL's pg_atomic_fetch_add does. How the CAS is compiled
  * decides how it scales: an ldaxr/stlxr exclusive-monitor loop (ARMv8.0) collapses under
  * contention, an LSE `casal` (ARMv8.1+) does not, and GCC ≥ 10's default outline atomics
@@ -23,5 +24,6 @@ CB_BENCH(atomic, cas_counter) {
     }
 }
 
-/* N increments must give N (seed 003's check): a miscompiled CAS fails here, not silently. */
+/* N increments must give N (Evans's check, docs/references.md#counter-u64-add-freebsd-2013):
+ * a miscompiled CAS fails here, not silently. */
 CB_VERIFY(atomic, cas_counter) { return *(uint64_t *)cb_user(s) == cb_total_iters(s); }

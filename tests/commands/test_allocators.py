@@ -1,4 +1,4 @@
-"""`--allocator` (seed 004): each allocator linked into its own runner and measured side by side."""
+"""`--allocator` (docs/method.md §5b): each allocator linked into its own runner and measured side by side."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def test_annotate_unknown_benchmark() -> None:
 
 @pytest.mark.skipif(shutil.which("perf") is None, reason="perf not installed (apt-get install linux-perf)")
 def test_annotate_blames_a_crashing_benchmark_not_perf() -> None:
-    """Audit D19: a segfaulting body read 'perf record failed: no output'."""
+    """A segfaulting body once read 'perf record failed: no output', blaming perf."""
     r = cli("annotate", "faults/segv", "-f", str(DATA / "faults.c"), "--seconds", "0.1")
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "faults/segv produced no result under perf record" in r.output and "perf record failed" not in r.output

@@ -1,4 +1,4 @@
-"""Each bad input of DESIGN.md §9 gives one clear line, and other results are stored."""
+"""Each bad input (docs/design.md, "Honesty rules") gives one clear line, and other results are stored."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def test_suite_benchmarks_with_params_and_holm(db: str, tmp_path: Path) -> None:
 
 
 def test_two_stored_runs_without_replicates_claim_nothing(db: str, tmp_path: Path) -> None:
-    """Issue 13: a within-run CI cannot see drift between runs; one run a side with no
+    """A within-run CI cannot see drift between runs (docs/method.md §7); one run a side with no
     run-to-run spread known on this host is `~` with a note saying what would allow a verdict."""
     for _ in range(2):
         assert cli("run", str(DATA / "chain.c"), "-q", "--min-time", "0.03", "--repeat", "12").exit_code == 0
@@ -83,7 +83,7 @@ def test_compare_errors(db: str) -> None:
 
 
 def test_a_crash_is_blamed_on_its_benchmark_and_fails_the_command(db: str, tmp_path: Path) -> None:
-    """Audit D5: compare exited 0 and marked the healthy benchmark crashed; the A vs A2
+    """compare once exited 0 and marked the healthy benchmark crashed; the A vs A2
     comparison was lost with it."""
     out = tmp_path / "c.json"
     r = cli("compare", "cc/good", "cc/bad", "cc/good2", "-f", str(DATA / "cmpcrash.c"), "--repeat", "24",
@@ -99,7 +99,8 @@ def test_a_crash_is_blamed_on_its_benchmark_and_fails_the_command(db: str, tmp_p
 
 
 def test_n_stored_runs_ranked_with_a_baseline(db: str) -> None:
-    """Seed 001's table: N runs on one line each per benchmark, ranked, the baseline marked."""
+    """The ranked table of Molnar's alignment thread: N runs on one line each per benchmark,
+    ranked, the baseline marked."""
     fast = ["-q", "--min-time", "0.02", "--repeat", "12", "-b", "chain/add200", "-b", "chain/add400"]
     for label in ("a", "b", "c"):
         assert cli("run", str(DATA / "chain.c"), *fast, "--label", f"k={label}").exit_code == 0
@@ -112,7 +113,7 @@ def test_n_stored_runs_ranked_with_a_baseline(db: str) -> None:
 
 
 def test_sequential_stops_when_the_answer_is_known(db: str, tmp_path: Path) -> None:
-    """Issue 19: without --repeat, compare looks after every process and stops at the first
+    """Without --repeat, compare looks after every process and stops at the first
     conclusive look; twice the work is obvious at the first look, long before the budget."""
     out = tmp_path / "seq.json"
     r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--json", str(out),
@@ -146,7 +147,7 @@ def test_sequential_a_a_is_never_a_verdict(db: str, tmp_path: Path) -> None:
 
 
 def test_compare_and_run_plot(db: str, tmp_path: Path) -> None:
-    """Issue 14 item 3: plots of a compare (Δ with CI) and of a run (per op with CI)."""
+    """Plots of a compare (Δ with CI) and of a run (per op with CI)."""
     png, svg = tmp_path / "c.png", tmp_path / "r.svg"
     r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--budget", "2",
             "--plot", str(png))

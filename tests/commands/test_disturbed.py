@@ -1,4 +1,4 @@
-"""Issue 13 item 4, end to end: a benchmark that shares its CPU with a busy loop for the
+"""Disturbed samples (docs/method.md §4), end to end: a benchmark that shares its CPU with a busy loop for the
 whole run is *disturbed* (status, reason, JSON, exit 0), not a number; benchmarks that block
 by design (a pipe ping-pong between threads or processes, a futex, nanosleep, vfs/mix) are
 not disturbed on their own CPU.

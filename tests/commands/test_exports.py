@@ -1,6 +1,7 @@
 """`export --format F [-o FILE]` and the same options on `run` and `compare`, end to end: one
 export round (two runs, each exported, the real tool compares them), stdout carrying only the
-format, --json keeping its meaning, and one line for a file that cannot be written (issue 14)."""
+format, --json keeping its meaning, and one line for a file that cannot be written
+(docs/exports.md)."""
 
 from __future__ import annotations
 

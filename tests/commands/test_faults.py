@@ -1,5 +1,6 @@
-"""Faults a benchmark or a signal can cause (audit D1, D2, D4, D20, D21 and --max-rss): nothing
-outlives the CLI, its memory stays bounded, and a benchmark's writes never pass for the protocol."""
+"""Faults a benchmark or a signal can cause (signals to the CLI, a stderr flood, a forked child
+holding the pipes, writes into the protocol, a dropped --fifo, --max-rss): nothing outlives the
+CLI, its memory stays bounded, and a benchmark's writes never pass for the protocol."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def rows(db: str) -> dict[str, dict]:  # type: ignore[type-arg]
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 def test_signal_to_the_cli_leaves_no_runner(db: str, sig: signal.Signals) -> None:
-    """D1: what `timeout`, a CI cancel or a closed terminal send reaches only the CLI; the
+    """What `timeout`, a CI cancel or a closed terminal send reaches only the CLI; the
     runner of a hung benchmark dies with it within 2 s."""
     marker = "--run hostile/hang"
     proc = cli_subprocess("run", HOSTILE, "-b", "hostile/hang", "--timeout", "120", "-q")
@@ -77,7 +78,7 @@ def test_signal_to_the_cli_leaves_no_runner(db: str, sig: signal.Signals) -> Non
 
 
 def test_stderr_flood_keeps_the_cli_small(db: str) -> None:
-    """D2: a body looping on write(2) drove the CLI to 1.9 GB in 1 s; only a tail is kept."""
+    """A body looping on write(2) once drove the CLI to 1.9 GB in 1 s; only a tail is kept."""
     # built first: wait4's peak RSS covers reaped descendants (a cold build's cc1 among them).
     # The bound is for unbounded growth (1.9 GB in a second before the fix): the CLI alone peaks
     # at ~100 MB in a warm tree and came to 215–222 MB in fresh CI clones (first imports of a new
@@ -105,7 +106,7 @@ def test_run_child_stdin_is_devnull_and_fds_private() -> None:
 
 
 def test_forked_child_holding_the_pipes_costs_no_result(db: str) -> None:
-    """D20: the body's forked child keeps stdout/stderr open for 60 s; the finished result
+    """The body's forked child keeps stdout/stderr open for 60 s; the finished result
     stands, and the child is killed with the runner's session."""
     t0 = time.monotonic()
     r = cli("run", HOSTILE, "-b", "hostile/fork_holds_pipes", "--timeout", "30", *FAST)
@@ -116,7 +117,7 @@ def test_forked_child_holding_the_pipes_costs_no_result(db: str) -> None:
 
 
 def test_benchmark_cannot_write_into_the_protocol_and_reads_no_terminal(db: str) -> None:
-    """D21: the protocol fd is close-on-exec and not fd 3; stdin is /dev/null."""
+    """The protocol fd is close-on-exec and not fd 3; stdin is /dev/null."""
     r = cli("run", HOSTILE, "-b", "hostile/fake_result_on_fd3", "-b", "hostile/stdin_is_null", *FAST)
     assert r.exit_code == 0, r.output
     got = rows(db)
@@ -127,7 +128,7 @@ def test_benchmark_cannot_write_into_the_protocol_and_reads_no_terminal(db: str)
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root or CAP_SYS_NICE")
 def test_fifo_reaches_the_benchmark(db: str) -> None:
-    """D4: --fifo was dropped before the engine; the body's verify hook checks its policy."""
+    """--fifo was once dropped before the engine; the body's verify hook checks its policy."""
     assert cli("run", HOSTILE, "-b", "hostile/fifo", *FAST).exit_code == 1
     row = rows(db)["hostile/fifo"]
     assert row["status"] == "invalid" and row["extra"]["sched"] == {"policy": "SCHED_OTHER", "priority": 0}
@@ -149,7 +150,7 @@ def test_max_rss_kills_a_runner_that_grows(db: str) -> None:
 
 
 def test_a_killed_benchmark_leaves_nothing_in_tmp(db: str) -> None:
-    """D15: vfs/mix's directory stayed in /tmp whenever its runner was killed; every runner now
+    """vfs/mix's directory once stayed in /tmp whenever its runner was killed; every runner now
     gets a private $TMPDIR that goes with it."""
     import glob
     import tempfile
@@ -161,7 +162,7 @@ def test_a_killed_benchmark_leaves_nothing_in_tmp(db: str) -> None:
 
 
 def test_a_name_with_a_quote_is_listed_and_measured(db: str) -> None:
-    """D11: the engine printed names unescaped; a '"' made the line invalid JSON and the
+    """The engine once printed names unescaped; a '"' made the line invalid JSON and the
     benchmark vanished without a word."""
     src = str(DATA / "name_with_quote.c")
     r = cli("run", src, "--list")

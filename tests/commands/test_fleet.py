@@ -1,4 +1,4 @@
-"""`cyclebench fleet` end to end on this machine (issue 15): two inventory hosts reached over a
+"""`cyclebench fleet` end to end on this machine (docs/fleet.md): two inventory hosts reached over a
 throwaway sshd on 127.0.0.1 (tests/sshlab.py), each with its own cyclebench directory and venv
 installed from the session's wheelhouse, plus a third host on a closed port. Results come back
 as JSON bundles into SQLite, or go straight into a real PostgreSQL (tests/pgcluster.py);

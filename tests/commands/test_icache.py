@@ -1,4 +1,5 @@
-"""Seed 001: the generated I-cache workload and the -falign-functions sweep under callgrind."""
+"""Molnar's alignment study (docs/references.md#icache-alignment-linux-2015): the generated
+I-cache workload and the -falign-functions sweep under callgrind."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def test_generated_source_has_the_functions() -> None:
     src = generate(funcs=10, size=3, seed=2)
     assert src.count("__attribute__((noinline, noclone)) static unsigned f") == 10
     assert "CB_BENCH(icache, calls10x3)" in src
-    assert generate(10, 3, 2) == src and generate(10, 3, 3) != src  # the order is the seed's
+    assert generate(10, 3, 2) == src and generate(10, 3, 3) != src  # the --seed argument sets the order
     with pytest.raises(ValueError):
         generate(1, 3)
 

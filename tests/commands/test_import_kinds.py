@@ -1,7 +1,7 @@
 """`import` takes every JSON cyclebench writes that holds a run — the run file of `run --json`,
 `scale --json` and `export --json` (stat has no --json: its run is exported like any other) —
 and names, in one line with exit 2, each one that does not: compare's verdicts, variants'
-summary, check's findings, selftest's report, and other tools' formats (issue 14, item 5)."""
+summary, check's findings, selftest's report, and other tools' formats."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def test_ctrl_c_keeps_measured_results(db: str) -> None:
 
 
 def test_ctrl_c_during_a_build_exits_130_and_leaves_no_compiler(tmp_path: Path) -> None:
-    """Audit #163/D17: Ctrl-C mid-build waited for every queued compile (60 s) and exited 1."""
+    """Ctrl-C mid-build once waited for every queued compile (60 s) and exited 1."""
     import os
 
     src = tmp_path / "big.c"

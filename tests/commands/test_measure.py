@@ -47,7 +47,7 @@ def test_units_and_ns_are_consistent(db: str) -> None:
 
 
 def test_run_spreads_rounds_over_processes(db: str) -> None:
-    """Issue 13 item 1: each benchmark's rounds in 3 processes, taken in passes, its CI over them."""
+    """Each benchmark's rounds in 3 processes, taken in passes, its CI over them."""
 
     r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "-b", "chain/add400", "--processes", "3",
             "--repeat", "15", "--min-time", "0.03", "--warmup", "0.002", "--target-ci", "0")  # exactly 3

@@ -1,4 +1,4 @@
-"""PostgreSQL end to end through the CLI (issue 14, item 4), on a throwaway cluster the tests
+"""PostgreSQL end to end through the CLI (docs/fleet.md "PostgreSQL for the lab"), on a throwaway cluster the tests
 start themselves (tests/pgcluster.py): run → runs/show/compare/delete; four `run` processes
 writing at once lose nothing; SQLite and PostgreSQL show the same text for the same run file;
 a bad URL, an unreachable server and a missing driver are each one line and exit 2."""

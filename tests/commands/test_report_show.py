@@ -1,5 +1,5 @@
-"""`show` and `runs` of stored runs: readable at 80 columns (issue 12) and never broken by
-what a benchmark, the runner or an imported file wrote (audit D3). No compiler: the runs
+"""`show` and `runs` of stored runs: readable at 80 columns and never broken by
+what a benchmark, the runner or an imported file wrote (rich markup, control characters). No compiler: the runs
 are written to the database directly."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_show_at_80_columns_keeps_the_answer(db: str) -> None:
 
 
 def test_show_and_runs_of_hostile_text(db: str, tmp_path: Path) -> None:
-    """D3: a reason with a closing tag, a markup-like name, an imported command with
+    """A reason with a closing tag, a markup-like name, an imported command with
     `[/oops]` and ESC sequences: printed literally, never a MarkupError."""
     rid = _store_run(db)
     r = cli("show", str(rid))

@@ -1,4 +1,4 @@
-"""Labels and identity with every stored run, `runs` filters and `delete` (issue 14, item 1)."""
+"""Labels and identity with every stored run, `runs` filters and `delete`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`cyclebench variants`: builds side by side; the seed-002 codegen finding on aarch64."""
+"""`cyclebench variants`: builds side by side; the aarch64 atomics codegen finding
+(docs/references.md#aarch64-atomics-postgresql-2021)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_native_flag_variants(db: str, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(bool(CROSS), reason=f"cross toolchain not installed: {', '.join(CROSS)} "
                     "(apt-get install gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)")
-def test_seed_002_casal_only_with_lse(db: str, tmp_path: Path) -> None:
+def test_aarch64_casal_only_with_lse(db: str, tmp_path: Path) -> None:
     out = tmp_path / "cas.json"
     r = cli("variants", str(EXAMPLES / "cas_counter.c"), "--target", "aarch64", "--flags", "-O2",
             "--flags", "-O2 -march=armv8.2-a", "--flags", "-O2 -mno-outline-atomics", "--disasm", "--json", str(out))
@@ -79,7 +80,7 @@ def test_ctrl_c_keeps_the_benchmarks_measured_on_every_variant(db: str, monkeypa
 
 
 def test_a_hung_variant_is_not_retried_and_the_others_are_measured(db: str, tmp_path: Path) -> None:
-    """Audit D14: a hung variant was re-invoked every round (6 × 35 s); then the pairing of the
+    """A hung variant was once re-invoked every round (6 × 35 s); then the pairing of the
     rest must not break (an IndexError once)."""
     import time
 
@@ -96,7 +97,7 @@ def test_a_hung_variant_is_not_retried_and_the_others_are_measured(db: str, tmp_
 
 
 def test_a_variant_that_does_not_build_is_named_and_the_others_are_measured(db: str, tmp_path: Path) -> None:
-    """Audit D14: one bad flag set aborted every variant, without naming it."""
+    """One bad flag set once aborted every variant, without naming it."""
     out = tmp_path / "v.json"
     r = cli("variants", str(DATA / "varhang.c"), "--flags", "-O2", "--flags", "-O2 -mno-such-flag-here",
             "--rounds", "6", "--min-time", "0.01", "--json", str(out))
@@ -110,8 +111,8 @@ VALGRIND = shutil.which("valgrind")
 
 
 @pytest.mark.skipif(VALGRIND is None, reason="valgrind not installed (apt-get install valgrind)")
-def test_seed_001_table_ranked_sizes_and_different_work(db: str, tmp_path: Path) -> None:
-    """Issue 20: ranked by the chosen metric, the baseline marked, size(1)'s columns of the
+def test_ranked_table_sizes_and_different_work(db: str, tmp_path: Path) -> None:
+    """Ranked by the chosen metric, the baseline marked, size(1)'s columns of the
     benchmark file's own object, and a variant doing extra work flagged by callgrind's Ir."""
     import subprocess
 
@@ -149,7 +150,7 @@ def test_variants_sort_and_baseline_errors(db: str) -> None:
 
 
 def test_variants_count_events_per_op(db: str, tmp_path: Path) -> None:
-    """Issue 20: -e counters per variant in the same ranked table (software events here: no PMU)."""
+    """-e counters per variant in the same ranked table (software events here: no PMU)."""
     out = tmp_path / "v.json"
     r = cli("variants", str(DATA / "chain.c"), "-b", "chain/add200", "--flags", "-O2", "--flags", "-O1",
             "--rounds", "6", "--min-time", "0.01", "-e", "task-clock,context-switches", "--sort", "task-clock",

@@ -1,4 +1,4 @@
-"""will-it-scale test cases through the CLI (issue 17): `scale -f 'dir/*.c'` runs them all like
+"""will-it-scale test cases through the CLI (docs/will-it-scale.md): `scale -f 'dir/*.c'` runs them all like
 will-it-scale's runalltests, a failing one costing its rows only; `--csv-format wis` writes
 will-it-scale's own CSV; `run -f FILE.c` gives the cost of one operation at one task.
 Statuses, names, files and ratios between figures of the same run are asserted, never rates."""

@@ -1,6 +1,6 @@
 /* Dependent chains of register-register adds: each add waits for the previous one, so
  * a chain of n costs n core cycles (1-cycle latency). reg-reg, never add $imm, which
- * recent Intel cores fold at rename (DESIGN.md §4). */
+ * recent Intel cores fold at rename (docs/method.md §3). */
 #include <cyclebench.h>
 
 #if defined(__x86_64__)

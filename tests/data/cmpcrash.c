@@ -1,5 +1,5 @@
-/* compare with a benchmark that crashes after a few batches (audit D5): it is blamed, the
- * others are compared without it. */
+/* compare with a benchmark that crashes after a few batches: it is blamed (not its
+ * neighbours), the others are compared without it. */
 #include <cyclebench.h>
 
 CB_BENCH(cc, good) {

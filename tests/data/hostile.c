@@ -1,4 +1,5 @@
-/* Benchmarks that attack the process around them (audit D1, D2, D20, D21, D4): the CLI must
+/* Benchmarks that attack the process around them (hang, flood stderr, fork a child
+ * holding the pipes, write into fd 3, check their scheduling policy): the CLI must
  * stay bounded, kill what they leave behind, and not take their words for its protocol. */
 #define _GNU_SOURCE
 #include <sched.h>

@@ -1,4 +1,4 @@
-/* audit (D11): a benchmark whose name contains a double quote, next to a plain one. */
+/* A benchmark whose name contains a double quote, next to a plain one. */
 #include <cyclebench.h>
 
 static void body(cb_state *s) {

@@ -1,4 +1,4 @@
-/* Benchmarks that would run past --max-time (issue 13 item 7c): each op takes a time of its
+/* Benchmarks that would run past --max-time (docs/method.md §8): each op takes a time of its
  * own choosing, by spinning on CLOCK_MONOTONIC (nanosleep's timer slack would blur it). */
 #include <time.h>
 

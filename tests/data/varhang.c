@@ -1,4 +1,4 @@
-/* variants where one build hangs (audit D14): it is not invoked again, and the others compare. */
+/* variants where one build hangs: it is not invoked again, and the others compare. */
 #include <cyclebench.h>
 
 CB_BENCH(v, work) {

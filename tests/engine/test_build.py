@@ -53,7 +53,7 @@ def test_user_flags_reach_only_the_benchmark(tmp_path: Path) -> None:
 
 
 def test_cache_prune_removes_unused_and_half_built_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Audit D15: the cache never shrank and .tmp-* of killed builds stayed forever."""
+    """The build cache once never shrank, and .tmp-* of killed builds stayed forever."""
     import os
     import time
 

@@ -74,7 +74,7 @@ def overrun() -> Runner:
     ("overrun/slows_down", 1.0, 1.0),  # 10× dearer after the sizing: the plan alone ran 9.9 s
 ])
 def test_max_time_caps_the_wall_time(overrun: Runner, bench: str, min_time: float, max_time: float) -> None:
-    """Issue 13 item 7c: --max-time is a cap on a benchmark's sizing, warm-up and rounds, to
+    """--max-time is a cap on a benchmark's sizing, warm-up and rounds, to
     within one round (only whole rounds are run, the first always). Both bodies spin on the
     wall clock, so a busy machine does not stretch them; the runner's wall time includes its
     start and the timer calibration, hence the slack."""

@@ -1,4 +1,4 @@
-"""Scaling mode (issue 7): orderings measured in one session on this machine, never absolute rates.
+"""Scaling mode (README "Scaling"): orderings measured in one session on this machine, never absolute rates.
 
 CLI runs are short (0.2 s warm-up, 0.6 s of 0.1 s intervals); the orderings come from
 sweeps of 6 alternating passes over 1.8 s (scale.sweep). A sweep in which the tasks had to
@@ -58,7 +58,7 @@ def _sweep(binary: Path, bench: str, mode: str, tasks: tuple[int, ...] = (1, 2))
 
 PARALLEL = {"contend/getppid", "contend/padded"}  # share nothing: they scale unless the host stops them
 
-SCALES = 1.8  # the speed-up at 2 tasks the issue asks of them
+SCALES = 1.8  # the speed-up at 2 tasks asked of them
 
 def _speedup(points: dict[int, dict[str, Any]]) -> float:
     return float(points[max(points)].get("speedup") or 0.0)
@@ -183,7 +183,7 @@ def test_processes_mode_shares_memory(processes: Measured) -> None:
 
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_speedup_agrees_with_its_own_throughput(threads: Measured, processes: Measured, mode: str) -> None:
-    """Issue 13 item 6: the speed-up (median of the passes' own ratios) is within 10% of
+    """The speed-up (median of the passes' own ratios) is within 10% of
     the ratio of the totals printed beside it, in the same sweep (getppid in processes mode
     once printed 17.1M vs 8.61M ops/s and 1.29×). Both figures come from one sweep, so the
     load of the machine moves them together."""

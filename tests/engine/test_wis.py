@@ -1,4 +1,4 @@
-"""will-it-scale test cases in the scaling engine (issue 17): the test cases of tests/data/wis,
+"""will-it-scale test cases in the scaling engine (docs/will-it-scale.md): the test cases of tests/data/wis,
 written in will-it-scale's API, built per mode and run by the runner as `scale` runs them.
 
 What is asserted: each runs in both modes with one counter per task (helpers from new_task

@@ -1,4 +1,5 @@
-"""Bad input is one line and exit 2, before anything is built or measured (audit D9, D16, D18)."""
+"""Bad input is one line and exit 2, before anything is built or measured (out-of-range
+numbers, unbalanced quotes, CPUs that do not exist)."""
 
 from __future__ import annotations
 

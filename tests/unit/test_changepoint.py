@@ -1,4 +1,4 @@
-"""Change points in a history (issue 14): synthetic series with the noise measured here.
+"""Change points in a history (docs/method.md §9): synthetic series with the noise measured here.
 
 Noise: getpid's run-to-run sd on the Intel Xeon KVM guest was ~1% in quiet stretches (and up
 to 6% in busy ones, where no test can see a 5% step in 5 + 5 runs: at 1.5% this detector finds

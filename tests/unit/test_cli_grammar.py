@@ -1,4 +1,4 @@
-"""One way to call every command: the shared options exist wherever they apply (issue 12)."""
+"""One way to call every command: the shared options exist wherever they apply."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Verdicts between stored runs (stats.runs): runs are the replicates (issue 13)."""
+"""Verdicts between stored runs (stats.runs): runs are the replicates (docs/method.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13 item 4: disturbed is a status, not a footnote. Constructed runner results (no
+"""Disturbed is a status (docs/method.md §4), not a footnote. Constructed runner results (no
 compiler): a few disturbed batches are dropped as before; when most are, the result keeps
 its figures from all of them but its status is ``disturbed``, its reason says what happened
 and what to do, and it is left out of verdicts unless asked. The table, the JSON export and

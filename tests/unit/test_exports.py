@@ -1,6 +1,6 @@
 """report/export: each format from rows made by hand (no compiler), read back by the tool it is
 for — google/benchmark's compare.py, benchstat, pyperf — and by csv, a Markdown table's shape
-and a 72-column limit (issue 14, part 3)."""
+and a 72-column limit (docs/exports.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fleet's planning and plumbing without hosts (issue 15): what is refused before anything
+"""The fleet's planning and plumbing without hosts (docs/fleet.md): what is refused before anything
 runs, how C files map into a job's directory, the tether that ends a remote agent with its
 ssh session, the wheelhouse key, and the fleet records in the database."""
 

@@ -1,4 +1,4 @@
-"""`cyclebench history` over a stored history (issue 14): the table, the change point, the
+"""`cyclebench history` over a stored history (docs/method.md §9): the table, the change point, the
 gate, the plot and bad input — on runs written through the store (no compiler, no timing)."""
 
 from __future__ import annotations

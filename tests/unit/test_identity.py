@@ -1,4 +1,4 @@
-"""A run's identity (env.identity, issue 14): the boot id, the sources' git revision and its
+"""A run's identity (env.identity): the boot id, the sources' git revision and its
 dirty flag, and the identity as the runs columns."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""run's passes (interleave.in_passes): fixed, or until a target precision (issue 19's
-`run --target-ci`) — the bookkeeping, with a stand-in runner (no compiler, no timing)."""
+"""run's passes (interleave.in_passes): fixed, or until a target precision
+(`run --target-ci`) — the bookkeeping, with a stand-in runner (no compiler, no timing)."""
 
 from __future__ import annotations
 

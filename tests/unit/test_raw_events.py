@@ -1,4 +1,5 @@
-"""Raw event codes encoded from the PMU's own sysfs format (seed 004's runpm), per vendor."""
+"""Raw event codes encoded from the PMU's own sysfs format (Evans's runpm,
+docs/references.md#malloc-profiling-freebsd-2008), per vendor."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12: tables a person can read in an 80-column terminal. The columns that carry the
+"""Tables a person can read in an 80-column terminal. The columns that carry the
 answer stay at any width and every number in them is printed whole; secondary columns
 drop; notes wrap under their row; wide shows every column.
 
@@ -261,7 +261,7 @@ def test_fit_table_checks_its_rows() -> None:
 
 
 def test_net_columns_are_all_net_and_never_negative() -> None:
-    """Issue 20: with --net every cost column is net and says so; a net cost whose CI holds
+    """With --net every cost column is net and says so; a net cost whose CI holds
     zero is ≈0, one wholly below zero is <0 (overlapping the loop), never a negative figure."""
     from cyclebench.report.console import net_fmt
 

@@ -1,4 +1,4 @@
-"""Audit D3: text from a benchmark, the runner, a file or the database is printed
+"""Text from a benchmark, the runner, a file or the database is printed
 literally — never parsed as rich markup — with its control characters made visible.
 
 No compiler: the tables are built from dict rows and rendered to a recording console.
@@ -184,7 +184,7 @@ def test_run_list_prints_names_literally(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.parametrize("low", [-138.6, None])
 def test_a_min_below_zero_is_never_printed_as_a_cost(low: float | None) -> None:
-    """Issue 13 item 7: a min below zero (stored by older versions) or none (estimators now)
+    """A min below zero (stored by older versions) or none (estimators now)
     prints as '-' with a note; a real min prints as a number, with no note."""
     rows = [_row(bench="copy/nt_store", param=48, per_op=768.5, ci_low=761.0, ci_high=793.9, min=low),
             _row(bench="copy/nt_store", param=64, per_op=424.3, ci_low=423.4, ci_high=425.7, min=421.4)]

@@ -1,4 +1,4 @@
-"""D8: an export file is validated before anything is written, and imported in one
+"""An export file is validated before anything is written, and imported in one
 transaction; every bad file fails with one ExportError (a ValueError) naming the place."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scaling mode (issue 7): orderings measured in one session on this machine, never absolute rates.
+"""Scaling mode (README "Scaling"): orderings measured in one session on this machine, never absolute rates.
 
 Here the parts that need no compiler (parsers, statistics, fixture trees); the rest, which
 builds and runs the engine, is in tests/engine or tests/commands under the same name."""
@@ -133,7 +133,7 @@ def _passes(n: int, per_pass: list[tuple[list[int], list[int]]]) -> list[tuple[S
 
 
 def test_speedup_agrees_with_the_totals_when_a_pass_is_all_disturbed() -> None:
-    """Issue 13 item 6: getppid in processes mode printed 17.1M vs 8.61M ops/s at 2 vs 1
+    """getppid in processes mode once printed 17.1M vs 8.61M ops/s at 2 vs 1
     task and a speed-up of 1.29×. Two passes at 2 tasks were disturbed in every interval:
     judged alone (fewer than 3 undisturbed intervals) each kept its disturbed intervals
     (11.1M ops/s), while the pooled total, with 7 undisturbed intervals, dropped them."""

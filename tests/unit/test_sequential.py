@@ -1,4 +1,4 @@
-"""Sequential verdicts (issue 19): alpha-spending boundaries, the decision of a look, and the
+"""Sequential verdicts (docs/method.md §5a): alpha-spending boundaries, the decision of a look, and the
 error rates of the whole design under repeated looks — simulated, no compiler."""
 
 from __future__ import annotations

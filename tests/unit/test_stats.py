@@ -189,7 +189,7 @@ def test_environment_line_counts_trimmed_of_all_samples() -> None:
 
 
 def test_a_min_below_zero_is_no_cost() -> None:
-    """Issue 13 item 7: a batch faster than the fitted fixed cost alone (two modes: here a
+    """A batch faster than the fitted fixed cost alone (two modes: here a
     fifth of the 100-op batches at 100 ticks/op and no fixed cost, the rest 30000 + 400/op)
     gives a net per-sample cost below zero; min is None then, in every unit, never a number
     (copy/nt_store at 48 B printed a min of −138.6)."""

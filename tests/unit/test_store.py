@@ -70,7 +70,7 @@ def test_add_result_stores_kind_given_or_guessed(tmp_path: Path) -> None:
         s.add_result(rid, {"bench": "c", "status": "ok", "kind": "nope"})
 
 
-# ---------------------------------------------------------------- D13: foreign files, read-only opens
+# ---------------------------------------------------------------- foreign files, read-only opens
 def test_foreign_sqlite_file_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "other.db"
     con = sqlite3.connect(path)
@@ -164,7 +164,7 @@ def test_create_false_creates_nothing_for_a_mistyped_path(tmp_path: Path) -> Non
     assert Store(url, create=False).get_run(rid)["status"] == "complete"
 
 
-# ---------------------------------------------------------------- D10/D12: URLs and passwords
+# ---------------------------------------------------------------- URLs and passwords
 def test_unsupported_dialects_are_refused_in_one_line() -> None:
     for url, name in (("mysql://u:secret@h/db", "mysql"), ("oracle+cx_oracle://u:secret@h/db", "oracle"),
                       ("mssql+pyodbc://u:secret@dsn", "mssql")):
@@ -212,7 +212,7 @@ def test_begin_run_stores_the_command_without_password(tmp_path: Path) -> None:
     assert "S3cret" not in stored and "postgresql://u:***@h/db" in stored
 
 
-# ---------------------------------------------------------------- D6: liveness
+# ---------------------------------------------------------------- liveness: runs whose process died
 NOW = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.timezone.utc)
 
 
@@ -283,7 +283,7 @@ def test_host_id_is_stable_and_hashed() -> None:
 
 
 def test_a_killed_run_reads_abandoned_and_reconcile_writes_it(tmp_path: Path) -> None:
-    url = sqlite_url(tmp_path / "d6.db")
+    url = sqlite_url(tmp_path / "killed.db")
     code = ("import os, sys; from cyclebench.store import Store; s = Store(sys.argv[1]); "
             "rid = s.begin_run(command=['cyclebench', 'run']); print(rid, flush=True); os.kill(os.getpid(), 9)")
     p = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True,
@@ -294,7 +294,7 @@ def test_a_killed_run_reads_abandoned_and_reconcile_writes_it(tmp_path: Path) ->
     mine = s.begin_run(command=["cyclebench", "run"])
     assert s.get_run(killed)["status"] == "abandoned"  # same host, pid gone: at once
     assert {r["id"]: r["status"] for r in s.list_runs()} == {killed: "abandoned", mine: "running"}
-    con = sqlite3.connect(tmp_path / "d6.db")
+    con = sqlite3.connect(tmp_path / "killed.db")
     assert con.execute("SELECT status FROM runs WHERE id = ?", (killed,)).fetchone()[0] == "running"  # read only
     assert s.reconcile() == [killed]
     row = con.execute("SELECT status, finished_at, heartbeat_at FROM runs WHERE id = ?", (killed,)).fetchone()
@@ -362,7 +362,7 @@ def test_ids_and_values_beyond_64_bits(tmp_path: Path) -> None:
     assert s.results(rid) == []
 
 
-# ---------------------------------------------------------------- filters and delete (issue 14), on both backends
+# ---------------------------------------------------------------- filters and delete, on both backends
 KEYS = ["a", "a.b", 'a"b', "a b", "a\\b", "ü", "$x", "[0]", "a'b"]  # label keys a JSON path would trip on
 
 

@@ -1,4 +1,4 @@
-"""D7: several processes opening the same database at once — a new one (schema created,
+"""Several processes opening the same database at once — a new one (schema created,
 WAL set up) or an old one (upgraded) — all succeed, and the schema is made once."""
 
 from __future__ import annotations

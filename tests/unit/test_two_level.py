@@ -1,4 +1,4 @@
-"""run's per-op estimate over several processes (issue 13 item 1): a bias that holds for a whole
+"""run's per-op estimate over several processes (docs/method.md §6): a bias that holds for a whole
 process must widen the CI, not pass for precision."""
 
 from __future__ import annotations

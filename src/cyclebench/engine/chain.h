@@ -1,4 +1,4 @@
-/* chain.h — core-clock calibration by dependent chains (DESIGN.md §4).
+/* chain.h — core-clock calibration by dependent chains (docs/method.md §3).
  *
  * Without a PMU, the core clock is estimated from a chain of register-register adds:
  * each add needs the previous result, so the chain runs at one add per core cycle on
@@ -14,7 +14,7 @@
  *   - a timed chain is longer than its adds by a fixed part: the timer pair, the call, the
  *     first add waiting for the lfence, the last for rdtscp. Subtracting the empty timer
  *     pair's cost left cycles~ biased by −0.3% (AMD EPYC) to +0.4% (Intel Xeon) on chains of
- *     known length (issue 13), so the fixed part is measured instead: chains of 1 and of 8
+ *     known length (bench/chains.py), so the fixed part is measured instead: chains of 1 and of 8
  *     blocks timed alternately (CB_CHAIN_FIXED_READS of each); their difference is 1792 adds.
  *     The value enters and leaves in a register, so no load is on the chain.
  * Limits: a clock change inside a batch is averaged, not seen; an SMT sibling's load slows

@@ -138,7 +138,8 @@ void cb_register_hook_(const char *group, const char *name, int kind, void (*fn)
 /* Per-benchmark hooks; each is a function body with `cb_state *s` in scope. */
 #define CB_SETUP(group, name) CB_HOOK_(CB_HOOK_SETUP, setup, group, name, void, #name)
 #define CB_TEARDOWN(group, name) CB_HOOK_(CB_HOOK_TEARDOWN, teardown, group, name, void, #name)
-/* Runs after timing; return non-zero when the work was done right (seed 003: N adds must give N). */
+/* Runs after timing; return non-zero when the work was done right (as in Evans's counter_u64_add
+ * loop, docs/references.md#counter-u64-add-freebsd-2013: N adds must give N). */
 #define CB_VERIFY(group, name) CB_HOOK_(CB_HOOK_VERIFY, verify, group, name, int, #name)
 
 /* Group-wide hooks: used by every benchmark of the group that has none of its own. */

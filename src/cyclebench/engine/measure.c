@@ -1,10 +1,11 @@
-/* measure.c — how a number is made (DESIGN.md §4).
+/* measure.c — how a number is made (docs/method.md §1–2).
  *
- * The body is timed in whole batches of n operations; n runs over a ladder k·n_base
- * (k = 1..K, shuffled anew every round) so the analysis can fit ticks = fixed + per_op·n
- * and separate the per-op cost from the fixed cost of the timer and the call (the loop
- * overhead that made syscall_timing read 20% low in seed 000). n_base is sized so the
- * smallest batch lasts at least min_batch_ns and the sampling lasts about min_time.
+ * The body is timed in whole batches of n operations; n runs over a ladder k·n_base (k =
+ * 1..K, shuffled anew every round) so the analysis can fit ticks = fixed + per_op·n and
+ * separate the per-op cost from the fixed cost of the timer and the call (the loop overhead
+ * that made syscall_timing read 20% low in Evans's getpid measurements,
+ * docs/references.md#getpid-copy-freebsd-2018). n_base is sized so the smallest batch lasts
+ * at least min_batch_ns and the sampling lasts about min_time.
  *
  * Next to every batch, outside its timed interval:
  *   - an add chain is timed (chain.h): core cycles per TSC tick at that moment;
@@ -102,7 +103,7 @@ typedef struct job {
     size_t idx;
 } job;
 
-/* The scheduling policy and priority the benchmark really ran under (audit D4: --fifo was
+/* The scheduling policy and priority the benchmark really ran under (--fifo was once
  * dropped before the engine and nothing showed it): ,"sched":{"policy":"SCHED_FIFO","priority":10} */
 static void emit_sched(FILE *out) {
     struct sched_param sp = {0};

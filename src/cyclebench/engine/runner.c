@@ -128,7 +128,7 @@ static void list(void) {
         const cb_bench *b = cb_bench_at(i);
         const cb_hook *req = cb_hook_for(b, CB_HOOK_REQUIRE);
         fputs("{\"type\":\"bench\",\"name\":", out);
-        char full[512]; /* escaped like every string (audit D11: a '"' in a name lost the benchmark) */
+        char full[512]; /* escaped like every string (a '"' in a name once lost the benchmark) */
         snprintf(full, sizeof full, "%s/%s", b->group, b->name);
         cb_json_str(out, full);
         fputs(",\"group\":", out);
@@ -488,7 +488,7 @@ static void supervise(pid_t parent) {
 
 int main(int argc, char **argv) {
     /* Die with whoever started us (cyclebench, perf, valgrind): a hung body otherwise spins on
-     * its pinned CPU forever once the CLI is killed (audit D1). */
+     * its pinned CPU forever once the CLI is killed. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* cyclebench died before prctl: nobody would read or stop us (the pid it gave, not "1": it
      * may itself be pid 1 in a container) */
@@ -496,7 +496,7 @@ int main(int argc, char **argv) {
     if (parent && getppid() != (pid_t)atol(parent)) return 2;
     if (parent) supervise((pid_t)atol(parent));
     /* The protocol stream is private: a body's stray write to a low fd or an exec'd helper
-     * must not reach it (audit D21). */
+     * must not reach it. */
     int fd = fcntl(1, F_DUPFD_CLOEXEC, 100); /* not fd 3, where a stray write lands */
     out = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!out) {

@@ -1,8 +1,10 @@
-/* scale.c — scaling mode: will-it-scale done right (DESIGN.md §6, issue 7).
+/* scale.c — scaling mode: will-it-scale done right (README "Scaling",
+ * docs/method.md §8).
  *
- * Seed 000 describes will-it-scale: "a dedicated process/thread which collects results once
- * a second, … the processes/threads running the test only do the test and bump the
- * iteration counter". This is that model, with the details its copies get wrong made right:
+ * Evans 2018 (docs/references.md#getpid-copy-freebsd-2018) describes will-it-scale: "a
+ * dedicated process/thread which collects results once a second, … the processes/threads
+ * running the test only do the test and bump the iteration counter". This is that model, with
+ * the details its copies get wrong made right:
  *
  *   - N tasks (pthreads, or fork()ed processes) each run the body in a loop of small fixed
  *     batches (cb_iters = a batch sized once, uncontended, to last ~batch_ns) and after each

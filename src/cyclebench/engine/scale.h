@@ -1,4 +1,5 @@
-/* scale.h — scaling mode: N copies of one benchmark at once, counted by a sampler (DESIGN.md §6). */
+/* scale.h — scaling mode: N copies of one benchmark at once, counted by a sampler
+ * (README "Scaling"). */
 #ifndef CB_SCALE_H
 #define CB_SCALE_H
 

@@ -5,8 +5,8 @@
  * itself), collection is switched on only around two batches of n1 and n2 operations, and
  * each batch's counts are dumped under its own label; the analysis takes
  * (count(n2) − count(n1)) / (n2 − n1), so every fixed cost — the call, the loop set-up, the
- * client requests themselves — cancels exactly (DESIGN.md §5). Natively the client requests
- * are no-ops: the mode then only runs the body.
+ * client requests themselves — cancels exactly (docs/method.md §5c). Natively the client
+ * requests are no-ops: the mode then only runs the body.
  */
 #define _GNU_SOURCE
 #include "simulate.h"

@@ -268,8 +268,8 @@ int main(int argc, char **argv) {
         perror("statexec: pipe");
         return 1;
     }
-    /* The command dies with statexec and statexec with cyclebench (audit D1: a CLI killed by
-     * SIGKILL left both running). PDEATHSIG survives execve of non-setuid programs. */
+    /* The command dies with statexec and statexec with cyclebench (a CLI killed by
+     * SIGKILL once left both running). PDEATHSIG survives execve of non-setuid programs. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     pid_t self = getpid();
     fflush(NULL);

@@ -1,4 +1,5 @@
-/* wis.c — will-it-scale test cases run unmodified by the scaling engine (issue 17).
+/* wis.c — will-it-scale test cases run unmodified by the scaling engine
+ * (docs/will-it-scale.md).
  *
  * will-it-scale's API, as it is documented (this is written from that description; none of
  * will-it-scale's GPL code is used):

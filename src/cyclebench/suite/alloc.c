@@ -1,5 +1,6 @@
-/* alloc/ — allocator cost per operation (seed 004: memory-allocation performance measured
- * with TSC-based profiling), in the patterns where allocators differ: one size class at a time,
+/* alloc/ — allocator cost per operation (Evans, "Memory allocation performance", 2008,
+ * docs/references.md#malloc-profiling-freebsd-2008: measured with TSC-based profiling), in the
+ * patterns where allocators differ: one size class at a time,
  * many live objects freed in random order, realloc growth, free from another thread, and
  * calloc of large blocks. `--allocator glibc,jemalloc,mimalloc,tcmalloc` links each allocator
  * into its own runner (the same file, one binary each). For glibc's malloc the sizes cross its thresholds:
@@ -36,7 +37,7 @@ CB_GROUP_VERIFY(alloc) {
     return 0;
 }
 
-/* Seed 004: one malloc(n) and its free(p) per operation. The NULL count is kept in a
+/* Evans 2008: one malloc(n) and its free(p) per operation. The NULL count is kept in a
  * register and stored once per batch. */
 CB_BENCH_PARAMS(alloc, malloc_free, ALLOC_SIZES) {
     size_t n = (size_t)cb_param(s);
@@ -50,7 +51,7 @@ CB_BENCH_PARAMS(alloc, malloc_free, ALLOC_SIZES) {
     *(uint64_t *)cb_user(s) += nulls;
 }
 
-/* Seed 004: calloc must hand back zeroed memory, so its cost grows with the size where
+/* Evans 2008: calloc must hand back zeroed memory, so its cost grows with the size where
  * malloc's does not. Only a chunk fresh from mmap skips the clearing (the kernel zeroed it);
  * once the dynamic mmap threshold has risen above n, every calloc(n) comes from the heap
  * and clears all n bytes. */

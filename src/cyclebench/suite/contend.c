@@ -2,12 +2,14 @@
  *
  * Each body does cb_iters(s) operations; run by N tasks at once (scale.c), the throughput
  * curves show what sharing costs:
- *   - seed 000 (will-it-scale): getppid, the syscall loop every task can run in parallel —
- *     the control that should scale perfectly;
- *   - seed 002: one shared atomic (lock xadd / a CAS loop, `ldaxr/stlxr` vs `casal` on
- *     arm64) or one lock — throughput that stops growing, then collapses, with more clients;
- *   - seed 003: per-CPU counters — each writer its own counter, padded apart (scales), versus
- *     adjacent 8-byte slots of one line (false sharing: the line ping-pongs, no data shared).
+ *   - will-it-scale (docs/references.md#getpid-copy-freebsd-2018): getppid, the syscall loop
+ *     every task can run in parallel — the control that should scale perfectly;
+ *   - Farina 2021, aarch64 atomics (docs/references.md#aarch64-atomics-postgresql-2021): one
+ *     shared atomic (lock xadd / a CAS loop, `ldaxr/stlxr` vs `casal` on arm64) or one lock —
+ *     throughput that stops growing, then collapses, with more clients;
+ *   - Evans 2013, counter_u64_add (docs/references.md#counter-u64-add-freebsd-2013): per-CPU
+ *     counters — each writer its own counter, padded apart (scales), versus adjacent 8-byte
+ *     slots of one line (false sharing: the line ping-pongs, no data shared).
  *
  * The shared objects live in one MAP_SHARED|MAP_ANONYMOUS region mapped by a constructor, so
  * they are shared alike by threads and by the processes scale.c forks (fork happens after
@@ -122,8 +124,9 @@ CB_GROUP_VERIFY(contend) {
     return 0;
 }
 
-/* Seed 002/003: one shared counter, atomic fetch-and-add (x86 `lock xadd`; arm64 `ldaddal`
- * with LSE, else an `ldaxr/stlxr` retry loop). The result is used, so it is xadd, not `lock add`. */
+/* Farina 2021 / Evans 2013: one shared counter, atomic fetch-and-add (x86 `lock xadd`; arm64
+ * `ldaddal` with LSE, else an `ldaxr/stlxr` retry loop). The result is used, so it is xadd, not
+ * `lock add`. */
 CB_BENCH(contend, lock_xadd) {
     uint64_t *c = &sh->xadd.v;
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -132,7 +135,7 @@ CB_BENCH(contend, lock_xadd) {
     }
 }
 
-/* Seed 002: the compare-and-swap loop (`lock cmpxchg`; arm64 `casal` or `ldaxr/stlxr`): under
+/* Farina 2021: the compare-and-swap loop (`lock cmpxchg`; arm64 `casal` or `ldaxr/stlxr`): under
  * contention the load and the CAS are separated by other writers, and it retries. */
 CB_BENCH(contend, cas_loop) {
     uint64_t *c = &sh->cas.v;
@@ -143,7 +146,7 @@ CB_BENCH(contend, cas_loop) {
     }
 }
 
-/* Seed 003: per-CPU counters done right — each task its own counter, 256 bytes from the next.
+/* Evans 2013: per-CPU counters done right — each task its own counter, 256 bytes from the next.
  * A plain load/add/store per increment (relaxed atomics so the compiler keeps every one, as
  * the kernel's `addq $1, %gs:…` does): no lock, no sharing, should scale linearly. */
 CB_BENCH(contend, padded) {
@@ -160,7 +163,8 @@ CB_BENCH(contend, unpadded) {
         __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-/* Seed 002's LWLock in miniature: a pthread mutex (process-shared) around a plain increment. */
+/* Farina 2021's LWLock (PostgreSQL's lock) in miniature: a pthread mutex (process-shared)
+ * around a plain increment. */
 CB_BENCH(contend, mutex) {
     uint64_t *c = &sh->locked.v;
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -184,7 +188,7 @@ CB_BENCH(contend, spinlock) {
     }
 }
 
-/* Seed 000: will-it-scale's getppid loop, through syscall(2) (never cached by libc). Nothing
+/* will-it-scale's getppid loop, through syscall(2) (never cached by libc). Nothing
  * shared in user space; in the kernel, the parent pointer is read under RCU: should scale. */
 CB_BENCH(contend, getppid) {
     for (uint64_t i = 0; i < cb_iters(s); i++) {

@@ -1,8 +1,9 @@
-/* copy/ — copying n bytes, hot in cache (seed 000: FreeBSD's bcopy/memcpy, where the start-ups
- * of bcopy's two `rep movs` cost 55.9 cycles per getpid() against an inline copy and skipping
- * the empty tail with je won back 48 of them; rep movsb vs rep movsq + tail; Evans's table of
- * copy variants — unrolled SSE, non-temporal stores, "now AVX is enough better"; seed 003:
- * a table of variants of one operation, selected by CPU feature, as avx2 is here).
+/* copy/ — copying n bytes, hot in cache (Evans 2018, docs/references.md#getpid-copy-freebsd-2018:
+ * FreeBSD's bcopy/memcpy, where the start-ups of bcopy's two `rep movs` cost 55.9 cycles per
+ * getpid() against an inline copy and skipping the empty tail with je won back 48 of them; rep
+ * movsb vs rep movsq + tail; Evans's table of copy variants — unrolled SSE, non-temporal stores,
+ * "now AVX is enough better"; Evans 2013, docs/references.md#counter-u64-add-freebsd-2013: a
+ * table of variants of one operation, selected by CPU feature, as avx2 is here).
  * One operation copies cb_param(s) bytes from src to dst; buffers are 64-byte aligned and
  * reused, so sizes up to L2 measure the copy, not DRAM. cb_clobber() after every copy keeps
  * the compiler from merging or dropping repeated copies; verify checks dst == src. */
@@ -52,14 +53,14 @@ CB_GROUP_VERIFY(copy) {
         cb_clobber();                                    \
     }
 
-/* Seeds 000/003: libc's memcpy, the implementation glibc's ifunc picks for this CPU. n is
+/* Evans 2018 and 2013: libc's memcpy, the implementation glibc's ifunc picks for this CPU. n is
  * only known at run time, so GCC calls it rather than expanding inline moves, and the
  * cb_clobber() after it keeps it from being dropped as a repeat of the same copy. */
 CB_BENCH_PARAMS(copy, memcpy, COPY_SIZES) { COPY_LOOP(memcpy(dst, src, n)) }
-/* Seed 000 (bcopy is memmove): the overlap check first, then usually the same code path. */
+/* Evans 2018 (bcopy is memmove): the overlap check first, then usually the same code path. */
 CB_BENCH_PARAMS(copy, memmove, COPY_SIZES) { COPY_LOOP(memmove(dst, src, n)) }
 
-/* Seed 000: a byte at a time — the baseline that rep movsb (a single instruction doing the
+/* Evans 2018: a byte at a time — the baseline that rep movsb (a single instruction doing the
  * same) is measured against, in cycles and in instruction counts. The empty asm volatile
  * in the loop stops GCC turning it into a memcpy call (-ftree-loop-distribute-patterns) or
  * vectorising it, at -O2 and -O3 alike, without adding an instruction. */
@@ -74,13 +75,13 @@ CB_BENCH_PARAMS(copy, byte_loop, COPY_SIZES) { COPY_LOOP(byte_copy(dst, src, n))
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-/* Seed 000: rep movsb for all n bytes — one rep start-up; fast on CPUs with ERMS/FSRM, but it
+/* Evans 2018: rep movsb for all n bytes — one rep start-up; fast on CPUs with ERMS/FSRM, but it
  * works everywhere, so it is not gated. */
 static inline void rep_movsb(void *d, const void *s, size_t n) {
     __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
 }
 
-/* Seed 000: rep movsq for n/8 words, then rep movsb for the n%8 tail — always executed: the
+/* Evans 2018: rep movsq for n/8 words, then rep movsb for the n%8 tail — always executed: the
  * second rep start-up is paid even when the tail is empty (FreeBSD's old bcopy). */
 static inline void rep_movsq_tail(void *d, const void *s, size_t n) {
     size_t q = n >> 3;
@@ -92,7 +93,7 @@ static inline void rep_movsq_tail(void *d, const void *s, size_t n) {
                      : "memory");
 }
 
-/* Seed 000: the same with the tail skipped by test+je when n%8 == 0 — one rep start-up fewer
+/* Evans 2018: the same with the tail skipped by test+je when n%8 == 0 — one rep start-up fewer
  * (Evans's `je 666f` fix: getpid() 328 → 280 cycles). Every size of COPY_SIZES is a
  * multiple of 8, so here the tail is always skipped and rep_movsq − rep_movsq_je is
  * exactly the start-up of an empty rep movsb. */
@@ -113,7 +114,7 @@ static inline void tail_copy(unsigned char *d, const unsigned char *s, size_t n)
     for (size_t i = 0; i < n; i++) d[i] = s[i];
 }
 
-/* Seed 000 (Evans's "movdqa"/"unroll 64" copies): SSE2, 64 bytes per iteration in
+/* Evans 2018 (his "movdqa"/"unroll 64" copies): SSE2, 64 bytes per iteration in
  * four independent 16-byte unaligned load/store pairs, then 16-byte steps, then bytes. */
 static void sse2_copy(unsigned char *d, const unsigned char *s, size_t n) {
     size_t i = 0;
@@ -129,8 +130,8 @@ static void sse2_copy(unsigned char *d, const unsigned char *s, size_t n) {
     tail_copy(d + i, s + i, n - i);
 }
 
-/* Seed 000 ("now AVX is enough better to be worth using"), gated by CPU feature as in seed
- * 003: AVX2, 64 bytes per iteration in two 32-byte pairs. target("avx2") compiles just
+/* Evans 2018 ("now AVX is enough better to be worth using"), gated by CPU feature as in Evans
+ * 2013: AVX2, 64 bytes per iteration in two 32-byte pairs. target("avx2") compiles just
  * this function for AVX2 without -mavx2 for the file, so CB_REQUIRE gates it at run time. */
 __attribute__((target("avx2"))) static void avx2_copy(unsigned char *d, const unsigned char *s, size_t n) {
     size_t i = 0;
@@ -146,7 +147,7 @@ __attribute__((target("avx2"))) static void avx2_copy(unsigned char *d, const un
     tail_copy(d + i, s + i, n - i);
 }
 
-/* Seed 000 (Evans's movnt* copies, "barely worth using"): non-temporal stores bypass the
+/* Evans 2018 (his movnt* copies, "barely worth using"): non-temporal stores bypass the
  * cache (write-combining): slower for data reused soon, faster for copies larger than the
  * cache. Only whole 64-byte lines are streamed (four movntdq, a line's write-combining
  * buffer filled and written out as one full-line write), as Evans's 64-byte loops and every
@@ -154,7 +155,7 @@ __attribute__((target("avx2"))) static void avx2_copy(unsigned char *d, const un
  * 64-byte alignment) and the tail under 64 bytes take ordinary stores. Streaming a partial
  * line, as this copy once did in 16-byte steps, leaves a partly filled buffer that the
  * sfence flushes as partial writes: 48 bytes cost 670–850 ref-cycles, twice a full line,
- * and moved ±12% between runs (issue 13, docs/method.md "Small non-temporal copies"). So
+ * and moved ±12% between runs (docs/method.md §8, "Small non-temporal copies"). So
  * below 64 bytes this is an ordinary copy plus the sfence, which is what a non-temporal
  * memcpy does there. The sfence at the end of each copy makes the weakly-ordered stores
  * visible before anything later, as a real memcpy must; its cost is part of the op: with
@@ -186,7 +187,7 @@ CB_BENCH_PARAMS(copy, avx2, COPY_SIZES) { COPY_LOOP(avx2_copy(dst, src, n)) }
 CB_REQUIRE(copy, avx2, "avx2")
 CB_BENCH_PARAMS(copy, nt_store, COPY_SIZES) { COPY_LOOP(nt_copy(dst, src, n)) }
 
-/* Seed 000's exact comparison (FreeBSD r333266): getpid() copied a 48-byte frame either with an
+/* Evans 2018's exact comparison (FreeBSD r333266): getpid() copied a 48-byte frame either with an
  * inline fixed-size copy or by calling bcopy, an out-of-line function of a variable size whose
  * two rep movs start-ups cost 55.9 cycles a call (272 vs 328 cycles/getpid), of which skipping
  * the empty tail with je won back 48. Here the same three: the size is a constant only for

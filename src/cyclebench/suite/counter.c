@@ -1,12 +1,13 @@
-/* counter/ — the counter_u64_add() implementations of seed 003 (Evans ↔ Belousov, 2013)
- * that user space can run. The seed's cycle counts (Athlon64): plain `*c += inc` 4–7, addl 4,
- * the racy addl+adcl pair 13 in a critical section, unlocked cmpxchg8b 20, the same with a lock
- * prefix 31 and with an mfence 35, critical section emulations 7–13, cli/sti 12, pushfl;cli;
- * …;popfl 16–20. Each body does exactly cb_iters(s) increments, and verify checks the counters
- * hold every increment ever made (cb_total_iters), as the seed's "N = TSC frequency" loop was
- * checked: a variant that loses or doubles an update fails instead of looking fast.
+/* counter/ — the counter_u64_add() implementations of Evans ↔ Belousov, 2013
+ * (docs/references.md#counter-u64-add-freebsd-2013) that user space can run. Evans's cycle
+ * counts (Athlon64): plain `*c += inc` 4–7, addl 4, the racy addl+adcl pair 13 in a critical
+ * section, unlocked cmpxchg8b 20, the same with a lock prefix 31 and with an mfence 35,
+ * critical section emulations 7–13, cli/sti 12, pushfl;cli; …;popfl 16–20. Each body does
+ * exactly cb_iters(s) increments, and verify checks the counters hold every increment ever made
+ * (cb_total_iters), as Evans's "N = TSC frequency" loop was checked: a variant that loses or
+ * doubles an update fails instead of looking fast.
  *
- * Latency and throughput (seed 003's "pipelining vs dependent chains"): NAME increments one
+ * Latency and throughput (Evans's "pipelining vs dependent chains"): NAME increments one
  * counter, so consecutive increments form a dependency chain through memory (store → load
  * forwarding), as repeated increments of one per-CPU counter do; NAME_x4 makes the same
  * increments round-robin over four counters on four cache lines, so up to four are in flight.
@@ -15,7 +16,7 @@
  *
  * Not here, because user space cannot run them: cli/sti and pushfl; cli; …; popfl. cli and sti
  * fault (#GP) at CPL 3 unless IOPL is 3, and Linux (since 5.5) no longer grants a real IOPL 3
- * even to iopl(3): it emulates only port I/O. The per-CPU counter itself (the seed's %fs/%gs
+ * even to iopl(3): it emulates only port I/O. The per-CPU counter itself (FreeBSD's %fs/%gs
  * segment prefix) needs a kernel; rseq could emulate it, but that is another mechanism. */
 #include <signal.h>
 #include <stdio.h>
@@ -81,17 +82,17 @@ CB_GROUP_VERIFY(counter) {
 #if defined(__x86_64__)
 /* Why asm with "+m" rather than `c->lo++`: the kernel's per-CPU add is one read-modify-write
  * instruction on memory (`addq $1, %gs:(…)`). In C, GCC would keep the counter in a register
- * for the whole loop and store it once (the seed made its counters volatile for the same
+ * for the whole loop and store it once (Evans made his counters volatile for the same
  * reason: "preventing optimizations that aren't possible for pcpu variables"). "+m" makes
  * the operand that memory location, read and written by each instruction; volatile keeps
  * every one of them. */
 
-/* Seed 003: the plain add of a per-CPU counter (~4–7 cycles there) — not atomic against other
+/* Evans 2013: the plain add of a per-CPU counter (~4–7 cycles there) — not atomic against other
  * CPUs, correct only because each CPU has its own counter. */
 #define PLAIN_ADD(p) __asm__ volatile("addq $1, %0" : "+m"((p)->lo))
 COUNTER_BENCH(plain_add, PLAIN_ADD)
 
-/* Seed 003: the i386 per-CPU add of a 32-bit counter (addl, ~4 cycles): counts modulo 2^32. */
+/* Evans 2013: the i386 per-CPU add of a 32-bit counter (addl, ~4 cycles): counts modulo 2^32. */
 #define ADDL(p) __asm__ volatile("addl $1, %0" : "+m"((p)->half[0]) : : "cc")
 COUNTER_BENCH(addl, ADDL)
 
@@ -104,7 +105,7 @@ static int verify_mod32(cb_state *s) {
 CB_VERIFY(counter, addl) { return verify_mod32(s); }
 CB_VERIFY(counter, addl_x4) { return verify_mod32(s); }
 
-/* Seed 003: a full 64-bit add done the racy i386 way, addl on the low half then adcl of the
+/* Evans 2013: a full 64-bit add done the racy i386 way, addl on the low half then adcl of the
  * carry into the high half — two instructions, so an interrupt between them sees a torn value
  * ("this didn't pipeline well either": 2 cycles more than addl there). */
 #define ADDL_ADCL(p)                                                       \
@@ -114,7 +115,7 @@ CB_VERIFY(counter, addl_x4) { return verify_mod32(s); }
                      : "cc")
 COUNTER_BENCH(addl_adcl, ADDL_ADCL)
 
-/* Seed 003: addl, and only on a carry out of the low half (once in 2^32) the rare path —
+/* Evans 2013: addl, and only on a carry out of the low half (once in 2^32) the rare path —
  * there `call accum` folded it into a 64-bit total; here the carry goes into the high half. */
 #define ADDL_JNC(p)                                                        \
     __asm__ volatile("addl $1, %0\n\tjnc 1f\n\taddl $1, %1\n1:"            \
@@ -123,7 +124,7 @@ COUNTER_BENCH(addl_adcl, ADDL_ADCL)
                      : "cc")
 COUNTER_BENCH(addl_jnc, ADDL_JNC)
 
-/* Seed 003's complete critical-section emulation (11 cycles there, "everything inlined"):
+/* Evans 2013's complete critical-section emulation (11 cycles there, "everything inlined"):
  * save td_critnest and raise it, add, and on leaving the outermost section lower it and check
  * td_owepreempt (a preemption requested meanwhile) before going on. td is volatile and the
  * thread's own, as curthread is; fake_mi_switch never runs (nothing requests preemption) but
@@ -149,12 +150,12 @@ __attribute__((noinline)) static void fake_mi_switch(void) { __asm__ volatile(""
     } while (0)
 COUNTER_BENCH(critical_section, CRITICAL_ADD)
 
-/* Seed 003: the locked RMW, a full barrier on x86 ("we could use atomic ops for everything and
+/* Evans 2013: the locked RMW, a full barrier on x86 ("we could use atomic ops for everything and
  * only be 50% slower"). */
 #define LOCK_ADD(p) __asm__ volatile("lock addq $1, %0" : "+m"((p)->lo))
 COUNTER_BENCH(lock_add, LOCK_ADD)
 
-/* Seed 003: atomic_fetchadd — the same locked RMW, also returning the old value. */
+/* Evans 2013: atomic_fetchadd — the same locked RMW, also returning the old value. */
 #define LOCK_XADD(p)                                                           \
     do {                                                                       \
         uint64_t one = 1;                                                      \
@@ -162,7 +163,7 @@ COUNTER_BENCH(lock_add, LOCK_ADD)
     } while (0)
 COUNTER_BENCH(lock_xadd, LOCK_XADD)
 
-/* Seed 003: the compare-and-swap loop every atomic op can be built from: load, compute,
+/* Evans 2013: the compare-and-swap loop every atomic op can be built from: load, compute,
  * lock cmpxchg, retry when another writer got in between (never, uncontended). */
 #define CMPXCHG_LOOP(p)                                                        \
     do {                                                                       \
@@ -177,10 +178,10 @@ COUNTER_BENCH(lock_xadd, LOCK_XADD)
     } while (0)
 COUNTER_BENCH(cmpxchg_loop, CMPXCHG_LOOP)
 
-/* Seed 003: FreeBSD i386 updated its 64-bit per-CPU counters with an *unlocked* cmpxchg8b loop
+/* Evans 2013: FreeBSD i386 updated its 64-bit per-CPU counters with an *unlocked* cmpxchg8b loop
  * (counter_64_inc_8b, ~20 cycles): one instruction, so atomic against an interrupt on the same
  * CPU, though not against other CPUs. x86-64 still has cmpxchg8b on a 64-bit operand
- * (edx:eax expected, ecx:ebx new): the seed's exact loop. */
+ * (edx:eax expected, ecx:ebx new): Evans's exact loop. */
 #define CMPXCHG8B_INC(p, prefix)                                               \
     __asm__ volatile("movl (%[q]), %%eax\n\t"                                  \
                      "movl 4(%[q]), %%edx\n"                                   \
@@ -196,7 +197,7 @@ COUNTER_BENCH(cmpxchg_loop, CMPXCHG_LOOP)
 #define CMPXCHG8B(p) CMPXCHG8B_INC(p, "")
 #define LOCK_CMPXCHG8B(p) CMPXCHG8B_INC(p, "lock\n\t")
 COUNTER_BENCH(cmpxchg8b, CMPXCHG8B)
-/* Seed 003: with the lock prefix (31 cycles against 20 there): what the lock alone costs. */
+/* Evans 2013: with the lock prefix (31 cycles against 20 there): what the lock alone costs. */
 COUNTER_BENCH(lock_cmpxchg8b, LOCK_CMPXCHG8B)
 
 /* The same on a 128-bit counter with cmpxchg16b (rdx:rax expected, rcx:rbx new), as an
@@ -222,7 +223,7 @@ COUNTER_BENCH(lock_cmpxchg16b, LOCK_CMPXCHG16B)
 CB_REQUIRE(counter, lock_cmpxchg16b, "cx16")
 CB_REQUIRE(counter, lock_cmpxchg16b_x4, "cx16")
 
-/* Seed 003 (cmpxchg8b with an mfence, 35 cycles): here the plain per-CPU add followed by an
+/* Evans 2013 (cmpxchg8b with an mfence, 35 cycles): here the plain per-CPU add followed by an
  * mfence, which drains the store buffer — the price of making each update globally visible
  * before going on, without a lock. */
 #define MFENCE_ADD(p) __asm__ volatile("addq $1, %0\n\tmfence" : "+m"((p)->lo) : : "memory")
@@ -232,9 +233,10 @@ COUNTER_BENCH(mfence_add, MFENCE_ADD)
        * builtins, so the counter stays a plain uint64_t that verify reads. On aarch64 GCC ≥ 10
        * compiles them to calls of libgcc's outline atomics (-moutline-atomics is the
        * default), which use LSE ldadd/cas when the CPU has them and ldxr/stxr loops
-       * otherwise (seed 002); -march=armv8.1-a or later inlines the LSE form. */
+       * otherwise (docs/references.md#aarch64-atomics-postgresql-2021); -march=armv8.1-a or
+       * later inlines the LSE form. */
 
-/* Seed 003: the plain per-CPU add. volatile for the reason the seed gives: it keeps the
+/* Evans 2013: the plain per-CPU add. volatile for the reason Evans gives: it keeps the
  * counter in memory, one load-add-store per increment, as for a per-CPU variable. */
 #define PLAIN_ADD(p)                                                           \
     do {                                                                       \
@@ -243,11 +245,11 @@ COUNTER_BENCH(mfence_add, MFENCE_ADD)
     } while (0)
 COUNTER_BENCH(plain_add, PLAIN_ADD)
 
-/* Seed 003: the atomic add (x86's lock add): LSE stadd/ldadd or an ldxr/add/stxr loop. */
+/* Evans 2013: the atomic add (x86's lock add): LSE stadd/ldadd or an ldxr/add/stxr loop. */
 #define LOCK_ADD(p) __atomic_fetch_add(&(p)->lo, 1, __ATOMIC_RELAXED)
 COUNTER_BENCH(lock_add, LOCK_ADD)
 
-/* Seed 003: load, compare-and-swap, retry (LSE cas, or ldxr/stxr). */
+/* Evans 2013: load, compare-and-swap, retry (LSE cas, or ldxr/stxr). */
 #define CMPXCHG_LOOP(p)                                                                                      \
     do {                                                                                                     \
         uint64_t old = __atomic_load_n(&(p)->lo, __ATOMIC_RELAXED);                                          \
@@ -256,7 +258,7 @@ COUNTER_BENCH(lock_add, LOCK_ADD)
     } while (0)
 COUNTER_BENCH(cmpxchg_loop, CMPXCHG_LOOP)
 
-/* Seed 003's mfence variant: a plain add then a full barrier (dmb ish on aarch64). Named
+/* Evans 2013's mfence variant: a plain add then a full barrier (dmb ish on aarch64). Named
  * fence_add, not mfence_add, because it is not the x86 instruction. */
 #define FENCE_ADD(p)                                                           \
     do {                                                                       \
@@ -266,7 +268,7 @@ COUNTER_BENCH(cmpxchg_loop, CMPXCHG_LOOP)
 COUNTER_BENCH(fence_add, FENCE_ADD)
 #endif
 
-/* A user-space stand-in that is NOT comparable with the seed's 7–13-cycle critical sections
+/* A user-space stand-in that is NOT comparable with Evans's 7–13-cycle critical sections
  * or cli/sti: blocking every signal around the add, so no handler can run in the middle of
  * the update. Two rt_sigprocmask system calls per increment (~1,000+ cycles): it measures
  * what the kernel's cheap primitives save, not what they cost. */

@@ -1,7 +1,8 @@
-/* syscall/ — the cheapest system calls (seed 000: getpid() at ~328 cycles/call, where a
- * 1-cycle change was argued over; will-it-scale's getppid loop). Called through
- * syscall(2): glibc cached getpid() in the past and may serve it without entering the
- * kernel, which would measure a function call instead. */
+/* syscall/ — the cheapest system calls (Evans 2018,
+ * docs/references.md#getpid-copy-freebsd-2018: getpid() at ~328 cycles/call, where a 1-cycle
+ * change was argued over; will-it-scale's getppid loop). Called through syscall(2): glibc
+ * cached getpid() in the past and may serve it without entering the kernel, which would measure
+ * a function call instead. */
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@ static int check(cb_state *s, const char *what, long got, long want) {
     return 0;
 }
 
-/* Seed 000: the getpid() loop of Evans/Guzik, one kernel entry and exit per operation. */
+/* The getpid() loop of Evans/Guzik, one kernel entry and exit per operation. */
 CB_BENCH(syscall, getpid) {
     long r = 0;
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -31,7 +32,7 @@ CB_BENCH(syscall, getpid) {
 }
 CB_VERIFY(syscall, getpid) { return check(s, "getpid", last_pid, (long)getpid()); }
 
-/* Seed 000: will-it-scale's getppid loop — like getpid, never cached by libc, and it reads
+/* will-it-scale's getppid loop — like getpid, never cached by libc, and it reads
  * the parent through an RCU-protected pointer. */
 CB_BENCH(syscall, getppid) {
     long r = 0;

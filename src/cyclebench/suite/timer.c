@@ -1,14 +1,15 @@
-/* timer/ — the cost of reading the clock (seed 004: "the cost of rdtsc itself differs
- * between CPUs", and profiling overhead must be known to be removed). One operation is one
- * read; the value feeds cb_do_not_optimize so the read cannot be dropped (the asm reads
- * are volatile as well, so none is merged with its neighbour). Back-to-back reads measure
- * throughput, which is what a timed region pays per read. */
+/* timer/ — the cost of reading the clock (Evans 2008,
+ * docs/references.md#malloc-profiling-freebsd-2008: "the cost of rdtsc itself differs between
+ * CPUs", and profiling overhead must be known to be removed). One operation is one read; the
+ * value feeds cb_do_not_optimize so the read cannot be dropped (the asm reads are volatile as
+ * well, so none is merged with its neighbour). Back-to-back reads measure throughput, which is
+ * what a timed region pays per read. */
 #include <time.h>
 
 #include <cyclebench.h>
 
 #if defined(__x86_64__)
-/* Seed 004: plain rdtsc, unfenced — it can execute out of order with its neighbours, so it
+/* Evans 2008: plain rdtsc, unfenced — it can execute out of order with its neighbours, so it
  * is the cheapest read and the least precise one. */
 CB_BENCH(timer, rdtsc) {
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -18,7 +19,7 @@ CB_BENCH(timer, rdtsc) {
     }
 }
 
-/* Seed 004: lfence; rdtsc; lfence — the engine's start read (timer.h): the fences are what
+/* Evans 2008: lfence; rdtsc; lfence — the engine's start read (timer.h): the fences are what
  * make it precise, and most of what it costs. */
 CB_BENCH(timer, rdtsc_lfence) {
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -28,7 +29,7 @@ CB_BENCH(timer, rdtsc_lfence) {
     }
 }
 
-/* Seed 004: rdtscp; lfence — the engine's stop read (timer.h). rdtscp is missing on some
+/* Evans 2008: rdtscp; lfence — the engine's stop read (timer.h). rdtscp is missing on some
  * old VMs, hence the gate. */
 CB_BENCH(timer, rdtscp) {
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -41,7 +42,7 @@ CB_REQUIRE(timer, rdtscp, "rdtscp")
 #endif
 
 #if defined(__aarch64__)
-/* Seed 004 on arm64: isb; mrs cntvct_el0 — the isb keeps the counter read in program order
+/* Evans 2008 on arm64: isb; mrs cntvct_el0 — the isb keeps the counter read in program order
  * (an mrs of the counter alone may be read early, like an unfenced rdtsc). */
 CB_BENCH(timer, cntvct) {
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -51,7 +52,7 @@ CB_BENCH(timer, cntvct) {
     }
 }
 
-/* Seed 004: isb; mrs cntvct_el0; isb — exactly the engine's start and stop read on arm64
+/* Evans 2008: isb; mrs cntvct_el0; isb — exactly the engine's start and stop read on arm64
  * (timer.h); the second isb keeps the batch from starting before the read. */
 CB_BENCH(timer, cntvct_isb) {
     for (uint64_t i = 0; i < cb_iters(s); i++) {
@@ -62,7 +63,7 @@ CB_BENCH(timer, cntvct_isb) {
 }
 #endif
 
-/* Seed 004: CLOCK_MONOTONIC — served by the vDSO without entering the kernel (when the
+/* Evans 2008: CLOCK_MONOTONIC — served by the vDSO without entering the kernel (when the
  * kernel's clocksource allows it): what most portable code times with. */
 CB_BENCH(timer, clock_gettime) {
     struct timespec ts;
@@ -72,7 +73,7 @@ CB_BENCH(timer, clock_gettime) {
     }
 }
 
-/* Seed 004: CLOCK_MONOTONIC_RAW (not slewed by NTP) — the engine's clock where there is no
+/* Evans 2008: CLOCK_MONOTONIC_RAW (not slewed by NTP) — the engine's clock where there is no
  * cycle counter, and its wall clock for budgets (timer.h). Also a vDSO call on recent
  * kernels; older kernels (< 5.3 on x86) make it a real system call. */
 CB_BENCH(timer, clock_gettime_raw) {

@@ -1,7 +1,7 @@
-/* vfs/ — seed 001 (Ingo Molnar, 2015): the VFS-heavy mixes his -falign-functions study ran
- * (`perf stat --repeat 10 -e L1-icache-load-misses`): short system calls whose kernel paths are
- * long, so the kernel's I-cache footprint shows. All inside a private temporary directory made
- * by setup.
+/* vfs/ — Ingo Molnar, 2015 (docs/references.md#icache-alignment-linux-2015): the VFS-heavy
+ * mixes his -falign-functions study ran (`perf stat --repeat 10 -e L1-icache-load-misses`):
+ * short system calls whose kernel paths are long, so the kernel's I-cache footprint shows. All
+ * inside a private temporary directory made by setup.
  * - vfs/mix: the mkdir/rmdir/open/close/stat workload his message describes first: mkdir, stat,
  *   rmdir of a directory, then open (create), fstat, close and unlink of a file;
  * - vfs/creat_mix: the test program his message lists, call for call (creat, lstat, lseek 4095,
@@ -94,7 +94,7 @@ CB_BENCH(vfs, creat_mix) {
         if (buf == MAP_FAILED) {
             v->failures++;
         } else {
-            buf[0] = 1; /* the page fault of the seed's program */
+            buf[0] = 1; /* the page fault of Molnar's program */
             v->failures += munmap(buf, 4096) != 0;
         }
         close(fd);

@@ -1,4 +1,4 @@
-/* A will-it-scale test case (tests of issue 17) that fails an assert after 1000 operations:
+/* A will-it-scale test case (docs/will-it-scale.md) that fails an assert after 1000 operations:
  * its run must cost one row, crashed, with the assert's message. */
 #include <assert.h>
 #include <sys/syscall.h>

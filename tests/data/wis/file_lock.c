@@ -1,4 +1,4 @@
-/* A will-it-scale test case (tests of issue 17): each task takes and drops an fcntl() write
+/* A will-it-scale test case (docs/will-it-scale.md): each task takes and drops an fcntl() write
  * lock on a file of its own. testcase_prepare() creates the files (relative names: in the
  * working directory cyclebench gives the test case) and testcase_cleanup() removes them; both
  * say so on stderr, which the tests read. prepare also leaves a scratch file in $TMPDIR on

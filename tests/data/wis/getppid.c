@@ -1,4 +1,4 @@
-/* A will-it-scale test case (tests of issue 17): the getppid loop, through syscall(2) so libc
+/* A will-it-scale test case (docs/will-it-scale.md): the getppid loop, through syscall(2) so libc
  * cannot cache it — the same work as contend/getppid. Shares nothing: should scale linearly. */
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-/* A will-it-scale test case (tests of issue 17): anonymous page faults. Each pass maps 16 MiB,
+/* A will-it-scale test case (docs/will-it-scale.md): anonymous page faults. Each pass maps 16 MiB,
  * writes one byte per page (one fault each, bumping the counter) and unmaps it; transparent
  * huge pages are refused so that every page is a fault. Declared void *, as some are. */
 #include <assert.h>

@@ -1,4 +1,4 @@
-/* A will-it-scale test case (tests of issue 17): one byte sent back and forth over two pipes
+/* A will-it-scale test case (docs/will-it-scale.md): one byte sent back and forth over two pipes
  * between the task and a helper started with new_task() (a thread in threads mode, a process
  * in processes mode): two context switches per operation. The helper says on stderr which
  * CPUs it may run on: its task's only, as in will-it-scale (the tests read it). */

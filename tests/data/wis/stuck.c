@@ -1,4 +1,4 @@
-/* A will-it-scale test case (tests of issue 17) that never bumps its counter: it sleeps
+/* A will-it-scale test case (docs/will-it-scale.md) that never bumps its counter: it sleeps
  * forever. Its run must fail with that reason, not report a throughput of 0. */
 #include <unistd.h>
 

@@ -1,7 +1,8 @@
-/* profile/ — the cost of the profiler's probe on this machine (seed 004: "profiling has
- * subtracted its own overheads"; "the cost of rdtsc itself" differs between CPUs, so it is
- * measured here, never assumed). Built with -pg and run under `uftrace record`, which turns
- * every mcount call into an entry and an exit record. `cyclebench profile` reads the trace:
+/* profile/ — the cost of the profiler's probe on this machine (Evans 2008,
+ * docs/references.md#malloc-profiling-freebsd-2008: "profiling has subtracted its own
+ * overheads"; "the cost of rdtsc itself" differs between CPUs, so it is measured here, never
+ * assumed). Built with -pg and run under `uftrace record`, which turns every mcount call into
+ * an entry and an exit record. `cyclebench profile` reads the trace:
  *  - inside a call's own span, the probe costs what an empty instrumented function's recorded
  *    duration shows (cb_probe_empty), and less around a latency-bound body, whose dependent
  *    chain the probe's instructions overlap out of order: cb_probe_chain's recorded duration

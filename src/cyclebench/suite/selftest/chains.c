@@ -1,6 +1,6 @@
 /* selftest_chains.c — known effects for `cyclebench selftest`: dependent chains of n
  * register-register adds cost exactly n core cycles (1-cycle latency on every x86-64 and
- * arm64 core; reg-reg because Golden Cove folds add $imm at rename, DESIGN.md §4). */
+ * arm64 core; reg-reg because Golden Cove folds add $imm at rename, docs/method.md §3). */
 #include <cyclebench.h>
 
 #if defined(__x86_64__)
@@ -27,10 +27,10 @@ CHAIN_BENCH(400)
 CHAIN_BENCH(330)
 CHAIN_BENCH(800)
 
-/* Truths other than the calibrating add chain itself (issue 13 item 5): imul has a 3-cycle
- * latency (Intel since Nehalem, AMD since K8; 3 on Cortex-A76/Neoverse too), and xor with a
- * second register is another 1-cycle op (xor of a register with itself is a zeroing idiom,
- * removed at rename, so the second operand is a different register). */
+/* Truths other than the calibrating add chain itself (bench/chains.py checks them too): imul
+ * has a 3-cycle latency (Intel since Nehalem, AMD since K8; 3 on Cortex-A76/Neoverse too), and
+ * xor with a second register is another 1-cycle op (xor of a register with itself is a zeroing
+ * idiom, removed at rename, so the second operand is a different register). */
 #if defined(__x86_64__)
 #define IMULS(n) __asm__ volatile(".rept " #n "\n\timul %0, %0\n\t.endr" : "+r"(x))
 #define XORS(n) __asm__ volatile(".rept " #n "\n\txor %1, %0\n\t.endr" : "+r"(x) : "r"(y))

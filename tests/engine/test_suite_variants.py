@@ -1,4 +1,5 @@
-"""The suite's seed variants (issue 16 §4): each runs and verifies; one ordering no CPU can reverse."""
+"""The suite's variants from the experiments of docs/references.md: each runs and verifies; one
+ordering no CPU can reverse."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def suite() -> Runner:
     return Runner(build(BuildSpec(sources=tuple(suite_sources()), werror=True)).path, cpu=None)
 
 
-def test_the_seed_variants_are_listed(suite: Runner) -> None:
+def test_the_experiments_variants_are_listed(suite: Runner) -> None:
     names = {b.name for b in suite.list()}
     want = [f"counter/{n}{x}" for n in COUNTERS + (X86_COUNTERS if X86 else []) for x in ("", "_x4")]
     want += ["vfs/creat_mix", *(["copy/inline48", "copy/bcopy_call", "copy/bcopy_je_call"] if X86 else [])]
@@ -42,12 +43,12 @@ def test_every_counter_variant_keeps_every_increment(suite: Runner, name: str) -
 @pytest.mark.skipif(not X86, reason="rep movs copies are x86-64 asm")
 @pytest.mark.parametrize(("bench", "param"), [("copy/inline48", 48), ("copy/bcopy_call", 48),
                                               ("copy/bcopy_call", 53), ("copy/bcopy_je_call", 53)])
-def test_seed_000_copies_verify(suite: Runner, bench: str, param: int) -> None:
+def test_the_r333266_copies_verify(suite: Runner, bench: str, param: int) -> None:
     o = suite.run(bench, param, QUICK, 30)
     assert o.status in (OK, DISTURBED), (o.status, o.reason)
 
 
-def test_seed_001_creat_mix_runs_and_verifies(suite: Runner) -> None:
+def test_creat_mix_runs_and_verifies(suite: Runner) -> None:
     o = suite.run("vfs/creat_mix", None, QUICK, 60)
     assert o.status in (OK, DISTURBED), (o.status, o.reason)  # blocking in the journal is disturbed, not failed
 
