@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from cyclebench.build import BuildSpec, build
-from cyclebench.experiments.sequential import measure_until_known
 from cyclebench.env import sysinfo
+from cyclebench.experiments.sequential import measure_until_known
 from cyclebench.model import OK
 from cyclebench.runner import Runner, interleave
 from cyclebench.runner.plan import MeasureOptions

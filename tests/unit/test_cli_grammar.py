@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -126,10 +127,8 @@ def test_every_command_that_stores_a_run_takes_labels() -> None:
         text = inspect.getsource(mod)
         pkg, _, leaf = mod.__name__.rpartition(".")  # type: ignore[union-attr]
         for design in (f"{pkg}._{leaf}", f"cyclebench.experiments.{leaf}"):
-            try:
+            with contextlib.suppress(ImportError):
                 text += inspect.getsource(importlib.import_module(design))
-            except ImportError:
-                pass
         return text
 
     opening = {name for name, cmd in commands().items()
