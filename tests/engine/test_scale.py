@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from cyclebench.build import BuildSpec, build, suite_sources
-from cyclebench.commands import _scale as scale
+from cyclebench.experiments import scale
 from cyclebench.env.cpus import cpu_order
 from cyclebench.model import CRASHED, OK
 from cyclebench.report import plots

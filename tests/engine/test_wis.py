@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from cyclebench.build import BuildSpec, build, suite_sources, wis
-from cyclebench.commands import _scale as scale
+from cyclebench.experiments import scale
 from cyclebench.env.cpus import cpu_order
 from cyclebench.model import CRASHED, FAILED, OK, ScaleRun
 from cyclebench.runner.scaling import ScaleOptions, run_one

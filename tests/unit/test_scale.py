@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cyclebench.build import BuildSpec, suite_sources
-from cyclebench.commands import _scale as scale
+from cyclebench.experiments import scale
 from cyclebench.env.cpus import cpu_order
 from cyclebench.model import ScaleRun, Series
 from cyclebench.report import plots

@@ -1,5 +1,5 @@
 """`cyclebench run`: the built-in suite or the user's benchmarks, measured and stored
-(the machinery: commands/_run.py; will-it-scale test cases: commands/_wis.py).
+(the machinery: commands/_run.py; will-it-scale test cases: experiments/wis.py, commands/_wis.py).
 """
 
 from __future__ import annotations
@@ -190,9 +190,10 @@ def _run_wis(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], pa
     """will-it-scale test cases among FILES: measured by commands._wis (their cost per operation
     at one task, from intervals). Returns False when there are none (run goes on as usual)."""
     from cyclebench.commands import _wis
+    from cyclebench.experiments.wis import split_files
 
     try:
-        cases, others = _wis.split_files(build.files)
+        cases, others = split_files(build.files)
     except SelectionError as e:
         raise UserError(str(e)) from None
     if not cases:

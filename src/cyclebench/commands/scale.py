@@ -1,4 +1,4 @@
-"""`cyclebench scale`: throughput of 1..N tasks at once (the machinery: commands/_scale.py).
+"""`cyclebench scale`: throughput of 1..N tasks at once (the design: experiments/scale.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import click
 
 from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
-from cyclebench.commands import _wis
 from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_store, write_text
 from cyclebench.commands._options import (
     BuildOptions,
@@ -26,8 +25,10 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands._progress import Steps
-from cyclebench.commands._scale import ScaleConfig, check_wis_csv, execute, prepare, print_series, write_wis_csv
+from cyclebench.commands._scale import check_wis_csv, print_series, write_wis_csv
 from cyclebench.env.cpus import parse_cpus
+from cyclebench.experiments import wis as _wis
+from cyclebench.experiments.scale import ScaleConfig, execute, prepare
 from cyclebench.report.text import safe_text
 from cyclebench.runner import RunnerError
 from cyclebench.runner.plan import SelectionError
