@@ -28,7 +28,7 @@ WIDE = {("copy/memcpy", 64), ("copy/memcpy", 65536), *(("copy/memmove", p) for p
 # and 5 (3 processes planned, at most 6) and are stored after all the others.
 DRIVER = f"""
 import sys
-from cyclebench.commands import _run
+from cyclebench.experiments import run as _run
 WIDE = {sorted(WIDE)!r}
 _run.relative_halfwidth = lambda res, n_resamples=400: (
     0.012 if ((res or {{}}).get("bench"), (res or {{}}).get("param")) in WIDE else 0.0)

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from cyclebench.build import BuildSpec, build, suite_sources
-from cyclebench.experiments import scale
 from cyclebench.env.cpus import cpu_order
+from cyclebench.experiments import scale
 from cyclebench.model import CRASHED, OK
 from cyclebench.report import plots
 from cyclebench.runner import scaling as runner_scaling

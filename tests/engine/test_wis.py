@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from cyclebench.build import BuildSpec, build, suite_sources, wis
-from cyclebench.experiments import scale
 from cyclebench.env.cpus import cpu_order
+from cyclebench.experiments import scale
 from cyclebench.model import CRASHED, FAILED, OK, ScaleRun
 from cyclebench.runner.scaling import ScaleOptions, run_one
 from cyclebench.stats import scaling

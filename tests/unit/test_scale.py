@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from cyclebench.build import BuildSpec, suite_sources
-from cyclebench.experiments import scale
 from cyclebench.env.cpus import cpu_order
+from cyclebench.experiments import scale
 from cyclebench.model import ScaleRun, Series
 from cyclebench.report import plots
 from cyclebench.runner import scaling as runner_scaling

@@ -33,7 +33,7 @@ from cyclebench.commands._options import (
     RunnerOptions,
     not_a_file,
 )
-from cyclebench.commands._run import Prepared, RunConfig, begin, prepare
+from cyclebench.experiments.run import Prepared, RunConfig, begin, prepare
 from cyclebench.experiments.sequential import measure_until_known
 from cyclebench.model import DISTURBED, ERROR, OK, Outcome
 from cyclebench.report.console import fmt

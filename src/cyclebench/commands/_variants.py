@@ -45,7 +45,7 @@ from cyclebench.commands._options import (
     RunnerOptions,
 )
 from cyclebench.commands._progress import Steps
-from cyclebench.commands._run import Prepared, RunConfig, begin
+from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.model import CRASHED, EMULATED, OK, SKIPPED, TIMEOUT, Comparison, Item, Outcome
 from cyclebench.report import variants as variants_report
 from cyclebench.runner import Runner, RunnerError

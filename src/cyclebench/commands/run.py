@@ -1,5 +1,5 @@
 """`cyclebench run`: the built-in suite or the user's benchmarks, measured and stored
-(the machinery: commands/_run.py; will-it-scale test cases: experiments/wis.py, commands/_wis.py).
+(the design: experiments/run.py; will-it-scale test cases: experiments/wis.py, commands/_wis.py).
 """
 
 from __future__ import annotations
@@ -38,17 +38,8 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
-from cyclebench.commands._run import (
-    DEFAULT_PROCESSES,
-    RunConfig,
-    check_events,
-    events_and_cache,
-    measure_one,
-    prepare,
-    print_list,
-    report,
-    run_to_run,
-)
+from cyclebench.commands._run import check_events, events_and_cache, measure_one, print_list, report
+from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, prepare, run_to_run
 from cyclebench.runner import RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.store import runfile as json_report
