@@ -59,7 +59,7 @@ def test_cluster_ci_widens_for_a_per_process_bias() -> None:
 
 
 def test_process_note_only_when_processes_disagree() -> None:
-    from cyclebench.commands._compare import process_note
+    from cyclebench.experiments.compare import process_note
     g = np.repeat(np.arange(4), 10)
     a = np.concatenate([np.full(10, v) for v in (157.0, 160.0, 250.0, 300.0)])
     note = process_note(a, a + 6, g)

@@ -38,10 +38,10 @@ from typing import Any
 from rich.console import Console
 
 from cyclebench.commands import _compare, _run, _scale, _wis
-from cyclebench.commands._comparison import Row
 from cyclebench.commands._export import export_comparisons, export_runs
 from cyclebench.experiments import profile as _profile
 from cyclebench.experiments import stat as _stat
+from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.history import host_spread
 from cyclebench.model import PROFILE, STAT, Comparison
 from cyclebench.report import console as console_report

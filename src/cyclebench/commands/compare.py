@@ -1,6 +1,6 @@
 """`cyclebench compare`: run benchmarks side by side and judge them, or judge stored runs, or
-set hosts side by side (the machinery: commands/_compare.py, _comparison.py, compare_runs.py,
-compare_hosts.py).
+set hosts side by side (the designs: experiments/compare.py, experiments/comparison.py; around
+them: commands/_compare.py, compare_runs.py, compare_hosts.py).
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from cyclebench.commands._common import (
     parse_params,
     write_text,
 )
-from cyclebench.commands._compare import Budget, compare_allocators, measure_and_judge
-from cyclebench.commands._comparison import fail_outcomes
+from cyclebench.commands._compare import compare_allocators, measure_and_judge
 from cyclebench.commands._export import check_compare_format, deliver, export_comparisons
 from cyclebench.commands._options import (
     BuildOptions,
@@ -41,6 +40,8 @@ from cyclebench.commands._options import (
     wide_option,
 )
 from cyclebench.commands.compare_runs import judge_stored
+from cyclebench.experiments.compare import Budget
+from cyclebench.experiments.comparison import fail_outcomes
 from cyclebench.model import FAILED_STATUSES
 from cyclebench.report import console as console_report
 

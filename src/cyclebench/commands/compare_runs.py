@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench.commands._comparison import CompareError, Row, adjust
+from cyclebench.experiments.comparison import CompareError, Row, adjust
 from cyclebench.experiments.history import estimate_of, host_spread
 from cyclebench.stats.ab import ALPHA
 from cyclebench.stats.result import usable_for_verdict
