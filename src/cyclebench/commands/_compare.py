@@ -37,10 +37,11 @@ def compare_allocators(allocs: list[Allocator], targets: Sequence[str], params: 
     allocator in shuffled order, paired by round, signed-rank + Holm against the first). --repeat
     gives the rounds; --min-time is shared out over them as over compare's 60 rounds."""
     from cyclebench.commands import _variants as variants
+    from cyclebench.experiments.variants import Sweep, make_variants
 
     for t in targets:
         not_a_file(t, "compare")
-    sweep = variants.Sweep(variants.make_variants((), (), None, allocs), targets, parse_params(params), repeat,
+    sweep = Sweep(make_variants((), (), None, allocs), targets, parse_params(params), repeat,
                            min_time * 12 / (repeat or 60), labels=labels)
     run_id, data, unbuilt = variants.measure_and_store(sweep, build, pin, open_store(db))
     hit = sorted(f"{d['bench']} {v['label']}: {c['verdict']}" for d in data for v in d["variants"]

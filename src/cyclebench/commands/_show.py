@@ -76,7 +76,7 @@ def display(run: Mapping[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- each kind's table inputs
 def variants_data(run: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    """The ranked data `variants` printed (an entry per benchmark: commands._variants.summary),
+    """The ranked data `variants` printed (an entry per benchmark: experiments.variants.summary),
     or None when the run stored none (not a variants run, or interrupted before its end)."""
     data = summary(run).get("variants")
     return data if isinstance(data, list) and data else None

@@ -1,7 +1,7 @@
 """`cyclebench variants`: the same benchmarks built several ways, measured side by side.
 
 A variant is one (compiler, flag set, target, allocator) build of the user's files or of the
-built-in suite (docs/method.md §5b); commands/_variants.py builds, measures and judges them (and
+built-in suite (docs/method.md §5b); experiments/variants.py builds, measures and judges them (and
 serves `compare --allocator` too). This file is the recipe: options in, one ranked table per
 benchmark out (report/variants.py), the run stored as each benchmark completes.
 """
@@ -28,7 +28,8 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
-from cyclebench.commands._variants import Sweep, VariantError, make_variants, measure_and_store, show
+from cyclebench.commands._variants import measure_and_store, show
+from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 
 
 @click.command("variants")
