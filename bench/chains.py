@@ -37,7 +37,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.runs):
             out = Path(tmp) / f"{i}.json"
-            argv = [sys.executable, "-m", "cyclebench.cli", "run", src, "--cpu", a.cpu, "-q",
+            argv = [sys.executable, "-m", "cyclebench", "run", src, "--cpu", a.cpu, "-q",
                     "--processes", str(a.processes), "--db", a.db or f"sqlite:///{tmp}/c.db", "--json", str(out)]
             for b in TRUTH:
                 argv += ["-b", b]

@@ -46,7 +46,7 @@ CB_BENCH(cross, getpid_chain) {
 
 
 def cli(*args: str, db: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cyclebench.cli", *args, "--db", db], text=True,
+    return subprocess.run([sys.executable, "-m", "cyclebench", *args, "--db", db], text=True,
                           capture_output=True, check=False)
 
 

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _profile(exe: Path, out: Path) -> dict:
     # profile stores each run: in a database beside the JSON, not the user's
-    subprocess.run([sys.executable, "-m", "cyclebench.cli", "profile", "--json", str(out), "--db",
+    subprocess.run([sys.executable, "-m", "cyclebench", "profile", "--json", str(out), "--db",
                     f"sqlite:///{out.parent / 'profile.db'}", "--", str(exe)], check=True, capture_output=True)
     d = json.loads(out.read_text())
     return {"rows": {f["function"]: f for f in d["functions"]}, **d}

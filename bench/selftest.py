@@ -45,7 +45,7 @@ def one(cpu: int, other: int, condition: str, quick: bool, out: Path) -> dict:
         if not taskset:
             os.sched_setaffinity(loop.pid, {other})
     try:
-        argv = [sys.executable, "-m", "cyclebench.cli", "selftest", "--cpu", str(cpu), "--json", str(out)]
+        argv = [sys.executable, "-m", "cyclebench", "selftest", "--cpu", str(cpu), "--json", str(out)]
         r = subprocess.run(argv + (["--quick"] if quick else []), env=env, capture_output=True, text=True,
                            check=False)
     finally:
