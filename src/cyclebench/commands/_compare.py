@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
     err,
@@ -24,8 +23,8 @@ from cyclebench.commands._options import (
 from cyclebench.experiments.compare import Budget, execute, param_groups
 from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.run import RunConfig, prepare
-from cyclebench.runner import RunnerError, interleave
-from cyclebench.runner.plan import MeasureOptions, SelectionError
+from cyclebench.runner import interleave
+from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store, StoreError
 
 
@@ -67,6 +66,7 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
     fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
     Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""
     from cyclebench.commands._common import UserError, err
+    from cyclebench.commands._finish import finishing
     from cyclebench.commands._progress import Steps
 
     equivalence = 100 * budget.equivalence
@@ -83,21 +83,16 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
                     fifo=pin.fifo, max_rss=pin.max_rss, labels=labels)
     opened: list[int] = []
     try:
-        with err.status("building", spinner="dots"):
-            prepared = prepare(cfg)
-        n_sets = len(param_groups(prepared, targets, params))
-        with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
-            run_id, rows, measured = execute(cfg, prepared, store, targets, params, alpha,
-                                             processes=processes, on_process=steps.step,
-                                             include_disturbed=include_disturbed, budget=design,
-                                             on_open=opened.append)
-    except BuildError as e:
-        if e.output:
-            err.print(e.output, markup=False, highlight=False)
-        raise UserError(str(e)) from None
-    except (RunnerError, SelectionError, StoreError) as e:
-        raise UserError(str(e)) from None
-    except KeyboardInterrupt:
+        with finishing(interrupt=False):
+            with err.status("building", spinner="dots"):
+                prepared = prepare(cfg)
+            n_sets = len(param_groups(prepared, targets, params))
+            with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
+                run_id, rows, measured = execute(cfg, prepared, store, targets, params, alpha,
+                                                 processes=processes, on_process=steps.step,
+                                                 include_disturbed=include_disturbed, budget=design,
+                                                 on_open=opened.append)
+    except KeyboardInterrupt:  # before finishing's: what is kept depends on whether the run opened
         if not opened:  # still building or calibrating: no run row, no result
             err.print("cyclebench: interrupted before anything was measured: nothing stored", highlight=False)
         else:

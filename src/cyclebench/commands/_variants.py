@@ -10,10 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cyclebench.build import (
-    BuildError,
-)
-from cyclebench.commands._common import UserError, err, out, write_text
+from cyclebench.commands._common import err, out, write_text
+from cyclebench.commands._finish import finishing
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
@@ -22,9 +20,8 @@ from cyclebench.commands._progress import Steps
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
 from cyclebench.report import variants as variants_report
-from cyclebench.runner import RunnerError
-from cyclebench.runner.plan import MeasureOptions, SelectionError
-from cyclebench.store import Store, StoreError
+from cyclebench.runner.plan import MeasureOptions
+from cyclebench.store import Store
 
 
 def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store: Store) -> tuple[int, list[Any], bool]:
@@ -37,7 +34,11 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
     pin = replace(pin, cpu=cpu)
     run_id: int | None = None
     stored: list[int] = []  # one entry per benchmark stored
-    try:
+    def kept() -> str | None:
+        return None if run_id is None else (f"{len(stored)} benchmark(s) measured on every variant are kept in "
+                                            f"run #{run_id} ({store.url})")
+
+    with finishing(kept):
         with err.status("building variants", spinner="dots"):
             built, unbuilt, skipped = build_all(sw.variants, build, pin)
         for e in unbuilt:
@@ -77,17 +78,6 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
         data = summary(built, results, sw.disasm, sw.events, skipped)
         store.update_run(rid, summary={"variants": data, "display": {"sort": sw.sort}})
         store.finish_run(rid, "complete")
-    except (BuildError, RunnerError, SelectionError, StoreError, VariantError) as e:
-        if isinstance(e, BuildError) and e.output:
-            err.print(e.output, markup=False, highlight=False)
-        raise UserError(str(e)) from None
-    except KeyboardInterrupt:
-        if run_id is None:
-            err.print("cyclebench: interrupted")
-        else:
-            err.print(f"cyclebench: interrupted: {len(stored)} benchmark(s) measured on every variant are kept in "
-                      f"run #{run_id} ({store.url})")
-        sys.exit(130)
     return rid, data, bool(unbuilt)
 
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cyclebench.build import BuildError
 from cyclebench.build.wis import TestCase
-from cyclebench.commands._common import FAILED_STATUSES, UserError, err, null_context, open_store, out
+from cyclebench.commands._common import UserError, err, null_context, open_store, out
+from cyclebench.commands._finish import exit_status, finishing
 from cyclebench.commands._options import BuildOptions, RunnerOptions
 from cyclebench.commands._progress import Steps
 from cyclebench.experiments.wis import (
@@ -24,8 +24,6 @@ from cyclebench.experiments.wis import (
 )
 from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text
-from cyclebench.runner import RunnerError
-from cyclebench.store import StoreError
 from cyclebench.store import runfile as json_report
 
 
@@ -80,26 +78,17 @@ def run_cases(cases: Sequence[TestCase], others: Sequence[Path], build_opts: Bui
     cfg = OpCostConfig(cases=cases, spec=build_opts.spec(), cpu=pin.cpu, processes=processes,
                        duration=max(min_time, RUN_MIN_DURATION), warmup=max(warmup, RUN_MIN_WARMUP),
                        command=["cyclebench", *sys.argv[1:]], labels=labels)
-    try:  # each test case on its own: one that does not compile or link costs its row
-        with err.status("building", spinner="dots") if not quiet else null_context():
-            built = build_cases(cfg.spec, cases, [RUN_MODE])
-    except BuildError as e:  # no compiler
-        raise UserError(str(e)) from None
-    except FileNotFoundError as e:
-        raise UserError(str(e)) from None
+    # each test case on its own: one that does not compile or link costs its row (no compiler: one line)
+    with finishing(), err.status("building", spinner="dots") if not quiet else null_context():
+        built = build_cases(cfg.spec, cases, [RUN_MODE])
     binaries = {name: b for (name, _mode), b in built.binaries.items()}
     broken = {name: why for (name, _mode), why in built.broken.items()}
     if not binaries:
         raise UserError(f"no test case builds: {cases[0].name}: {broken[cases[0].name]}")
     store = open_store(db)
-    try:
-        with Steps(len(cases) * processes, "measuring", quiet=quiet) as steps:
-            run_id, rows = measure_cases(cfg, binaries, store, steps.step, broken)
-    except (RunnerError, StoreError) as e:
-        raise UserError(str(e)) from None
-    except KeyboardInterrupt:
-        err.print(f"cyclebench: interrupted: test cases measured so far are kept ({store.url})")
-        sys.exit(130)
+    with (finishing(kept=lambda: f"test cases measured so far are kept ({store.url})"),
+          Steps(len(cases) * processes, "measuring", quiet=quiet) as steps):
+        run_id, rows = measure_cases(cfg, binaries, store, steps.step, broken)
     if not quiet:
         console_report.print_results(rows, out, title=run_title(run_id), wide=wide)
         for line in cost_lines(rows):
@@ -111,8 +100,5 @@ def run_cases(cases: Sequence[TestCase], others: Sequence[Path], build_opts: Bui
         except OSError as e:
             raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored "
                             f"(run #{run_id})") from None
-    bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
-    if bad:
-        err.print(f"cyclebench: {len(bad)} test case(s) did not produce a valid result (see notes)", style="red")
-        sys.exit(1)
+    exit_status(rows, "test case(s)")
 

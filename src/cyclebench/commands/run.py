@@ -10,10 +10,8 @@ from typing import Any
 
 import click
 
-from cyclebench.build import BuildError, ToolMissing
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
-    FAILED_STATUSES,
     UserError,
     err,
     null_context,
@@ -21,6 +19,7 @@ from cyclebench.commands._common import (
     parse_params,
 )
 from cyclebench.commands._export import deliver, export_runs
+from cyclebench.commands._finish import exit_status, finishing
 from cyclebench.commands._options import (
     SEED,
     BuildOptions,
@@ -40,7 +39,6 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._run import check_events, events_and_cache, measure_one, print_list, report
 from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, prepare, run_to_run
-from cyclebench.runner import RunnerError
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.store import runfile as json_report
 
@@ -112,16 +110,8 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
                     cache=cache, events=groups, max_rss=pin.max_rss, processes=processes,
                     target_ci=target_ci / 100 if target_ci and processes > 1 else None, labels=labels,
                     allocators=tuple(allocators or ()))
-    try:
-        with err.status("building", spinner="dots") if not quiet else null_context():
-            prepared = prepare(cfg)
-    except BuildError as e:
-        if e.output:
-            err.print(e.output, markup=False, highlight=False)
-        above = e.output and not isinstance(e, ToolMissing)
-        raise UserError(f"{e} (compiler output above)" if above else str(e)) from None
-    except (FileNotFoundError, RunnerError, SelectionError) as e:
-        raise UserError(str(e)) from None
+    with finishing(), err.status("building", spinner="dots") if not quiet else null_context():
+        prepared = prepare(cfg)
 
     if list_only:  # what -b (and -p) select, in the suite's order
         benches = prepared.runner.list()
@@ -167,11 +157,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         err.print(f"plot of {n} result(s): {plot_path}", highlight=False)
     if len(ids) > 1:
         err.print(f"replicate group g{ids[0]}: runs {','.join(map(str, ids))} (compare g{ids[0]} g…)", highlight=False)
-    rows = all_rows
-    bad = [r for r in rows if r.get("status") in FAILED_STATUSES]
-    if bad:
-        err.print(f"cyclebench: {len(bad)} benchmark(s) did not produce a valid result (see notes)", style="red")
-        sys.exit(1)
+    exit_status(all_rows)
 
 
 def _run_wis(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...],

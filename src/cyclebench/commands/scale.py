@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from cyclebench.build import BuildError
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import FAILED_STATUSES, UserError, err, open_store, write_text
+from cyclebench.commands._finish import finishing
 from cyclebench.commands._options import (
     BuildOptions,
     Seconds,
@@ -30,11 +30,9 @@ from cyclebench.env.cpus import parse_cpus
 from cyclebench.experiments import wis as _wis
 from cyclebench.experiments.scale import ScaleConfig, execute, prepare
 from cyclebench.report.text import safe_text
-from cyclebench.runner import RunnerError
 from cyclebench.runner.plan import SelectionError
 from cyclebench.runner.scaling import default_tasks, parse_modes, parse_tasks
 from cyclebench.stats import scaling
-from cyclebench.store import StoreError
 from cyclebench.store import runfile as json_report
 
 
@@ -113,7 +111,7 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
         err.print(safe_text(f"cyclebench: {', '.join(unselected)} (given as files) not selected by "
                             f"{', '.join(benches)}: not measured"), highlight=False)
     store = open_store(db)
-    try:
+    with finishing(kept=lambda: f"task counts measured so far are kept ({store.url})"):
         with err.status("building", spinner="dots") as status:
             prepared = prepare(cfg, lambda what: status.update(f"building {what}"))
         if csv_path is not None and csv_format == "wis":
@@ -122,15 +120,6 @@ def scale_cmd(benches: tuple[str, ...], build: BuildOptions, tasks_text: str | N
                 * max(1, len(cfg.allocators)))
         with Steps(runs, "scaling") as steps:
             run_id, series = execute(cfg, prepared, store, steps.step)
-    except BuildError as e:
-        if e.output:
-            err.print(e.output, markup=False, highlight=False)
-        raise UserError(str(e)) from None
-    except (FileNotFoundError, RunnerError, SelectionError, StoreError) as e:
-        raise UserError(str(e)) from None
-    except KeyboardInterrupt:
-        err.print(f"cyclebench: interrupted: task counts measured so far are kept ({store.url})")
-        sys.exit(130)
     used = len(set(prepared.cpus))
     print_series(series, prepared.descriptions, cfg.modes[0], wide)
     pct = scaling.sampler_cpu_pct(series)

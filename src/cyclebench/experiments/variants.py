@@ -36,6 +36,7 @@ from cyclebench.build import (
 )
 from cyclebench.build.allocators import Allocator
 from cyclebench.build.elf import berkeley_sizes, body_symbol, classify, disassemble, elf_sizes, helper_calls
+from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.model import CRASHED, EMULATED, OK, SKIPPED, TIMEOUT, Comparison, Item, Outcome
 from cyclebench.runner import Runner, RunnerError
@@ -46,7 +47,7 @@ from cyclebench.stats.repetitions import spread
 from cyclebench.stats.result import result_fields, sample_rows
 
 
-class VariantError(Exception):
+class VariantError(ExperimentError):
     """Bad variant specification (no flag sets, unknown target...)."""
 
 
