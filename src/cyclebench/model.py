@@ -221,6 +221,27 @@ class Comparison:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One line of a comparison: A, B, the parameter, the unit of the medians, the Comparison
+    (None: no verdict, ``note`` says why) and, for the sequential design, its looks (None: the
+    fixed design, p-values Holm-adjusted over the command). Made by experiments/compare and
+    the comparison of stored runs, printed by report/console, exported by report/export."""
+
+    a: str
+    b: str
+    param: int | None
+    unit: str
+    cmp: Comparison | None
+    note: str = ""
+    sequential: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "param": self.param, "unit": self.unit,
+                "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note,
+                "sequential": dict(self.sequential) if self.sequential is not None else None}
+
+
 @dataclass
 class Series:
     """One benchmark under `scale` in one mode: a summary per task count, in task order."""

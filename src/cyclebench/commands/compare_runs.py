@@ -92,7 +92,8 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
     names = [_side_name(store, side, spans) for side in sides]
     spreads = host_spread(store, runs[sides[0][0]], set(runs))
     prov = _differences(list(runs.values()))
-    rows = []
+    rows: list[Row] = []
+    pending: list[tuple[str, tuple[Any, ...], int]] = []  # ranked entries, made once Holm has adjusted the rows
     for key in keys:
         label = key[0] + (f" [{key[2]}]" if key[2] else "")
         # a run's figure stored as NaN reads back as NULL (SQLite) or NaN (PostgreSQL): no number,
@@ -119,11 +120,12 @@ def compare_runs(store: Store, sides: list[list[int]], alpha: float = ALPHA,
                 rows.append(Row(f"{label} {names[0]}", name, key[1], unit, None, str(e)))
                 continue
             rows.append(Row(f"{label} {names[0]}", name, key[1], unit, cmp, "; ".join(x for x in (note, prov) if x)))
-        if ranked is not None:
-            ranked[(label, key[1])] = [_side_summary(names[i], [idx[r][key] for r in side], i == 0,
-                                                     rows[first + i - 1] if i else None)
-                                       for i, side in enumerate(sides)]
-    adjust(rows, alpha)
+        pending.append((label, key, first))
+    rows = adjust(rows, alpha)
+    for label, key, first in pending if ranked is not None else ():  # the verdicts adjusted over the table
+        ranked[(label, key[1])] = [_side_summary(names[i], [idx[r][key] for r in side], i == 0,  # type: ignore[index]
+                                                 rows[first + i - 1] if i else None)
+                                   for i, side in enumerate(sides)]
     return rows
 
 

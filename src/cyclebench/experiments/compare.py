@@ -137,7 +137,7 @@ def execute(
                     continue
                 rows.append(Row(benches[0], b, param, base[1], cmp, process_note(base[0][ok], c[0][ok], g)))
             on_done(param)
-    adjust(rows, alpha)
+    rows = adjust(rows, alpha)
     store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows]})
     store.finish_run(run_id, "complete")
     return run_id, rows, results

@@ -4,39 +4,26 @@ their p-values are adjusted together (Holm) when the design allows it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import replace
 
-from cyclebench.model import Comparison
+from cyclebench.model import ComparisonRow
 from cyclebench.stats.ab import holm, with_adjusted_p
+
+Row = ComparisonRow  # the record every comparison makes (model.ComparisonRow)
 
 
 class CompareError(Exception):
     """A comparison cannot be made (a side failed, too few rounds, nothing in common)."""
 
 
-@dataclass
-class Row:
-    a: str
-    b: str
-    param: int | None
-    unit: str
-    cmp: Comparison | None
-    note: str = ""
-    sequential: dict[str, Any] | None = None  # the sequential design's looks (None: fixed design, Holm)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "param": self.param, "unit": self.unit,
-                "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note,
-                "sequential": self.sequential}
-
-
-def adjust(rows: list[Row], alpha: float) -> None:
-    judged = [r for r in rows if r.cmp is not None and r.sequential is None]  # sequential: Bonferroni by design
-    for r, p in zip(judged, holm([r.cmp.p for r in judged if r.cmp]), strict=True):
-        if r.cmp is not None:
-            r.cmp = with_adjusted_p(r.cmp, p, alpha)
-
+def adjust(rows: Sequence[Row], alpha: float) -> list[Row]:
+    """The rows with the fixed design's p-values Holm-adjusted over all of them (new records;
+    the sequential design's rows as they are: its α is spent by design)."""
+    judged = [i for i, r in enumerate(rows) if r.cmp is not None and r.sequential is None]
+    out = list(rows)
+    for i, p in zip(judged, holm([rows[i].cmp.p for i in judged]), strict=True):  # type: ignore[union-attr]
+        out[i] = replace(rows[i], cmp=with_adjusted_p(rows[i].cmp, p, alpha))  # type: ignore[arg-type]
+    return out
 
 
 def fail_outcomes(rows: Sequence[Row], fail_on: Sequence[str]) -> str:

@@ -6,25 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from cyclebench.model import Comparison
+from cyclebench.model import ComparisonRow
 
 __all__ = ["ComparisonRow", "Export", "Exported", "Writer"]
-
-
-class ComparisonRow(Protocol):
-    """A comparison as compare makes it (commands.compare.Row): A, B, the parameter, the
-    unit of the medians, the Comparison (None: failed, ``note`` says why) and, for the
-    sequential design, its looks."""
-
-    a: str
-    b: str
-    param: int | None
-    unit: str
-    cmp: Comparison | None
-    note: str
-    sequential: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
