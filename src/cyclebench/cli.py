@@ -54,17 +54,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "selftest": ("cyclebench.commands.selftest", "selftest_cmd",
                  "Check cyclebench's own precision here with known effects (A/A, +1 cycle, linearity, timer)."),
     "gen": ("cyclebench.commands.gen", "gen_group", "Generate benchmark sources."),
-    "runs": ("cyclebench.commands.results", "runs_cmd",
+    "runs": ("cyclebench.commands.runs", "runs_cmd",
              "List stored runs, newest first, with their labels; filtered by benchmark, host, label and date."),
-    "show": ("cyclebench.commands.results", "show_cmd",
+    "show": ("cyclebench.commands.show", "show_cmd",
              "Print a stored run (default: the last) as the command that made it printed it: a run's results "
              "(callgrind's events, the counters), compare's verdicts, variants' rankings, scale's tables, stat's, "
              "a profile."),
-    "export": ("cyclebench.commands.results", "export_cmd",
+    "export": ("cyclebench.commands.export", "export_cmd",
                "Write a stored run (default: the last) in a format other tools read: json (lossless, `import` "
                "reads it), gbench (Google Benchmark JSON), benchstat (Go benchmark lines), pyperf, csv, markdown "
                "or text (72 columns, for mail)."),
-    "import": ("cyclebench.commands.results", "import_cmd", "Load a run exported with --json into the database."),
+    "import": ("cyclebench.commands.import_run", "import_cmd", "Load a run exported with --json into the database."),
     "delete": ("cyclebench.commands.delete", "delete_cmd",
                "Delete stored runs RUN... with their results and samples (asks first unless --yes)."),
     "cache": ("cyclebench.commands.cache", "cache_group",

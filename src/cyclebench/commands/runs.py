@@ -1,0 +1,39 @@
+"""`cyclebench runs`: the stored runs, newest first, filtered."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from cyclebench.commands._common import (
+    err,
+    open_store,
+    out,
+)
+from cyclebench.commands._options import parse_labels
+
+
+@click.command("runs")
+@click.option("--db", metavar="URL", help="Database URL.")
+@click.option("-n", "limit", type=click.IntRange(1, 1_000_000), default=20, show_default=True,
+              help="The newest this many runs (of those the filters pass).")
+@click.option("--bench", metavar="GLOB", help="Only runs with a result of a benchmark matching GLOB (as run -b reads "
+                                               "it: a group name selects its group).")
+@click.option("--host", metavar="H", help="Only runs on host H (its name, or the host id `show` prints).")
+@click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE",
+              help="Only runs labelled so (repeatable: every one must hold).")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+              help="Only runs started on that day (UTC) or later.")
+def runs_cmd(db: str | None, limit: int, bench: str | None, host: str | None, label_args: tuple[str, ...],
+             since: dt.datetime | None) -> None:
+    """List stored runs, newest first, with their labels; filtered by benchmark, host, label and date."""
+    labels = parse_labels(label_args)
+    store = open_store(db, create=False)
+    found = store.list_runs(limit, host=host, since=since.date() if since else None, labels=labels, bench=bench)
+    if not found and (bench or host or labels or since):
+        err.print(f"no run in {store.url} passes these filters", highlight=False)
+        return
+    from cyclebench.report.listing import runs_table
+
+    out.print(runs_table(found))
