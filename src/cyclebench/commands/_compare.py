@@ -43,8 +43,8 @@ def compare_allocators(allocs: list[Allocator], targets: Sequence[str], params: 
     sweep = Sweep(make_variants((), (), None, allocs), targets, parse_params(params), repeat,
                            min_time * 12 / (repeat or 60), labels=labels)
     run_id, data, unbuilt = variants.measure_and_store(sweep, build, pin, open_store(db))
-    hit = sorted(f"{d['bench']} {v['label']}: {c['verdict']}" for d in data for v in d["variants"]
-                 if (c := v.get("comparison")) and _fails(c["verdict"], fail_on))
+    hit = sorted(f"{d['bench']} {v['label']}: {_verdict(v)}" for d in data for v in d["variants"]
+                 if not v.get("baseline") and v.get("status") == "ok" and _fails(_verdict(v), fail_on))
     variants.show(data, run_id, unbuilt, json_path, wide, exit_on_failure=False)
     if hit:
         err.print(f"cyclebench: --fail-on: {'; '.join(hit)}", highlight=False)
@@ -52,10 +52,20 @@ def compare_allocators(allocs: list[Allocator], targets: Sequence[str], params: 
     variants.exit_if_failed(data, unbuilt)
 
 
+def _verdict(v: dict[str, Any]) -> str:
+    """A measured variant's verdict against the baseline: slower, faster, ~, or inconclusive
+    when none could be reached (too few pairs left once disturbed rounds were dropped: its note
+    says how many)."""
+    c = v.get("comparison")
+    return str(c["verdict"]) if c else "inconclusive" + (f" ({v['note']})" if v.get("note") else "")
+
+
 def _fails(verdict: str, fail_on: Sequence[str]) -> bool:
-    """Whether a variants verdict (slower, faster or ~) is one --fail-on names."""
-    return (verdict in fail_on or (verdict != "~" and "different" in fail_on)
-            or (verdict == "~" and "inconclusive" in fail_on))
+    """Whether a variants verdict (slower, faster, ~ or inconclusive) is one --fail-on names:
+    slower/faster (or different: either), inconclusive (~ or no verdict at all)."""
+    if verdict in ("slower", "faster"):
+        return verdict in fail_on or "different" in fail_on
+    return "inconclusive" in fail_on
 
 
 def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: BuildOptions, pin: RunnerOptions,
