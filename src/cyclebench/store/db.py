@@ -31,9 +31,12 @@ from typing import Any, TypeVar
 
 import platformdirs
 from sqlalchemy import (
+    JSON,
     ColumnElement,
     Connection,
     Engine,
+    case,
+    cast,
     create_engine,
     delete,
     event,
@@ -43,14 +46,20 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    type_coerce,
     update,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, suite_order
 from cyclebench.store import liveness, migrate, urls
 
 T = TypeVar("T")
+
+# the calibration chains' raw readings a result keeps in ``extra`` (stats.clock re-reads them):
+# tick lists no table shows, most of a stored row's bytes (results_of(raw=False) leaves them out)
+RAW_EXTRA = ("chain", "chains")
 
 from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for the store's users
     RESULT_FIELDS,
@@ -598,19 +607,35 @@ class Store:
         return suite_order(dict(r) for r in rows)
 
     @_guard
-    def results_of(self, run_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[dict[str, Any]]]:
         """The results of several runs in one query: run id → its rows in the suite's order (as
-        results; absent ids: [])."""
+        results; absent ids: []). ``raw=False``: each row's ``extra`` without the calibration
+        chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
+        shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
         out: dict[int, list[dict[str, Any]]] = {int(r): [] for r in run_ids}
         if not out:
             return out
+        columns = [c for c in results.columns if raw or c.name != "extra"]
+        if not raw:
+            columns.append(self._extra_without_raw().label("extra"))
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(results).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
+                select(*columns).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
             ).mappings().all()
         for r in rows:
             out[int(r["run_id"])].append(dict(r))
         return {rid: suite_order(got) for rid, got in out.items()}
+
+    def _extra_without_raw(self) -> ColumnElement[Any]:
+        """results.extra less the RAW_EXTRA keys, computed by the database: SQLite's json_remove,
+        PostgreSQL's jsonb ``-`` (an extra that is not an object is left as it is)."""
+        if self.engine.dialect.name == "sqlite":
+            return type_coerce(func.json_remove(results.c.extra, *(f"$.{k}" for k in RAW_EXTRA)), JSON)
+        as_jsonb = cast(results.c.extra, JSONB)
+        trimmed = as_jsonb
+        for key in RAW_EXTRA:
+            trimmed = trimmed.op("-")(literal(key))
+        return type_coerce(case((func.jsonb_typeof(as_jsonb) == "object", trimmed), else_=as_jsonb), JSON)
 
     @_guard
     def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None, int | None]]:
