@@ -43,7 +43,7 @@ def serve(root: Path, port: int) -> None:
 
 
 @click.command("report")
-@click.option("-o", "--output", "output_path", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DIR,
+@click.option("-o", "--output", "output_path", type=click.Path(path_type=Path), default=DEFAULT_DIR,
               show_default=True, help="The site's directory (a site there is replaced whole; any other files there "
                                       "refuse).")
 @db_option

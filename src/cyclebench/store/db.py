@@ -35,8 +35,6 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
-    case,
-    cast,
     create_engine,
     delete,
     event,
@@ -49,7 +47,6 @@ from sqlalchemy import (
     type_coerce,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, suite_order
@@ -615,7 +612,7 @@ class Store:
         out: dict[int, list[dict[str, Any]]] = {int(r): [] for r in run_ids}
         if not out:
             return out
-        columns = [c for c in results.columns if raw or c.name != "extra"]
+        columns: list[Any] = [c for c in results.columns if raw or c.name != "extra"]
         if not raw:
             columns.append(self._extra_without_raw().label("extra"))
         with self.engine.connect() as conn:
@@ -627,15 +624,12 @@ class Store:
         return {rid: suite_order(got) for rid, got in out.items()}
 
     def _extra_without_raw(self) -> ColumnElement[Any]:
-        """results.extra less the RAW_EXTRA keys, computed by the database: SQLite's json_remove,
-        PostgreSQL's jsonb ``-`` (an extra that is not an object is left as it is)."""
+        """results.extra less the RAW_EXTRA keys, computed by SQLite (json_remove keeps the other
+        keys in their order: the counters' columns follow it). PostgreSQL could only through
+        jsonb, which reorders keys: there extra is read whole."""
         if self.engine.dialect.name == "sqlite":
             return type_coerce(func.json_remove(results.c.extra, *(f"$.{k}" for k in RAW_EXTRA)), JSON)
-        as_jsonb = cast(results.c.extra, JSONB)
-        trimmed = as_jsonb
-        for key in RAW_EXTRA:
-            trimmed = trimmed.op("-")(literal(key))
-        return type_coerce(case((func.jsonb_typeof(as_jsonb) == "object", trimmed), else_=as_jsonb), JSON)
+        return results.c.extra
 
     @_guard
     def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None, int | None]]:
