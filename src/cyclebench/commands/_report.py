@@ -31,7 +31,7 @@ import re
 import shutil
 import signal
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from cyclebench.store import Store
 from cyclebench.store.db import bench_regex
 
 BATCH = 50  # runs whose rows are read in one query
+HISTORY_BATCH = 8  # benchmarks a worker writes the history pages of at a time
 DIGEST = 100  # the newest compare, variants and scale runs gathered on their pages (all have run pages)
 NEWEST = 25  # runs listed on the index
 TABLE_RUNS = 30  # a history page's table per host: its last runs (the plot has them all)
@@ -187,6 +188,11 @@ def _child_batch(ids: list[int]) -> _Batch:
     return _FORKED.batch(ids)
 
 
+def _child_histories(keys: list[Key]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+    assert _FORKED is not None
+    return _FORKED.history_batch(keys)
+
+
 class _Builder:
     def __init__(self, store: Store, db: str | None, site: Site, runs: list[dict[str, Any]],
                  every: list[dict[str, Any]], filters: Filters, window: int, alpha: float) -> None:
@@ -203,8 +209,10 @@ class _Builder:
         self.scales: collections.deque[dict[str, Any]] = collections.deque(maxlen=DIGEST)
         self.n_kind = {"compare": 0, "variants": 0, "scale": 0}
         self.spreads: dict[tuple[int, ...], dict[tuple[Any, ...], tuple[float, int]]] = {}
-        self.regressions: list[dict[str, Any]] = []
+        self.regressions: list[dict[str, Any]] = []  # of the history batch being written
         self.index_rows: list[dict[str, Any]] = []
+        self.all_regressions: list[dict[str, Any]] = []  # of every batch
+        self.all_index_rows: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ runs
     def run_pages(self, jobs: int) -> None:
@@ -217,15 +225,8 @@ class _Builder:
             for ids in batches:
                 self.merge(self.batch(ids))
             return
-        global _FORKED
-        _FORKED = self
-        try:
-            ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(min(jobs, len(batches)), initializer=_child_start, initargs=(die_with_parent(),)) as pool:
-                for done in pool.imap(_child_batch, batches):
-                    self.merge(done)
-        finally:
-            _FORKED = None
+        for done in self._forked(jobs, _child_batch, batches):
+            self.merge(done)
 
     def batch(self, ids: list[int]) -> _Batch:
         """The pages of the runs ``ids`` and what the rest of the site needs of them."""
@@ -320,9 +321,23 @@ class _Builder:
             self.spreads[ids] = pooled_by_bench(reps, self.snapshot.results_of(list(ids)))
         return self.spreads[ids]
 
-    def histories(self) -> None:
-        for key in sorted((k for k, s in self.series.items() if s.timed),
-                          key=lambda k: (k[0], k[1] is not None, k[1] or 0, k[2])):
+    def histories(self, jobs: int) -> None:
+        """Every benchmark's history page, in ``jobs`` forked processes as the run pages."""
+        keys = sorted((k for k, s in self.series.items() if s.timed),
+                      key=lambda k: (k[0], k[1] is not None, k[1] or 0, k[2]))
+        chunks = [keys[i:i + HISTORY_BATCH] for i in range(0, len(keys), HISTORY_BATCH)]
+        if jobs <= 1 or len(chunks) <= 1:
+            for chunk in chunks:
+                self.merge_histories(self.history_batch(chunk))
+            return
+        for done in self._forked(jobs, _child_histories, chunks):
+            self.merge_histories(done)
+
+    def history_batch(self, keys: list[Key]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]:
+        """The pages of ``keys``: (open regressions, the benchmarks index's rows, pages written)."""
+        self.regressions, self.index_rows = [], []
+        before = dict(self.site.written.pages)
+        for key in keys:
             bench, _, variant = key
             traces: list[Trace] = []
             for host, got in sorted(self.series[key].by_host.items()):
@@ -333,6 +348,26 @@ class _Builder:
                 h, margin = analyse(points, spread, self.alpha)
                 traces.append(Trace(host, unit, points, h, margin, runs))
             self.history_page(key, traces)
+        pages = {k: v for k, v in self.site.written.pages.items() if before.get(k) != v}
+        return self.regressions, self.index_rows, pages
+
+    def merge_histories(self, done: tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, int]]) -> None:
+        regressions, rows, pages = done
+        self.all_regressions += regressions
+        self.all_index_rows += rows
+        self.site.written.pages.update(pages)
+
+    def _forked(self, jobs: int, work: Any, chunks: list[Any]) -> Iterator[Any]:
+        """``work(chunk)`` for every chunk, in ``jobs`` forked processes that inherit this
+        builder (_child_start), the results in the chunks' order."""
+        global _FORKED
+        _FORKED = self
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(min(jobs, len(chunks)), initializer=_child_start, initargs=(die_with_parent(),)) as pool:
+                yield from pool.imap(work, chunks)
+        finally:
+            _FORKED = None
 
     def history_page(self, key: Key, traces: list[Trace]) -> None:
         bench, param, variant = key
@@ -393,8 +428,8 @@ class _Builder:
         runs = self.runs  # newest first
         summaries = [run_summary(r, self.counts.get(int(r["id"]))) for r in runs]
         self.site.page("runs.html", "runs.html", title=f"runs ({len(runs)})", runs=summaries)
-        self.site.page("history/index.html", "histories.html", title=f"benchmarks ({len(self.index_rows)})",
-                       series=self.index_rows)
+        self.site.page("history/index.html", "histories.html", title=f"benchmarks ({len(self.all_index_rows)})",
+                       series=self.all_index_rows)
         self.site.page("comparisons.html", "comparisons.html", title="comparisons", items=list(self.compares)[::-1],
                        omitted=self.n_kind["compare"] - len(self.compares))
         self.site.page("variants.html", "variants.html", title="variant rankings", items=list(self.variants)[::-1],
@@ -408,11 +443,11 @@ class _Builder:
                                                "kernel": visible(r.get("kernel_release") or "-"), "runs": 0,
                                                "last": r["id"], "last_at": short_time(r.get("started_at"))})
             h["runs"] += 1
-        regressions = sorted(self.regressions, key=lambda g: (g["at"] or "", g["run"]), reverse=True)
+        regressions = sorted(self.all_regressions, key=lambda g: (g["at"] or "", g["run"]), reverse=True)
         self.site.page("index.html", "index.html", title="cyclebench lab", regressions=regressions,
                        hosts=sorted(hosts.values(), key=lambda h: h["name"]), newest=summaries[:NEWEST],
                        window=self.window,
-                       counts={"runs": len(runs), "hosts": len(hosts), "series": len(self.index_rows),
+                       counts={"runs": len(runs), "hosts": len(hosts), "series": len(self.all_index_rows),
                                "comparisons": self.n_kind["compare"], "variants": self.n_kind["variants"],
                                "scale": self.n_kind["scale"]})
 
@@ -478,7 +513,7 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, window: int
             raise UserError(str(e)) from None
         b = _Builder(store, db, site, runs, every, filters, window, alpha)
         b.run_pages(jobs)
-        b.histories()
+        b.histories(jobs)
         b.finish()
         _swap(tmp, out)
     except OSError as e:
@@ -488,4 +523,4 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, window: int
             gc.enable()
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return site.written, len(runs), len(b.index_rows)
+    return site.written, len(runs), len(b.all_index_rows)
