@@ -138,6 +138,7 @@ def main() -> None:
     ap.add_argument("--results", type=int, default=150)
     ap.add_argument("--hosts", type=int, default=4, choices=range(1, len(HOSTS) + 1))
     ap.add_argument("--keep", type=Path, default=None, help="keep the database in DIR (reused when there)")
+    ap.add_argument("--jobs", type=int, default=None, help="report --jobs (default: its own)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = a.keep or Path(tmp)
@@ -151,14 +152,16 @@ def main() -> None:
                   f"{db.stat().st_size / 2**20:.0f} MiB, made in {time.perf_counter() - t:.0f} s", flush=True)
         site = Path(tmp) / "site"
         t = time.perf_counter()
-        r = cyclebench("report", "-o", str(site), db=url)
+        r = cyclebench("report", "-o", str(site), *(["--jobs", str(a.jobs)] if a.jobs else []), db=url)
         wall = time.perf_counter() - t
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest process's
         if r.returncode != 0:
             raise SystemExit(f"report failed ({r.returncode}): {r.stderr}")
         pages = sorted(site.rglob("*.html"), key=lambda p: p.stat().st_size)
         total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
-        print(f"report: {wall:.1f} s wall, peak RSS {peak:.0f} MiB, {len(pages)} pages, largest "
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        print(f"report: {wall:.1f} s wall ({cpu.ru_utime + cpu.ru_stime:.1f} s CPU), peak RSS {peak:.0f} MiB, "
+              f"{len(pages)} pages, largest "
               f"{pages[-1].relative_to(site)} {pages[-1].stat().st_size / 2**20:.2f} MiB, site {total / 2**20:.0f} MiB")
         print(r.stderr.strip())
 

@@ -60,6 +60,7 @@ DIGEST = 100  # the newest compare, variants and scale runs gathered on their pa
 NEWEST = 25  # runs listed on the index
 TABLE_RUNS = 30  # a history page's table per host: its last runs (the plot has them all)
 ESTIMATE = ("param", "unit", "per_op", "ci_low", "ci_high", "cycles_per_op", "cycles_ci_low", "cycles_ci_high")
+SPREAD = ("bench", "param", "variant", "status", "unit", "per_op", "cycles_per_op")  # what host_spread reads
 HISTORY_KINDS = (TIMING, SIMULATED)  # a benchmark has a history page when it has results of these kinds
 
 Key = tuple[str, "int | None", str]  # bench, param, variant
@@ -110,9 +111,12 @@ class _Snapshot:
         return list(self._every)
 
     def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[dict[str, Any]]]:
+        """The rows of replicate runs with the fields host_spread reads (SPREAD), the run being
+        shown whole."""
         missing = [int(i) for i in run_ids if int(i) not in self.kept and int(i) not in self.current]
         if missing:
-            self.kept.update(self._store.results_of(missing, raw=False))
+            got = self._store.results_of(missing, raw=False)
+            self.kept.update({i: [{k: r.get(k) for k in SPREAD} for r in rows] for i, rows in got.items()})
         return {int(i): self.current.get(int(i)) or self.kept.get(int(i), []) for i in run_ids}
 
 
@@ -227,6 +231,8 @@ class _Builder:
             return
         for done in self._forked(jobs, _child_batch, batches):
             self.merge(done)
+        for run in self.runs:
+            _slim(run)
 
     def batch(self, ids: list[int]) -> _Batch:
         """The pages of the runs ``ids`` and what the rest of the site needs of them."""
@@ -238,7 +244,7 @@ class _Builder:
             done.counts[rid] = len(rows)
             self.snapshot.current = {rid: rows}
             if run.get("group_id") is not None:
-                self.snapshot.kept[rid] = rows
+                self.snapshot.kept[rid] = [{k: r.get(k) for k in SPREAD} for r in rows]
             host = host_of(run)
             for row in rows:
                 if row.get("status") == OK and (self.rx is None or self.rx.match(str(row["bench"]))):
@@ -246,6 +252,7 @@ class _Builder:
                                           row.get("kind") in HISTORY_KINDS, host, rid,
                                           tuple(row.get(k) for k in ESTIMATE)))
             self.run_page(run, rows, done.digests)
+            _slim(run)
         self.snapshot.current = {}
         done.pages = {k: v for k, v in self.site.written.pages.items() if before.get(k) != v}
         return done
@@ -450,6 +457,13 @@ class _Builder:
                        counts={"runs": len(runs), "hosts": len(hosts), "series": len(self.all_index_rows),
                                "comparisons": self.n_kind["compare"], "variants": self.n_kind["variants"],
                                "scale": self.n_kind["scale"]})
+
+
+def _slim(run: dict[str, Any]) -> None:
+    """A run whose page is written keeps what the other pages show (host, CPU, kernel, labels,
+    its build's key for host_spread): its machine, calibration and summary go."""
+    for key in ("env", "calibration", "summary"):
+        run.pop(key, None)
 
 
 def _tail(h: changepoint.History, first: int) -> changepoint.History:
