@@ -218,3 +218,19 @@ def test_the_same_site_from_postgresql(tmp_path: Path, site_lab: BuiltSite, pg_u
     assert r.returncode == 0, r.stderr
     assert _pages(out) == _pages(site_lab.root)
     shutil.rmtree(out)
+
+
+@pytest.mark.parametrize("module", ["plotly", "jinja2"])
+def test_without_the_site_extra_it_says_what_to_install(module: str, tmp_path: Path,
+                                                        site_lab: BuiltSite) -> None:  # noqa: F811
+    import os
+    import subprocess
+    import sys
+
+    code = f"import sys\nsys.modules[{module!r}] = None\nfrom cyclebench.cli import main\nsys.argv[0] = 'cyclebench'\n"
+    r = subprocess.run([sys.executable, "-c", code + "main()", "report", "-o", str(tmp_path / "s"), "--db",
+                        site_lab.lab.url], text=True, capture_output=True, timeout=120, check=False,
+                       env={**os.environ, "COLUMNS": "200"})
+    line = _one_line(r)
+    assert f"needs the {module} package" in line and "pip install 'cyclebench[site]'" in line
+    assert not (tmp_path / "s").exists() and not list(tmp_path.glob(".s.*"))
