@@ -23,7 +23,8 @@ TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-o
               "uftrace:uftrace"  # cyclebench profile records -pg builds with it
               "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
               "/usr/sbin/sshd:openssh-server"  # the fleet's tests start a throwaway sshd on 127.0.0.1
-              "/usr/share/benchmark/compare.py:libbenchmark-tools")  # google/benchmark's compare.py reads gbench exports
+              "/usr/share/benchmark/compare.py:libbenchmark-tools"  # google/benchmark's compare.py reads gbench exports
+              "chromium:chromium" "chromedriver:chromium-driver")  # the report site's tests open it in Chromium
 # benchstat reads the Go-format exports: built with Go (on these machines) into the venv, where the tests look
 # (golang.org/x/perf has no tags; this version builds with Go 1.26; tests/exporttools.py names the same)
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da

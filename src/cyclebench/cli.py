@@ -48,6 +48,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "cost — measured here — subtracted, % of the time."),
     "history": ("cyclebench.commands.history", "history_cmd",
                 "One benchmark's per-run estimate ± CI in time order, with its change points."),
+    "report": ("cyclebench.commands.report", "report_cmd",
+               "Write the lab as a static site: hosts, runs, histories with change points, comparisons, variants, "
+               "scale, fleet."),
     "check": ("cyclebench.commands.check", "check_cmd",
               "What spoils measurements on this machine, and the command that fixes each (like pyperf system "
               "show)."),

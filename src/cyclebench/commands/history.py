@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     got: list[tuple[dict[str, Any], dict[str, Any]]] = []
     found = store.list_runs(None, host=host, since=since, labels=labels)  # filtered in SQL
     rows = store.results_of([r["id"] for r in found])  # one query
-    for run in sorted(found, key=lambda r: (r.get("started_at") or "", r["id"])):
+    for run in time_order(found):
         for row in rows[run["id"]]:
             if row["bench"] == bench and (row.get("variant") or "") == variant and row["status"] == OK:
                 got.append((run, row))
@@ -46,6 +47,20 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     if not got:
         raise UserError(f"no valid result of {bench}{'' if param is None else f' [{param}]'} in the runs that match "
                         f"({store.url})")
+    return points_from(got)
+
+
+def time_order(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs oldest first: by start time, then id."""
+    return sorted(runs, key=lambda r: (r.get("started_at") or "", r["id"]))
+
+
+def points_from(got: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A series from its (run, valid result row) pairs of one benchmark, parameter and variant,
+    oldest first (non-empty): (points, unit, their runs, their rows), the unit cycles~ when every
+    row has it, else the most common timer unit, rows in another unit left out. A point: run,
+    started_at, labels, estimate, ci_low, ci_high, param (the run's own unit)."""
     units = [estimate_of(row)[1] for _, row in got]
     unit = "cycles~" if all(u == "cycles~" for u in units) else max(set(units), key=units.count)
     points, kept = [], []
@@ -60,6 +75,20 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
                        "estimate": est, "ci_low": lo, "ci_high": hi, "param": row["param"]})
         kept.append((run, row))
     return points, unit, [run for run, _ in kept], [row for _, row in kept]
+
+
+def analyse(points: Sequence[dict[str, Any]], spread: tuple[float, int] | None,
+            alpha: float = changepoint.ALPHA) -> tuple[changepoint.History, float]:
+    """The change points of a series (points_from's points, oldest first) and the practical
+    margin of a regression in its unit (compare's: MARGIN_ABS or MARGIN_REL of the median run,
+    the smaller): each run's standard error from its 95% CI (normal), ``spread`` the host's
+    run-to-run (sd, df) from earlier replicate groups (experiments.history.host_spread; None: the
+    series' own, stats.changepoint)."""
+    est = [p["estimate"] for p in points]
+    se = [((p["ci_high"] - p["ci_low"]) / (2 * 1.96)) if p["ci_low"] is not None else 0.0 for p in points]
+    base = float(sorted(est)[len(est) // 2])
+    margin = min(MARGIN_ABS, MARGIN_REL * abs(base))
+    return changepoint.detect(est, se, *(spread or (None, None)), alpha=alpha, margin=margin), margin
 
 
 @click.command("history")
@@ -91,12 +120,8 @@ def history_cmd(bench: str, param: int | None, variant: str, host: str | None, l
     labels = parse_labels(label_args)
     store = open_store(db, create=False)
     points, unit, runs, rows = points_of(store, bench, param, variant, host, labels, since.date() if since else None)
-    est = [p["estimate"] for p in points]
-    se = [((p["ci_high"] - p["ci_low"]) / (2 * 1.96)) if p["ci_low"] is not None else 0.0 for p in points]
     spread = host_spread(store, runs[-1], {r["id"] for r in runs}).get((bench, points[-1]["param"], variant))
-    base = float(sorted(est)[len(est) // 2])
-    margin = min(MARGIN_ABS, MARGIN_REL * abs(base))
-    h = changepoint.detect(est, se, *(spread or (None, None)), alpha=alpha, margin=margin)
+    h, margin = analyse(points, spread, alpha)
     name = bench + ("" if param is None else f" [{param}]") + (f" [{variant}]" if variant else "")
     title = f"history of {name} · {len(points)} runs · {unit}"
     if not output.to_stdout:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -85,22 +86,43 @@ def series_sigma(x: Sequence[float]) -> float:
     return float(MAD_SCALE * np.median(np.abs(np.diff(a))) / math.sqrt(2))
 
 
+def _windows(x: np.ndarray, before: int, after: int) -> np.ndarray:
+    """Row i: x[i − before], …, x[i + after], NaN where that is outside x (shape n × (before + after + 1))."""
+    padded = np.concatenate([np.full(before, np.nan), x, np.full(after, np.nan)])
+    return np.lib.stride_tricks.sliding_window_view(padded, before + after + 1)
+
+
+def _nanmedian_rows(w: np.ndarray) -> np.ndarray:
+    """The median of each row's numbers (NaN: none)."""
+    with warnings.catch_warnings():  # a row of NaN only (no side there) is NaN, and says so
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(w, axis=1)
+
+
 def _outlier_scores(x: np.ndarray, se: np.ndarray) -> np.ndarray:
     """Per run: how many robust sd it lies beyond both sides, in the same direction (0 if the
     sides disagree), a side being the median of the HAMPEL_HALF runs before or after it (one
     side at the ends). The robust sd is Hampel's (Hampel 1974; Pearson 2002): 1.4826 × the
     median absolute deviation of the runs within HAMPEL_HALF, never below the typical one over
-    the series (a window of five can be tight by chance) nor the runs' typical own se."""
-    windows = [x[max(0, i - HAMPEL_HALF):i + HAMPEL_HALF + 1] for i in range(len(x))]
-    local = [MAD_SCALE * float(np.median(np.abs(w - np.median(w)))) for w in windows]
-    floor = max(float(np.median(local)) if local else 0.0, float(np.median(se)) if len(se) else 0.0)
-    scores = np.zeros(len(x))
-    for i in range(len(x)):
-        scale = max(local[i], floor)
-        sides = [x[max(0, i - HAMPEL_HALF):i], x[i + 1:i + HAMPEL_HALF + 1]]
-        dev = [(x[i] - float(np.median(side))) / scale for side in sides if len(side)]
-        if len(windows[i]) >= 3 and scale > 0 and dev and (all(d > 0 for d in dev) or all(d < 0 for d in dev)):
-            scores[i] = min(abs(d) for d in dev)
+    the series (a window of five can be tight by chance) nor the runs' typical own se. All runs
+    at once (a lab's histories run to thousands of runs: docs/site.md)."""
+    n = len(x)
+    if n == 0:
+        return np.zeros(0)
+    win = _windows(x, HAMPEL_HALF, HAMPEL_HALF)
+    centre = _nanmedian_rows(win)
+    local = MAD_SCALE * _nanmedian_rows(np.abs(win - centre[:, None]))
+    floor = max(float(np.median(local)), float(np.median(se)) if len(se) else 0.0)
+    scale = np.maximum(local, floor)
+    sides = [_nanmedian_rows(_windows(x, HAMPEL_HALF, 0)[:, :HAMPEL_HALF]),  # the runs before
+             _nanmedian_rows(_windows(x, 0, HAMPEL_HALF)[:, 1:])]  # the runs after
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = np.stack([(x - m) / scale for m in sides])  # NaN where a side is empty
+    have = ~np.isnan(dev)
+    same = ((dev > 0) | ~have).all(axis=0) | ((dev < 0) | ~have).all(axis=0)
+    ok = (np.sum(~np.isnan(win), axis=1) >= 3) & (scale > 0) & have.any(axis=0) & same
+    scores = np.zeros(n)
+    scores[ok] = np.nanmin(np.abs(dev[:, ok]), axis=0)
     return scores
 
 
@@ -134,31 +156,45 @@ def _segment(x: np.ndarray, se: np.ndarray, sigma: float | None, df: float, alph
     return sorted(found)
 
 
-def _split_test(x: np.ndarray, se: np.ndarray, k: int, sigma: float | None, df: float) -> tuple[float, float]:
-    """(t, two-sided p) of a step between x[:k] and x[k:]: run variances max(σ², se²), σ the
-    host's (on its df) or the pooled sd around the two levels (df = n − 2): Student's two-sample
-    t test, each run's own uncertainty as a floor."""
-    left, right = x[:k], x[k:]
-    if sigma is None:
-        resid = np.concatenate([left - left.mean(), right - right.mean()])
-        sigma, df = float(np.sqrt(np.sum(resid**2) / (len(x) - 2))), len(x) - 2
-    v = np.maximum(sigma**2, se**2)
-    sem = math.sqrt(v[:k].sum() / k**2 + v[k:].sum() / (len(x) - k) ** 2)
-    d = float(right.mean() - left.mean())
-    if sem == 0:
-        return (math.copysign(math.inf, d), 0.0) if d else (0.0, 1.0)
-    t = d / sem
-    return t, float(2 * special.stdtr(df, -abs(t)))
+CHUNK = 1 << 20  # elements of the splits × runs arrays _best_split works on at once
 
 
 def _best_split(x: np.ndarray, se: np.ndarray, sigma: float | None, df: float) -> tuple[int, float, float] | None:
-    """(split, t, Bonferroni-adjusted p) of the split with the smallest p, or None when too short."""
+    """(split, t, Bonferroni-adjusted p) of the split with the smallest p (the first of equals),
+    or None when too short. Each split k is Student's two-sample t test between x[:k] and x[k:]:
+    run variances max(σ², se²), σ the host's (on its df) or the pooled sd around the two levels
+    (df = n − 2), each run's own uncertainty as a floor. Every split at once, as rows of an
+    array (a lab's histories run to thousands of runs: docs/site.md)."""
     n = len(x)
     if n < 2 * MIN_SEGMENT:
         return None
     tried = n - 2 * MIN_SEGMENT + 1
-    best = min(((k, *_split_test(x, se, k, sigma, df)) for k in range(MIN_SEGMENT, n - MIN_SEGMENT + 1)),
-               key=lambda r: r[2])
+    se2 = se**2
+    best: tuple[int, float, float] | None = None
+    step = max(1, CHUNK // n)
+    for k0 in range(MIN_SEGMENT, n - MIN_SEGMENT + 1, step):
+        ks = np.arange(k0, min(k0 + step, n - MIN_SEGMENT + 1))
+        left = np.arange(n)[None, :] < ks[:, None]  # row j: the runs before split ks[j]
+        nl, nr = ks.astype(float), (n - ks).astype(float)
+        ml = np.where(left, x, 0.0).sum(axis=1) / nl
+        mr = np.where(left, 0.0, x).sum(axis=1) / nr
+        if sigma is None:
+            resid = np.where(left, x - ml[:, None], x - mr[:, None])
+            var = np.sum(resid**2, axis=1) / (n - 2)
+            dof = float(n - 2)
+        else:
+            var = np.full(len(ks), float(sigma) ** 2)
+            dof = df
+        v = np.maximum(var[:, None], se2[None, :])
+        sem = np.sqrt(np.where(left, v, 0.0).sum(axis=1) / nl**2 + np.where(left, 0.0, v).sum(axis=1) / nr**2)
+        d = mr - ml
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(sem > 0, d / sem, np.where(d != 0, np.copysign(np.inf, d), 0.0))
+        p = np.where(sem > 0, 2 * special.stdtr(dof, -np.abs(t)), np.where(d != 0, 0.0, 1.0))
+        j = int(np.argmin(p))
+        if best is None or p[j] < best[2]:
+            best = (int(ks[j]), float(t[j]), float(p[j]))
+    assert best is not None
     return best[0], best[1], min(1.0, best[2] * tried)
 
 

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import platformdirs
 from sqlalchemy import (
+    JSON,
     ColumnElement,
     Connection,
     Engine,
@@ -43,6 +44,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    type_coerce,
     update,
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -51,6 +53,10 @@ from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, 
 from cyclebench.store import liveness, migrate, urls
 
 T = TypeVar("T")
+
+# the calibration chains' raw readings a result keeps in ``extra`` (stats.clock re-reads them):
+# tick lists no table shows, most of a stored row's bytes (results_of(raw=False) leaves them out)
+RAW_EXTRA = ("chain", "chains")
 
 from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for the store's users
     RESULT_FIELDS,
@@ -598,19 +604,32 @@ class Store:
         return suite_order(dict(r) for r in rows)
 
     @_guard
-    def results_of(self, run_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[dict[str, Any]]]:
         """The results of several runs in one query: run id → its rows in the suite's order (as
-        results; absent ids: [])."""
+        results; absent ids: []). ``raw=False``: each row's ``extra`` without the calibration
+        chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
+        shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
         out: dict[int, list[dict[str, Any]]] = {int(r): [] for r in run_ids}
         if not out:
             return out
+        columns: list[Any] = [c for c in results.columns if raw or c.name != "extra"]
+        if not raw:
+            columns.append(self._extra_without_raw().label("extra"))
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(results).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
+                select(*columns).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
             ).mappings().all()
         for r in rows:
             out[int(r["run_id"])].append(dict(r))
         return {rid: suite_order(got) for rid, got in out.items()}
+
+    def _extra_without_raw(self) -> ColumnElement[Any]:
+        """results.extra less the RAW_EXTRA keys, computed by SQLite (json_remove keeps the other
+        keys in their order: the counters' columns follow it). PostgreSQL could only through
+        jsonb, which reorders keys: there extra is read whole."""
+        if self.engine.dialect.name == "sqlite":
+            return type_coerce(func.json_remove(results.c.extra, *(f"$.{k}" for k in RAW_EXTRA)), JSON)
+        return results.c.extra
 
     @_guard
     def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None, int | None]]:

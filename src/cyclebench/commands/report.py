@@ -1,0 +1,88 @@
+"""`cyclebench report`: the lab as a static site — hosts, runs, benchmark histories with their
+change points, comparisons, variant rankings, scale curves, the fleet's hosts side by side
+(docs/site.md). The site is files: open index.html from disk, copy it to any web server, or
+look at it now with --serve (the standard library's http.server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import http.server
+import os
+import time
+from pathlib import Path
+
+import click
+
+from cyclebench.commands._common import UserError, err, open_store, out
+from cyclebench.commands._options import db_option, parse_labels
+from cyclebench.stats import changepoint
+
+DEFAULT_DIR = Path("cyclebench-report")
+
+
+def serve(root: Path, port: int) -> None:
+    """Serve ``root`` on 127.0.0.1:``port`` (0: any free port) until Ctrl-C; prints the URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(root))
+    try:
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as e:
+        raise UserError(f"--serve {port}: cannot listen on 127.0.0.1:{port}: {e.strerror or e}") from None
+    with httpd:
+        out.print(f"serving {root} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)", highlight=False,
+                  soft_wrap=True)
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            err.print("cyclebench: stopped serving", highlight=False)
+
+
+@click.command("report")
+@click.option("-o", "--output", "output_path", type=click.Path(path_type=Path), default=DEFAULT_DIR,
+              show_default=True, help="The site's directory (a site there is replaced whole; any other files there "
+                                      "refuse).")
+@db_option
+@click.option("--bench", default=None, metavar="GLOB", help="Only runs with these benchmarks (as `run -b`), and only "
+                                                            "their histories.")
+@click.option("--host", default=None, help="Only runs of this host (its name or host id).")
+@click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE", help="Only runs with this label.")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), default=None, metavar="YYYY-MM-DD",
+              help="Only runs started on or after this day (UTC).")
+@click.option("--window", type=click.IntRange(1), default=10, show_default=True,
+              help="Runs that count as recent: a change point among a host's last N runs of a benchmark is an open "
+                   "regression on the index.")
+@click.option("-j", "--jobs", type=click.IntRange(1), default=None, metavar="N",
+              help="Processes writing the run pages (default: the CPUs this process may use, at most 4).")
+@click.option("--serve", "serve_port", type=click.IntRange(0, 65535), default=None, is_flag=False, flag_value=8000,
+              metavar="[PORT]", help="Then serve the site on 127.0.0.1:PORT (default 8000; 0: any free port) until "
+                                     "Ctrl-C.")
+def report_cmd(output_path: Path, db: str | None, bench: str | None, host: str | None, label_args: tuple[str, ...],
+               since: dt.datetime | None, window: int, jobs: int | None, serve_port: int | None) -> None:
+    """Write the lab as a static site: hosts, runs, histories with change points, comparisons, variants, scale,
+    fleet.
+
+    Every page is what a command prints: a run's is `show RUN --wide`, a benchmark's history is
+    `history BENCH --host H` per host (the same change points), the fleet's is `compare --by host`.
+    Plots are interactive (plotly.js, carried by the site: no network needed); the site opens
+    from disk (index.html) or any web server. docs/site.md describes each page.
+    """
+    from cyclebench.commands import _report
+
+    filters = _report.Filters(bench=bench, host=host, labels=parse_labels(label_args),
+                              since=since.date() if since else None)
+    store = open_store(db, create=False)
+    t = time.perf_counter()
+    jobs = jobs or max(1, min(4, len(os.sched_getaffinity(0))))
+    written, n_runs, n_series = _report.build(store, db, output_path, filters, window, changepoint.ALPHA, jobs)
+    page, size = written.largest
+    err.print(f"site: {len(written.pages)} pages ({n_runs} runs, {n_series} benchmark histories) in "
+              f"{time.perf_counter() - t:.1f} s; largest page {page} {size / 2**20:.2f} MiB", highlight=False,
+              soft_wrap=True)
+    out.print(f"{(output_path / 'index.html')}", highlight=False, soft_wrap=True)
+    if serve_port is not None:
+        serve(output_path, serve_port)
