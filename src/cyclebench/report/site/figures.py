@@ -21,7 +21,7 @@ from typing import Any
 from cyclebench.model import Series
 from cyclebench.stats.changepoint import History
 
-# D3's category10, Plotly's default colour sequence: one colour per host (or benchmark)
+# d3.js's category10 palette, Plotly's default colour sequence: one colour per host (or benchmark)
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
 SLOWER, FASTER = "#d62728", "#2ca02c"
