@@ -29,6 +29,8 @@ from cyclebench.stats.changepoint import detect
 from cyclebench.stats.profile import Probe, flat_profile
 from cyclebench.stats.repetitions import Metric
 
+from .test_report_fit import unwrap_headers
+
 WIDTHS = (60, 80, 100, 200)
 
 
@@ -208,25 +210,7 @@ def header_block(table: FitTable, width: int) -> str:
     rule = next((i for i, ln in enumerate(lines) if ln.strip() and set(ln.strip()) == {"─"}), None)
     if rule is None:  # a record a row: each header on its own line
         return text
-    return " ".join(" ".join(col) for col in _columns(lines[:rule]))
-
-
-def _columns(lines: list[str]) -> list[list[str]]:
-    """The words of each header column, top to bottom (columns are ≥ 2 blank cells apart)."""
-    width = max(len(ln) for ln in lines)
-    lines = [ln.ljust(width) for ln in lines]
-    blank = [all(ln[k] == " " for ln in lines) for k in range(width)]
-    out, k = [], 0
-    while k < width:
-        if blank[k]:
-            k += 1
-            continue
-        j = k
-        while j < width and not (blank[j] and (j + 1 >= width or blank[j + 1])):
-            j += 1
-        out.append([w for ln in lines if (w := ln[k:j].strip())])
-        k = j
-    return out
+    return unwrap_headers(lines[:rule])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
