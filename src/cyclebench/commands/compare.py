@@ -39,6 +39,7 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
+from cyclebench.commands._revisions import RepoOptions, compare_revs, repo_options
 from cyclebench.commands.compare_runs import judge_stored
 from cyclebench.experiments.compare import Budget
 from cyclebench.experiments.comparison import fail_outcomes
@@ -83,9 +84,11 @@ from cyclebench.report import console as console_report
 @label_option
 @plot_option("each comparison's Δ with its CI")
 @allocator_option
+@repo_options(revs=True)
 @runner_options
 @build_options(files_in="targets")
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
+                repo: RepoOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
                 by: str | None, json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...],
@@ -104,6 +107,9 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         if output.asked or label_args:
             raise click.UsageError("compare --by host measures nothing and exports no format: use --json FILE")
         return compare_by_host(open_store(db, create=False), [int(t) for t in targets], wide, json_path)
+    if repo.revs or repo.build or repo.benches:  # two revisions of a repository (commands/_revisions.py)
+        return compare_revs(repo, targets, parse_params(params), build, pin, budget, equivalence / 100, alpha,
+                            parse_labels(label_args), db, json_path, wide, fail_on)
     if not targets:
         raise click.UsageError("compare needs benchmarks A B [C...] or stored runs RUN RUN [...]")
     stored_runs = all((t[:1] == "g" and t[1:].isdigit()) or all(x.isdigit() for x in t.split(",")) for t in targets)
