@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
 from gitlib import BENCH, BROKEN, REGRESSION, make_repo
+
+from conftest import cli
 
 pytestmark = pytest.mark.skipif(not all(os.path.exists(f"/usr/bin/{t}") for t in ("git", "make")),
                                 reason="needs git and make")
@@ -63,13 +64,16 @@ def outside(lib: tuple[Path, list[str], Path], *args: str) -> list[str]:
 
 def test_bisect_names_the_regression_and_skips_the_commit_that_does_not_compile(
         db: str, lib: tuple[Path, list[str], Path], untouched: None, tmp_path: Path) -> None:
-    """GOOD = commit 14, BAD = 40: the first middle revision is 27, which does not compile."""
-    repo, shas, _ = lib
+    """GOOD = commit 14, BAD = 40: the first middle revision is 27, which does not compile. Both
+    benchmarks of the file: lib/flat (a helper the regression does not touch) shows no slowdown
+    (its confirmation judged with lib/work's by Holm) and is not bisected."""
+    _, shas, _ = lib
     out = tmp_path / "b.json"
-    r = cli("bisect", "--good", shas[13], "--bad", shas[-1], "-b", "lib/work", "--json", str(out),
-            *outside(lib))
+    r = cli("bisect", "--good", shas[13], "--bad", shas[-1], "--json", str(out), *outside(lib))
     doc = json.loads(out.read_text())
-    [search] = doc["searches"]
+    search, flat = doc["searches"]
+    assert flat["bench"] == "lib/flat" and flat["status"] == "no slowdown", r.output
+    assert [s["n"] for s in flat["steps"]] == [0]
     steps = search["steps"]
     measured = [s for s in steps if s["n"] > 0 and s["run_id"] is not None]
     assert r.exit_code == 0, r.output
@@ -124,7 +128,7 @@ def test_compare_rev_slower_then_equivalent(db: str, lib: tuple[Path, list[str],
 @pytest.mark.parametrize("case", ["unknown rev", "not a repo", "good fails", "same", "backwards", "one rev"])
 def test_bad_input_is_one_line_exit_2(db: str, lib: tuple[Path, list[str], Path], tmp_path: Path,
                                       case: str) -> None:
-    repo, shas, bench = lib
+    _, shas, bench = lib
     argv = {
         "unknown rev": ["bisect", "--good", "no-such-rev", "--bad", shas[-1], *outside(lib)],
         "not a repo": ["bisect", "--good", "HEAD~3", "--bad", "HEAD", "--repo", str(tmp_path), "-f", str(bench)],
@@ -141,3 +145,30 @@ def test_bad_input_is_one_line_exit_2(db: str, lib: tuple[Path, list[str], Path]
     want = {"unknown rev": "not a commit", "not a repo": "not in a git repository", "good fails": "does not build",
             "same": "same commit", "backwards": "not an ancestor", "one rev": "two revisions"}[case]
     assert want in r.output, r.output
+
+
+def test_ctrl_c_keeps_the_steps_done_and_prints_the_range_still_open(
+        db: str, lib: tuple[Path, list[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C during the first step's sitting: the confirmation's run is kept, complete; the
+    step's run is marked interrupted; the range GOOD..BAD is printed as still open."""
+    from cyclebench.runner import Runner
+    from cyclebench.store import Store
+
+    _, shas, _ = lib
+    real, binaries = Runner.run, set()
+
+    def run(self: Runner, *a: object, **kw: object) -> object:
+        binaries.add(self.binary)
+        if len(binaries) > 2:  # a third runner: the first middle revision's
+            raise KeyboardInterrupt
+        return real(self, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Runner, "run", run)
+    r = cli("bisect", "--good", shas[19], "--bad", shas[25], "-b", "lib/work", *outside(lib))
+    assert r.exit_code == 130, r.output
+    assert "1 measured step(s) kept" in r.output
+    assert f"still open: first bad after {shas[19][:7]}" in r.output and f"up to {shas[25][:7]} (bad)" in r.output
+    s = Store(db)
+    runs = sorted(s.list_runs(None), key=lambda x: x["id"])
+    assert [x["status"] for x in runs] == ["complete", "interrupted"]
+    assert runs[0]["labels"]["rev"] == shas[25] and runs[0]["labels"]["step"] == "0"
