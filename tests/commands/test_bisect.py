@@ -81,6 +81,7 @@ def test_bisect_names_the_regression_and_skips_the_commit_that_does_not_compile(
     assert len(measured) <= 7
     [broken] = [s for s in steps if s["revision"]["sha"] == shas[BROKEN - 1]]
     assert broken["verdict"] == "skip" and "does not build" in broken["reason"] and broken["run_id"] is None
+    assert "error: expected" in broken["reason"]  # the compiler's first error, not make's last line
     assert "error: expected" in Path(broken["log"]).read_text()  # the build log is kept
     assert all(s["verdict"] in ("good", "bad", "skip", "slower") for s in steps)
     bad_step = next(s for s in measured if s["revision"]["sha"] == shas[REGRESSION - 1])

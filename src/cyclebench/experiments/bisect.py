@@ -212,7 +212,8 @@ class _Run:
                 rows.append(relative_row(sit, (x, y), f"{sit.item.bench} @ {built[x].revision.short} ({a_names[x]})",
                                          f"{sit.item.bench} @ {built[y].revision.short} ({a_names[y]})",
                                          sit.verdict, design.alpha, self.plan.threshold,
-                                         {"equivalence": self.plan.threshold}))
+                                         {"equivalence": self.plan.threshold,
+                                          "margin_rule": f"the threshold, {100 * self.plan.threshold:g}%"}))
 
         with self.store.finishing(run_id):
             sits = measure(sides.runners, items, pairs, design, rule, self.ws.progress, keep)

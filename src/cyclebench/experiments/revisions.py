@@ -242,8 +242,10 @@ def _run_build(command: Sequence[str], cwd: Path, log: Path) -> str | None:
             raise
     if code == 0:
         return None
-    tail = [ln for ln in log.read_text(errors="replace").splitlines()[1:] if ln.strip()]
-    return f"the build command exited {code}" + (f": {tail[-1].strip()[:200]}" if tail else "")
+    lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines()[1:] if ln.strip()]
+    # the compiler's first error says more than make's last line ("Error 1")
+    said = next((ln for ln in lines if "error" in ln.lower()), lines[-1] if lines else "")
+    return f"the build command exited {code}" + (f": {said[:200]}" if said else "")
 
 
 def prepare(repo: Repo, rev: Revision, recipe: Recipe) -> Built:
