@@ -104,6 +104,19 @@ def test_bisect_between_two_revisions_before_the_regression_says_no_slowdown(
     assert "first bad commit" not in r.output
 
 
+def test_all_parents_bisects_with_git_s_own_choice(db: str, lib: tuple[Path, list[str], Path], untouched: None,
+                                                   tmp_path: Path) -> None:
+    """--all-parents: the next revision from git rev-list --bisect-all (a linear history here: the
+    same answer)."""
+    _, shas, _ = lib
+    out = tmp_path / "b.json"
+    r = cli("bisect", "--good", shas[19], "--bad", shas[25], "--all-parents", "-b", "lib/work", "--json", str(out),
+            *outside(lib))
+    assert r.exit_code == 0, r.output
+    [search] = json.loads(out.read_text())["searches"]
+    assert search["first_bad"]["sha"] == shas[REGRESSION - 1] and search["measured_steps"] <= 3, r.output
+
+
 def test_compare_rev_slower_then_equivalent(db: str, lib: tuple[Path, list[str], Path], untouched: None,
                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark file inside the repository (bench/work_bench.c, read from each revision),
@@ -126,7 +139,8 @@ def test_compare_rev_slower_then_equivalent(db: str, lib: tuple[Path, list[str],
     assert row["comparison"]["verdict"] == "equivalent", r.output
 
 
-@pytest.mark.parametrize("case", ["unknown rev", "not a repo", "good fails", "same", "backwards", "one rev"])
+@pytest.mark.parametrize("case", ["unknown rev", "not a repo", "good fails", "same", "backwards", "one rev",
+                                  "rev with format"])
 def test_bad_input_is_one_line_exit_2(db: str, lib: tuple[Path, list[str], Path], tmp_path: Path,
                                       case: str) -> None:
     _, shas, bench = lib
@@ -137,6 +151,7 @@ def test_bad_input_is_one_line_exit_2(db: str, lib: tuple[Path, list[str], Path]
         "same": ["bisect", "--good", shas[5], "--bad", shas[5], *outside(lib)],
         "backwards": ["bisect", "--good", shas[30], "--bad", shas[5], *outside(lib)],
         "one rev": ["compare", "--rev", shas[5], *outside(lib)],
+        "rev with format": ["compare", "--rev", shas[5], "--rev", shas[6], "--format", "csv", *outside(lib)],
     }[case]
     r = cli(*argv)
     assert r.exit_code == 2, r.output
@@ -144,7 +159,8 @@ def test_bad_input_is_one_line_exit_2(db: str, lib: tuple[Path, list[str], Path]
     assert len(lines) == 1, r.output
     assert "Traceback" not in r.output
     want = {"unknown rev": "not a commit", "not a repo": "not in a git repository", "good fails": "does not build",
-            "same": "same commit", "backwards": "not an ancestor", "one rev": "two revisions"}[case]
+            "same": "same commit", "backwards": "not an ancestor", "one rev": "two revisions",
+            "rev with format": "not for revisions"}[case]
     assert want in r.output, r.output
 
 

@@ -113,8 +113,10 @@ def workspace(repo: RepoOptions, build: BuildOptions, pin: RunnerOptions, params
 
 def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int], build: BuildOptions,
                  pin: RunnerOptions, budget: float, equivalence: float, alpha: float, labels: dict[str, str],
-                 db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str]) -> None:
-    """`compare --rev A --rev B`: the table (compare's), --json, --fail-on; exit 2 for bad input."""
+                 db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str],
+                 unsupported: bool = False) -> None:
+    """`compare --rev A --rev B`: the table (compare's), --json, --fail-on; exit 2 for bad input
+    (``unsupported``: an option of compare's other forms was given)."""
     import json
 
     from cyclebench.commands._common import open_store, write_text
@@ -124,6 +126,9 @@ def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int
     from cyclebench.experiments.revpair import Design
     from cyclebench.report import console as console_report
 
+    if unsupported:
+        raise click.UsageError("--rev writes its output with --json; --format, --plot, --allocator and --repeat "
+                               "are not for revisions")
     if len(repo.revs) != 2:
         raise click.UsageError("--rev takes two revisions: --rev A --rev B")
     if any(t.isdigit() for t in targets):

@@ -109,7 +109,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         return compare_by_host(open_store(db, create=False), [int(t) for t in targets], wide, json_path)
     if repo.revs or repo.build or repo.benches:  # two revisions of a repository (commands/_revisions.py)
         return compare_revs(repo, targets, parse_params(params), build, pin, budget, equivalence / 100, alpha,
-                            parse_labels(label_args), db, json_path, wide, fail_on)
+                            parse_labels(label_args), db, json_path, wide, fail_on,
+                            output.asked or plot_path is not None or bool(allocators) or repeat is not None)
     if not targets:
         raise click.UsageError("compare needs benchmarks A B [C...] or stored runs RUN RUN [...]")
     stored_runs = all((t[:1] == "g" and t[1:].isdigit()) or all(x.isdigit() for x in t.split(",")) for t in targets)
