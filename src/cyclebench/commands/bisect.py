@@ -104,8 +104,9 @@ def _finish(state: Any, plan: Any, repo: Any, wide: bool, json_path: Path | None
             out.print(repo.message(s.first_bad.sha), highlight=False, markup=False)
             codes.append(0)
         elif s.status == "no slowdown":
-            out.print(f"{s.bench}: no slowdown between GOOD and BAD ({state.good.short}..{state.bad.short}): {delta}, "
-                      f"within the threshold of {100 * plan.threshold:g}%", highlight=False, markup=False)
+            less = "; slower, by less than that: a smaller --threshold bisects it" if c and c.low > 0 else ""
+            out.print(f"{s.bench}: no slowdown between GOOD and BAD ({state.good.short}..{state.bad.short}) beyond "
+                      f"the threshold of {100 * plan.threshold:g}%: {delta}{less}", highlight=False, markup=False)
             codes.append(0)
         elif s.status == "ambiguous":
             out.print(f"{s.bench}: the first bad commit is one of {', '.join(r.short for r in s.candidates)} "
