@@ -178,3 +178,51 @@ def test_holm_step_down_confirms_more_once_one_is_confirmed() -> None:
     a.verdict = "no slowdown"
     assert bis.holm_step_down([a, b], 0.002, 0.02) == {"a": "no slowdown", "b": "inconclusive"}
     assert np.isfinite(c1) and c1 < c2
+
+
+def test_paths_inside_the_repository_are_read_from_the_revision(line: tuple[Repo, list[str]], tmp_path: Path) -> None:
+    from cyclebench.experiments.options import BuildOptions
+    from cyclebench.experiments.revisions import Recipe
+
+    repo, _ = line
+    src = tmp_path / "checkout"
+    opts = BuildOptions(files=(repo.root / "bench" / "b.c", tmp_path / "mine.c"),
+                        include_dirs=(repo.root / "include", Path("/usr/include/x")),
+                        ldflags=("build/libfoo.a", "-Lbuild", "-lm", str(repo.root / "lib.a"), "/opt/lib.a"))
+    got = Recipe(opts, ("make",)).spec_options(repo, src)
+    assert got.files == (src / "bench" / "b.c", tmp_path / "mine.c")
+    assert got.include_dirs == (src / "include", Path("/usr/include/x"))
+    assert got.ldflags == (str(src / "build/libfoo.a"), f"-L{src / 'build'}", "-lm", str(src / "lib.a"), "/opt/lib.a")
+
+
+def test_revisions_that_are_not_commits_and_directories_that_are_not_repositories(
+        line: tuple[Repo, list[str]], tmp_path: Path) -> None:
+    repo, shas = line
+    assert repo.resolve(shas[3][:10]).sha == shas[3] and repo.resolve("HEAD~1").sha == shas[-2]
+    for bad in ("no-such-branch", "--all", "", shas[3] + "x"):
+        with pytest.raises(RevisionError):
+            repo.resolve(bad)
+    with pytest.raises(RevisionError, match="not in a git repository"):
+        Repo(tmp_path)
+    with pytest.raises(RevisionError, match="no such directory"):
+        Repo(tmp_path / "missing")
+
+
+def test_a_failed_build_is_kept_with_its_log_and_cached_by_tree(line: tuple[Repo, list[str]]) -> None:
+    """The build command runs in the private checkout (git archive), never in the repository;
+    its failure is cached: the second prepare does not run it again."""
+    from cyclebench.experiments.options import BuildOptions
+    from cyclebench.experiments.revisions import Recipe, prepare
+
+    repo, shas = line
+    before = git(repo.root, "status", "--porcelain", "--untracked-files=all")
+    recipe = Recipe(BuildOptions(files=(repo.root / "f",)), ("sh", "-c", "ls f > listed; echo 'error: no' >&2; exit 3"))
+    rev = repo.revision(shas[4])
+    first = prepare(repo, rev, recipe)
+    assert first.binary is None and not first.cached and first.reason == "the build command exited 3: error: no"
+    assert (first.directory / "src" / "listed").read_text() == "f\n"  # ran in the checkout of revision 5
+    assert (first.directory / "src" / "f").read_text() == "5\n"
+    again = prepare(repo, rev, recipe)
+    assert again.cached and again.reason == first.reason and again.directory == first.directory
+    assert "error: no" in again.log.read_text()
+    assert git(repo.root, "status", "--porcelain", "--untracked-files=all") == before
