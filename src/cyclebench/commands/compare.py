@@ -13,10 +13,11 @@ import click
 
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands import _options as o
-from cyclebench.commands._common import open_store
+from cyclebench.commands._common import open_store, parse_params
 from cyclebench.commands._compare import compare_allocators, finish, measure_and_judge
 from cyclebench.commands._export import check_compare_format
 from cyclebench.commands._record import argument, group, option, takes
+from cyclebench.commands._revisions import RepoOptions, compare_revs, repo_options
 from cyclebench.commands.compare_runs import judge_stored
 from cyclebench.experiments.compare import Budget
 
@@ -65,6 +66,7 @@ class CompareArgs:
     label_args: tuple[str, ...] = group(o.label_option)
     plot_path: Path | None = group(o.plot_option("each comparison's Δ with its CI"))
     allocators: list[Allocator] | None = group(o.allocator_option)
+    repo: RepoOptions = group(repo_options(revs=True))
     pin: o.RunnerOptions = group(o.runner_options)
     build: o.BuildOptions = group(o.build_options(files_in="targets"))
 
@@ -89,6 +91,10 @@ def compare_cmd(a: CompareArgs) -> None:
         if a.output.asked or a.label_args:
             raise click.UsageError("compare --by host measures nothing and exports no format: use --json FILE")
         return compare_by_host(open_store(a.db, create=False), [int(t) for t in a.targets], a.wide, a.json_path)
+    if a.repo.revs or a.repo.build or a.repo.benches:  # two revisions of a repository (commands/_revisions.py)
+        return compare_revs(a.repo, a.targets, parse_params(a.params), a.build, a.pin, a.budget, a.equivalence / 100,
+                            a.alpha, o.parse_labels(a.label_args), a.db, a.json_path, a.wide, a.fail_on,
+                            a.output.asked or a.plot_path is not None or bool(a.allocators) or a.repeat is not None)
     if not a.targets:
         raise click.UsageError("compare needs benchmarks A B [C...] or stored runs RUN RUN [...]")
     labels = o.parse_labels(a.label_args)
