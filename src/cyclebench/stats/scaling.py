@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, ERROR, OK, TIMING, Result, ScaleRun, Series
+from cyclebench.model import DISTURBED, ERROR, OK, TIMING, ScaleRun, Series
 from cyclebench.stats import clock
 from cyclebench.stats.ab import cluster_ci
 from cyclebench.stats.result import with_calibration
@@ -367,7 +367,7 @@ def chain_clock(chain: dict[str, Any] | None) -> float | None:
     return float((c["adds"] - c["short_adds"]) / (lo - s))
 
 
-def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
+def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str, Any]:
     """The cost of one operation of a will-it-scale test case at one task (``run -f FILE.c``),
     from ``runs``: one runner process each, 1 task, pinned. A test case cannot be driven in
     batches, so the cost is taken from the sampler's intervals: per interval, timer ticks /
@@ -384,7 +384,7 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
     first = runs[0]
     bad = next((r for r in runs if r.status != OK), None)
     unit = str((first.start or {}).get("unit") or "ticks")
-    fields: Result = {"kind": TIMING, "bench": first.bench, "param": None, "variant": "", "unit": unit,
+    fields: dict[str, Any] = {"kind": TIMING, "bench": first.bench, "param": None, "variant": "", "unit": unit,
                       "status": bad.status if bad else OK, "reason": bad.reason if bad else None,
                       "wall_s": sum(r.wall_s for r in runs)}
     xs, groups, measured, disturbed_kept, waits = [], [], 0, 0, []

@@ -49,7 +49,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, suite_order
+from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, Result, suite_order
 from cyclebench.store import liveness, migrate, urls
 
 T = TypeVar("T")
@@ -463,6 +463,12 @@ class Store:
             raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force), with the "
                           "results it had stored: nothing of it is kept") from None
 
+    def record(self, run_id: int, fields: Mapping[str, Any], sample_rows: Sequence[Sequence[int | None]] = ()
+               ) -> Result:
+        """add_result, and the record of what was stored (its id and run id set): what a design
+        hands on to be printed, exported or judged."""
+        return Result.of({**fields, "id": self.add_result(run_id, dict(fields), sample_rows), "run_id": run_id})
+
     @_guard
     def add_results(self, run_id: int, rows: Sequence[Mapping[str, Any]]) -> list[int]:
         """Insert several results without samples (e.g. a profile's functions, hundreds at a
@@ -594,22 +600,22 @@ class Store:
         return n_runs, n_results, n_samples
 
     @_guard
-    def results(self, run_id: int) -> list[dict[str, Any]]:
-        """The run's result rows in the suite's order (model.suite_order), whatever order they
-        were stored in."""
+    def results(self, run_id: int) -> list[Result]:
+        """The run's result records in the suite's order (model.suite_order), whatever order
+        they were stored in."""
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(results).where(results.c.run_id == run_id).order_by(results.c.id)
             ).mappings().all()
-        return suite_order(dict(r) for r in rows)
+        return suite_order(Result.of(r) for r in rows)
 
     @_guard
-    def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[dict[str, Any]]]:
+    def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[Result]]:
         """The results of several runs in one query: run id → its rows in the suite's order (as
         results; absent ids: []). ``raw=False``: each row's ``extra`` without the calibration
         chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
         shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
-        out: dict[int, list[dict[str, Any]]] = {int(r): [] for r in run_ids}
+        out: dict[int, list[Result]] = {int(r): [] for r in run_ids}
         if not out:
             return out
         columns: list[Any] = [c for c in results.columns if raw or c.name != "extra"]
@@ -620,7 +626,7 @@ class Store:
                 select(*columns).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
             ).mappings().all()
         for r in rows:
-            out[int(r["run_id"])].append(dict(r))
+            out[int(r["run_id"])].append(Result.of(r))
         return {rid: suite_order(got) for rid, got in out.items()}
 
     def _extra_without_raw(self) -> ColumnElement[Any]:
