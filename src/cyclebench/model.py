@@ -7,7 +7,7 @@ and none of them knows how they are made, analysed, stored or shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
@@ -163,6 +163,65 @@ class Result(Mapping[str, Any]):
 
 
 RESULT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Result))
+
+
+@dataclass(frozen=True, eq=False)
+class Run(Mapping[str, Any]):
+    """One row of the runs table as store/ reads it back: a frozen record, read by attribute or,
+    like Result, as a read-only mapping of its columns. ``status`` is as it stands when read
+    (running | complete | interrupted | failed | abandoned); ``command`` the argv, passwords
+    redacted; ``build``, ``calibration``, ``env`` and ``summary`` the JSON the command stored
+    (its compiler and flags; its timer and the timer's rate; sysinfo.capture(); what it
+    produced beyond result rows, e.g. compare's verdicts and how its table was shown)."""
+
+    id: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    status: str | None = None
+    command: Sequence[str] | None = None
+    host: str | None = None
+    cpu_model: str | None = None
+    cpu: int | None = None
+    tool_version: str | None = None
+    code_rev: str | None = None
+    build: Mapping[str, Any] | None = None
+    calibration: Mapping[str, Any] | None = None
+    env: Mapping[str, Any] | None = None
+    summary: Mapping[str, Any] | None = None
+    host_id: str | None = None
+    pid: int | None = None
+    heartbeat_at: str | None = None
+    pid_start: int | None = None
+    labels: Mapping[str, str] | None = None
+    group_id: int | None = None
+    kernel_release: str | None = None
+    kernel_version: str | None = None
+    boot_id: str | None = None
+    microcode: str | None = None
+    compiler: str | None = None
+    code_dirty: bool | None = None
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Run:
+        """The record of a runs row (columns it does not know are not part of it)."""
+        return cls(**{k: v for k, v in row.items() if k in RUN_KEYS})
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in RUN_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RUN_KEYS)
+
+    def __len__(self) -> int:
+        return len(RUN_KEYS)
+
+    def __repr__(self) -> str:
+        return f"Run(#{self.id}, {self.status!r}, host={self.host!r})"
+
+
+RUN_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Run))
 
 
 R = TypeVar("R", bound=Mapping[str, Any])

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cyclebench.experiments.errors import ExperimentError
-from cyclebench.model import OK
+from cyclebench.model import OK, Result
 from cyclebench.stats.runs import pooled_spread
 from cyclebench.store import Store
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # numpy comes with it: imported where a history is analysed (
     from cyclebench.stats.changepoint import History
 
 
-def estimate_of(row: dict[str, Any]) -> tuple[float | None, str]:
+def estimate_of(row: Result) -> tuple[float | None, str]:
     """A run's figure for a benchmark: cycles~ per op when it has one, else per op in its unit."""
     if row.get("cycles_per_op") is not None:
         return row["cycles_per_op"], "cycles~"

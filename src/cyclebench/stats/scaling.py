@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, ERROR, OK, TIMING, ScaleRun, Series
+from cyclebench.model import DISTURBED, ERROR, OK, TIMING, Result, ScaleRun, Series
 from cyclebench.stats import clock
 from cyclebench.stats.ab import cluster_ci
 from cyclebench.stats.result import with_calibration
@@ -326,12 +326,12 @@ def csv_rows(series: Sequence[Series]) -> list[dict[str, Any]]:
     return out
 
 
-def is_scale_row(row: dict[str, Any]) -> bool:
+def is_scale_row(row: Result) -> bool:
     """A stored result made by the scaling mode (unit ops/s, statistics in extra)."""
     return row.get("unit") == UNIT and isinstance(row.get("extra"), dict) and "intervals_measured" in row["extra"]
 
 
-def series_from_rows(rows: Sequence[dict[str, Any]]) -> list[Series]:
+def series_from_rows(rows: Sequence[Result]) -> list[Series]:
     """Stored scaling rows (store.results) back into Series, e.g. for `show` and plots of an
     old run: grouped by benchmark, its parameter and mode, in stored order."""
     out: dict[tuple[str, int | None, str, str], Series] = {}

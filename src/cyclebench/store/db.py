@@ -49,7 +49,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, Result, suite_order
+from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, Result, Run, suite_order
 from cyclebench.store import liveness, migrate, urls
 
 T = TypeVar("T")
@@ -529,17 +529,15 @@ class Store:
         return liveness.run_status(run, now=dt.datetime.now(dt.timezone.utc), host_id=self.host_id,
                                    pid_alive=liveness.pid_alive, stale_after=self.stale_after)
 
-    def _run_out(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def _run_out(self, row: Mapping[str, Any]) -> Run:
         """A runs row as read: status as it stands now (abandoned when its process is gone),
         command without passwords (rows stored before redaction existed)."""
-        run = dict(row)
-        run["status"] = self._status(run)
-        if isinstance(run.get("command"), list):
-            run["command"] = urls.redact_argv(run["command"])
-        return run
+        command = row.get("command")
+        return Run.of({**row, "status": self._status(row),
+                       "command": urls.redact_argv(command) if isinstance(command, list) else command})
 
     @_guard
-    def get_run(self, run_id: int) -> dict[str, Any] | None:
+    def get_run(self, run_id: int) -> Run | None:
         """The run (status as it stands now, see _run_out), or None — also for an id no
         database could hold (e.g. 10**23)."""
         if not -(2**63) <= run_id < 2**63:
@@ -563,7 +561,7 @@ class Store:
 
     @_guard
     def list_runs(self, limit: int | None = 20, *, host: str | None = None, since: dt.date | None = None,
-                  labels: Mapping[str, str] | None = None, bench: str | None = None) -> list[dict[str, Any]]:
+                  labels: Mapping[str, str] | None = None, bench: str | None = None) -> list[Run]:
         """The newest ``limit`` runs (None or negative: all), newest first, among those that
         pass every filter given (all in SQL): ``host`` (its host name or host id), ``since``
         (started on that UTC date or later), ``labels`` (each key holds its value), ``bench``
