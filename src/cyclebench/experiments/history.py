@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cyclebench.experiments.errors import ExperimentError
@@ -33,6 +34,18 @@ def host_spread(store: Store, run: dict[str, Any], exclude: set[int],
     run-to-run spread that benchmark has shown here."""
     replicates = replicates_of(store.list_runs(None), run, exclude, before)
     return pooled_by_bench(replicates, store.results_of([r["id"] for r in replicates]))  # one query
+
+
+def with_spread(rows: Iterable[Mapping[str, Any]], spreads: Mapping[tuple[Any, ...], tuple[float, int]]
+                ) -> list[Result]:
+    """The rows as records, each with its host's run-to-run (sd, df) in ``extra["run_to_run"]``
+    where ``spreads`` (host_spread's) has its benchmark: new records, the given ones unchanged."""
+    out = []
+    for row in rows:
+        r = row if isinstance(row, Result) else Result.of(row)
+        sd = spreads.get((r.bench, r.param, r.variant or ""))
+        out.append(r if sd is None else replace(r, extra={**(r.extra or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}))
+    return out
 
 
 def replicates_of(runs: Iterable[dict[str, Any]], run: dict[str, Any], exclude: set[int],

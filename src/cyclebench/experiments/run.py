@@ -13,13 +13,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
 from cyclebench.env import sysinfo
-from cyclebench.experiments.history import host_spread
+from cyclebench.experiments.history import host_spread, with_spread
 from cyclebench.experiments.session import open_run
 from cyclebench.model import OK, SKIPPED, Item, Outcome, Result
 from cyclebench.runner import Runner, callgrind, interleave
@@ -230,10 +230,4 @@ def run_to_run(store: Store, run_id: int, rows: Sequence[Result]) -> list[Result
     """The records with this host's run-to-run (sd, df) per benchmark, from earlier replicate
     groups of the same build (experiments.history), in ``extra["run_to_run"]`` for the table
     (new records; the stored ones keep none: it is the host's, not the run's)."""
-    spreads = host_spread(store, store.get_run(run_id) or {}, {run_id})
-    out = []
-    for r in rows:
-        sd = spreads.get((r.bench, r.param, r.variant or ""))
-        out.append(r if sd is None else
-                   replace(r, extra={**(r.extra or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}))
-    return out
+    return with_spread(rows, host_spread(store, store.get_run(run_id) or {}, {run_id}))
