@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 # Outcome statuses, in the order a reader cares about them.
 OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
@@ -52,6 +52,68 @@ class Item:
         return self.bench if self.param is None else f"{self.bench}[{self.param}]"
 
 
+class Chain(TypedDict, total=False):
+    """The calibration chains a runner process timed (engine/chain.h, docs/method.md §3), in
+    timer ticks: the add chain of ``adds`` and the imul chain of ``imuls`` × ``imul_latency``
+    cycles five times at the start and the end (``add_ticks``, ``imul_ticks``: the fastest of
+    each), and chains of ``short_adds`` and ``adds`` adds timed alternately for the fixed part
+    (``short_ticks``, ``long_ticks``). ``kind``: add, or none where no chain exists."""
+
+    kind: str
+    adds: int
+    imuls: int
+    imul_latency: int
+    add_ticks: list[int]
+    imul_ticks: list[int]
+    short_adds: int
+    short_ticks: list[int]
+    long_ticks: list[int]
+
+
+class RunnerResult(TypedDict, total=False):
+    """A runner's result line for one benchmark (engine/measure.c; runner/protocol.py), with
+    what interleave.merge adds when processes are combined. Per sample (one batch): ``n``
+    operations, ``ticks`` of the timer (``unit``: ticks or ns), ``cal`` ticks of the add chain
+    timed next to it, ``disturbed`` (1: a context switch or migration), ``pmu_cycles`` (a PMU's
+    cycles event, where one exists) and ``counters`` (perf groups' reads, -e). ``ladder``
+    batch sizes per round, ``rounds`` run; ``timer_overhead`` the timer pair's cost (min,
+    median ticks); ``chain`` this process's calibration chains (``chains``: one per process,
+    merged); ``process_rounds`` rounds per merged process; times in ns."""
+
+    type: str
+    bench: str
+    param: int | None
+    unit: str
+    timer: str
+    n_base: int
+    rounds: int
+    ladder: int
+    seed: int
+    sizing_ns: int
+    warmup_ns: int
+    measured_ns: int
+    total_iters: int
+    timer_overhead: dict[str, float]
+    disturb_source: str
+    cpu: int
+    chain: Chain
+    chains: list[Chain]
+    verified: bool
+    reason: str | None
+    pmu_error: str | None
+    fault: str
+    n: list[int]
+    ticks: list[int]
+    cal: list[int]
+    disturbed: list[int]
+    pmu_cycles: list[int]
+    counters: Any
+    processes: int
+    process_rounds: list[int]
+    calibration_rse: float
+    invocations: int
+
+
 @dataclass
 class Outcome:
     """What one runner invocation produced for one item.
@@ -67,7 +129,7 @@ class Outcome:
     param: int | None
     status: str
     reason: str | None = None
-    result: dict[str, Any] | None = None
+    result: RunnerResult | None = None
     stderr: str = ""
     wall_s: float = 0.0
     lines: list[dict[str, Any]] = field(default_factory=list)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cyclebench.counters import groups_argv, per_sample_counts
-from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, BenchInfo, Outcome
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, BenchInfo, Outcome, RunnerResult
 from cyclebench.runner.child import Child, run_child
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines, signal_name
@@ -200,7 +200,7 @@ class Runner:
         return outcome
 
 
-def decode_counters(result: dict[str, Any], events: list[list[Any]]) -> None:
+def decode_counters(result: RunnerResult, events: list[list[Any]]) -> None:
     """Turn the runner's raw group reads in ``result["counters"]`` into one per-sample series
     per event (None: not counted) and its status, added as ``series`` and ``status``."""
     c = result.get("counters")

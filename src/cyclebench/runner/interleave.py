@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench.model import OK, Outcome
+from cyclebench.model import OK, Outcome, RunnerResult
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import MeasureOptions
 
@@ -43,7 +43,7 @@ def split(repeat: int, processes: int) -> list[int]:
     return [each] * p
 
 
-def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
+def merge(results: Sequence[RunnerResult]) -> RunnerResult:
     """One runner result from several of the same benchmark: per-sample lists and counter
     reads concatenated, counts summed, the timer overhead the median of the processes'.
     ``processes`` and ``process_rounds`` say how it was made."""

@@ -13,9 +13,12 @@ clock_gettime fallback the unit is already ns.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from cyclebench.model import RunnerResult
 
 # A chosen rate that differs from the measured one by more than this is not trusted.
 MAX_DISAGREEMENT = 0.01
@@ -65,7 +68,7 @@ def _trimmed_mean(x: np.ndarray) -> tuple[float, float, int]:
     return float(near.mean()), float(near.std(ddof=1) / np.sqrt(len(near))), len(near)
 
 
-def chain_fixed(chain: dict[str, Any] | None) -> tuple[float, float] | None:
+def chain_fixed(chain: Mapping[str, Any] | None) -> tuple[float, float] | None:
     """The fixed part of a timed add chain, in timer ticks, and its standard error.
 
     The runner times chains of ``short_adds`` and ``adds`` adds alternately (engine/chain.h);
@@ -87,7 +90,7 @@ def chain_fixed(chain: dict[str, Any] | None) -> tuple[float, float] | None:
     return k * s - (k - 1) * lo, float(np.hypot(k * se_s, (k - 1) * se_l))
 
 
-def _fixed_per_sample(result: dict[str, Any], n_samples: int) -> np.ndarray | float:
+def _fixed_per_sample(result: RunnerResult, n_samples: int) -> np.ndarray | float:
     """The fixed part of a chain reading for each sample: the process's own (merged results
     keep each process's chain readings in ``chains``), else the empty timer pair's cost."""
     oh = float((result.get("timer_overhead") or {}).get("median") or 0)
@@ -104,7 +107,7 @@ def _fixed_per_sample(result: dict[str, Any], n_samples: int) -> np.ndarray | fl
     return np.repeat([f[0] for f in fixed], per)  # type: ignore[index]
 
 
-def calibration_rse(result: dict[str, Any]) -> float:
+def calibration_rse(result: RunnerResult) -> float:
     """Relative standard error that the fixed-part estimate puts on the core/timer ratio
     (a bias common to all of a process's samples, so averaging rounds cannot remove it):
     se(fixed) / (chain ticks − fixed). 0 when unknown. With several processes it also shows
@@ -120,7 +123,7 @@ def calibration_rse(result: dict[str, Any]) -> float:
     return float(np.sqrt(np.mean(np.square(out))) / np.sqrt(len(out)))
 
 
-def core_ratio(result: dict[str, Any]) -> np.ndarray | None:
+def core_ratio(result: RunnerResult) -> np.ndarray | None:
     """Core cycles per timer tick next to each sample, from the runner's add chain.
 
     ratio_i = adds / (chain_ticks_i − fixed), the chain being ``adds`` dependent 1-cycle
@@ -137,7 +140,7 @@ def core_ratio(result: dict[str, Any]) -> np.ndarray | None:
         return np.where(c > 0, float(chain["adds"]) / c, np.nan)
 
 
-def chain_agreement(result: dict[str, Any]) -> float | None:
+def chain_agreement(result: RunnerResult) -> float | None:
     """Clock from the imul chain ÷ clock from the add chain (1.0 when both latencies hold).
 
     Both chains are timed five times at the start and at the end of the measurement; the
@@ -190,7 +193,7 @@ def round_ratio(ratio: np.ndarray, group: int | None) -> np.ndarray:
     return out
 
 
-def shared_round_ratio(results: list[dict[str, Any]]) -> list[np.ndarray | None]:
+def shared_round_ratio(results: Sequence[RunnerResult]) -> list[np.ndarray | None]:
     """Round ratios pooled across benchmarks measured together (``run_many``: batches
     alternate, so round k of each ran in the same millisecond): each round's value comes
     from the chain readings of all of them, and all get the same value.
@@ -217,7 +220,7 @@ def shared_round_ratio(results: list[dict[str, Any]]) -> list[np.ndarray | None]
     return [None if q is None else np.repeat(value, g)[: len(q)] for q in ratios]
 
 
-def round_costs(result: dict[str, Any], ratio: np.ndarray | None = None) -> tuple[np.ndarray, str]:
+def round_costs(result: RunnerResult, ratio: np.ndarray | None = None) -> tuple[np.ndarray, str]:
     """Per-round per-op slopes of a runner result, one entry per round (NaN for a round
     without one), in cycles~ when the add chain was timed, else in the timer's unit.
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, OK, TIMING, Outcome
+from cyclebench.model import DISTURBED, OK, TIMING, Outcome, RunnerResult
 from cyclebench.stats import clock
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, round_slopes, slow_side
 
@@ -85,7 +85,7 @@ def usable_for_verdict(row: Mapping[str, Any] | Outcome, include_disturbed: bool
     return status == OK or (include_disturbed and status == DISTURBED)
 
 
-def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, group: int | None,
+def counter_fields(res: RunnerResult, events: list[list[Any]], n: np.ndarray, group: int | None,
                    keep: np.ndarray, seed: int) -> dict[str, Any]:
     """Per-op slope of every requested event (the runner decoded its raw group reads into
     ``res["counters"]["series"/"status"]``), its status, and derived metrics (IPC, MPKI,
@@ -230,7 +230,7 @@ def worth_more(halfwidth: float, target: float, passes: int, most: int) -> bool:
     return target < halfwidth and passes * (halfwidth / target) ** 2 <= most
 
 
-def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, int | None, int | None]]:
+def sample_rows(res: RunnerResult | None) -> list[tuple[int, int, int | None, int | None, int | None]]:
     if not res:
         return []
     n = len(res["n"])
