@@ -21,6 +21,7 @@ ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev"
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
               "uftrace:uftrace"  # cyclebench profile records -pg builds with it
+              "llvm-mca:llvm"  # --predict and explain: LLVM's scheduling models (docs/method.md §12)
               "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
               "/usr/sbin/sshd:openssh-server"  # the fleet's tests start a throwaway sshd on 127.0.0.1
               "/usr/share/benchmark/compare.py:libbenchmark-tools"  # google/benchmark's compare.py reads gbench exports
@@ -87,7 +88,7 @@ setup() {
     fi
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         "$VENV/bin/python" -m pip install -q --upgrade pip
-        "$VENV/bin/python" -m pip install -q -e '.[test]'
+        "$VENV/bin/python" -m pip install -q -e '.[test,predict]'
         touch "$stamp"
     fi
     if [ "${1:-}" = test ]; then install_benchstat; fi

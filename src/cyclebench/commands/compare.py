@@ -39,9 +39,11 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
+from cyclebench.commands._predict import after_run, predict_options
 from cyclebench.commands.compare_runs import judge_stored
 from cyclebench.experiments.compare import Budget
 from cyclebench.experiments.comparison import fail_outcomes
+from cyclebench.experiments.predict import PredictOptions
 from cyclebench.model import FAILED_STATUSES
 from cyclebench.report import console as console_report
 
@@ -83,13 +85,15 @@ from cyclebench.report import console as console_report
 @label_option
 @plot_option("each comparison's Δ with its CI")
 @allocator_option
+@predict_options
 @runner_options
 @build_options(files_in="targets")
 def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildOptions, pin: RunnerOptions,
                 repeat: int | None, budget: float, equivalence: float, fail_on: tuple[str, ...],
                 min_time: float, alpha: float, processes: int, include_disturbed: bool, baseline: str | None,
                 by: str | None, json_path: Path | None, db: str | None, wide: bool, label_args: tuple[str, ...],
-                output: OutputOptions, plot_path: Path | None, allocators: list[Allocator] | None) -> None:
+                output: OutputOptions, plot_path: Path | None, allocators: list[Allocator] | None,
+                predict: PredictOptions | None = None) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
     several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
     verdict only for real differences. With --allocator, the benchmarks given are measured
@@ -114,6 +118,8 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
         for t in targets:
             not_a_file(t, "compare")
     check_compare_format(output, stored_runs)
+    if predict is not None and (stored_runs or allocators):
+        raise click.UsageError("--predict predicts what compare measures: not stored runs, nor --allocator builds")
     if allocators:
         if stored_runs or output.asked or plot_path is not None:
             raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
@@ -130,6 +136,10 @@ def compare_cmd(targets: tuple[str, ...], params: tuple[str, ...], build: BuildO
             processes, include_disturbed, labels, store)
     if not output.to_stdout:  # stdout carries only the export
         console_report.print_comparisons(rows, out, title=title, alpha=alpha, wide=wide)
+    if predict is not None and not stored_runs:
+        from cyclebench.build import build as build_binary
+
+        after_run(predict, store, run_id, {"": build_binary(build.spec()).path}, wide, output.to_stdout)
     if output.asked:
         measured_run = None if stored_runs else run_id
         deliver(output, export_comparisons(store, rows, output.fmt, measured_run, title, alpha),

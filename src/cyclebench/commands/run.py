@@ -37,7 +37,9 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
+from cyclebench.commands._predict import after_run, predict_options
 from cyclebench.commands._run import check_events, events_and_cache, measure_one, print_list, report
+from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, prepare, run_to_run
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.store import runfile as json_report
@@ -87,6 +89,7 @@ from cyclebench.store import runfile as json_report
               help="callgrind cache geometry (bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
 @plot_option("each result's per op with its CI")
 @allocator_option
+@predict_options
 @runner_options
 @build_options(positional=True)
 def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params: tuple[str, ...], repeat: int,
@@ -94,7 +97,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         json_path: Path | None, db: str | None, wide: bool, quiet: bool, net: bool, events_spec: str | None,
         backend: str, sim_iters: int, cache_spec: str | None, processes: int, runs: int,
         label_args: tuple[str, ...], target_ci: float, output: OutputOptions, plot_path: Path | None,
-        allocators: list[Allocator] | None) -> None:
+        allocators: list[Allocator] | None, predict: PredictOptions | None = None) -> None:
     """Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."""
     if min_time > max_time:
         raise click.BadParameter(f"--min-time {min_time:g} is above --max-time {max_time:g}", param_hint="--min-time")
@@ -142,6 +145,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
             except OSError as e:  # after the run is stored: say so, one line
                 raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored "
                                 f"(run #{run_id})") from None
+        after_run(predict, store, run_id, {"": prepared.binary.path}, wide, quiet or output.to_stdout)
         if not quiet:
             err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
     if output.asked:  # every replicate run's rows (json: the last run)

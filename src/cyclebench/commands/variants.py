@@ -28,7 +28,9 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
-from cyclebench.commands._variants import measure_and_store, show
+from cyclebench.commands._predict import after_run, predict_options, variant_binaries
+from cyclebench.commands._variants import exit_if_failed, measure_and_store, show
+from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 
 
@@ -64,6 +66,7 @@ from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 @db_option
 @wide_option
 @label_option
+@predict_options
 @runner_options
 @build_options(positional=True, cc=False, cflags_default="",
                cflags_help="Flags every variant shares, before its own --flags.")
@@ -71,7 +74,8 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
                  target: str | None, globs: tuple[str, ...], params: tuple[str, ...], disasm: bool, backend: str,
                  callgrind_flag: bool, rounds: int | None, min_time: float, timeout: float | None,
                  json_path: Path | None, db: str | None, wide: bool, sort: str, baseline: str | None,
-                 label_args: tuple[str, ...], events_spec: str | None, allocators: list[Allocator] | None) -> None:
+                 label_args: tuple[str, ...], events_spec: str | None, allocators: list[Allocator] | None,
+                 predict: PredictOptions | None = None) -> None:
     """Build FILES (default: the built-in suite, pick with -b) once per flag set / compiler /
     target / allocator and measure the builds side by side."""
     from cyclebench import counters
@@ -103,5 +107,9 @@ def variants_cmd(build: BuildOptions, pin: RunnerOptions, flag_sets: tuple[str, 
         vs = [pick[0], *[v for v in vs if v is not pick[0]]]
     sweep = Sweep(vs, globs, parse_params(params), rounds, min_time, timeout, sim, events, disasm,
                   parse_labels(label_args), sort)
-    run_id, data, unbuilt = measure_and_store(sweep, build, pin, open_store(db))
-    show(data, run_id, unbuilt, json_path, wide, sort, disasm)
+    store = open_store(db)
+    run_id, data, unbuilt = measure_and_store(sweep, build, pin, store)
+    show(data, run_id, unbuilt, json_path, wide, sort, disasm, exit_on_failure=predict is None)
+    if predict is not None:
+        after_run(predict, store, run_id, variant_binaries(sweep, build, pin), wide)
+        exit_if_failed(data, unbuilt)

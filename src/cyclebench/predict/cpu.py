@@ -48,7 +48,7 @@ for _models, _core, _mca, _osaca in [
 _OSACA_FALLBACK_WHY = {
     ("Zen 5", "ZEN4"): "OSACA 0.7 has no Zen 5 model: ZEN4, its newest AMD core",
     ("Skylake (client)", "SKX"): "OSACA models Skylake-SP (SKX): the same core without the AVX-512 unit",
-    ("Tiger Lake", "ICL"): "OSACA has no Tiger Lake model: ICL (Sunny Cove; Tiger Lake's Willow Cove differs in caches)",
+    ("Tiger Lake", "ICL"): "OSACA has no Tiger Lake model: ICL (Sunny Cove; Willow Cove differs in caches)",
     ("Alder / Raptor Lake", "SPR"): "OSACA has no Alder Lake model: SPR (Golden Cove cores, as Alder Lake's P-cores)",
     ("Emerald Rapids", "SPR"): "OSACA has no Emerald Rapids model: SPR (the same Raptor Cove generation)",
     ("Granite Rapids", "SPR"): "OSACA has no Granite Rapids model: SPR, its newest Intel core",
@@ -110,7 +110,7 @@ def osaca_for_mca(mcpu: str) -> str | None:
     """OSACA's arch for an llvm-mca CPU name (the first table entry naming it), None if none."""
     for _f, _m, _core, names, archs in _AMD:
         if mcpu in names:
-            return names.index(mcpu) == 0 and archs[0] or next(
+            return (names.index(mcpu) == 0 and archs[0]) or next(
                 (a for _f2, _m2, _c2, n2, a2 in _AMD if n2[0] == mcpu for a in a2[:1]), archs[0])
     for _core, names, archs in _INTEL.values():
         if names[0] == mcpu:

@@ -106,7 +106,9 @@ def parse(json_text: str, text: str, version: str, mcpu: str, cpu_reason: str, s
     region = d["CodeRegions"][0]
     summary = region["SummaryView"]
     cycles = summary["TotalCycles"] / summary["Iterations"]
-    resources = [str(r) for r in d.get("TargetInfo", {}).get("Resources", [])]
+    # a resource of several units is named with the unit's index as a raw byte ("Zn4LSU.\x01")
+    resources = [re.sub(r"[\x00-\x1f]", lambda c: str(ord(c.group())), str(r))
+                 for r in d.get("TargetInfo", {}).get("Resources", [])]
     per: dict[int, dict[str, float]] = {}
     for p in region.get("ResourcePressureView", {}).get("ResourcePressureInfo", []):
         idx, res = p["InstructionIndex"], p["ResourceIndex"]
