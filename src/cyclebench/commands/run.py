@@ -135,6 +135,7 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
         spreads = run_to_run(store, run_id, rows)
         if not quiet:  # with an export on stdout, only the lines on stderr
             report(store, run_id, rows, prepared, backend, net, wide, table=not output.to_stdout)
+        after_run(predict, store, run_id, {"": prepared.binary.path}, wide, quiet or output.to_stdout)
         if json_path is not None:
             try:
                 data = json_report.run_to_dict(store, run_id)
@@ -145,7 +146,6 @@ def run(build: BuildOptions, pin: RunnerOptions, globs: tuple[str, ...], params:
             except OSError as e:  # after the run is stored: say so, one line
                 raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored "
                                 f"(run #{run_id})") from None
-        after_run(predict, store, run_id, {"": prepared.binary.path}, wide, quiet or output.to_stdout)
         if not quiet:
             err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
     if output.asked:  # every replicate run's rows (json: the last run)
