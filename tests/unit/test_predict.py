@@ -9,8 +9,18 @@ import json
 import pytest
 
 from cyclebench.predict import Target, asm, cpu, hotloop, mca
-from cyclebench.prediction import CALLGRIND, MCA, MISSING, OK, OSACA, UNSUPPORTED, HotLoop, LoopInstruction, \
-    ModelResult, Prediction
+from cyclebench.prediction import (
+    CALLGRIND,
+    MCA,
+    MISSING,
+    OK,
+    OSACA,
+    UNSUPPORTED,
+    HotLoop,
+    LoopInstruction,
+    ModelResult,
+    Prediction,
+)
 from cyclebench.report.predict import footer_lines, predicted_table
 
 

@@ -188,13 +188,25 @@ def _short(obj: str) -> str:
     return obj.rsplit("/", 1)[-1]
 
 
+def _taken(insns: list[Insn], executed: dict[int, float], start: int) -> float:
+    """How often per op control reaches ``start`` other than by falling into it: its count less
+    the count of the instruction before it, when that one falls through (not a jmp or ret)."""
+    before = [i for i in insns if i.address < start]
+    head = executed.get(start, 0.0)
+    if not before or re.match(r"^(jmp|ret|ud2)", before[-1].text):
+        return head
+    return head - executed.get(before[-1].address, 0.0)
+
+
 def _loops(insns: list[Insn], executed: dict[int, float] | None) -> list[tuple[int, int, Insn]]:
-    """(start, end, branch) of every backward branch among ``insns`` (run per op when counts
-    are given), innermost only: no other's range inside its own."""
+    """(start, end, branch) of every backward branch among ``insns`` (with counts: run per op and
+    taken per op: a compare-and-swap's retry branch that never retries is no loop), innermost
+    only: no other's range inside its own."""
     lo = insns[0].address if insns else 0
     cands = [(i.target, i.address, i) for i in insns
              if i.target is not None and lo <= i.target <= i.address
-             and (executed is None or executed.get(i.address, 0) > 0)]
+             and (executed is None or (executed.get(i.address, 0) > 0
+                                       and _taken(insns, executed, i.target) >= 0.5 / SIM_OPS))]
     return [c for c in cands
             if not any(o is not c and c[0] <= o[0] and o[1] <= c[1] and (o[0], o[1]) != (c[0], c[1]) for o in cands)]
 
@@ -229,12 +241,11 @@ def from_counts(counts: dict[tuple[str, str], dict[int, float]], objdump: str = 
             if not c or (k == key and start <= i.address <= end):
                 continue
             if (what := why_unmodelled(i.text)) and what != "call":
-                outside.append(f"{what}: {i.text.split()[0] if what != 'lock prefix' else i.text} in {k[1]} "
-                               f"({_short(k[0])}), {c:g}/op")
+                outside.append(f"{what}: {' '.join(i.text.split()[:2])} in {k[1]} ({_short(k[0])}), {c:g}/op")
+    rest = total - ir
     for i in body:
         if i.unmodelled == "call" and (m := _CALL.match(i.text)):
-            callee_ir = sum(sum(v.values()) for k, v in counts.items() if k[1].startswith(m.group(1).split("@")[0]))
-            outside.insert(0, f"call {m.group(1)}: its {callee_ir:g} instructions/op are outside the loop")
+            outside.insert(0, f"call {m.group(1)}: the op's other {rest:g} instructions are outside the loop")
     return HotLoop(function=key[1], obj=key[0], start=start, end=end, instructions=tuple(body), source=CALLGRIND,
                    trips_per_op=trips, ir_per_op=round(total, 4), loop_ir_per_op=round(ir, 4),
                    outside=tuple(dict.fromkeys(outside)))
