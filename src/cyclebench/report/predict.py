@@ -73,6 +73,8 @@ def footer_lines(preds: Sequence[Prediction], target_line: str | None = None) ->
             if m.status in (MISSING, UNSUPPORTED, "failed") and m.reason and m.reason not in said:
                 said.add(m.reason)
                 lines.append(f"{m.tool}: {m.reason}")
+            elif m.status == OK and m.cpu_reason and "has no data for" in m.cpu_reason:  # a per-loop fallback
+                lines.append(f"{p.bench}: {m.tool} --arch {m.cpu} ({m.cpu_reason.rsplit('; ', 1)[-1]})")
         if p.loop is None and p.reason:
             lines.append(f"{p.bench}: {p.reason}")
         elif p.reason and p.reason not in said:
