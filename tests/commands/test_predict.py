@@ -27,10 +27,13 @@ x86 = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the known truth
 SRC = DATA / "predict.c"
 
 
-def _cb(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """The installed program, at 80 columns, as a terminal user runs it."""
+def _cb(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
+        piped: bool = False) -> subprocess.CompletedProcess[str]:
+    """The installed program, at 80 columns as a terminal user runs it (``piped``: into a pipe,
+    COLUMNS unset, as a log or a mail gets it)."""
+    base = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     return subprocess.run([sys.executable, "-m", "cyclebench", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "80", **(env or {})})
+                          timeout=timeout, env={**base, **({} if piped else {"COLUMNS": "80"}), **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -230,3 +233,31 @@ def test_mcpu_needs_predict(db: str) -> None:
 def test_predict_refuses_stored_runs(db: str) -> None:
     r = cli("compare", "1", "2", "--predict")
     assert r.exit_code == 2 and "--predict predicts what compare measures" in r.output
+
+
+@x86
+@needs_models
+@needs_valgrind
+@pytest.mark.slow
+def test_compare_predict_sets_both_sides_beside_the_models(db: str) -> None:
+    r = _cb("compare", str(SRC), "truth/add300", "truth/add4x75", "--budget", "1", "--min-time", "0.05",
+            "--predict")
+    assert r.returncode == 0, r.stderr[-2000:]
+    head = r.stdout[r.stdout.index("measured beside predicted"):]
+    assert [ln.split()[0] for ln in head.splitlines() if ln.startswith("truth/")] == ["truth/add300",
+                                                                                      "truth/add4x75"]
+    add300 = next(ln for ln in head.splitlines() if ln.startswith("truth/add300")).split()
+    assert add300.count("300.0") >= 2, head  # llvm-mca and OSACA (cycles~ reads 30x.x)
+
+
+@x86
+@needs_models
+@needs_valgrind
+@pytest.mark.slow
+def test_explain_into_a_pipe_prints_every_column(db: str) -> None:
+    r = _cb("explain", str(SRC), "truth/storefwd", piped=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    header = next(ln for ln in r.stdout.splitlines() if ln.startswith("instruction"))
+    for col in ("per trip", "llvm-mca pressure", "OSACA ports", "chain"):
+        assert col in header, header
+    assert "not shown at" not in r.stdout

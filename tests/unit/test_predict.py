@@ -165,3 +165,49 @@ def test_marked_cells_missing_tool_unsupported_cpu_and_not_modelled() -> None:
     ok = Prediction("c/lock", None, "", "Odd", loop, (ModelResult(MCA, OK, cycles=1.04),))
     [row] = predicted_table([{"bench": "c/lock", "param": None, "cycles_per_op": 20.0}], [ok]).rows
     assert row[3] == "1.04*" and row[4] == "0.05"
+
+
+def test_a_retry_branch_that_never_retries_is_no_loop() -> None:
+    """A compare-and-swap's retry branch runs per op but is never taken: the loop is the one
+    around it, whose head is entered by its branch."""
+    insns = [hotloop.Insn(0x10, "mov (%rdi),%rax"),
+             hotloop.Insn(0x14, "lock cmpxchg %rcx,(%rdi)"),
+             hotloop.Insn(0x18, "jne 14 <x+0x14>", 0x14),
+             hotloop.Insn(0x1c, "add $0x1,%rdx"),
+             hotloop.Insn(0x20, "cmp %rsi,%rdx"),
+             hotloop.Insn(0x24, "jb 10 <x+0x10>", 0x10)]
+    counts = {a: 1.0 for a in (0x10, 0x14, 0x18, 0x1c, 0x20, 0x24)}
+    assert [(s, e) for s, e, _ in hotloop._loops(insns, counts)] == [(0x10, 0x24)]
+    retrying = {**counts, 0x14: 3.0, 0x18: 3.0}  # two retries an op: then it is the inner loop
+    assert [(s, e) for s, e, _ in hotloop._loops(insns, retrying)] == [(0x14, 0x18)]
+    assert [(s, e) for s, e, _ in hotloop._loops(insns, None)] == [(0x14, 0x18)]  # statically: innermost
+
+
+def test_predictions_are_stored_exported_and_deleted_with_their_run(tmp_path) -> None:
+    from cyclebench.store import Store
+    from cyclebench.store import predictions as stored
+    from cyclebench.store import runfile
+
+    store = Store(f"sqlite:///{tmp_path / 'p.db'}")
+    rid = store.begin_run(command=["cyclebench", "run"], cpu_model="AMD EPYC")
+    store.add_result(rid, {"bench": "c/lock", "param": None, "status": "ok", "cycles_per_op": 20.0})
+    loop = _loop("lock addq $0x1,(%rdi)", "jb 10 <cb_body_x+0x10>")
+    p = Prediction("c/lock", None, "", "AMD EPYC", loop,
+                   (ModelResult(MCA, OK, version="19.1.7", cpu="znver5", cycles=1.04, throughput=1.0),
+                    ModelResult(OSACA, MISSING, "OSACA not found")))
+    assert stored.add(store, rid, stored.rows_of(p)) == 2
+    rows = stored.of_run(store, rid)
+    assert [r["tool"] for r in rows] == [MCA, OSACA]
+    assert rows[0]["cycles_per_op"] == pytest.approx(1.04) and rows[0]["trips_per_op"] == 1.0
+    assert rows[0]["detail"]["not_modelled"] == ["lock prefix"] and rows[1]["status"] == MISSING
+    data = runfile.run_to_dict(store, rid)
+    runfile.validate(data)
+    assert len(data["predictions"]) == 2
+    new = runfile.import_run(store, data)
+    assert len(stored.of_run(store, new)) == 2
+    assert stored.newest_measured(store, "c/lock", None)["cycles_per_op"] == 20.0
+    store.delete_runs([rid, new])
+    assert stored.of_run(store, rid) == [] and stored.of_run(store, new) == []
+    # a run without predictions has no key: the file stays what older readers know
+    rid2 = store.begin_run(command=["cyclebench", "run"])
+    assert "predictions" not in runfile.run_to_dict(store, rid2)
