@@ -184,9 +184,8 @@ def test_a_retry_branch_that_never_retries_is_no_loop() -> None:
 
 
 def test_predictions_are_stored_exported_and_deleted_with_their_run(tmp_path) -> None:
-    from cyclebench.store import Store
+    from cyclebench.store import Store, runfile
     from cyclebench.store import predictions as stored
-    from cyclebench.store import runfile
 
     store = Store(f"sqlite:///{tmp_path / 'p.db'}")
     rid = store.begin_run(command=["cyclebench", "run"], cpu_model="AMD EPYC")

@@ -71,7 +71,10 @@ def after_run(predict: Any, store: Any, run_id: int, binaries: Mapping[str, Path
         store_predictions(store, run_id, preds)
     except (ExperimentError, StoreError) as e:
         raise UserError(f"{e} (the measurements are stored: run #{run_id})") from None
-    if not quiet:
+    if not preds:
+        err.print("cyclebench: --predict: no timed result of a native build to predict (simulated, emulated or "
+                  "failed results are not)", style="yellow", highlight=False)
+    elif not quiet:
         out.print(predicted_group(rows, preds, title=f"run #{run_id} · measured beside predicted", wide=wide,
                                   target_line=tgt.line()))
 

@@ -91,7 +91,7 @@ def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Predictio
     cycles per op (answer columns), their ratios to the measurement, OSACA's throughput and LCD
     bounds per op, loop trips per op, and the notes (what is not modelled)."""
     by_key = {(r.get("bench"), r.get("param"), r.get("variant") or ""): r for r in rows}
-    variants = any(p.variant for p in preds)
+    variants = len({p.variant for p in preds}) > 1  # compare's one "compare" variant says nothing
     table = FitTable([
         Column("benchmark", justify="left", fold=NAME_FOLD),
         Column("param"),
