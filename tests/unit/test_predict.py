@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cyclebench.predict import Target, asm, cpu, hotloop, mca
+from cyclebench.predict import asm, cpu, hotloop, mca, target_of
 from cyclebench.prediction import (
     CALLGRIND,
     MCA,
@@ -41,17 +41,17 @@ def test_an_unknown_cpu_is_a_reason_not_an_error() -> None:
     assert not core.known and core.mca == () and core.osaca == ()
     name, why = cpu.pick_mca(core, None)
     assert name is None and "give --mcpu" in why
-    t = Target({"vendor": "SomeVendor", "family": 7, "model": 1, "model_name": "Odd CPU"})
+    t = target_of({"vendor": "SomeVendor", "family": 7, "model": 1, "model_name": "Odd CPU"})
     assert t.mcpu is None and t.osaca == () and "Odd CPU" in t.line()
 
 
 def test_mcpu_overrides_either_tool() -> None:
     info = {"vendor": "AuthenticAMD", "family": 26, "model": 2, "model_name": "AMD EPYC"}
-    t = Target(info, "znver3")
+    t = target_of(info, "znver3")
     assert t.mcpu == "znver3" and t.osaca == ("ZEN3",) and "--mcpu znver3" in t.line()
-    t = Target(info, "znver4,ZEN3")
+    t = target_of(info, "znver4,ZEN3")
     assert t.mcpu == "znver4" and t.osaca == ("ZEN3",)
-    t = Target(info, "ZEN2")
+    t = target_of(info, "ZEN2")
     assert t.osaca == ("ZEN2",) and t.mcpu_reason.startswith("Zen 5")
 
 

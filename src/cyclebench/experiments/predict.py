@@ -14,6 +14,7 @@ from typing import Any
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.model import DISTURBED, OK, TIMING
+from cyclebench.predict import Target
 from cyclebench.prediction import Prediction
 from cyclebench.store import Store
 from cyclebench.store import predictions as stored
@@ -32,7 +33,8 @@ class PredictOptions:
     timeout: float = 600.0
 
 
-def _one(binary: Path, bench: str, param: int | None, variant: str, tgt: Any, opts: PredictOptions) -> Prediction:
+def _one(binary: Path, bench: str, param: int | None, variant: str, tgt: Target,
+         opts: PredictOptions) -> Prediction:
     from cyclebench.predict import predict
 
     try:
@@ -43,7 +45,7 @@ def _one(binary: Path, bench: str, param: int | None, variant: str, tgt: Any, op
 
 
 def predict_rows(rows: Sequence[Mapping[str, Any]], binaries: Mapping[str, Path], opts: PredictOptions,
-                 progress: Progress = SILENT) -> tuple[Any, list[Prediction]]:
+                 progress: Progress = SILENT) -> tuple[Target, list[Prediction]]:
     """A Prediction for every measured row (status ok or disturbed, kind timing) whose variant has
     a binary in ``binaries`` (variant label → runner; "" for a command without variants).
     Returns (the predict.Target used, the predictions in the rows' order)."""
@@ -69,7 +71,7 @@ def store_predictions(store: Store, run_id: int, preds: Sequence[Prediction]) ->
     return stored.add(store, run_id, [row for p in preds for row in stored.rows_of(p)])
 
 
-def explain(binary: Path, bench: str, param: int | None, opts: PredictOptions) -> tuple[Any, Prediction]:
+def explain(binary: Path, bench: str, param: int | None, opts: PredictOptions) -> tuple[Target, Prediction]:
     """(the predict.Target used, the Prediction) of one benchmark for `explain`."""
     from cyclebench.predict import target
 

@@ -6,37 +6,28 @@ reads them; never stores or prints.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cyclebench.predict import asm, cpu, hotloop, mca, osaca
 from cyclebench.prediction import NO_LOOP, TOOLS, ModelResult, Prediction
 
-__all__ = ["Target", "predict", "target"]
+__all__ = ["Target", "predict", "target", "target_of"]
 
 
+@dataclass(frozen=True)
 class Target:
-    """The CPU's names for the tools: llvm-mca's ``-mcpu`` (and why), OSACA's archs newest
-    first (and why), the CPU's model name. ``override``: ``--mcpu`` items (an llvm-mca name,
-    an OSACA arch such as ZEN3, or both, comma-separated)."""
+    """The CPU's names for the tools: llvm-mca's ``-mcpu`` (None: none) and why, OSACA's archs
+    newest first (empty: none) and why, the CPU's model name and cpuid's core."""
 
-    def __init__(self, info: dict, override: str | None = None) -> None:
-        core = cpu.core_of(info.get("vendor"), info.get("family"), info.get("model"))
-        self.model_name: str | None = info.get("model_name")
-        self.core = core
-        tool = mca.find_tool()
-        self.mcpu, self.mcpu_reason = cpu.pick_mca(core, mca.known_cpus(tool[0]) if tool else None)
-        self.osaca, self.osaca_reason = core.osaca, core.osaca_why
-        if override:
-            for item in (x.strip() for x in override.split(",") if x.strip()):
-                if item.upper() in cpu.OSACA_ARCHS:
-                    self.osaca, self.osaca_reason = (item.upper(),), f"--mcpu {item.upper()}"
-                else:
-                    self.mcpu, self.mcpu_reason = item, f"--mcpu {item}"
-                    if not any(x.upper() in cpu.OSACA_ARCHS for x in override.split(",")):
-                        arch = cpu.osaca_for_mca(item)
-                        self.osaca = (arch,) if arch else ()
-                        self.osaca_reason = (f"--mcpu {item}: OSACA's {arch}" if arch
-                                             else f"--mcpu {item}: no OSACA arch for it (add one, e.g. ZEN4)")
+    model_name: str | None
+    core: cpu.Core
+    mcpu: str | None
+    mcpu_reason: str
+    osaca: tuple[str, ...]
+    osaca_reason: str
 
     def line(self) -> str:
         """One line: the CPU and each tool's name for it, with why."""
@@ -45,11 +36,33 @@ class Target:
                 f"({self.mcpu_reason}); OSACA --arch {o} ({self.osaca_reason})")
 
 
+def target_of(info: Mapping[str, Any], override: str | None = None) -> Target:
+    """The Target for env.sysinfo.cpu_info's ``info`` (vendor, family, model, model_name), with
+    ``--mcpu``'s override: an llvm-mca name (``znver4``: OSACA's arch follows from the table), an
+    OSACA arch (``ZEN3``), or both comma-separated."""
+    core = cpu.core_of(info.get("vendor"), info.get("family"), info.get("model"))
+    tool = mca.find_tool()
+    mcpu, mcpu_reason = cpu.pick_mca(core, set(mca.known_cpus(tool[0])) if tool else None)
+    archs, osaca_reason = core.osaca, core.osaca_why
+    items = [x.strip() for x in (override or "").split(",") if x.strip()]
+    given_archs = [x.upper() for x in items if x.upper() in cpu.OSACA_ARCHS]
+    names = [x for x in items if x.upper() not in cpu.OSACA_ARCHS]
+    if names:
+        mcpu, mcpu_reason = names[-1], f"--mcpu {names[-1]}"
+    if given_archs:
+        archs, osaca_reason = (given_archs[-1],), f"--mcpu {given_archs[-1]}"
+    elif names:
+        archs = cpu.osaca_for_mca(names[-1])
+        osaca_reason = (f"--mcpu {names[-1]}: OSACA's {archs[0]}" if archs
+                        else f"--mcpu {names[-1]}: no OSACA arch for it (add one, e.g. ZEN4)")
+    return Target(info.get("model_name"), core, mcpu, mcpu_reason, archs, osaca_reason)
+
+
 def target(override: str | None = None) -> Target:
     """The Target of this machine's CPU (env.sysinfo.cpu_info), with ``--mcpu``'s override."""
     from cyclebench.env import sysinfo
 
-    return Target(sysinfo.cpu_info(), override)
+    return target_of(sysinfo.cpu_info(), override)
 
 
 def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant: str = "",

@@ -106,13 +106,12 @@ OSACA_ARCHS = frozenset({"SNB", "IVB", "HSW", "BDW", "SKX", "CSX", "ICL", "ICX",
                          "ZEN4", "TX2", "N1", "A64FX", "TSV110", "A72", "M1", "V2"})  # osaca --help, 0.7
 
 
-def osaca_for_mca(mcpu: str) -> str | None:
-    """OSACA's arch for an llvm-mca CPU name (the first table entry naming it), None if none."""
-    for _f, _m, _core, names, archs in _AMD:
-        if mcpu in names:
-            return (names.index(mcpu) == 0 and archs[0]) or next(
-                (a for _f2, _m2, _c2, n2, a2 in _AMD if n2[0] == mcpu for a in a2[:1]), archs[0])
+def osaca_for_mca(mcpu: str) -> tuple[str, ...]:
+    """OSACA's archs, newest first, for the core whose first llvm-mca name is ``mcpu``; () if none."""
+    for *_, names, archs in _AMD:
+        if names[0] == mcpu:
+            return archs
     for _core, names, archs in _INTEL.values():
         if names[0] == mcpu:
-            return archs[0]
-    return None
+            return archs
+    return ()

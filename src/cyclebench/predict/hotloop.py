@@ -237,7 +237,7 @@ def from_counts(counts: dict[tuple[str, str], dict[int, float]], objdump: str = 
     outside: list[str] = []
     for k, other in listings.items():
         for i in other:
-            c = other and counts[k].get(i.address, 0)
+            c = counts[k].get(i.address, 0)
             if not c or (k == key and start <= i.address <= end):
                 continue
             if (what := why_unmodelled(i.text)) and what != "call":
