@@ -49,6 +49,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "profile": ("cyclebench.commands.profile", "profile_cmd",
                 "A flat profile (gprof's): exact calls per function, self and total per call with the probe's own "
                 "cost — measured here — subtracted, % of the time."),
+    "bisect": ("cyclebench.commands.bisect", "bisect_cmd",
+               "Find the commit that made benchmarks slower: each step builds a revision in a private checkout and "
+               "measures it paired with GOOD in one sitting, a verdict per benchmark."),
     "history": ("cyclebench.commands.history", "history_cmd",
                 "One benchmark's per-run estimate ± CI in time order, with its change points."),
     "report": ("cyclebench.commands.report", "report_cmd",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands._common import (
@@ -15,22 +15,40 @@ from cyclebench.commands._common import (
     open_store,
     parse_params,
 )
-from cyclebench.commands._options import (
-    BuildOptions,
-    RunnerOptions,
-    not_a_file,
-)
+from cyclebench.commands._options import BuildOptions, OutputOptions, RunnerOptions, not_a_file
 from cyclebench.experiments.compare import Budget, execute, param_groups
 from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.run import RunConfig, prepare
+from cyclebench.model import FAILED_STATUSES
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store, StoreError
 
 
-def compare_allocators(allocs: list[Allocator], targets: Sequence[str], params: Sequence[str], build: BuildOptions,
-                        pin: RunnerOptions, repeat: int | None, min_time: float, labels: dict[str, str],
-                        db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str]) -> None:
+class Args(Protocol):
+    """What `compare` gives its measuring (commands/compare.CompareArgs has these and more)."""
+
+    targets: tuple[str, ...]
+    params: tuple[str, ...]
+    repeat: int | None
+    budget: float
+    equivalence: float
+    fail_on: tuple[str, ...]
+    min_time: float
+    alpha: float
+    processes: int
+    include_disturbed: bool
+    json_path: Path | None
+    output: OutputOptions
+    db: str | None
+    wide: bool
+    plot_path: Path | None
+    allocators: list[Allocator] | None
+    pin: RunnerOptions
+    build: BuildOptions
+
+
+def compare_allocators(a: Args, labels: dict[str, str]) -> None:
     """Each allocator is its own binary, so its rounds cannot be interleaved batch by batch with
     another's: the benchmarks are measured as `variants` measures (rounds of one invocation per
     allocator in shuffled order, paired by round, signed-rank + Holm against the first). --repeat
@@ -38,14 +56,14 @@ def compare_allocators(allocs: list[Allocator], targets: Sequence[str], params: 
     from cyclebench.commands import _variants as variants
     from cyclebench.experiments.variants import Sweep, make_variants
 
-    for t in targets:
+    for t in a.targets:
         not_a_file(t, "compare")
-    sweep = Sweep(make_variants((), (), None, allocs), targets, parse_params(params), repeat,
-                           min_time * 12 / (repeat or 60), labels=labels)
-    run_id, data, unbuilt = variants.measure_and_store(sweep, build, pin, open_store(db))
+    sweep = Sweep(make_variants((), (), None, a.allocators or []), a.targets, parse_params(a.params), a.repeat,
+                  a.min_time * 12 / (a.repeat or 60), labels=labels)
+    run_id, data, unbuilt = variants.measure_and_store(sweep, a.build, a.pin, open_store(a.db))
     hit = sorted(f"{d['bench']} {v['label']}: {_verdict(v)}" for d in data for v in d["variants"]
-                 if not v.get("baseline") and v.get("status") == "ok" and _fails(_verdict(v), fail_on))
-    variants.show(data, run_id, unbuilt, json_path, wide, exit_on_failure=False)
+                 if not v.get("baseline") and v.get("status") == "ok" and _fails(_verdict(v), a.fail_on))
+    variants.show(data, run_id, unbuilt, a.json_path, a.wide, exit_on_failure=False)
     if hit:
         err.print(f"cyclebench: --fail-on: {'; '.join(hit)}", highlight=False)
         sys.exit(1)
@@ -68,10 +86,8 @@ def _fails(verdict: str, fail_on: Sequence[str]) -> bool:
     return "inconclusive" in fail_on
 
 
-def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: BuildOptions, pin: RunnerOptions,
-                      repeat: int | None, budget: Budget, min_time: float, alpha: float, processes: int,
-                      include_disturbed: bool, labels: dict[str, str], store: Store,
-                      ) -> tuple[int, list[Row], list[dict[str, Any]], str]:
+def measure_and_judge(a: Args, labels: dict[str, str],
+                      store: Store) -> tuple[int, list[Row], list[dict[str, Any]], str]:
     """`compare A B …`: build, measure interleaved (sequential design within ``budget``, or the
     fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
     Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""
@@ -79,11 +95,12 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
     from cyclebench.commands._finish import finishing
     from cyclebench.commands._progress import Steps
 
-    equivalence = 100 * budget.equivalence
+    targets, params, repeat, processes, pin = a.targets, parse_params(a.params), a.repeat, a.processes, a.pin
+    budget, equivalence = Budget(a.budget, a.equivalence / 100), a.equivalence
     if len(targets) < 2:
         raise UserError("compare needs at least two benchmarks (or two run ids)")
-    spec = build.spec()
-    opts = MeasureOptions(min_time=min_time, repeat=repeat or 60)
+    spec = a.build.spec()
+    opts = MeasureOptions(min_time=a.min_time, repeat=repeat or 60)
     plan = interleave.split(repeat or 60, processes)
     design = None if repeat is not None else budget
     if design is None and len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
@@ -98,9 +115,9 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
                 prepared = prepare(cfg)
             n_sets = len(param_groups(prepared, targets, params))
             with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
-                run_id, rows, measured = execute(cfg, prepared, store, targets, params, alpha,
+                run_id, rows, measured = execute(cfg, prepared, store, targets, params, a.alpha,
                                                  processes=processes, on_process=steps.step,
-                                                 include_disturbed=include_disturbed, budget=design,
+                                                 include_disturbed=a.include_disturbed, budget=design,
                                                  on_open=opened.append)
     except KeyboardInterrupt:  # before finishing's: what is kept depends on whether the run opened
         if not opened:  # still building or calibrating: no run row, no result
@@ -120,7 +137,7 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
               f"{how}")
     try:  # the table's title (but the run id: an import renumbers) and α, so `show` prints the same table
         store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows],
-                                          "display": {"design": design, "alpha": alpha}})
+                                          "display": {"design": design, "alpha": a.alpha}})
     except StoreError as e:
         raise UserError(str(e)) from None
     return run_id, rows, measured, title(run_id, design)
@@ -129,3 +146,40 @@ def measure_and_judge(targets: Sequence[str], params: Sequence[int], build: Buil
 def title(run_id: int, design: str) -> str:
     """The title of a compare's table: its run and how it was measured and judged."""
     return f"run #{run_id} · {design}"
+
+
+def finish(a: Args, store: Store, rows: list[Row], measured: list[dict[str, Any]], title: str,
+           run_id: int | None) -> None:
+    """The table (not when stdout carries an export), --format/-o, --json, --plot; exit 1 when a
+    measured benchmark failed or a verdict is one --fail-on names. ``run_id`` None: stored runs
+    were compared (nothing stored)."""
+    import json
+
+    from cyclebench.commands._common import UserError, err, out, write_text
+    from cyclebench.commands._export import deliver, export_comparisons
+    from cyclebench.experiments.comparison import fail_outcomes
+    from cyclebench.report import console as console_report
+
+    if not a.output.to_stdout:  # stdout carries only the export
+        console_report.print_comparisons(rows, out, title=title, alpha=a.alpha, wide=a.wide)
+    if a.output.asked:
+        deliver(a.output, export_comparisons(store, rows, a.output.fmt, run_id, title, a.alpha),
+                stored="" if run_id is None else f"run #{run_id}")
+    if a.json_path is not None:
+        write_text(a.json_path, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+    if a.plot_path is not None:
+        from cyclebench.report import plots
+
+        try:
+            n = plots.plot_comparisons(rows, a.plot_path, title=title)
+        except OSError as e:
+            raise UserError(f"cannot write {a.plot_path}: {e.strerror or e}") from None
+        err.print(f"plot of {n} comparison(s): {a.plot_path}", highlight=False)
+    failed = sorted({r["bench"] for r in measured if r.get("status") in FAILED_STATUSES})
+    if failed:  # a crash is never a pass: exit 1
+        err.print(f"cyclebench: {', '.join(failed)} did not produce a valid result (see notes)", style="red")
+        sys.exit(1)
+    hit = fail_outcomes(rows, a.fail_on)
+    if hit:
+        err.print(f"cyclebench: --fail-on: {hit}", highlight=False)
+        sys.exit(1)

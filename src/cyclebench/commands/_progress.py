@@ -21,7 +21,23 @@ from cyclebench.commands._common import err
 from cyclebench.report.text import visible
 
 
-class Steps:
+class Notes:
+    """An experiments.progress.Progress for a design that runs without a bar: its notes on stderr
+    (Steps, the one with a bar, says its notes the same way)."""
+
+    def __init__(self, console: Console = err, quiet: bool = False) -> None:
+        self.console, self.quiet = console, quiet
+
+    def step(self, label: str) -> None:
+        return None
+
+    def note(self, text: str) -> None:
+        """A line for the user on stderr (above the bar, for Steps)."""
+        if not self.quiet:
+            self.console.print(visible(text), highlight=False, soft_wrap=True)
+
+
+class Steps(Notes):
     """``with Steps(total, "measuring") as p: p.step("label")`` after each step; ``total`` may be
     raised later (``p.total = n``). Quiet: nothing at all."""
 
@@ -59,22 +75,3 @@ class Steps:
         elif not self.quiet:
             self.console.print(f"cyclebench: {self.what} {self.done}/{self.total} {visible(label, multiline=False)} "
                                f"({time.monotonic() - self._t0:.1f} s)", highlight=False, soft_wrap=True)
-
-    def note(self, text: str) -> None:
-        """A line for the user on stderr, above the bar (experiments.progress.Progress)."""
-        if not self.quiet:
-            self.console.print(visible(text), highlight=False, soft_wrap=True)
-
-
-class Notes:
-    """An experiments.progress.Progress for a design that runs without a bar: its notes on stderr."""
-
-    def __init__(self, console: Console = err, quiet: bool = False) -> None:
-        self.console, self.quiet = console, quiet
-
-    def step(self, label: str) -> None:
-        return None
-
-    def note(self, text: str) -> None:
-        if not self.quiet:
-            self.console.print(visible(text), highlight=False, soft_wrap=True)

@@ -6,8 +6,8 @@ Every page says what a command says, through that command's own code:
 - a run's page is what `show RUN --wide` prints (commands._show.print_run, into a
   report.site.Capture instead of a terminal), with its environment and calibration lines;
 - a benchmark's history is `history BENCH -p P --variant V --host H` for each host: the same
-  series (commands.history.points_from), run-to-run spread (experiments.history) and change
-  points (commands.history.analyse, stats.changepoint);
+  series (experiments.history.points_from), run-to-run spread (experiments.history) and change
+  points (experiments.history.analyse, stats.changepoint);
 - the comparisons, variants and scale pages gather the tables of those runs' pages;
 - the fleet page is `compare --by host` (commands.compare_hosts.host_rows) over each host's
   newest complete run.
@@ -39,8 +39,7 @@ from typing import Any
 from cyclebench.commands import _show
 from cyclebench.commands._common import UserError
 from cyclebench.commands.compare_hosts import host_rows
-from cyclebench.commands.history import analyse, points_from
-from cyclebench.experiments.history import pooled_by_bench, replicates_of
+from cyclebench.experiments.history import analyse, points_from, pooled_by_bench, replicates_of
 from cyclebench.lifetime import die_with_parent
 from cyclebench.model import OK, SIMULATED, TIMING
 from cyclebench.report import console as console_report

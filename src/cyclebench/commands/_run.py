@@ -149,3 +149,14 @@ def print_list(benches: list[Any], wide: bool = False) -> None:
     from cyclebench.report.listing import bench_list_table
 
     out.print(bench_list_table(benches, wide))
+
+
+def plot_runs(rows: list[dict[str, Any]], ids: list[int], path: Path) -> None:
+    """--plot: each result's per op with its CI, titled with the runs' ids."""
+    from cyclebench.report import plots
+
+    try:
+        n = plots.plot_results(rows, path, title=f"run{'s' if len(ids) > 1 else ''} #" + ", #".join(map(str, ids)))
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror or e} (the results are stored)") from None
+    err.print(f"plot of {n} result(s): {path}", highlight=False)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from cyclebench.commands._common import UserError, out, write_text
+from cyclebench.commands._common import FAILED_STATUSES, UserError, err, out, write_text
 from cyclebench.model import Series
 from cyclebench.report.text import safe_text
 from cyclebench.stats import scaling
@@ -55,3 +55,50 @@ def print_series(series: Sequence[Series], descriptions: Mapping[str, str | None
     chart = plots.text_chart(series)
     if chart:
         console.print("\n".join(chart), highlight=False, markup=False)
+
+
+class Outputs(Protocol):
+    """What `scale` says where to write (commands/scale.ScaleArgs has these and more)."""
+
+    plot_path: Path | None
+    json_path: Path | None
+    csv_path: Path | None
+    csv_format: str
+    wide: bool
+
+
+def finish(a: Outputs, store: Any, run_id: int, series: list[Series], cpus: Sequence[int],
+           descriptions: Mapping[str, str | None], first_mode: str | None) -> None:
+    """The tables and the run's line, --plot, --json, --csv; exit 1, each named with its
+    reason, when a task count crashed, hung or failed."""
+    import csv
+    import io
+    import sys
+
+    from cyclebench.commands._export import run_json
+    from cyclebench.report import plots
+
+    used = len(set(cpus))
+    print_series(series, descriptions, first_mode, a.wide)
+    pct = scaling.sampler_cpu_pct(series)
+    err.print(f"run #{run_id} · tasks on CPUs {','.join(map(str, cpus))} ({used} CPUs) · sampler used "
+              f"{'-' if pct is None else f'{pct:.3f}'}% of one CPU at most · stored in {store.url}", highlight=False)
+    if a.plot_path is not None:
+        w, h = plots.plot_scaling(series, a.plot_path, ncpus=used, title=f"cyclebench scale · run #{run_id}")
+        err.print(f"plot written to {a.plot_path} ({w}×{h} px)", highlight=False)
+    if a.json_path is not None:
+        write_text(a.json_path, run_json(store, run_id), f"run #{run_id}")
+    if a.csv_path is not None and a.csv_format == "wis":
+        write_wis_csv(series, a.csv_path, f"run #{run_id}")
+    elif a.csv_path is not None:
+        rows, buf = scaling.csv_rows(series), io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bench"])
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text(a.csv_path, buf.getvalue(), f"run #{run_id}")
+    bad = [(s.label, p) for s in series for p in s.points if p.get("status") in FAILED_STATUSES]
+    for label, p in bad:
+        err.print(f"cyclebench: {label} with {p['tasks']} task(s): {p.get('reason')}", style="red", highlight=False,
+                  soft_wrap=True)  # the whole reason: an assert's errno comes last
+    if bad:
+        sys.exit(1)

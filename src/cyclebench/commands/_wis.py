@@ -6,12 +6,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cyclebench.build.wis import TestCase
-from cyclebench.commands._common import UserError, err, null_context, open_store, out
+from cyclebench.commands._common import UserError, err, null_context, open_store, out, write_text
+from cyclebench.commands._export import run_json
 from cyclebench.commands._finish import exit_status, finishing
-from cyclebench.commands._options import BuildOptions, RunnerOptions
+from cyclebench.commands._options import BuildOptions, RunnerOptions, parse_labels
 from cyclebench.commands._progress import Steps
 from cyclebench.experiments.wis import (
     RUN_MIN_DURATION,
@@ -21,10 +22,11 @@ from cyclebench.experiments.wis import (
     build_cases,
     matches,
     measure_cases,
+    split_files,
 )
 from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text
-from cyclebench.store import runfile as json_report
+from cyclebench.runner.plan import SelectionError
 
 
 def _print_list(cases: Sequence[TestCase]) -> None:
@@ -55,14 +57,37 @@ def cost_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def run_cases(cases: Sequence[TestCase], others: Sequence[Path], build_opts: BuildOptions, pin: RunnerOptions, *,
-              globs: Sequence[str], min_time: float, warmup: float, processes: int, json_path: Path | None,
-              db: str | None, wide: bool, quiet: bool, list_only: bool, labels: dict[str, str],
-              refused: dict[str, bool]) -> None:
+class CaseArgs(Protocol):
+    """What `run` gives for test cases (commands/run.RunArgs has these and more)."""
+
+    build: BuildOptions
+    pin: RunnerOptions
+    globs: tuple[str, ...]
+    min_time: float
+    warmup: float
+    processes: int
+    json_path: Path | None
+    db: str | None
+    wide: bool
+    quiet: bool
+    list_only: bool
+    label_args: tuple[str, ...]
+
+
+def run_cases(a: CaseArgs, refused: dict[str, bool]) -> bool:
     """`cyclebench run -f FILE.c...` where the files are will-it-scale test cases: build each
     (processes mode), measure and store its cost per operation at one task, print the table.
-    Exits 1 when a test case crashed, hung, failed or never bumped its counter (its row says
-    why); UserError (exit 2) for what cannot apply to a test case or does not compile."""
+    Returns False when none of the files is a test case (run goes on as usual). Exits 1 when a
+    test case crashed, hung, failed or never bumped its counter (its row says why); UserError
+    (exit 2) for an option in ``refused`` given (``{"--net": True, …}``), a mix with cyclebench
+    files, or what does not compile."""
+    try:
+        cases, others = split_files(a.build.files)
+    except SelectionError as e:
+        raise UserError(str(e)) from None
+    if not cases:
+        return False
+    globs, quiet = a.globs, a.quiet
     if others:
         raise UserError(f"will-it-scale test cases ({cases[0].path.name}) and cyclebench files "
                         f"({others[0].name}) in one run: run them separately")
@@ -72,12 +97,12 @@ def run_cases(cases: Sequence[TestCase], others: Sequence[Path], build_opts: Bui
     cases = [c for c in cases if matches(c.name, globs)]
     if not cases:
         raise UserError(f"no will-it-scale test case matches {', '.join(globs)}")
-    if list_only:
+    if a.list_only:
         _print_list(cases)
-        return
-    cfg = OpCostConfig(cases=cases, spec=build_opts.spec(), cpu=pin.cpu, processes=processes,
-                       duration=max(min_time, RUN_MIN_DURATION), warmup=max(warmup, RUN_MIN_WARMUP),
-                       command=["cyclebench", *sys.argv[1:]], labels=labels)
+        return True
+    cfg = OpCostConfig(cases=cases, spec=a.build.spec(), cpu=a.pin.cpu, processes=a.processes,
+                       duration=max(a.min_time, RUN_MIN_DURATION), warmup=max(a.warmup, RUN_MIN_WARMUP),
+                       command=["cyclebench", *sys.argv[1:]], labels=parse_labels(a.label_args))
     # each test case on its own: one that does not compile or link costs its row (no compiler: one line)
     with finishing(), err.status("building", spinner="dots") if not quiet else null_context():
         built = build_cases(cfg.spec, cases, [RUN_MODE])
@@ -85,20 +110,17 @@ def run_cases(cases: Sequence[TestCase], others: Sequence[Path], build_opts: Bui
     broken = {name: why for (name, _mode), why in built.broken.items()}
     if not binaries:
         raise UserError(f"no test case builds: {cases[0].name}: {broken[cases[0].name]}")
-    store = open_store(db)
+    store = open_store(a.db)
     with (finishing(kept=lambda: f"test cases measured so far are kept ({store.url})"),
-          Steps(len(cases) * processes, "measuring", quiet=quiet) as steps):
+          Steps(len(cases) * a.processes, "measuring", quiet=quiet) as steps):
         run_id, rows = measure_cases(cfg, binaries, store, steps.step, broken)
     if not quiet:
-        console_report.print_results(rows, out, title=run_title(run_id), wide=wide)
+        console_report.print_results(rows, out, title=run_title(run_id), wide=a.wide)
         for line in cost_lines(rows):
             out.print(safe_text(line), highlight=False)
         err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
-    if json_path is not None:
-        try:
-            json_report.dump(json_report.run_to_dict(store, run_id), json_path)
-        except OSError as e:
-            raise UserError(f"cannot write {json_path}: {e.strerror or e}; the results are stored "
-                            f"(run #{run_id})") from None
+    if a.json_path is not None:
+        write_text(a.json_path, run_json(store, run_id), stored=f"run #{run_id}")
     exit_status(rows, "test case(s)")
+    return True
 

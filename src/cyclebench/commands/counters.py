@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from cyclebench.commands._options import (
     runner_options,
 )
 from cyclebench.commands._progress import Steps
+from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.report.listing import events_table, sweep_table
 from cyclebench.report.text import visible
 from cyclebench.runner.plan import MeasureOptions
@@ -69,52 +71,59 @@ def counters_list(show_all: bool) -> None:
               "(--all shows them)" if not show_all else f"{ok} of {len(cat)} events countable here")
 
 
+@dataclass(frozen=True, kw_only=True)
+class SweepArgs:
+    """`counters sweep`'s options (--help gives each one's meaning)."""
+
+    bench: str = argument(nargs=-1, metavar="[FILE.c...] BENCH")
+    param: int | None = option("-p", "--param", type=int, help="Parameter of the benchmark.")
+    raw_range: str | None = option("--raw", metavar="RANGE", help="Instead of the named events: every raw event code "
+                                   "of RANGE (e.g. 0x00-0xff) of the CPU's PMU, one at a time, encoded from its sysfs "
+                                   "format (Intel, AMD, arm64 alike).")
+    umask: int = option("--umask", type=click.IntRange(0, 0xFF), default=0, show_default=True,
+                        help="--raw: the unit mask set with every code, where the PMU has one (Intel, AMD).")
+    group_size: int = option("--group-size", type=click.IntRange(1, 8), default=1, show_default=True,
+                             help="Events read together per run (fewer: no multiplexing).")
+    min_per_op: float = option("--min-per-op", type=float, default=0.01, show_default=True,
+                               help="Hide events below this count per op.")
+    json_path: Path | None = group(json_option)
+    pin: RunnerOptions = group(runner_options)
+    build: BuildOptions = group(build_options(files_in="bench", one="BENCH"))
+
+
 @counters_group.command("sweep")
-@click.argument("bench", nargs=-1, metavar="[FILE.c...] BENCH")
-@click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
-@click.option("--raw", "raw_range", default=None, metavar="RANGE",
-              help="Instead of the named events: every raw event code of RANGE (e.g. 0x00-0xff) of the CPU's "
-                   "PMU, one at a time, encoded from its sysfs format (Intel, AMD, arm64 alike).")
-@click.option("--umask", type=click.IntRange(0, 0xFF), default=0, show_default=True,
-              help="--raw: the unit mask set with every code, where the PMU has one (Intel, AMD).")
-@click.option("--group-size", type=click.IntRange(1, 8), default=1, show_default=True,
-              help="Events read together per run (fewer: no multiplexing).")
-@click.option("--min-per-op", type=float, default=0.01, show_default=True,
-              help="Hide events below this count per op.")
-@json_option
-@runner_options
-@build_options(files_in="bench", one="BENCH")
-def counters_sweep(bench: str, build: BuildOptions, pin: RunnerOptions, param: int | None, group_size: int,
-                   min_per_op: float, raw_range: str | None, umask: int, json_path: Path | None) -> None:
+@takes(SweepArgs)
+def counters_sweep(a: SweepArgs) -> None:
     """Run BENCH once per group of countable events, over every event here (or every raw code of
     --raw), and list the events with a non-negligible count per op, largest first (Evans's
     "try all counters", docs/references.md#malloc-profiling-freebsd-2008)."""
     from cyclebench import counters
 
-    not_a_file(bench, "counters sweep")
-    events = _raw_events(raw_range, umask) if raw_range else None  # refused before anything is built
-    runner = _suite_runner(build, pin)
+    param = a.param
+    not_a_file(a.bench, "counters sweep")
+    events = _raw_events(a.raw_range, a.umask) if a.raw_range else None  # refused before anything is built
+    runner = _suite_runner(a.build, a.pin)
     names = {b.name: b for b in runner.list()}
-    if bench not in names:
-        raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
-    if names[bench].params and param is None:
-        param = names[bench].params[0]
+    if a.bench not in names:
+        raise UserError(f"unknown benchmark '{a.bench}' (see cyclebench run --list)")
+    if names[a.bench].params and param is None:
+        param = names[a.bench].params[0]
     cat = events if events is not None else [e for _, e in counters.catalogue()]
     errors = counters.probe_all(runner, cat)
     countable = [e for e, x in zip(cat, errors, strict=True) if x is None]
-    found = _sweep(runner, bench, param, countable, group_size)
+    found = _sweep(runner, a.bench, param, countable, a.group_size)
     rows = [{"event": e.name, "encoding": e.encoding, "countable": x is None, "error": x,
              "per_op": found.get(e.name)} for e, x in zip(cat, errors, strict=True)]
-    shown = sorted((r for r in rows if r["per_op"] is not None and abs(r["per_op"]) >= min_per_op),
+    shown = sorted((r for r in rows if r["per_op"] is not None and abs(r["per_op"]) >= a.min_per_op),
                    key=lambda r: -abs(r["per_op"]))
-    out.print(sweep_table(shown, f"{bench}{'' if param is None else f' [{param}]'}: events per op "
+    out.print(sweep_table(shown, f"{a.bench}{'' if param is None else f' [{param}]'}: events per op "
                           f"({len(countable)} of {len(cat)} {'raw codes' if events is not None else 'events'} "
                           "countable here)", raw=events is not None))
     if not countable:
         err.print(f"cyclebench: none of the {len(cat)} events could be opened here: "
                   f"{visible(next((x for x in errors if x), ''))}", highlight=False)
-    if json_path is not None:
-        write_text(json_path, json.dumps({"bench": bench, "param": param, "raw": raw_range, "events": rows},
+    if a.json_path is not None:
+        write_text(a.json_path, json.dumps({"bench": a.bench, "param": param, "raw": a.raw_range, "events": rows},
                                          indent=1) + "\n")
 
 

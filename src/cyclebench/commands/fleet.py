@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -21,6 +22,7 @@ from cyclebench.commands import _fleet
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
 from cyclebench.commands._fleet_ansible import Drive, FleetError, drive
 from cyclebench.commands._options import db_option, json_option, wide_option
+from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.commands.fleet_agent import agent_cmd
 from cyclebench.report import fleet as report
 from cyclebench.store import fleet as jobs
@@ -36,63 +38,72 @@ def _progress(host: str, task: str) -> None:
         err.print(f"{host}: {task}", highlight=False, soft_wrap=True)
 
 
+@dataclass(frozen=True, kw_only=True)
+class FleetArgs:
+    """`fleet run`'s options (--help gives each one's meaning)."""
+
+    inventory: Path = option("-i", "--inventory", type=click.Path(exists=True, path_type=Path), required=True,
+                             help="Ansible inventory (file or directory): the hosts, how to reach them, their "
+                             "variables.")
+    limit: str | None = option("--limit", metavar="PATTERN", help="Only the hosts matching this Ansible pattern "
+                               "(e.g. 'amd:&lab').")
+    direct: bool = option("--direct", is_flag=True, help="Hosts write straight into --db (a PostgreSQL they can "
+                          "reach; its URL goes to them on stdin, never in argv or logs).")
+    forks: int = option("--forks", type=click.IntRange(1, 500), default=10, show_default=True,
+                        help="Hosts worked on at once (Ansible's forks); each host runs one job at a time.")
+    wait: float = option("--wait", type=click.FloatRange(0), default=300.0, show_default=True, metavar="SECONDS",
+                         help="How long a host's job waits for another fleet job on the same machine (two inventory "
+                         "names of one machine, another controller) before its row says 'busy' and what held it.")
+    artifacts: Path | None = option("--artifacts", type=click.Path(file_okay=False, path_type=Path),
+                                    help="Keep Ansible's artifacts (events, output, fetched bundles) in DIR (default: "
+                                    "removed).")
+    db: str | None = group(db_option)
+    json_path: Path | None = group(json_option)
+    wide: bool = group(wide_option)
+    args: tuple[str, ...] = argument(nargs=-1, type=click.UNPROCESSED, required=True, metavar="-- COMMAND [OPTIONS]")
+
+
 @fleet_group.command("run")
-@click.option("-i", "--inventory", type=click.Path(exists=True, path_type=Path), required=True,
-              help="Ansible inventory (file or directory): the hosts, how to reach them, their variables.")
-@click.option("--limit", metavar="PATTERN", help="Only the hosts matching this Ansible pattern (e.g. 'amd:&lab').")
-@click.option("--direct", is_flag=True, help="Hosts write straight into --db (a PostgreSQL they can reach; its "
-                                              "URL goes to them on stdin, never in argv or logs).")
-@click.option("--forks", type=click.IntRange(1, 500), default=10, show_default=True,
-              help="Hosts worked on at once (Ansible's forks); each host runs one job at a time.")
-@click.option("--wait", type=click.FloatRange(0), default=300.0, show_default=True, metavar="SECONDS",
-              help="How long a host's job waits for another fleet job on the same machine (two inventory names "
-                   "of one machine, another controller) before its row says 'busy' and what held it.")
-@click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Keep Ansible's artifacts (events, output, fetched bundles) in DIR (default: removed).")
-@db_option
-@json_option
-@wide_option
-@click.argument("args", nargs=-1, type=click.UNPROCESSED, required=True, metavar="-- COMMAND [OPTIONS]")
-def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, wait: float, artifacts: Path | None,
-              db: str | None, json_path: Path | None, wide: bool, args: tuple[str, ...]) -> None:
+@takes(FleetArgs)
+def fleet_run(a: FleetArgs) -> None:
     """Run a cyclebench COMMAND (run, compare A B, scale, ...) on every host of INVENTORY, in
     parallel across hosts; each host's runs carry its inventory name and land in --db."""
-    _fleet.plan(list(args))  # bad input is said before anything is recorded or built
-    url = db or os.environ.get("CYCLEBENCH_DB") or ""
-    if direct and not url.startswith("postgresql"):
+    _fleet.plan(list(a.args))  # bad input is said before anything is recorded or built
+    url = a.db or os.environ.get("CYCLEBENCH_DB") or ""
+    if a.direct and not url.startswith("postgresql"):
         raise click.UsageError("--direct: hosts write into --db, so it must be a database they reach (a "
                                "postgresql:// URL)")
-    _fleet.inventory_hosts(inventory)  # an inventory Ansible cannot parse is said, not read as no host
-    store = open_store(db)
+    _fleet.inventory_hosts(a.inventory)  # an inventory Ansible cannot parse is said, not read as no host
+    store = open_store(a.db)
     try:
         with err.status("building the wheelhouse (pip wheel, once per cyclebench)", spinner="dots"):
             wh = wheelhouse()
     except WheelhouseError as e:
         raise UserError(str(e)) from None
-    job_id = jobs.begin_job(store, str(inventory), list(args), "direct" if direct else "bundles")
-    plan = _fleet.plan(list(args), f"fleet={job_id}")
-    private = artifacts or Path(tempfile.mkdtemp(prefix="cyclebench-fleet-"))
+    job_id = jobs.begin_job(store, str(a.inventory), list(a.args), "direct" if a.direct else "bundles")
+    plan = _fleet.plan(list(a.args), f"fleet={job_id}")
+    private = a.artifacts or Path(tempfile.mkdtemp(prefix="cyclebench-fleet-"))
     fetched = private / "fetched"
     fetched.mkdir(parents=True, exist_ok=True)
     extravars = {
         "cyclebench_wheelhouse": str(wh.archive), "cyclebench_wheel": wh.wheel, "cyclebench_key": wh.key,
         "cyclebench_version": __version__, "cyclebench_target": wh.target, "cyclebench_args": plan.args,
-        "cyclebench_job": f"{job_id}-{os.getpid()}", "cyclebench_wait": wait,
-        "cyclebench_fetch": str(fetched), "cyclebench_direct": direct,
+        "cyclebench_job": f"{job_id}-{os.getpid()}", "cyclebench_wait": a.wait,
+        "cyclebench_fetch": str(fetched), "cyclebench_direct": a.direct,
         "cyclebench_files": [{"src": str(s) + ("/" if s.is_dir() else ""), "dest": d} for s, d in plan.files],
     }
     envvars = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                # one ssh round trip a task instead of three, unless the user's environment says otherwise
                "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True")}
     secret_dir = Path(tempfile.mkdtemp(prefix="cyclebench-fleet-db-"))  # 0700, outside Ansible's artifacts
-    if direct:  # read by the playbook's file lookup into the agent's stdin under no_log: never argv, env or a log
+    if a.direct:  # read by the playbook's file lookup into the agent's stdin under no_log: never argv, env or a log
         (secret_dir / "url").touch(mode=0o600)
         (secret_dir / "url").write_text(url)
         extravars["cyclebench_db_file"] = str(secret_dir / "url")
     state = Drive()
     try:
-        state = drive(private, inventory, extravars, limit, forks, _progress, envvars)
-        rows = [_fleet.land(store, job_id, h, hs, fetched, direct, state.canceled)
+        state = drive(private, a.inventory, extravars, a.limit, a.forks, _progress, envvars)
+        rows = [_fleet.land(store, job_id, h, hs, fetched, a.direct, state.canceled)
                 for h, hs in sorted(state.hosts.items())]
     except FleetError as e:
         jobs.finish_job(store, job_id, "failed")
@@ -102,16 +113,16 @@ def fleet_run(inventory: Path, limit: str | None, direct: bool, forks: int, wait
         raise
     finally:
         shutil.rmtree(secret_dir, ignore_errors=True)
-        if artifacts is None:
+        if a.artifacts is None:
             shutil.rmtree(private, ignore_errors=True)
     if not rows and not state.canceled:
         jobs.finish_job(store, job_id, "failed")
-        raise UserError(f"no host of {inventory} matches" + (f" --limit {limit}" if limit else ""))
+        raise UserError(f"no host of {a.inventory} matches" + (f" --limit {a.limit}" if a.limit else ""))
     jobs.finish_job(store, job_id, "interrupted" if state.canceled else "complete")
-    title = f"fleet job #{job_id} · {' '.join(args)} · {sum(r['status'] == 'ok' for r in rows)}/{len(rows)} hosts"
-    out.print(report.summary_table(title, rows, wide=wide))
-    if json_path is not None:
-        write_text(json_path, json.dumps({"job": job_id, "hosts": rows}, indent=1) + "\n", f"fleet job #{job_id}")
+    title = f"fleet job #{job_id} · {' '.join(a.args)} · {sum(r['status'] == 'ok' for r in rows)}/{len(rows)} hosts"
+    out.print(report.summary_table(title, rows, wide=a.wide))
+    if a.json_path is not None:
+        write_text(a.json_path, json.dumps({"job": job_id, "hosts": rows}, indent=1) + "\n", f"fleet job #{job_id}")
     if state.canceled:
         err.print("cyclebench: interrupted: the hosts that finished are stored", highlight=False)
         sys.exit(130)

@@ -10,12 +10,14 @@ import functools
 import http.server
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from cyclebench.commands._common import UserError, err, open_store, out
 from cyclebench.commands._options import db_option, parse_labels
+from cyclebench.commands._record import group, option, takes
 from cyclebench.stats import changepoint
 
 DEFAULT_DIR = Path("cyclebench-report")
@@ -42,27 +44,34 @@ def serve(root: Path, port: int) -> None:
             err.print("cyclebench: stopped serving", highlight=False)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReportArgs:
+    """`report`'s options (--help gives each one's meaning)."""
+
+    output_path: Path = option("-o", "--output", type=click.Path(path_type=Path), default=DEFAULT_DIR,
+                               show_default=True, help="The site's directory (a site there is replaced whole; any "
+                               "other files there refuse).")
+    db: str | None = group(db_option)
+    bench: str | None = option("--bench", metavar="GLOB", help="Only runs with these benchmarks (as `run -b`), and "
+                               "only their histories.")
+    host: str | None = option("--host", help="Only runs of this host (its name or host id).")
+    label_args: tuple[str, ...] = option("--label", multiple=True, metavar="KEY=VALUE",
+                                         help="Only runs with this label.")
+    since: dt.datetime | None = option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+                                       help="Only runs started on or after this day (UTC).")
+    window: int = option("--window", type=click.IntRange(1), default=10, show_default=True, help="Runs that count as "
+                         "recent: a change point among a host's last N runs of a benchmark is an open regression on "
+                         "the index.")
+    jobs: int | None = option("-j", "--jobs", type=click.IntRange(1), metavar="N", help="Processes writing the run "
+                              "pages (default: the CPUs this process may use, at most 4).")
+    serve_port: int | None = option("--serve", type=click.IntRange(0, 65535), is_flag=False, flag_value=8000,
+                                    metavar="[PORT]", help="Then serve the site on 127.0.0.1:PORT (default 8000; 0: "
+                                    "any free port) until Ctrl-C.")
+
+
 @click.command("report")
-@click.option("-o", "--output", "output_path", type=click.Path(path_type=Path), default=DEFAULT_DIR,
-              show_default=True, help="The site's directory (a site there is replaced whole; any other files there "
-                                      "refuse).")
-@db_option
-@click.option("--bench", default=None, metavar="GLOB", help="Only runs with these benchmarks (as `run -b`), and only "
-                                                            "their histories.")
-@click.option("--host", default=None, help="Only runs of this host (its name or host id).")
-@click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE", help="Only runs with this label.")
-@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), default=None, metavar="YYYY-MM-DD",
-              help="Only runs started on or after this day (UTC).")
-@click.option("--window", type=click.IntRange(1), default=10, show_default=True,
-              help="Runs that count as recent: a change point among a host's last N runs of a benchmark is an open "
-                   "regression on the index.")
-@click.option("-j", "--jobs", type=click.IntRange(1), default=None, metavar="N",
-              help="Processes writing the run pages (default: the CPUs this process may use, at most 4).")
-@click.option("--serve", "serve_port", type=click.IntRange(0, 65535), default=None, is_flag=False, flag_value=8000,
-              metavar="[PORT]", help="Then serve the site on 127.0.0.1:PORT (default 8000; 0: any free port) until "
-                                     "Ctrl-C.")
-def report_cmd(output_path: Path, db: str | None, bench: str | None, host: str | None, label_args: tuple[str, ...],
-               since: dt.datetime | None, window: int, jobs: int | None, serve_port: int | None) -> None:
+@takes(ReportArgs)
+def report_cmd(a: ReportArgs) -> None:
     """Write the lab as a static site: hosts, runs, histories with change points, comparisons, variants, scale,
     fleet.
 
@@ -73,16 +82,16 @@ def report_cmd(output_path: Path, db: str | None, bench: str | None, host: str |
     """
     from cyclebench.commands import _report
 
-    filters = _report.Filters(bench=bench, host=host, labels=parse_labels(label_args),
-                              since=since.date() if since else None)
-    store = open_store(db, create=False)
+    filters = _report.Filters(bench=a.bench, host=a.host, labels=parse_labels(a.label_args),
+                              since=a.since.date() if a.since else None)
+    store = open_store(a.db, create=False)
     t = time.perf_counter()
-    jobs = jobs or max(1, min(4, len(os.sched_getaffinity(0))))
-    written, n_runs, n_series = _report.build(store, db, output_path, filters, window, changepoint.ALPHA, jobs)
+    jobs = a.jobs or max(1, min(4, len(os.sched_getaffinity(0))))
+    written, n_runs, n_series = _report.build(store, a.db, a.output_path, filters, a.window, changepoint.ALPHA, jobs)
     page, size = written.largest
     err.print(f"site: {len(written.pages)} pages ({n_runs} runs, {n_series} benchmark histories) in "
               f"{time.perf_counter() - t:.1f} s; largest page {page} {size / 2**20:.2f} MiB", highlight=False,
               soft_wrap=True)
-    out.print(f"{(output_path / 'index.html')}", highlight=False, soft_wrap=True)
-    if serve_port is not None:
-        serve(output_path, serve_port)
+    out.print(f"{(a.output_path / 'index.html')}", highlight=False, soft_wrap=True)
+    if a.serve_port is not None:
+        serve(a.output_path, a.serve_port)

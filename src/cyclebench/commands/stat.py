@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,112 +17,105 @@ from cyclebench.build import BuildError
 from cyclebench.commands._common import UserError, err, open_store, write_text
 from cyclebench.commands._options import RunnerOptions, label_option, parse_labels, pin_options
 from cyclebench.commands._progress import Steps
+from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.experiments.stat import (
     Stat,
     StatError,
-    begin_run,
     hints,
-    record_repetition,
-    store_results,
+    repeat,
     title,
 )
 from cyclebench.report.stat import stat_table
 from cyclebench.runner import callgrind
-from cyclebench.runner.exec import LaunchError
 from cyclebench.stats.repetitions import (
     exit_summary,
-    same_work,
 )
 from cyclebench.store import StoreError
 
 
 # allow_interspersed_args=False: options end at the command's name, so `stat ls -la` passes -la to ls;
 # an unknown option before it is click's one-line "No such option" (exit 2), never taken for the command.
+@dataclass(frozen=True, kw_only=True)
+class StatArgs:
+    """`stat`'s options (--help gives each one's meaning)."""
+
+    repeat: int = option("-r", "--repeat", type=click.IntRange(1, 100000), default=1, show_default=True,
+                         help="Run the command this many times; mean ± stddev, min, max over the runs.")
+    events: str | None = option("-e", "--events", metavar="EVENTS", help="perf events (comma list, {a,b} groups); "
+                                "default task-clock,context-switches,cpu-migrations,page-faults.")
+    pre: str | None = option("--pre", metavar="CMD", help="Run CMD before each repetition (not measured).")
+    backend: str = option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing",
+                          show_default=True, help="callgrind: the whole command under valgrind callgrind: simulated "
+                          "Ir, cache and branch misses.")
+    cache_spec: str | None = option("--cache", metavar="'I1=S,A,L;D1=...;LL=...'",
+                                    help="callgrind cache geometry (default as for run).")
+    db: str | None = option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data "
+                            "dir).")
+    quiet: bool = option("-q", "--quiet", is_flag=True, help="No table.")
+    output: Path | None = option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                                 help="Write the table to FILE instead of stderr (as perf stat -o).")
+    label_args: tuple[str, ...] = group(label_option)
+    pin: RunnerOptions = group(pin_options)
+    command: tuple[str, ...] = argument(nargs=-1, type=click.UNPROCESSED)
+
+    def argv(self, labels: dict[str, str]) -> list[str]:
+        """The command line stored with the run: every option spelled out, as `runs` shows it."""
+        cpu, fifo = self.pin.cpu, self.pin.fifo
+        return ["cyclebench", "stat", "-r", str(self.repeat), "--backend", self.backend,
+                *(["-e", self.events] if self.events else []), *(["--cpu", str(cpu)] if cpu is not None else []),
+                *(["--fifo", str(fifo)] if fifo else []), *(["--pre", self.pre] if self.pre else []),
+                *(x for k, v in labels.items() for x in ("--label", f"{k}={v}")), "--", *self.command]
+
+
+# allow_interspersed_args=False: options end at the command's name, so `stat ls -la` passes -la to ls;
+# an unknown option before it is click's one-line "No such option" (exit 2), never taken for the command.
 @click.command("stat", context_settings={"allow_interspersed_args": False})
-@click.option("-r", "--repeat", type=click.IntRange(1, 100000), default=1, show_default=True,
-              help="Run the command this many times; mean ± stddev, min, max over the runs.")
-@click.option("-e", "--events", default=None, metavar="EVENTS",
-              help="perf events (comma list, {a,b} groups); default task-clock,context-switches,cpu-migrations,"
-                   "page-faults.")
-@click.option("--pre", default=None, metavar="CMD", help="Run CMD before each repetition (not measured).")
-@click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing", show_default=True,
-              help="callgrind: the whole command under valgrind callgrind: simulated Ir, cache and branch misses.")
-@click.option("--cache", "cache_spec", default=None, metavar="'I1=S,A,L;D1=...;LL=...'",
-              help="callgrind cache geometry (default as for run).")
-@click.option("--db", metavar="URL", help="Database URL (default: $CYCLEBENCH_DB or the user data dir).")
-@click.option("-q", "--quiet", is_flag=True, help="No table.")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the table to FILE instead of stderr (as perf stat -o).")
-@label_option
-@pin_options
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def stat_cmd(repeat: int, events: str | None, pre: str | None, backend: str, cache_spec: str | None,
-             db: str | None, quiet: bool, output: Path | None, pin: RunnerOptions, command: tuple[str, ...],
-             label_args: tuple[str, ...]) -> None:
+@takes(StatArgs)
+def stat_cmd(a: StatArgs) -> None:
     """Run a whole command like `perf stat -r N`: wall, user, sys and counters (enabled at its exec,
     children included), or simulated counts under callgrind. Usage: cyclebench stat [OPTIONS] -- CMD [ARGS].
 
     The command's stdin, stdout and stderr are its own; the table and every line of cyclebench's
     go to stderr (or the table to -o FILE), as perf stat does, so `stat -- CMD > file` keeps CMD's output."""
-    labels = parse_labels(label_args)
+    labels = parse_labels(a.label_args)
     try:
-        cache = callgrind.parse_cache(cache_spec)
-        st = Stat(command, events=events, pre=pre, backend=backend, cache=cache, cpu=pin.cpu, fifo=pin.fifo)
+        cache = callgrind.parse_cache(a.cache_spec)
+        st = Stat(a.command, events=a.events, pre=a.pre, backend=a.backend, cache=cache, cpu=a.pin.cpu,
+                  fifo=a.pin.fifo)
     except (StatError, callgrind.SimulationError) as e:
         raise UserError(str(e)) from None
     except BuildError as e:
         if e.output:
             err.print(e.output, markup=False, highlight=False)
         raise UserError(str(e)) from None
-    argv = ["cyclebench", "stat", "-r", str(repeat), "--backend", backend, *(["-e", events] if events else []),
-            *(["--cpu", str(pin.cpu)] if pin.cpu is not None else []), *(["--fifo", str(pin.fifo)] if pin.fifo else []),
-            *(["--pre", pre] if pre else []), *(a for k, v in labels.items() for a in ("--label", f"{k}={v}")),
-            "--", *command]
-    if output is not None and not quiet:
-        open_output(output)
-    store = open_store(db)
-    reps: list[dict[str, Any]] = []
-    run_id: int | None = None
-    status, failure = "complete", None
+    argv = a.argv(labels)
+    if a.output is not None and not a.quiet:
+        open_output(a.output)
+    store = open_store(a.db)
     try:
-        with Steps(repeat, "stat", quiet=quiet or repeat == 1, plain=True) as steps:
-            for k in range(repeat):
-                reps.append(st.run_one(k))
-                if run_id is None:
-                    run_id = begin_run(store, st, argv, labels)
-                record_repetition(store, run_id, st, reps)
-                steps.step(f"repetition {k + 1}")
-    except KeyboardInterrupt:
-        status = "interrupted"
-    except (StatError, LaunchError) as e:
-        status, failure = "failed", e
+        with Steps(a.repeat, "stat", quiet=a.quiet or a.repeat == 1, plain=True) as steps:
+            done = repeat(st, store, argv, labels, a.repeat, steps.step)
     except StoreError as e:
-        raise UserError(f"{e} ({len(reps)} repetition(s) measured)") from None
-    metrics = st.summarize(reps) if reps else []
-    findings = same_work(metrics)
-    if run_id is not None:
-        try:
-            store_results(store, run_id, st, reps, metrics, status)
-        except StoreError as e:
-            raise UserError(str(e)) from None
-    if reps and not quiet:
-        table = stat_table(metrics, title=title(run_id, command, len(reps), backend))
-        if output is None:
+        raise UserError(str(e)) from None
+    reps, metrics, run_id = done.reps, done.metrics, done.run_id
+    if reps and not a.quiet:
+        table = stat_table(metrics, title=title(run_id, a.command, len(reps), a.backend))
+        if a.output is None:
             err.print(table)
         else:
-            write_table(output, table, f"run #{run_id}")
+            write_table(a.output, table, f"run #{run_id}")
         for line in hints(st, metrics):
             err.print(line, highlight=False)
-    for line in findings:  # quiet or not: a repetition that did other work spoils the means
+    for line in done.findings:  # quiet or not: a repetition that did other work spoils the means
         err.print(f"cyclebench: {line}", style="yellow", highlight=False)
     text, all_zero = exit_summary(reps) if reps else ("", True)
-    if failure is not None:
+    if done.failure is not None:
         kept = f" ({len(reps)} repetition(s) kept in run #{run_id})" if reps else ""
-        raise UserError(f"{failure}{kept}")
+        raise UserError(f"{done.failure}{kept}")
     if reps:
         err.print(f"command: {text}; run #{run_id} stored in {store.url}", highlight=False,
                   style=None if all_zero else "red")
-    if status == "interrupted":
+    if done.status == "interrupted":
         err.print(f"cyclebench: interrupted after {len(reps)} repetition(s)")
         sys.exit(130)
     if not all_zero:

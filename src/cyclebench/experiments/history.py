@@ -1,14 +1,21 @@
 """What a host has shown before: the run-to-run spread of each benchmark in earlier replicate
-groups (`run --runs N`) of the same build on the same host (stats/runs.py pools it)."""
+groups (`run --runs N`) of the same build on the same host (stats/runs.py pools it), and one
+benchmark's history: its valid results in time order as a series (``points_of``) and the runs
+where it stepped (``analyse``: stats/changepoint.py) — `history` and `report` read them."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cyclebench.experiments.errors import ExperimentError
 from cyclebench.model import OK
 from cyclebench.stats.runs import pooled_spread
 from cyclebench.store import Store
+
+if TYPE_CHECKING:  # numpy comes with it: imported where a history is analysed (bench/startup.py)
+    from cyclebench.stats.changepoint import History
 
 
 def estimate_of(row: dict[str, Any]) -> tuple[float | None, str]:
@@ -56,3 +63,72 @@ def pooled_by_bench(replicates: Sequence[dict[str, Any]], rows: Mapping[int, Seq
         if spread is not None:
             out[key] = spread
     return out
+
+
+def points_of(store: Store, bench: str, param: int | None, variant: str, host: str | None,
+              labels: dict[str, str], since: dt.date | None,
+              ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The valid results of ``bench`` (at ``param``, of ``variant``) in the runs that match,
+    oldest first, in one unit (cycles~ when all have it, else the most common timer unit):
+    (points, unit, their runs, their result rows). Raises UserError when the benchmark has
+    several parameters and none was chosen, or nothing matches."""
+    got: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    found = store.list_runs(None, host=host, since=since, labels=labels)  # filtered in SQL
+    rows = store.results_of([r["id"] for r in found])  # one query
+    for run in time_order(found):
+        for row in rows[run["id"]]:
+            if row["bench"] == bench and (row.get("variant") or "") == variant and row["status"] == OK:
+                got.append((run, row))
+    params = sorted({row["param"] for _, row in got}, key=lambda p: (p is None, p))
+    if param is None and len(params) > 1:
+        raise ExperimentError(f"{bench} was measured at several parameters ({', '.join(map(str, params))}): pass -p")
+    got = [(run, row) for run, row in got if param is None or row["param"] == param]
+    if not got:
+        raise ExperimentError(f"no valid result of {bench}{'' if param is None else f' [{param}]'} in the runs "
+                              f"that match ({store.url})")
+    return points_from(got)
+
+
+def time_order(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs oldest first: by start time, then id."""
+    return sorted(runs, key=lambda r: (r.get("started_at") or "", r["id"]))
+
+
+def points_from(got: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+                ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A series from its (run, valid result row) pairs of one benchmark, parameter and variant,
+    oldest first (non-empty): (points, unit, their runs, their rows), the unit cycles~ when every
+    row has it, else the most common timer unit, rows in another unit left out. A point: run,
+    started_at, labels, estimate, ci_low, ci_high, param (the run's own unit)."""
+    units = [estimate_of(row)[1] for _, row in got]
+    unit = "cycles~" if all(u == "cycles~" for u in units) else max(set(units), key=units.count)
+    points, kept = [], []
+    for run, row in got:
+        if unit == "cycles~":
+            est, lo, hi = row["cycles_per_op"], row.get("cycles_ci_low"), row.get("cycles_ci_high")
+        elif row.get("unit") == unit:
+            est, lo, hi = row["per_op"], row.get("ci_low"), row.get("ci_high")
+        else:
+            continue
+        points.append({"run": run["id"], "started_at": run.get("started_at"), "labels": run.get("labels") or {},
+                       "estimate": est, "ci_low": lo, "ci_high": hi, "param": row["param"]})
+        kept.append((run, row))
+    return points, unit, [run for run, _ in kept], [row for _, row in kept]
+
+
+def analyse(points: Sequence[dict[str, Any]], spread: tuple[float, int] | None,
+            alpha: float | None = None) -> tuple[History, float]:
+    """The change points of a series (points_from's points, oldest first) and the practical
+    margin of a regression in its unit (compare's: MARGIN_ABS or MARGIN_REL of the median run,
+    the smaller): each run's standard error from its 95% CI (normal), ``spread`` the host's
+    run-to-run (sd, df) from earlier replicate groups (experiments.history.host_spread; None: the
+    series' own, stats.changepoint); ``alpha`` None: changepoint.ALPHA."""
+    from cyclebench.stats import changepoint
+    from cyclebench.stats.ab import MARGIN_ABS, MARGIN_REL
+
+    est = [p["estimate"] for p in points]
+    se = [((p["ci_high"] - p["ci_low"]) / (2 * 1.96)) if p["ci_low"] is not None else 0.0 for p in points]
+    base = float(sorted(est)[len(est) // 2])
+    margin = min(MARGIN_ABS, MARGIN_REL * abs(base))
+    return changepoint.detect(est, se, *(spread or (None, None)), alpha=changepoint.ALPHA if alpha is None else alpha,
+                              margin=margin), margin

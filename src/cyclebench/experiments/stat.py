@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from cyclebench.stats.repetitions import (
     aggregate_callgrind,
     exit_summary,
     result_rows,
+    same_work,
 )
 from cyclebench.stats.result import derived
 
@@ -150,6 +152,53 @@ def store_results(store: Any, run_id: int, stat: Stat, reps: Sequence[dict[str, 
                                                "metrics": {m.name: {**m.summary(), "unit": m.unit, "notes": m.notes,
                                                                     "status": m.status} for m in metrics}}})
     store.finish_run(run_id, status)
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """What the repetitions of one `stat` gave: the raw repetitions (stats.repetitions' dicts),
+    their metrics, the run they are stored in (None: none finished), how the run ended
+    (complete | interrupted | failed) and, when failed, why (StatError or LaunchError)."""
+
+    reps: tuple[dict[str, Any], ...]
+    metrics: tuple[Metric, ...]
+    run_id: int | None
+    status: str
+    failure: Exception | None = None
+    findings: tuple[str, ...] = ()  # repetitions that did other work (stats.repetitions.same_work)
+
+
+def repeat(stat: Stat, store: Any, argv: Sequence[str], labels: dict[str, str], times: int,
+           on_step: Callable[[str], None]) -> Repeated:
+    """Run the command ``times`` times, the run opened after the first repetition and each one
+    committed as it ends (record_repetition), then the metrics (repetitions that did other work
+    flagged) stored. Ctrl-C ends the loop
+    (status interrupted, what ran is kept); a command that cannot be launched ends it failed.
+    Raises StoreError (with how many repetitions ran in its message) when the store fails."""
+    from cyclebench.runner.exec import LaunchError
+    from cyclebench.store import StoreError
+
+    reps: list[dict[str, Any]] = []
+    run_id: int | None = None
+    status, failure = "complete", None
+    try:
+        for k in range(times):
+            reps.append(stat.run_one(k))
+            if run_id is None:
+                run_id = begin_run(store, stat, argv, labels)
+            record_repetition(store, run_id, stat, reps)
+            on_step(f"repetition {k + 1}")
+    except KeyboardInterrupt:
+        status = "interrupted"
+    except (StatError, LaunchError) as e:
+        status, failure = "failed", e
+    except StoreError as e:
+        raise StoreError(f"{e} ({len(reps)} repetition(s) measured)") from None
+    metrics = stat.summarize(reps) if reps else []
+    findings = same_work(metrics)  # marks the metrics it flags: before they are stored
+    if run_id is not None:
+        store_results(store, run_id, stat, reps, metrics, status)
+    return Repeated(tuple(reps), tuple(metrics), run_id, status, failure, tuple(findings))
 
 
 def title(run_id: int | None, argv: Sequence[str], repetitions: int, backend: str) -> str:

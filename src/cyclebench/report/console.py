@@ -301,7 +301,8 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
     if seq:
         eq = 100 * (seq[0].get("equivalence") or 0)
         caption = ("sequential: slower/faster when the repeated CI (all looks at once, 1 − α = "
-                   f"{1 - seq[0]['alpha']:.4g}) lies outside the margin (0.25 unit or 0.5%, the smaller); "
+                   f"{1 - seq[0]['alpha']:.4g}) lies outside the margin "
+                   f"({seq[0].get('margin_rule') or '0.25 unit or 0.5%, the smaller'}); "
                    f"equivalent when it lies within ±{eq:g}% of A and Δ within the margin; inconclusive when "
                    "the budget ended first; p nominal, of the deciding look")
     table = FitTable([

@@ -65,7 +65,7 @@ def nums(xs: Sequence[Any]) -> list[float | None]:
 @dataclass
 class Trace:
     """One host's series of a benchmark: the points and analysis of `cyclebench history`
-    (commands.history.points_from and analyse), with what the hover shows of each run."""
+    (experiments.history.points_from and analyse), with what the hover shows of each run."""
 
     host: str
     unit: str

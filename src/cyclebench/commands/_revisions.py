@@ -1,0 +1,152 @@
+"""What `compare --rev` and `bisect` share around their designs (experiments/revcompare.py,
+experiments/bisect.py): the repository options (--repo, --build, -b), the workspace they make,
+a progress line that names what is being built or measured, and `compare --rev` itself."""
+
+from __future__ import annotations
+
+import functools
+import shlex
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from cyclebench.commands._common import UserError, err, out
+from cyclebench.commands._options import BuildOptions, RunnerOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class RepoOptions:
+    """--repo DIR (default: the current directory), --build CMD (argv, split as --cflags is),
+    -b BENCH globs, and --rev REV (compare: exactly two, or none)."""
+
+    repo: Path = Path(".")
+    build: tuple[str, ...] = ()
+    benches: tuple[str, ...] = ()
+    revs: tuple[str, ...] = ()
+
+
+def repo_options(revs: bool = False) -> Callable[[F], F]:
+    """Adds --repo, --build, -b (and, with ``revs``, --rev); the command gets ``repo: RepoOptions``."""
+
+    def deco(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            text = kw.pop("build_cmd")
+            try:
+                argv = tuple(shlex.split(text)) if text else ()
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint="--build") from None
+            if text is not None and not argv:
+                raise click.BadParameter("an empty command", param_hint="--build")
+            kw["repo"] = RepoOptions(kw.pop("repo_dir"), argv, tuple(kw.pop("bench_globs")),
+                                     tuple(kw.pop("rev_args")) if revs else ())
+            return f(*args, **kw)
+
+        opts = [
+            click.option("--repo", "repo_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("."),
+                         show_default=True, help="The git repository whose revisions are built (any directory in it)."),
+            click.option("--build", "build_cmd", metavar="CMD", default=None,
+                         help="Run CMD (split like --cflags, no shell) in each revision's private checkout before "
+                              "building the runner; --ldflags and -I paths inside the repository, and relative "
+                              "--ldflags paths, are then taken from that checkout."),
+            click.option("-b", "--bench", "bench_globs", multiple=True, metavar="BENCH",
+                         help="Benchmarks to measure (globs; repeatable; default: all in the files given)."),
+        ]
+        if revs:
+            opts.insert(0, click.option("--rev", "rev_args", multiple=True, metavar="REV",
+                                        help="Compare two revisions of --repo (give it twice): each is checked out "
+                                             "privately, built and measured paired with the other; -f files inside "
+                                             "the repository are read from each revision."))
+        for opt in reversed(opts):
+            wrapper = opt(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return deco
+
+
+class LineProgress:
+    """experiments.progress.Progress on a terminal's status line (nothing in a pipe): what is
+    being built or measured; notes as lines on stderr."""
+
+    def __init__(self, status: Any) -> None:
+        self.status = status
+
+    def step(self, label: str) -> None:
+        if self.status is not None:
+            self.status.update(label)
+
+    def note(self, text: str) -> None:
+        err.print(f"cyclebench: {text}", highlight=False, markup=False)
+
+
+@contextmanager
+def progress() -> Iterator[LineProgress]:
+    if err.is_terminal:
+        with err.status("starting", spinner="dots") as st:
+            yield LineProgress(st)
+    else:
+        yield LineProgress(None)
+
+
+def workspace(repo: RepoOptions, build: BuildOptions, pin: RunnerOptions, params: Sequence[int],
+              prog: LineProgress) -> Any:
+    """The design's workspace, or UserError (one line): not a repository, no benchmark file."""
+    from cyclebench.experiments.errors import ExperimentError
+    from cyclebench.experiments.revcompare import Workspace
+    from cyclebench.experiments.revisions import Recipe, Repo
+
+    if not build.files:
+        raise UserError("give the benchmark files with -f (inside the repository: read from each revision)")
+    try:
+        r = Repo(repo.repo)
+    except ExperimentError as e:
+        raise UserError(str(e)) from None
+    return Workspace(r, Recipe(build, repo.build), pin, repo.benches, params, prog)
+
+
+def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int], build: BuildOptions,
+                 pin: RunnerOptions, budget: float, equivalence: float, alpha: float, labels: dict[str, str],
+                 db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str],
+                 unsupported: bool = False) -> None:
+    """`compare --rev A --rev B`: the table (compare's), --json, --fail-on; exit 2 for bad input
+    (``unsupported``: an option of compare's other forms was given)."""
+    import json
+
+    from cyclebench.commands._common import open_store, write_text
+    from cyclebench.commands._finish import finishing
+    from cyclebench.experiments.comparison import fail_outcomes
+    from cyclebench.experiments.revcompare import compare_revisions
+    from cyclebench.experiments.revpair import Design
+    from cyclebench.report import console as console_report
+
+    if unsupported:
+        raise click.UsageError("--rev writes its output with --json; --format, --plot, --allocator and --repeat "
+                               "are not for revisions")
+    if len(repo.revs) != 2:
+        raise click.UsageError("--rev takes two revisions: --rev A --rev B")
+    if any(t.isdigit() for t in targets):
+        raise click.UsageError("--rev measures revisions; stored runs are compared without it")
+    repo = RepoOptions(repo.repo, repo.build, (*repo.benches, *targets), repo.revs)
+    store = open_store(db)
+    with finishing(lambda: f"the benchmarks measured so far are kept ({store.url})"), progress() as prog:
+        ws = workspace(repo, build, pin, params, prog)
+        got = compare_revisions(ws, repo.revs, Design(budget=budget, alpha=alpha), equivalence, store, labels,
+                                ["cyclebench", *sys.argv[1:]])
+    console_report.print_comparisons(got.rows, out, title=f"run #{got.run_id} · {got.design}", alpha=alpha, wide=wide)
+    if json_path is not None:
+        write_text(json_path, json.dumps([r.to_dict() for r in got.rows], indent=1) + "\n")
+    failed = [r for r in got.rows if r.cmp is None]
+    if failed:
+        err.print(f"cyclebench: {len(failed)} benchmark(s) did not produce a verdict (see notes)", style="red")
+        sys.exit(1)
+    hit = fail_outcomes(got.rows, fail_on)
+    if hit:
+        err.print(f"cyclebench: --fail-on: {hit}", highlight=False)
+        sys.exit(1)

@@ -1,0 +1,137 @@
+"""`cyclebench bisect`: which commit made a benchmark slower (the design: experiments/bisect.py;
+the printing: report/bisect.py; docs/revisions.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cyclebench.commands._common import err, open_store, out, parse_params, write_text
+from cyclebench.commands._options import (
+    BuildOptions,
+    RunnerOptions,
+    Seconds,
+    build_options,
+    db_option,
+    json_option,
+    label_option,
+    parse_labels,
+    runner_options,
+    wide_option,
+)
+from cyclebench.commands._record import group, option, takes
+from cyclebench.commands._revisions import RepoOptions, progress, repo_options, workspace
+
+
+@dataclass(frozen=True, kw_only=True)
+class BisectArgs:
+    """`bisect`'s options (--help gives each one's meaning)."""
+
+    good: str = option("--good", required=True, metavar="REV", help="A revision known to be fast.")
+    bad: str = option("--bad", required=True, metavar="REV", help="A later revision known (or thought) to be slower.")
+    params: tuple[str, ...] = option("-p", "--param", multiple=True, metavar="N[,N...]",
+                                     help="Parameters to measure at.")
+    threshold: float = option("--threshold", type=click.FloatRange(0, 100, min_open=True), default=2.0,
+                              show_default=True, metavar="PCT", help="A revision is bad when shown slower than GOOD "
+                              "by more than PCT %, good when shown not to be; bisect a slowdown of at least twice "
+                              "this.")
+    budget: float = option("--budget", type=Seconds(0.2, 3600), default=5.0, show_default=True, help="Seconds of "
+                           "measuring per step and benchmark (an unclear step gets one more sitting of twice this, "
+                           "then is skipped).")
+    alpha: float = option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
+                          help="False-verdict rate of each step's verdict.")
+    all_parents: bool = option("--all-parents", is_flag=True, help="Walk every parent (git's own bisection over the "
+                               "DAG), not only BAD's first-parent line.")
+    json_path: Path | None = group(json_option)
+    db: str | None = group(db_option)
+    wide: bool = group(wide_option)
+    label_args: tuple[str, ...] = group(label_option)
+    repo: RepoOptions = group(repo_options())
+    pin: RunnerOptions = group(runner_options)
+    build: BuildOptions = group(build_options())
+
+
+@click.command("bisect")
+@takes(BisectArgs)
+def bisect_cmd(a: BisectArgs) -> None:
+    """Find the commit that made benchmarks slower: each step builds a revision in a private
+    checkout and measures it paired with GOOD in one sitting, a verdict per benchmark."""
+    from cyclebench.commands._finish import finishing
+    from cyclebench.experiments.bisect import Bisection, Plan, run_bisect
+    from cyclebench.experiments.revpair import Design
+    from cyclebench.report.bisect import step_line
+
+    labels = parse_labels(a.label_args)
+    store = open_store(a.db)
+    state = Bisection()
+    plan = Plan(a.good, a.bad, a.threshold / 100, Design(budget=a.budget, alpha=a.alpha), a.all_parents)
+    try:
+        with finishing(interrupt=False), progress() as prog:
+            ws = workspace(a.repo, a.build, a.pin, parse_params(a.params), prog)
+            run_bisect(ws, plan, store, labels, ["cyclebench", *sys.argv[1:]], state,
+                       on_step=lambda s: out.print(step_line(s), highlight=False, markup=False, soft_wrap=True))
+    except KeyboardInterrupt:
+        _interrupted(state, store.url)
+        sys.exit(130)
+    sys.exit(_finish(state, plan, ws.repo, a.wide, a.json_path))
+
+
+def _interrupted(state: Any, url: str) -> None:
+    """Ctrl-C: the steps decided are stored; each search's open range."""
+    n = sum(1 for s in state.searches.values() for x in s.steps if x.measured)
+    err.print(f"cyclebench: interrupted: {n} measured step(s) kept (label bisect={state.id}, {url})", highlight=False)
+    for s in state.searches.values():
+        if s.status == "running":
+            err.print(f"cyclebench: {s.bench}: still open: first bad after {s.good.short} (good) up to "
+                      f"{s.bad.short} (bad)", highlight=False)
+
+
+def _finish(state: Any, plan: Any, repo: Any, wide: bool, json_path: Path | None) -> int:
+    """The table, each benchmark's answer, --json; the exit status: 0 every search ended
+    (found, no slowdown), 3 one could not (inconclusive, several candidates), 1 a benchmark
+    did not run at GOOD or BAD."""
+    from cyclebench.report.bisect import ci, pct, steps_table
+
+    searches = list(state.searches.values())
+    steps = [x for s in searches for x in s.steps]
+    out.print(steps_table(steps, f"bisect {state.id} · GOOD {state.good.short} · BAD {state.bad.short} · threshold "
+                                 f"{100 * plan.threshold:g}%", len(searches) > 1, wide))
+    codes = []
+    for s in searches:
+        c = s.confirm
+        delta = f"Δ {pct(c.diff)} {ci(c.low, c.high)}" if c is not None else ""
+        if s.status == "found":
+            at = s.delta_of(s.first_bad)
+            d = f"Δ {pct(at.diff)} {ci(at.low, at.high)} vs GOOD" if at and at.diff is not None else delta
+            out.print(f"{s.bench}: first bad commit {s.first_bad.sha} ({d}; {s.measured_steps()} measured steps)",
+                      highlight=False, markup=False)
+            out.print(repo.message(s.first_bad.sha), highlight=False, markup=False)
+            codes.append(0)
+        elif s.status == "no slowdown":
+            less = "; slower, by less than that: a smaller --threshold bisects it" if c and c.low > 0 else ""
+            out.print(f"{s.bench}: no slowdown between GOOD and BAD ({state.good.short}..{state.bad.short}) beyond "
+                      f"the threshold of {100 * plan.threshold:g}%: {delta}{less}", highlight=False, markup=False)
+            codes.append(0)
+        elif s.status == "ambiguous":
+            out.print(f"{s.bench}: the first bad commit is one of {', '.join(r.short for r in s.candidates)} "
+                      "(the others were skipped)", highlight=False, markup=False)
+            codes.append(3)
+        elif s.status == "inconclusive":
+            out.print(f"{s.bench}: inconclusive: cannot tell whether BAD is slower than GOOD by more than "
+                      f"{100 * plan.threshold:g}% ({delta}): raise --budget or quiet the host", highlight=False,
+                      markup=False)
+            codes.append(3)
+        else:
+            reason = next((x.reason for x in s.steps if x.n == 0), "")
+            out.print(f"{s.bench}: not measured at GOOD and BAD: {reason}", highlight=False, markup=False)
+            codes.append(1)
+    if json_path is not None:
+        doc = {**state.to_dict(), "threshold": plan.threshold, "budget": plan.design.budget,
+               "alpha": plan.design.alpha, "all_parents": plan.all_parents}
+        write_text(json_path, json.dumps(doc, indent=1) + "\n")
+    return 1 if 1 in codes else 3 if 3 in codes else 0

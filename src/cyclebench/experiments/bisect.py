@@ -1,0 +1,364 @@
+"""`cyclebench bisect`: which commit made a benchmark slower, each step decided by a paired
+verdict between builds measured in one sitting (docs/revisions.md).
+
+Anchors: git-bisect(1) with a threshold script (no statistics), asv's ``asv find`` (one stored
+measurement per revision), Chromium's Pinpoint (both sides of every step measured again and
+compared statistically). Here every step builds the middle revision M and measures it paired
+and interleaved with GOOD in one sitting (experiments/revpair.py), so drift between steps
+never enters a verdict.
+
+The rule, with T the threshold (relative) and [low, high] the repeated CI of M/GOOD − 1:
+  * confirmation first, BAD against GOOD: low > T → a slowdown to bisect; high < T → "no
+    slowdown" (BAD is not slower than GOOD by T); else inconclusive;
+  * a step: low > T → bad; high < T → good; otherwise measured once more with twice the
+    budget, GOOD, M and BAD together, α halved for each of two comparisons: M/GOOD as before,
+    and M/BAD − 1 = e: bad when e's low > (1+T)/(1+Δlow) − 1, good when its high <
+    (1+T)/(1+Δhigh) − 1, [Δlow, Δhigh] the confirmation's CI of BAD/GOOD − 1 (each implies
+    the M/GOOD statement whenever that CI covers); conflicting or still unclear → skip;
+  * a revision that does not build, or whose benchmark does not run, is skipped with its reason.
+Every verdict holds with probability ≥ 1 − α (the repeated CI's coverage), so a search of s
+measured steps names a wrong commit with probability at most (s + 1)·α; a host too noisy
+to decide gives skips and, at worst, a range of candidates, never a wrong single commit.
+Several benchmarks: the confirmations are judged together with Holm's step-down (α/m, then
+α/(m−k) once k are confirmed; Holm 1979), then each confirmed benchmark is bisected alone.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from cyclebench.experiments.errors import ExperimentError
+from cyclebench.experiments.revcompare import Workspace, must_build
+from cyclebench.experiments.revisions import Built, Revision, RevisionError
+from cyclebench.experiments.revpair import Design, PairLook, Sides, Sitting, measure, open_sitting, relative_row
+from cyclebench.experiments.revpair import store_sitting as _store
+from cyclebench.model import Item
+from cyclebench.stats.sequential import boundaries
+
+__all__ = ["Bisection", "Plan", "Search", "Step", "run_bisect"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to bisect: GOOD and BAD (as given), the threshold T (relative), the design of each
+    sitting (its budget; α per verdict), and whether to walk every parent (git's bisect) or the
+    first-parent line."""
+
+    good: str
+    bad: str
+    threshold: float = 0.02
+    design: Design = field(default_factory=lambda: Design(budget=5.0))
+    all_parents: bool = False
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decided step of one benchmark's search: ``n`` (0: the confirmation of BAD against
+    GOOD), the revision, the verdict (bad, good, skip; the confirmation: slower, no slowdown,
+    inconclusive, failed), why (a skip's reason), Δ of the revision against GOOD with its repeated
+    CI (relative; None when not measured), the sitting's seconds and run, and the attempts."""
+
+    bench: str
+    n: int
+    revision: Revision
+    verdict: str
+    reason: str = ""
+    diff: float | None = None
+    low: float | None = None
+    high: float | None = None
+    seconds: float = 0.0
+    run_id: int | None = None
+    attempts: int = 0
+    log: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.run_id is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["revision"] = asdict(self.revision)
+        return d
+
+
+@dataclass
+class Search:
+    """One benchmark's search as it stands: the last revision known good, the first known bad,
+    its steps, and how it ended (running, found, no slowdown, inconclusive, ambiguous: several
+    candidates left by skips, failed)."""
+
+    bench: str
+    good: Revision
+    bad: Revision
+    steps: list[Step] = field(default_factory=list)
+    status: str = "running"
+    first_bad: Revision | None = None
+    candidates: list[Revision] = field(default_factory=list)
+    confirm: PairLook | None = None  # BAD against GOOD: Δ and its CI
+
+    def measured_steps(self) -> int:
+        return sum(1 for s in self.steps if s.n > 0 and s.measured)
+
+    def delta_of(self, rev: Revision) -> Step | None:
+        """The measured step that judged ``rev`` bad (its Δ against GOOD), or the confirmation."""
+        for s in self.steps:
+            if s.revision.sha == rev.sha and s.diff is not None and s.verdict in ("bad", "slower"):
+                return s
+        return None
+
+
+@dataclass
+class Bisection:
+    """The whole command's state, updated as it goes (what Ctrl-C prints): an id the runs are
+    labelled with, GOOD and BAD, every benchmark's search."""
+
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    good: Revision | None = None
+    bad: Revision | None = None
+    searches: dict[str, Search] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bisect": self.id, "good": asdict(self.good) if self.good else None,
+                "bad": asdict(self.bad) if self.bad else None,
+                "searches": [{"bench": s.bench, "status": s.status,
+                              "first_bad": asdict(s.first_bad) if s.first_bad else None,
+                              "candidates": [asdict(c) for c in s.candidates],
+                              "good": asdict(s.good), "bad": asdict(s.bad), "measured_steps": s.measured_steps(),
+                              "steps": [x.to_dict() for x in s.steps]} for s in self.searches.values()]}
+
+
+def _confirm_rule(t: float) -> Callable[[dict[tuple[int, int], PairLook], bool], str | None]:
+    def rule(looks: dict[tuple[int, int], PairLook], last: bool) -> str | None:
+        lk = looks[(0, 1)]
+        return "slower" if lk.low > t else "no slowdown" if lk.high < t else ("inconclusive" if last else None)
+    return rule
+
+
+def _step_rule(t: float) -> Callable[[dict[tuple[int, int], PairLook], bool], str | None]:
+    def rule(looks: dict[tuple[int, int], PairLook], last: bool) -> str | None:
+        lk = looks[(0, 1)]
+        return "bad" if lk.low > t else "good" if lk.high < t else ("inconclusive" if last else None)
+    return rule
+
+
+def _three_way_rule(t: float, confirm: PairLook) -> Callable[[dict[tuple[int, int], PairLook], bool], str | None]:
+    """Module doc: M against GOOD (pair (0, 1)) and against BAD (pair (2, 1)), either may decide;
+    a conflict is inconclusive."""
+    bad_above = (1 + t) / (1 + confirm.low) - 1
+    good_below = (1 + t) / (1 + confirm.high) - 1
+
+    def rule(looks: dict[tuple[int, int], PairLook], last: bool) -> str | None:
+        g, b = looks[(0, 1)], looks[(2, 1)]
+        bad = g.low > t or b.low > bad_above
+        good = g.high < t or b.high < good_below
+        if bad and good:
+            return "conflict"
+        return "bad" if bad else "good" if good else ("inconclusive" if last else None)
+    return rule
+
+
+def holm_step_down(sits: Sequence[Sitting], alpha: float, t: float) -> dict[str, str]:
+    """Holm's step-down over the confirmations (Holm 1979): each sitting was decided at α/m;
+    once k are confirmed slower, the others' last looks are judged again at α/(m−k) (their
+    boundaries recomputed for the same information fractions), until no more change.
+    Returns item label → slower / no slowdown / inconclusive / failed."""
+    verdicts = {s.item.label: s.verdict for s in sits}
+    m = len(sits)
+    while m > 1:
+        k = sum(1 for v in verdicts.values() if v == "slower")
+        changed = False
+        for s in sits:
+            looks = s.looks.get((0, 1)) or []
+            if verdicts[s.item.label] != "inconclusive" or not looks:
+                continue
+            c = boundaries([x.fraction for x in looks], alpha / max(1, m - k))[-1]
+            lk = looks[-1]
+            low, high = lk.diff - c * lk.se, lk.diff + c * lk.se
+            if low > t or high < t:
+                verdicts[s.item.label] = "slower" if low > t else "no slowdown"
+                changed = True
+        if not changed:
+            break
+    return verdicts
+
+
+class _Run:
+    """One bisect's moving parts: the workspace, the plan, the store, the labels."""
+
+    def __init__(self, ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], command: Sequence[str],
+                 state: Bisection, on_step: Callable[[Step], None]) -> None:
+        self.ws, self.plan, self.store, self.labels, self.command = ws, plan, store, labels, command
+        self.state, self.on_step = state, on_step
+        self.cpu = ws.cpu()
+
+    def sitting(self, built: list[Built], variants: list[str], items: list[Item], pairs: list[tuple[int, int]],
+                design: Design, rule: Any, main: int, step: int, a_names: list[str]) -> tuple[list[Sitting], int]:
+        """Measure and store one sitting as a run labelled bisect=<id>, rev=<side main's sha>."""
+        sides = Sides(built, [self.ws.runner(b, self.cpu) for b in built], variants, self.cpu)
+        rev = built[main].revision
+        labels = {**self.labels, "bisect": self.state.id, "rev": rev.sha, "step": str(step)}
+        run_id, rate = open_sitting(self.store, sides, main, self.command, labels,
+                                    {"revisions": {"repo": str(self.ws.repo.root),
+                                                   "sides": [b.revision.sha for b in built],
+                                                   "build": list(self.ws.recipe.command)}})
+        rows: list[Any] = []
+
+        def keep(sit: Sitting) -> None:
+            _store(self.store, run_id, rate, sit, sides)
+            for (x, y) in pairs:
+                rows.append(relative_row(sit, (x, y), f"{sit.item.bench} @ {built[x].revision.short} ({a_names[x]})",
+                                         f"{sit.item.bench} @ {built[y].revision.short} ({a_names[y]})",
+                                         sit.verdict, design.alpha, self.plan.threshold,
+                                         {"equivalence": self.plan.threshold,
+                                          "margin_rule": f"the threshold, {100 * self.plan.threshold:g}%"}))
+
+        with self.store.finishing(run_id):
+            sits = measure(sides.runners, items, pairs, design, rule, self.ws.progress, keep)
+        how = (f"bisect {self.state.id} step {step}: {rev.short}, paired invocations · CPU {self.cpu} · sequential "
+               f"(budget {design.budget:g} s, repeated CI, threshold {100 * self.plan.threshold:g}%)")
+        self.store.update_run(run_id, summary={
+            "compare": [r.to_dict() for r in rows], "display": {"design": how, "alpha": design.alpha},
+            "bisect": {"id": self.state.id, "step": step, "revision": rev.sha,
+                       "verdicts": {s.item.label: s.verdict for s in sits}}})
+        self.store.finish_run(run_id, "complete")
+        return sits, run_id
+
+    def confirm(self, good: Built, bad: Built, items: list[Item]) -> dict[str, str]:
+        """BAD against GOOD on every benchmark, Holm across them; once more with twice the
+        budget for those still unclear."""
+        t, d = self.plan.threshold, self.plan.design
+        m = len(items)
+        verdicts: dict[str, str] = {}
+        todo = list(items)
+        for attempt in (1, 2):
+            k = sum(1 for v in verdicts.values() if v == "slower")
+            design = replace(d, budget=d.budget * attempt, alpha=d.alpha / max(1, m - k))
+            sits, run_id = self.sitting([good, bad], ["good", ""], todo, [(0, 1)], design, _confirm_rule(t), 1, 0,
+                                        ["GOOD", "BAD"])
+            got = holm_step_down(sits, d.alpha, t) if attempt == 1 else {s.item.label: s.verdict for s in sits}
+            for s in sits:
+                search = self.state.searches[s.item.label]
+                lk = s.last((0, 1))
+                search.confirm = lk if lk is not None else search.confirm
+                v = got[s.item.label]
+                verdicts[s.item.label] = v
+                step = Step(s.item.label, 0, bad.revision, "failed" if s.failed else v, s.failed or "",
+                            lk.diff if lk else None, lk.low if lk else None, lk.high if lk else None, s.seconds,
+                            run_id, attempt)
+                search.steps = [x for x in search.steps if x.n != 0] + [step]
+                if v != "inconclusive" or attempt == 2:
+                    self.on_step(step)
+            todo = [i for i in todo if verdicts[i.label] == "inconclusive"]
+            if not todo:
+                break
+        return verdicts
+
+    def judge(self, search: Search, item: Item, good: Built, bad: Built, mid: Built, n: int) -> Step:
+        """One step: M against GOOD; unclear → GOOD, M and BAD with twice the budget."""
+        t, d = self.plan.threshold, self.plan.design
+        sits, run_id = self.sitting([good, mid], ["good", ""], [item], [(0, 1)], d, _step_rule(t), 1, n,
+                                    ["GOOD", "M"])
+        s, attempts = sits[0], 1
+        if s.verdict == "inconclusive" and search.confirm is not None:
+            design = replace(d, budget=2 * d.budget, alpha=d.alpha / 2)
+            sits, run_id = self.sitting([good, mid, bad], ["good", "", "bad"], [item], [(0, 1), (2, 1)], design,
+                                        _three_way_rule(t, search.confirm), 1, n, ["GOOD", "M", "BAD"])
+            s, attempts = sits[0], 2
+        lk = s.last((0, 1))
+        verdict = s.verdict if s.verdict in ("bad", "good") else "skip"
+        reason = {"failed": f"the benchmark did not run: {s.failed}",
+                  "conflict": "against GOOD and against BAD the verdicts disagree",
+                  "inconclusive": f"inconclusive after {attempts} sittings"}.get(s.verdict, "")
+        return Step(item.label, n, mid.revision, verdict, reason, lk.diff if lk else None, lk.low if lk else None,
+                    lk.high if lk else None, s.seconds, run_id, attempts)
+
+    def search(self, search: Search, item: Item, good: Built, bad: Built) -> None:
+        """Bisect one benchmark's range (first-parent line, or git's bisect over every parent)."""
+        repo = self.ws.repo
+        skipped: set[str] = set()
+        goods = [search.good.sha]
+        linear = None if self.plan.all_parents else repo.first_parent(search.good.sha, search.bad.sha)
+        n = 0
+        while True:
+            pick, left = _next(repo, linear, search, goods, skipped)
+            if pick is None:
+                if len(left) <= 1:
+                    search.status, search.first_bad = "found", search.bad
+                else:
+                    search.status, search.candidates = "ambiguous", [repo.revision(x) for x in left]
+                return
+            n += 1
+            rev = repo.revision(pick)
+            mid = self.ws.build(rev)
+            if mid.binary is None:
+                step = Step(item.label, n, rev, "skip", f"does not build: {mid.reason}", seconds=mid.seconds,
+                            log=str(mid.log))
+            else:
+                step = self.judge(search, item, good, bad, mid, n)
+            search.steps.append(step)
+            self.on_step(step)
+            if step.verdict == "bad":
+                search.bad = rev
+            elif step.verdict == "good":
+                search.good = rev
+                goods.append(rev.sha)
+            else:
+                skipped.add(rev.sha)
+
+
+def _next(repo: Any, linear: list[str] | None, search: Search, goods: list[str], skipped: set[str],
+          ) -> tuple[str | None, list[str]]:
+    """The next revision to measure (None when none is left) and the commits still in
+    question (the first bad is one of them; the current bad last)."""
+    if linear is not None:
+        lo = linear.index(search.good.sha) if search.good.sha in linear else -1
+        hi = linear.index(search.bad.sha)
+        left = linear[lo + 1: hi + 1]
+        inner = [i for i in range(lo + 1, hi) if linear[i] not in skipped]
+        if not inner:
+            return None, left
+        mid = (lo + hi) / 2
+        return linear[min(inner, key=lambda i: (abs(i - mid), i))], left
+    candidates = repo.bisect_candidates(search.bad.sha, goods)
+    left = list(reversed(candidates))  # not ordered by history: shown as git lists them
+    inner = [c for c in candidates if c != search.bad.sha and c not in skipped]
+    if not inner:
+        return None, left
+    return inner[0], left
+
+
+def run_bisect(ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], command: Sequence[str],
+               state: Bisection, on_step: Callable[[Step], None] = lambda _s: None) -> Bisection:
+    """Resolve, build GOOD and BAD, confirm the slowdown on every benchmark (Holm), then bisect
+    each confirmed one (module doc). ``state`` is updated as it goes (Ctrl-C: what it holds is
+    what was decided); ``on_step`` gets each step as it is decided. Raises ExperimentError:
+    revisions that do not resolve, GOOD not an ancestor of BAD, GOOD or BAD not building, a
+    selection that matches nothing."""
+    repo = ws.repo
+    good, bad = repo.resolve(plan.good), repo.resolve(plan.bad)
+    if good.sha == bad.sha:
+        raise RevisionError(f"GOOD and BAD are the same commit ({good.short})")
+    if not repo.is_ancestor(good.sha, bad.sha):
+        raise RevisionError(f"GOOD {good.short} is not an ancestor of BAD {bad.short}")
+    if not plan.all_parents:
+        repo.first_parent(good.sha, bad.sha)  # GOOD on BAD's first-parent line, or say --all-parents
+    state.good, state.bad = good, bad
+    gb, bb = must_build(ws, good, "GOOD"), must_build(ws, bad, "BAD")
+    run = _Run(ws, plan, store, labels, command, state, on_step)
+    items = ws.items(gb, run.cpu)
+    for it in items:
+        state.searches[it.label] = Search(it.label, good, bad)
+    verdicts = run.confirm(gb, bb, items)
+    for it in items:
+        search = state.searches[it.label]
+        v = verdicts[it.label]
+        if v != "slower":
+            search.status = {"no slowdown": "no slowdown", "inconclusive": "inconclusive"}.get(v, "failed")
+            continue
+        run.search(search, it, gb, bb)
+    if not state.searches:
+        raise ExperimentError("no benchmark selected")
+    return state

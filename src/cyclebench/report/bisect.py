@@ -1,0 +1,59 @@
+"""`cyclebench bisect`'s output: one line per step as it is decided, the table of every step
+(report/fit.py's rule: revision, Δ% against GOOD with its repeated CI and the verdict are the
+answer; subject, seconds and run leave first), and each benchmark's answer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.text import Text
+
+from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.text import safe_text
+
+STYLE = {"bad": "red", "slower": "red", "good": "green", "no slowdown": "green", "skip": "yellow"}
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:+.2f}%"
+
+
+def ci(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"[{100 * low:+.2f}, {100 * high:+.2f}]"
+
+
+def step_line(s: Any) -> str:
+    """One decided step, as it is printed when decided (``s``: experiments.bisect.Step)."""
+    what = "confirm" if s.n == 0 else f"step {s.n}"
+    delta = f"Δ {pct(s.diff)} {ci(s.low, s.high)} vs GOOD" if s.diff is not None else "not measured"
+    why = f" — {s.reason}" if s.reason else ""
+    return (f"{s.bench} {what}: {s.revision.short} {s.revision.subject[:40]!s} · {delta} · {s.verdict} "
+            f"({s.seconds:.1f} s){why}")
+
+
+def steps_table(steps: Sequence[Any], title: str, several: bool, wide: bool = False) -> FitTable:
+    """Every step (experiments.bisect.Step) of one or several benchmarks' searches."""
+    table = FitTable([
+        *([Column("benchmark", justify="left", fold=12)] if several else []),
+        Column("step", names=not several),
+        Column("revision", justify="left"),
+        Column("subject", justify="left", priority=2, fold=16),
+        Column("Δ% vs GOOD"),
+        Column("repeated CI (%)"),
+        Column("verdict", justify="left"),
+        Column("s", priority=1),
+        Column("run", priority=3),
+        Column("notes", justify="left", notes=True),
+    ], title=title, wide=wide,
+        caption="Δ: median of the paired per-invocation ratios M/GOOD − 1; bad when the repeated CI lies above the "
+                "threshold, good when below it (docs/revisions.md)")
+    for s in steps:
+        cells = [safe_text(s.bench, multiline=False)] if several else []
+        table.add_row(*cells, "confirm" if s.n == 0 else str(s.n), s.revision.short,
+                      safe_text(s.revision.subject, multiline=False), pct(s.diff),
+                      ci(s.low, s.high).strip("[]") if s.low is not None else "-",
+                      Text(s.verdict, style=STYLE.get(s.verdict, "")), f"{s.seconds:.1f}",
+                      "-" if s.run_id is None else str(s.run_id),
+                      safe_text(s.reason + (f" (log: {s.log})" if s.log else ""), multiline=False))
+    return table
