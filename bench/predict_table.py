@@ -31,8 +31,9 @@ def _cell(p: dict[str, Any] | None) -> str:
         return "–"
     if p["status"] != "ok":
         return f"({p['status']})"
-    marked = bool((p.get("detail") or {}).get("not_modelled"))
-    return _fmt(p["cycles_per_op"]) + ("\\*" if marked else "")
+    detail = p.get("detail") or {}
+    return (_fmt(p["cycles_per_op"]) + ("\\*" if detail.get("not_modelled") else "")
+            + ("?" if detail.get("unpriced") else ""))
 
 
 def _ratio(p: dict[str, Any] | None, meas: float | None) -> str:
@@ -66,7 +67,8 @@ def table(data: dict[str, Any]) -> str:
         models = ", ".join(f"{t} {p['tool_version']} ({p['mcpu']}: {(p.get('detail') or {}).get('cpu_reason')})"
                            for t, p in by_tool.items())
         lines.append("")
-        lines.append(f"{first['cpu_model']}; {models}. \\*: the loop runs what the models do not model.")
+        lines.append(f"{first['cpu_model']}; {models}. \\*: the loop runs what the models do not model; "
+                     "?: the tool has no data for an instruction of the loop (priced 0).")
     return "\n".join(lines)
 
 

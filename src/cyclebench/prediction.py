@@ -93,6 +93,8 @@ class ModelResult:
     bound (OSACA's; llvm-mca reports none, its bottleneck analysis's share of data dependencies
     is in ``notes``). ``cpu``: the tool's CPU name used, ``cpu_reason``: why that one.
     ``status``: OK, MISSING, UNSUPPORTED, NO_LOOP or FAILED, ``reason`` saying why.
+    ``unpriced``: the loop's instructions the tool has no data for (priced 0 in ``cycles``, so the
+    figure is a lower bound), other than those nobody models (HotLoop.unmodelled).
     """
 
     tool: str
@@ -107,6 +109,7 @@ class ModelResult:
     critical_path: float | None = None
     instructions: tuple[InstructionView, ...] = ()
     notes: tuple[str, ...] = ()
+    unpriced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,16 @@ def test_marked_cells_missing_tool_unsupported_cpu_and_not_modelled() -> None:
     assert row[3] == "1.04*" and row[4] == "0.05"
 
 
+def test_an_instruction_without_data_marks_the_figure_a_lower_bound() -> None:
+    """OSACA 0.7's ZEN4 file has no `addq $1, mem`: it prices it at 0, and the cell says so."""
+    loop = _loop("addq $0x1,(%rdi)", "jb 10 <cb_body_x+0x10>")
+    m = ModelResult(OSACA, OK, cycles=1.0, throughput=0.5, lcd=1.0, unpriced=("addq $0x1,(%rdi)",))
+    p = Prediction("counter/plain_add", None, "", "AMD EPYC", loop, (m,))
+    [row] = predicted_table([{"bench": "counter/plain_add", "param": None, "cycles_per_op": 1.0}], [p]).rows
+    assert row[5] == "1.00?"
+    assert any(x.startswith("?: the tool has no data") and "OSACA: addq" in x for x in footer_lines([p]))
+
+
 def test_a_retry_branch_that_never_retries_is_no_loop() -> None:
     """A compare-and-swap's retry branch runs per op but is never taken: the loop is the one
     around it, whose head is entered by its branch."""

@@ -85,4 +85,4 @@ def run(source: str, archs: tuple[str, ...], why: str, timeout: float = TIMEOUT_
     tp, lcd = float(d["throughput"]), float(d["lcd"])
     return ModelResult(OSACA, OK, None, version=d["version"], cpu=arch, cpu_reason=why, cycles=max(tp, lcd),
                        throughput=tp, lcd=lcd, critical_path=float(d["critical_path"]), instructions=views,
-                       notes=tuple(notes))
+                       notes=tuple(notes), unpriced=tuple(dict.fromkeys(unknown)))

@@ -5,7 +5,8 @@ instructions with each model's port pressure, latency and chain, the ports' tota
 
 A model's figure is marked ``*`` when the loop runs an instruction the models do not model
 (a system call, a lock prefix, a fence, ``rep movs``, ``cpuid``, ``rdtsc``, a call): the
-figure is the model's, the marker says it is not the op's cost. A missing tool's cell names
+figure is the model's, the marker says it is not the op's cost. It is marked ``?`` when the tool
+has no data for an instruction of the loop (OSACA prices it at 0: a lower bound). A missing tool's cell names
 its package; an unsupported CPU or a body without a loop is a marked cell, said once below.
 """
 
@@ -23,6 +24,7 @@ from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
 MARK = "*"  # beside a model's figure: the loop runs what the models do not model
+UNPRICED = "?"  # beside a model's figure: the tool has no data for an instruction of the loop (priced 0)
 SHORT_PACKAGE = {MCA: "llvm", OSACA: "osaca"}
 
 
@@ -45,7 +47,7 @@ def _cell(p: Prediction, m: ModelResult | None) -> str:
     if m.status != OK:
         return "failed"
     v = p.cycles_per_op(m.tool)
-    return fmt(v) + (MARK if p.loop is not None and p.loop.unmodelled else "")
+    return fmt(v) + (MARK if p.loop is not None and p.loop.unmodelled else "") + (UNPRICED if m.unpriced else "")
 
 
 def _ratio(p: Prediction, tool: str, meas: float | None) -> str:
@@ -80,6 +82,10 @@ def footer_lines(preds: Sequence[Prediction], target_line: str | None = None) ->
         elif p.reason and p.reason not in said:
             said.add(p.reason)
             lines.append(p.reason)
+    unpriced = sorted({f"{m.tool}: {' '.join(t.split()[:1])}" for p in preds for m in p.models for t in m.unpriced})
+    if unpriced:
+        lines.append(f"{UNPRICED}: the tool has no data for an instruction of the loop and prices it at 0 (a lower "
+                     f"bound): {', '.join(unpriced)}")
     if any(p.loop is not None and p.loop.unmodelled for p in preds):
         lines.append(f"{MARK}: the loop runs what the models do not model (see notes): the figure is not the op's cost")
     return lines

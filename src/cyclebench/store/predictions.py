@@ -22,7 +22,8 @@ def rows_of(p: Prediction) -> list[dict[str, Any]]:
     out = []
     loop = p.loop
     for m in p.models:
-        detail: dict[str, Any] = {"cpu_reason": m.cpu_reason, "notes": list(m.notes), "critical_path": m.critical_path}
+        detail: dict[str, Any] = {"cpu_reason": m.cpu_reason, "notes": list(m.notes), "critical_path": m.critical_path,
+                                  "unpriced": list(m.unpriced)}
         if loop is not None:
             detail.update(loop={"function": loop.function, "object": loop.obj, "start": loop.start, "end": loop.end,
                                 "source": loop.source, "ir_per_op": loop.ir_per_op,
