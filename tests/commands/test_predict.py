@@ -262,3 +262,17 @@ def test_explain_into_a_pipe_prints_every_column(db: str) -> None:
     for col in ("per trip", "llvm-mca pressure", "OSACA ports", "chain"):
         assert col in header, header
     assert "not shown at" not in r.stdout
+
+
+@x86
+@needs_models
+@needs_valgrind
+@pytest.mark.slow
+def test_a_cpu_the_tools_do_not_know_is_a_marked_cell(db: str) -> None:
+    r = _cb("run", str(SRC), "-b", "truth/add300", *FAST, "--processes", "1", "--target-ci", "0", "--predict",
+            "--mcpu", "nosuchcpu")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("truth/add300") and "no CPU" in ln)
+    assert row.count("no CPU model") == 2, row
+    text = " ".join(r.stdout.split())
+    assert "has no model 'nosuchcpu'" in text and "no OSACA arch for it" in text
