@@ -7,9 +7,9 @@ and none of them knows how they are made, analysed, stored or shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict, TypeVar
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
 
 # Outcome statuses, in the order a reader cares about them.
 OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
@@ -73,67 +73,155 @@ class Outcome:
     lines: list[dict[str, Any]] = field(default_factory=list)
 
 
-class Result(TypedDict, total=False):
-    """One row of the results table, as stats/ makes it, store/ keeps it and report/ shows it.
+@dataclass(frozen=True, eq=False)
+class Result(Mapping[str, Any]):
+    """One row of the results table, as store/ reads it back: a frozen record (a transformation
+    makes a new one: ``dataclasses.replace``), read by attribute (``r.cycles_per_op``) or, as
+    the rows stats/ makes before they are stored, as a read-only mapping of its columns
+    (``r["per_op"]``, ``r.get("extra")``, ``dict(r)``); equal to any mapping of the same items.
 
-    ``kind`` says which of the five it is (timing | simulated | scaling | stat | emulated);
-    which fields are set depends on it. Units: ``unit`` names the unit of per_op/ci/min/median
-    (ref-cycles, ticks, ns, Ir, ops/s, or a stat metric's); cycles_* are cycles~ (calibrated
-    core cycles); pmu_* the PMU's cycles event; ns_per_op nanoseconds; wall_s seconds.
+    ``kind`` says which of the six it is (timing | simulated | scaling | stat | emulated |
+    profile); which fields are set depends on it. Units: ``unit`` names the unit of
+    per_op/ci/min/median (ref-cycles, ticks, ns, Ir, ops/s, or a stat metric's); cycles_* are
+    cycles~ (calibrated core cycles); pmu_* the PMU's cycles event; ns_per_op nanoseconds;
+    wall_s seconds. ``extra`` is the runner's result line minus the samples, with what the
+    analysis added (counters, disturbance, per-process figures, the allocator).
     """
 
-    id: int
-    run_id: int
-    kind: str
-    bench: str
-    param: int | None
-    variant: str
-    status: str  # one of STATUSES
-    reason: str | None
-    unit: str
-    per_op: float
-    ci_low: float
-    ci_high: float
-    intercept: float
-    median: float
-    median_ci_low: float
-    median_ci_high: float
-    min: float
-    mad: float
-    mean: float
-    cv: float
-    rcv: float  # robust CV: scaled MAD / median
-    confidence: float
-    method: str
-    rounds: int
-    ns_per_op: float
-    cycles_per_op: float
-    cycles_ci_low: float
-    cycles_ci_high: float
-    cycles_min: float
-    cycles_rcv: float
-    core_ghz: float
-    ratio_rcv: float
-    chain_agreement: float
-    n_disturbed: int
-    n_trimmed: int
-    pmu_cycles_per_op: float
-    pmu_ci_low: float
-    pmu_ci_high: float
-    pmu_agreement: float
-    net_per_op: float
-    net_ci_low: float
-    net_ci_high: float
-    cycles_net: float
-    cycles_net_ci_low: float
-    cycles_net_ci_high: float
-    n_samples: int
-    outliers: int
-    timer_overhead: float
-    wall_s: float
-    created_at: str
-    extra: dict[str, Any]
-    plan_index: int  # its item's place in the plan `run` measured (0-based; suite_order)
+    id: int | None = None
+    run_id: int | None = None
+    kind: str | None = None
+    bench: str = ""
+    param: int | None = None
+    variant: str = ""
+    status: str = OK  # one of STATUSES
+    reason: str | None = None
+    unit: str | None = None
+    per_op: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    intercept: float | None = None
+    median: float | None = None
+    median_ci_low: float | None = None
+    median_ci_high: float | None = None
+    min: float | None = None
+    mad: float | None = None
+    mean: float | None = None
+    cv: float | None = None
+    rcv: float | None = None  # robust CV: scaled MAD / median
+    confidence: float | None = None
+    method: str | None = None
+    rounds: int | None = None
+    ns_per_op: float | None = None
+    cycles_per_op: float | None = None
+    cycles_ci_low: float | None = None
+    cycles_ci_high: float | None = None
+    cycles_min: float | None = None
+    cycles_rcv: float | None = None
+    core_ghz: float | None = None
+    ratio_rcv: float | None = None
+    chain_agreement: float | None = None
+    n_disturbed: int | None = None
+    n_trimmed: int | None = None
+    pmu_cycles_per_op: float | None = None
+    pmu_ci_low: float | None = None
+    pmu_ci_high: float | None = None
+    pmu_agreement: float | None = None
+    net_per_op: float | None = None
+    net_ci_low: float | None = None
+    net_ci_high: float | None = None
+    cycles_net: float | None = None
+    cycles_net_ci_low: float | None = None
+    cycles_net_ci_high: float | None = None
+    n_samples: int | None = None
+    outliers: int | None = None
+    timer_overhead: float | None = None
+    wall_s: float | None = None
+    created_at: str | None = None
+    extra: Mapping[str, Any] | None = None
+    plan_index: int | None = None  # its item's place in the plan `run` measured (0-based; suite_order)
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Result:
+        """The record of a row (a database row, a run file's result): its known columns; others
+        (a run file's ``samples``, ``run_to_run``) are not part of it."""
+        return cls(**{k: v for k, v in row.items() if k in RESULT_KEYS})
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in RESULT_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RESULT_KEYS)
+
+    def __len__(self) -> int:
+        return len(RESULT_KEYS)
+
+    def __repr__(self) -> str:
+        return f"Result({self.bench!r}, param={self.param!r}, variant={self.variant!r}, status={self.status!r})"
+
+
+RESULT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Result))
+
+
+@dataclass(frozen=True, eq=False)
+class Run(Mapping[str, Any]):
+    """One row of the runs table as store/ reads it back: a frozen record, read by attribute or,
+    like Result, as a read-only mapping of its columns. ``status`` is as it stands when read
+    (running | complete | interrupted | failed | abandoned); ``command`` the argv, passwords
+    redacted; ``build``, ``calibration``, ``env`` and ``summary`` the JSON the command stored
+    (its compiler and flags; its timer and the timer's rate; sysinfo.capture(); what it
+    produced beyond result rows, e.g. compare's verdicts and how its table was shown)."""
+
+    id: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    status: str | None = None
+    command: Sequence[str] | None = None
+    host: str | None = None
+    cpu_model: str | None = None
+    cpu: int | None = None
+    tool_version: str | None = None
+    code_rev: str | None = None
+    build: Mapping[str, Any] | None = None
+    calibration: Mapping[str, Any] | None = None
+    env: Mapping[str, Any] | None = None
+    summary: Mapping[str, Any] | None = None
+    host_id: str | None = None
+    pid: int | None = None
+    heartbeat_at: str | None = None
+    pid_start: int | None = None
+    labels: Mapping[str, str] | None = None
+    group_id: int | None = None
+    kernel_release: str | None = None
+    kernel_version: str | None = None
+    boot_id: str | None = None
+    microcode: str | None = None
+    compiler: str | None = None
+    code_dirty: bool | None = None
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Run:
+        """The record of a runs row (columns it does not know are not part of it)."""
+        return cls(**{k: v for k, v in row.items() if k in RUN_KEYS})
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in RUN_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RUN_KEYS)
+
+    def __len__(self) -> int:
+        return len(RUN_KEYS)
+
+    def __repr__(self) -> str:
+        return f"Run(#{self.id}, {self.status!r}, host={self.host!r})"
+
+
+RUN_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Run))
 
 
 R = TypeVar("R", bound=Mapping[str, Any])
@@ -175,8 +263,8 @@ def _order_names(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """(group, benchmark, variant, allocator name) of a result row, for suite_order."""
     bench = str(row.get("bench") or "")
     extra = row.get("extra")
-    alloc = extra.get("allocator") if isinstance(extra, dict) else None
-    name = alloc.get("name") if isinstance(alloc, dict) else None
+    alloc = extra.get("allocator") if isinstance(extra, Mapping) else None
+    name = alloc.get("name") if isinstance(alloc, Mapping) else None
     return bench.split("/", 1)[0], bench, str(row.get("variant") or ""), str(name or "")
 
 @dataclass

@@ -11,7 +11,9 @@ from conftest import DATA, cli
 
 def per_op(store: Store, bench: str, param: int | None = None) -> float:
     rows = [r for r in store.results(store.last_run_id()) if r["bench"] == bench and r["param"] == param]
-    assert len(rows) == 1 and rows[0]["status"] == "ok", rows
+    # disturbed: most batches were preempted by other programs (a loaded CI host, seen once with
+    # three test runs beside it); its figures are kept and still order (docs/method.md §4)
+    assert len(rows) == 1 and rows[0]["status"] in ("ok", "disturbed"), rows
     return float(rows[0]["per_op"])
 
 

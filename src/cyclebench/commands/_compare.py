@@ -19,7 +19,7 @@ from cyclebench.commands._options import BuildOptions, OutputOptions, RunnerOpti
 from cyclebench.experiments.compare import Budget, execute, param_groups
 from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.run import RunConfig, prepare
-from cyclebench.model import FAILED_STATUSES
+from cyclebench.model import FAILED_STATUSES, Result
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store, StoreError
@@ -148,7 +148,7 @@ def title(run_id: int, design: str) -> str:
     return f"run #{run_id} · {design}"
 
 
-def finish(a: Args, store: Store, rows: list[Row], measured: list[dict[str, Any]], title: str,
+def finish(a: Args, store: Store, rows: list[Row], measured: list[Result], title: str,
            run_id: int | None) -> None:
     """The table (not when stdout carries an export), --format/-o, --json, --plot; exit 1 when a
     measured benchmark failed or a verdict is one --fail-on names. ``run_id`` None: stored runs

@@ -12,7 +12,8 @@ import click
 
 from cyclebench.commands._common import UserError, err, write_text
 from cyclebench.commands._options import OutputOptions
-from cyclebench.experiments.history import host_spread
+from cyclebench.experiments.history import host_spread, with_spread
+from cyclebench.model import Result
 from cyclebench.report import console as console_report
 from cyclebench.report.export import TABLE_FORMATS, ComparisonRow, Export, Exported, write
 from cyclebench.report.text import safe_text
@@ -21,16 +22,10 @@ from cyclebench.store import Store, runfile
 MEASURED_ONLY = ("gbench", "benchstat", "pyperf")  # formats of measured results, not of comparisons
 
 
-def _with_spread(store: Store, run_id: int, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_spread(store: Store, run_id: int, rows: Sequence[Result]) -> list[Result]:
     """The rows with this host's run-to-run (sd, df) in ``extra["run_to_run"]`` where earlier
     replicate groups of the same build taught it (as `run` shows it)."""
-    spreads = host_spread(store, store.get_run(run_id) or {}, {run_id})
-    out = []
-    for r in rows:
-        sd = spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))
-        out.append({**r, "extra": {**(r.get("extra") or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}}
-                   if sd is not None else dict(r))
-    return out
+    return with_spread(rows, host_spread(store, store.get_run(run_id) or {}, {run_id}))
 
 
 def run_json(store: Store, run_id: int) -> str:
@@ -58,7 +53,7 @@ def export_runs(store: Store, run_ids: Sequence[int], fmt: str, title: str | Non
                  f"`cyclebench export RUN` ({', '.join(map(str, run_ids[:-1]))})",) if len(run_ids) > 1 else ()
         return Exported(run_json(store, run_ids[-1]), notes)
     runs: dict[int, Mapping[str, Any]] = {}
-    results: list[dict[str, Any]] = []
+    results: list[Result] = []
     for rid in run_ids:
         run = store.get_run(rid)
         if run is None:

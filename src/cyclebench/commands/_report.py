@@ -506,8 +506,9 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, window: int
     open their own) into ``out``, replacing the site there, the run pages in ``jobs`` processes.
     Returns (report.site.Written, runs shown, benchmark histories). UserError (exit 2) for no
     run, a bad ``out``, or Jinja2/plotly missing."""
-    runs = store.list_runs(None, host=filters.host, since=filters.since, labels=filters.labels or None,
-                           bench=filters.bench)
+    # the builder's own copies: a run whose page is written is slimmed (_slim) to what other pages need
+    runs = [dict(r) for r in store.list_runs(None, host=filters.host, since=filters.since,
+                                             labels=filters.labels or None, bench=filters.bench)]
     if not runs:
         raise UserError(f"no runs in {store.url}" if not filters else
                         f"no run in {store.url} matches {filters.text()}")

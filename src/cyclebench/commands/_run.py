@@ -5,6 +5,7 @@ tables and lines it prints, and `--list`."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +25,19 @@ from cyclebench.commands._common import (
     out,
 )
 from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan
-from cyclebench.model import SIMULATED, Item, suite_order
+from cyclebench.model import SIMULATED, Item, Result, suite_order
 from cyclebench.report import console as console_report
 from cyclebench.runner import RunnerError, callgrind
 from cyclebench.store import RunGone, Store, StoreError
 
 
 def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
-                 earlier: list[int], grouped: bool, table: bool = True) -> tuple[int, list[dict[str, Any]]]:
+                 earlier: list[int], grouped: bool, table: bool = True) -> tuple[int, list[Result]]:
     """One run with its progress bar; Ctrl-C keeps what was measured (exit 130) and shows it
     (unless not ``table``). The run gets cfg.labels as it opens, ``summary.display`` (--net, for
     `show`) and, with ``grouped``, the group of the first of the replicate runs. Returns (run id,
     its rows in the suite's order: model.suite_order, as the store reads them back)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Result] = []
     opened: list[int] = []
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True,
@@ -100,7 +101,7 @@ def title(run_id: int, cpu: int | None, cc_version: str | None) -> str:
                        *([cc_version] if cc_version else [])])
 
 
-def print_tables(rows: list[dict[str, Any]], run_title: str, net: bool, wide: bool, console: Any = out) -> None:
+def print_tables(rows: Sequence[Mapping[str, Any]], run_title: str, net: bool, wide: bool, console: Any = out) -> None:
     """The tables of a run's rows as `run` prints them: callgrind's events when they were
     simulated, else the results (net of the loop with ``net``) and, when -e counted events,
     the counters per op."""
@@ -111,7 +112,7 @@ def print_tables(rows: list[dict[str, Any]], run_title: str, net: bool, wide: bo
     console_report.print_counters(rows, console, wide=wide)  # nothing without counters
 
 
-def report(store: Store, run_id: int, rows: list[dict[str, Any]], prepared: Prepared, backend: str, net: bool,
+def report(store: Store, run_id: int, rows: Sequence[Result], prepared: Prepared, backend: str, net: bool,
             wide: bool, table: bool = True) -> None:
     """The run's table (simulated counts under callgrind), counters when -e counted some (not
     without ``table``), and the calibration and environment lines on stderr."""
@@ -151,7 +152,7 @@ def print_list(benches: list[Any], wide: bool = False) -> None:
     out.print(bench_list_table(benches, wide))
 
 
-def plot_runs(rows: list[dict[str, Any]], ids: list[int], path: Path) -> None:
+def plot_runs(rows: Sequence[Result], ids: list[int], path: Path) -> None:
     """--plot: each result's per op with its CI, titled with the runs' ids."""
     from cyclebench.report import plots
 

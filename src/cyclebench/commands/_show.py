@@ -39,11 +39,12 @@ from rich.console import Console
 
 from cyclebench.commands import _compare, _run, _scale, _wis
 from cyclebench.commands._export import export_comparisons, export_runs
+from cyclebench.experiments import history
 from cyclebench.experiments import profile as _profile
 from cyclebench.experiments import stat as _stat
 from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.history import host_spread
-from cyclebench.model import PROFILE, STAT, Comparison
+from cyclebench.model import PROFILE, STAT, Comparison, Result
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
 from cyclebench.report.export import TABLE_FORMATS, Exported
@@ -156,17 +157,11 @@ def run_title(run: Mapping[str, Any]) -> str:
     return _run.title(int(run["id"]), run.get("cpu"), build.get("cc_version") or run.get("compiler"))
 
 
-def with_spread(store: Store, run: Mapping[str, Any], rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_spread(store: Store, run: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[Result]:
     """The rows with this host's run-to-run spread (``extra.run_to_run``) as `run` printed it:
     from the replicate groups stored before this run (experiments.history.host_spread)."""
     rid = int(run["id"])
-    spreads = host_spread(store, dict(run), {rid}, before=rid)
-    out = []
-    for r in rows:
-        sd = spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))
-        out.append({**r, "extra": {**_dict(r.get("extra")), "run_to_run": {"sd": sd[0], "df": sd[1]}}}
-                   if sd is not None else r)
-    return out
+    return history.with_spread(rows, host_spread(store, dict(run), {rid}, before=rid))
 
 
 # ---------------------------------------------------------------- the whole

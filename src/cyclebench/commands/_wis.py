@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from cyclebench.build.wis import TestCase
 from cyclebench.commands._common import UserError, err, null_context, open_store, out, write_text
@@ -24,6 +24,7 @@ from cyclebench.experiments.wis import (
     measure_cases,
     split_files,
 )
+from cyclebench.model import Result
 from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text
 from cyclebench.runner.plan import SelectionError
@@ -40,7 +41,7 @@ def run_title(run_id: int) -> str:
     return f"run #{run_id} · 1 task, {RUN_MODE} mode · interval ticks / operations"
 
 
-def cost_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+def cost_lines(rows: Sequence[Result]) -> list[str]:
     """Under the table, per row: its description, the 1-task throughput and where cycles~ come
     from (the add chain before and after the run, not during it), and when they are doubtful."""
     lines = []

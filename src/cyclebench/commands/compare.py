@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -22,6 +21,7 @@ from cyclebench.commands._revisions import RepoOptions, compare_revs, repo_optio
 from cyclebench.commands.compare_runs import judge_stored
 from cyclebench.experiments.compare import Budget
 from cyclebench.experiments.predict import PredictOptions
+from cyclebench.model import Result
 
 VERDICTS = ["slower", "faster", "different", "inconclusive"]
 
@@ -115,7 +115,7 @@ def compare_cmd(a: CompareArgs) -> None:
         return compare_allocators(a, labels)
     store = open_store(a.db, create=not a.stored_runs)
     run_id: int | None = None
-    measured: list[dict[str, Any]] = []
+    measured: list[Result] = []
     if a.stored_runs:
         rows, title = judge_stored(a.targets, store, a.baseline, a.alpha, a.include_disturbed, a.wide,
                                    a.output.to_stdout)

@@ -12,6 +12,7 @@ import numpy as np
 
 from cyclebench.experiments.comparison import CompareError, Row, adjust
 from cyclebench.experiments.history import estimate_of, host_spread
+from cyclebench.model import Result
 from cyclebench.stats.ab import ALPHA
 from cyclebench.stats.result import usable_for_verdict
 from cyclebench.stats.runs import cross_run
@@ -39,7 +40,7 @@ def _side_name(store: Store, ids: list[int], with_host: bool = False) -> str:
     return host + (name + " " if name else "") + "#" + ",".join(map(str, ids))
 
 
-def _side_summary(name: str, results: list[dict[str, Any]], baseline: bool, row: Row | None) -> dict[str, Any]:
+def _side_summary(name: str, results: list[Result], baseline: bool, row: Row | None) -> dict[str, Any]:
     """One line of the ranked table: mean of the side's run estimates, their sd (or the one run's
     own CI half-width), the best per-sample cost, and the verdict of its row vs the baseline."""
     vals = [v for v, _ in map(estimate_of, results) if v is not None]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -28,6 +27,7 @@ from cyclebench.commands._run import (
 )
 from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, prepare, run_to_run
+from cyclebench.model import Result
 from cyclebench.runner.plan import MeasureOptions, plan
 
 
@@ -124,14 +124,14 @@ def run(a: RunArgs) -> None:
         check_events(prepared.runner, cfg.events)
 
     store = open_store(a.db)
-    all_rows: list[dict[str, Any]] = []
+    all_rows: list[Result] = []
     ids: list[int] = []
     table = not a.output.to_stdout  # with an export on stdout, only the lines on stderr
     for _ in range(a.runs):  # replicate runs, one after the other, stored as one group (g<first id>)
         run_id, rows = measure_one(cfg, prepared, store, a.quiet, a.net, a.wide, ids, grouped=a.runs > 1, table=table)
         ids.append(run_id)
+        rows = run_to_run(store, run_id, rows)
         all_rows += rows
-        run_to_run(store, run_id, rows)
         if not a.quiet:
             report(store, run_id, rows, prepared, a.backend, a.net, a.wide, table=table)
         after_run(a.predict, store, run_id, {"": prepared.binary.path}, a.wide, a.quiet or not table)

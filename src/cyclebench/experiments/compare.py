@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
 from cyclebench.experiments.comparison import Row, adjust
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.sequential import measure_until_known
-from cyclebench.model import DISTURBED, ERROR, OK, Outcome
+from cyclebench.model import DISTURBED, ERROR, OK, Outcome, Result
 from cyclebench.report.console import fmt
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import SelectionError
@@ -68,7 +67,7 @@ def execute(
     alpha: float = ALPHA, on_done: Callable[[int | None], None] = lambda _p: None, processes: int = 4,
     on_process: Callable[[str], None] = lambda _l: None, include_disturbed: bool = False,
     budget: Budget | None = None, on_open: Callable[[int], None] = lambda _r: None,
-) -> tuple[int, list[Row], list[dict[str, Any]]]:
+) -> tuple[int, list[Row], list[Result]]:
     """Measure and compare. Fixed design (``budget`` None): the rounds of each set spread
     over ``processes`` runner processes, Holm across the command. Sequential (a Budget):
     processes of 10 rounds until every pair is decided or the budget ends, the first look
@@ -79,7 +78,7 @@ def execute(
     run_id, rate = begin(cfg, prepared, store)
     on_open(run_id)
     rows: list[Row] = []
-    results: list[dict[str, Any]] = []
+    results: list[Result] = []
     n_pairs = sum(len(b) - 1 for _, b in groups)
     with store.finishing(run_id):
         for param, benches in groups:
@@ -105,8 +104,7 @@ def execute(
             shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
             for o in outs:
                 fields = result_fields(o, rate, "compare")
-                fields["id"] = store.add_result(run_id, fields, sample_rows(o.result))
-                results.append(fields)
+                results.append(store.record(run_id, fields, sample_rows(o.result)))
                 ratio = next(shared) if o.status == OK and o.result else None
                 # a disturbed side (most batches preempted) enters no verdict unless asked
                 use = usable_for_verdict(fields, include_disturbed) and o.result is not None

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cyclebench.experiments.errors import ExperimentError
-from cyclebench.model import OK
+from cyclebench.model import OK, Result
 from cyclebench.stats.runs import pooled_spread
 from cyclebench.store import Store
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:  # numpy comes with it: imported where a history is analysed (
     from cyclebench.stats.changepoint import History
 
 
-def estimate_of(row: dict[str, Any]) -> tuple[float | None, str]:
+def estimate_of(row: Result) -> tuple[float | None, str]:
     """A run's figure for a benchmark: cycles~ per op when it has one, else per op in its unit."""
     if row.get("cycles_per_op") is not None:
         return row["cycles_per_op"], "cycles~"
@@ -33,6 +34,18 @@ def host_spread(store: Store, run: dict[str, Any], exclude: set[int],
     run-to-run spread that benchmark has shown here."""
     replicates = replicates_of(store.list_runs(None), run, exclude, before)
     return pooled_by_bench(replicates, store.results_of([r["id"] for r in replicates]))  # one query
+
+
+def with_spread(rows: Iterable[Mapping[str, Any]], spreads: Mapping[tuple[Any, ...], tuple[float, int]]
+                ) -> list[Result]:
+    """The rows as records, each with its host's run-to-run (sd, df) in ``extra["run_to_run"]``
+    where ``spreads`` (host_spread's) has its benchmark: new records, the given ones unchanged."""
+    out = []
+    for row in rows:
+        r = row if isinstance(row, Result) else Result.of(row)
+        sd = spreads.get((r.bench, r.param, r.variant or ""))
+        out.append(r if sd is None else replace(r, extra={**(r.extra or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}))
+    return out
 
 
 def replicates_of(runs: Iterable[dict[str, Any]], run: dict[str, Any], exclude: set[int],

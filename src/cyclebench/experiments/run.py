@@ -19,9 +19,9 @@ from typing import Any
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
 from cyclebench.env import sysinfo
-from cyclebench.experiments.history import host_spread
+from cyclebench.experiments.history import host_spread, with_spread
 from cyclebench.experiments.session import open_run
-from cyclebench.model import OK, SKIPPED, Item, Outcome
+from cyclebench.model import OK, SKIPPED, Item, Outcome, Result
 from cyclebench.runner import Runner, callgrind, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats.result import (
@@ -148,11 +148,11 @@ def execute(
     prepared: Prepared,
     store: Store,
     on_start: Callable[[Item], None] = lambda _i: None,
-    on_done: Callable[[Item, dict[str, Any]], None] = lambda _i, _r: None,
+    on_done: Callable[[Item, Result], None] = lambda _i, _r: None,
     on_open: Callable[[int], None] = lambda _r: None,
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[Result]]:
     """Measure every item and store each result as it comes (its ``plan_index``: the item's
-    place in ``prepared.items``). Returns (run id, rows in the order they were stored).
+    place in ``prepared.items``). Returns (run id, the records in the order they were stored).
     ``on_open`` gets the run id as soon as the run row exists (for an interrupt message).
 
     Each benchmark's rounds are spread over ``cfg.processes`` runner processes, taken in
@@ -162,7 +162,12 @@ def execute(
     processes done are stored too, marked partial (k of P)."""
     run_id, rate = begin(cfg, prepared, store)
     on_open(run_id)
-    rows: list[dict[str, Any]] = []
+    rows: list[Result] = []
+
+    def stored(fields: dict[str, Any], samples: Any = ()) -> Result:
+        rows.append(store.record(run_id, fields, samples))
+        return rows[-1]
+
     if cfg.backend == "callgrind":
         with store.finishing(run_id):
             for i, item in enumerate(prepared.items):
@@ -173,18 +178,14 @@ def execute(
                 variant = prepared.variants[i] if prepared.variants else cfg.variant
                 fields = callgrind.result_fields(outcome, variant)
                 fields["plan_index"] = i
-                fields["id"] = store.add_result(run_id, fields)
-                rows.append(fields)
-                on_done(item, fields)
+                on_done(item, stored(fields))
         store.finish_run(run_id, "complete")
         return run_id, rows
     loop: dict[str, Any] | None = None
     items = prepared.items
     for it in dict.fromkeys(i for i in items if i.bench != LOOP_REFERENCE):  # allocators not installed
         for name, why in prepared.skipped.items():
-            fields = {"bench": it.bench, "param": it.param, "variant": name, "status": SKIPPED, "reason": why}
-            fields["id"] = store.add_result(run_id, fields)
-            rows.append(fields)
+            stored({"bench": it.bench, "param": it.param, "variant": name, "status": SKIPPED, "reason": why})
 
     def keep(i: int, outs: list[Outcome], partial: bool) -> None:
         nonlocal loop
@@ -200,9 +201,7 @@ def execute(
             loop = fields
         add_net(fields, loop)
         fields["plan_index"] = i  # stored when its last pass ends: the plan's order kept (model.suite_order)
-        fields["id"] = store.add_result(run_id, fields, sample_rows(combined.result))
-        rows.append(fields)
-        on_done(items[i], fields)
+        on_done(items[i], stored(fields, sample_rows(combined.result)))
 
     precision = None
     if cfg.target_ci:
@@ -227,12 +226,8 @@ def execute(
     return run_id, rows
 
 
-def run_to_run(store: Store, run_id: int, rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[float, int]]:
-    """This host's run-to-run (sd, df) per benchmark from earlier replicate groups of the same
-    build (experiments.history), put on each row as ``extra["run_to_run"]`` for the table."""
-    spreads = host_spread(store, store.get_run(run_id) or {}, {run_id})
-    for r in rows:
-        sd = spreads.get((r.get("bench"), r.get("param"), r.get("variant") or ""))
-        if sd is not None:
-            r["extra"] = {**(r.get("extra") or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}
-    return spreads
+def run_to_run(store: Store, run_id: int, rows: Sequence[Result]) -> list[Result]:
+    """The records with this host's run-to-run (sd, df) per benchmark, from earlier replicate
+    groups of the same build (experiments.history), in ``extra["run_to_run"]`` for the table
+    (new records; the stored ones keep none: it is the host's, not the run's)."""
+    return with_spread(rows, host_spread(store, store.get_run(run_id) or {}, {run_id}))

@@ -17,7 +17,7 @@ from cyclebench.build import wis as wis_build
 from cyclebench.build.wis import TestCase
 from cyclebench.env import sysinfo
 from cyclebench.experiments.session import open_run
-from cyclebench.model import ERROR, OK, ScaleRun
+from cyclebench.model import ERROR, OK, Result, ScaleRun
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import SelectionError
 from cyclebench.runner.scaling import ScaleOptions, run_one
@@ -126,7 +126,7 @@ class OpCostConfig:
 
 def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
                   on_step: Callable[[str], None] = lambda _l: None,
-                  broken: dict[str, str] | None = None) -> tuple[int, list[dict[str, Any]]]:
+                  broken: dict[str, str] | None = None) -> tuple[int, list[Result]]:
     """Open a run and store one row per test case: its cost per operation at one task, from
     ``cfg.processes`` runner processes of 1 pinned task each (a process that does not end OK
     ends the test case's measurement, and gives its row the status); a test case in
@@ -142,7 +142,7 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
     if cfg.labels:
         store.update_run(run_id, labels=cfg.labels)
     opts = ScaleOptions(duration=cfg.duration, interval=RUN_INTERVAL, warmup=cfg.warmup)
-    rows: list[dict[str, Any]] = []
+    rows: list[Result] = []
     with store.finishing(run_id):
         for case in cfg.cases:
             runs = [ScaleRun(case.name, None, RUN_MODE, 1, status=ERROR, reason=broken[case.name])] \
@@ -156,7 +156,6 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
             fields["extra"]["file"] = str(case.path)
             if not fields["extra"].get("description"):
                 fields["extra"]["description"] = case.description
-            fields["id"] = store.add_result(run_id, dict(fields))
-            rows.append(dict(fields))
+            rows.append(store.record(run_id, fields))
     store.finish_run(run_id, "complete")
     return run_id, rows

@@ -65,7 +65,7 @@ def net_fmt(x: float | None, lo: float | None, hi: float | None) -> str:
     return fmt(x)
 
 
-def _half(r: dict[str, Any], lo: str, hi: str) -> float | None:
+def _half(r: Result, lo: str, hi: str) -> float | None:
     if r.get(lo) is None or r.get(hi) is None:
         return None
     return (r[hi] - r[lo]) / 2
@@ -78,7 +78,7 @@ def fmt_ci(x: float | None) -> str:
     return f"{x:.2g}" if abs(x) < 10 else fmt(x)
 
 
-def has_min(row: dict[str, Any]) -> bool:
+def has_min(row: Result) -> bool:
     """A min that is a cost: present and not below zero. Below zero (stored by older versions,
     or None now) a batch beat the fitted fixed cost: the samples do not fit
     fixed + per-op·n (stats.estimators)."""
@@ -86,7 +86,7 @@ def has_min(row: dict[str, Any]) -> bool:
     return m is not None and not (isinstance(m, float) and math.isnan(m)) and m >= 0
 
 
-def notes(row: dict[str, Any]) -> str:
+def notes(row: Result) -> str:
     if row.get("status") != "ok":
         reason = row.get("reason") or ""
         return f"{row.get('status')}: {reason}" if reason else str(row.get("status"))

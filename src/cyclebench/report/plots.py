@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cyclebench.atomic import replacing
+from cyclebench.model import Result
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import visible
 
@@ -191,7 +192,7 @@ def _finish(fig: Any, ax: Any, labels: Sequence[str], xlabel: str, title: str, p
     plt.close(fig)
 
 
-def plot_results(rows: Sequence[dict[str, Any]], path: Path, title: str | None = None) -> int:
+def plot_results(rows: Sequence[Result], path: Path, title: str | None = None) -> int:
     """`run --plot`: each valid result's per op with its 95% CI, one line per benchmark and
     parameter, on a log axis (costs span 1 to 10⁶), cycles~ where the result has it, else its
     timer unit (marked). Returns the number of results drawn. ValueError for a bad suffix."""

@@ -19,8 +19,9 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SIMULATED, SKIPPED, TIMEOUT, Outcome, Result
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SIMULATED, SKIPPED, TIMEOUT, Outcome
 from cyclebench.runner import run_child
 from cyclebench.runner.protocol import parse_lines as _parse_lines
 
@@ -130,9 +131,9 @@ def simulate(binary: Path, bench: str, param: int | None, n1: int = 10, cache: d
         return o
 
 
-def result_fields(o: Outcome, variant: str = "") -> Result:
+def result_fields(o: Outcome, variant: str = "") -> dict[str, Any]:
     """Results-table row of a simulated outcome: per_op = Ir/op, every event in extra."""
-    fields: Result = {"kind": SIMULATED, "bench": o.bench, "param": o.param, "variant": variant,
+    fields: dict[str, Any] = {"kind": SIMULATED, "bench": o.bench, "param": o.param, "variant": variant,
                               "status": o.status, "reason": o.reason, "wall_s": o.wall_s, "unit": "Ir"}
     if o.result:
         ev = o.result["events"]

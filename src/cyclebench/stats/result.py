@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, OK, TIMING, Outcome, Result
+from cyclebench.model import DISTURBED, OK, TIMING, Outcome
 from cyclebench.stats import clock
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, round_slopes, slow_side
 
@@ -109,14 +109,14 @@ def counter_fields(res: dict[str, Any], events: list[list[Any]], n: np.ndarray, 
 
 
 def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
-                  events: list[list[Any]] | None = None) -> Result:
+                  events: list[list[Any]] | None = None) -> dict[str, Any]:
     """The results-table row for one outcome: estimators in the timer's unit and in
     cycles~ (when the runner timed its calibration chain), disturbed samples dropped.
 
     When most batches were disturbed (disturbed_note) none are dropped and the figures
     come from all of them, but the status is ``disturbed`` and the reason says what
     happened and what to do: the row is stored and shown, and kept out of verdicts."""
-    fields: Result = {
+    fields: dict[str, Any] = {
         "kind": TIMING, "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
         "reason": outcome.reason, "wall_s": outcome.wall_s,
     }
@@ -188,7 +188,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
 CALIBRATION_FLOOR = 0.001
 
 
-def with_calibration(fields: Result, rse_fixed: float) -> None:
+def with_calibration(fields: dict[str, Any], rse_fixed: float) -> None:
     """Widen the cycles~ CI by the calibration's own relative uncertainty, in quadrature:
     the fixed part's standard error (clock.calibration_rse) and CALIBRATION_FLOOR, both
     common to every round of a run, so no spread between rounds or processes shows them.
@@ -240,7 +240,7 @@ def sample_rows(res: dict[str, Any] | None) -> list[tuple[int, int, int | None, 
     return list(zip(res["n"], res["ticks"], cal, dist, pmu, strict=True))
 
 
-def add_net(fields: Result, loop: Result | None) -> None:
+def add_net(fields: dict[str, Any], loop: Mapping[str, Any] | None) -> None:
     """Fill the net-of-loop columns of ``fields`` from the loop/empty row of the same run."""
     if not loop or fields.get("per_op") is None or loop.get("per_op") is None:
         return
@@ -254,7 +254,7 @@ def add_net(fields: Result, loop: Result | None) -> None:
         fields["cycles_net"], fields["cycles_net_ci_low"], fields["cycles_net_ci_high"] = d
 
 
-def two_level(fields: Result, n: np.ndarray, t: np.ndarray, keep: np.ndarray, group: int | None,
+def two_level(fields: dict[str, Any], n: np.ndarray, t: np.ndarray, keep: np.ndarray, group: int | None,
               procs: list[int], seed: int, ratio: np.ndarray | None) -> None:
     """Per op and its 95% CI from rounds spread over several processes: the median of the
     per-round slopes, its CI by the two-level bootstrap over processes, then rounds (as

@@ -326,12 +326,12 @@ def csv_rows(series: Sequence[Series]) -> list[dict[str, Any]]:
     return out
 
 
-def is_scale_row(row: dict[str, Any]) -> bool:
+def is_scale_row(row: Result) -> bool:
     """A stored result made by the scaling mode (unit ops/s, statistics in extra)."""
     return row.get("unit") == UNIT and isinstance(row.get("extra"), dict) and "intervals_measured" in row["extra"]
 
 
-def series_from_rows(rows: Sequence[dict[str, Any]]) -> list[Series]:
+def series_from_rows(rows: Sequence[Result]) -> list[Series]:
     """Stored scaling rows (store.results) back into Series, e.g. for `show` and plots of an
     old run: grouped by benchmark, its parameter and mode, in stored order."""
     out: dict[tuple[str, int | None, str, str], Series] = {}
@@ -367,7 +367,7 @@ def chain_clock(chain: dict[str, Any] | None) -> float | None:
     return float((c["adds"] - c["short_adds"]) / (lo - s))
 
 
-def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
+def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str, Any]:
     """The cost of one operation of a will-it-scale test case at one task (``run -f FILE.c``),
     from ``runs``: one runner process each, 1 task, pinned. A test case cannot be driven in
     batches, so the cost is taken from the sampler's intervals: per interval, timer ticks /
@@ -384,7 +384,7 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
     first = runs[0]
     bad = next((r for r in runs if r.status != OK), None)
     unit = str((first.start or {}).get("unit") or "ticks")
-    fields: Result = {"kind": TIMING, "bench": first.bench, "param": None, "variant": "", "unit": unit,
+    fields: dict[str, Any] = {"kind": TIMING, "bench": first.bench, "param": None, "variant": "", "unit": unit,
                       "status": bad.status if bad else OK, "reason": bad.reason if bad else None,
                       "wall_s": sum(r.wall_s for r in runs)}
     xs, groups, measured, disturbed_kept, waits = [], [], 0, 0, []

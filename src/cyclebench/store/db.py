@@ -49,7 +49,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, suite_order
+from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, Result, Run, suite_order
 from cyclebench.store import liveness, migrate, urls
 
 T = TypeVar("T")
@@ -463,6 +463,12 @@ class Store:
             raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force), with the "
                           "results it had stored: nothing of it is kept") from None
 
+    def record(self, run_id: int, fields: Mapping[str, Any], sample_rows: Sequence[Sequence[int | None]] = ()
+               ) -> Result:
+        """add_result, and the record of what was stored (its id and run id set): what a design
+        hands on to be printed, exported or judged."""
+        return Result.of({**fields, "id": self.add_result(run_id, dict(fields), sample_rows), "run_id": run_id})
+
     @_guard
     def add_results(self, run_id: int, rows: Sequence[Mapping[str, Any]]) -> list[int]:
         """Insert several results without samples (e.g. a profile's functions, hundreds at a
@@ -523,17 +529,15 @@ class Store:
         return liveness.run_status(run, now=dt.datetime.now(dt.timezone.utc), host_id=self.host_id,
                                    pid_alive=liveness.pid_alive, stale_after=self.stale_after)
 
-    def _run_out(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def _run_out(self, row: Mapping[str, Any]) -> Run:
         """A runs row as read: status as it stands now (abandoned when its process is gone),
         command without passwords (rows stored before redaction existed)."""
-        run = dict(row)
-        run["status"] = self._status(run)
-        if isinstance(run.get("command"), list):
-            run["command"] = urls.redact_argv(run["command"])
-        return run
+        command = row.get("command")
+        return Run.of({**row, "status": self._status(row),
+                       "command": urls.redact_argv(command) if isinstance(command, list) else command})
 
     @_guard
-    def get_run(self, run_id: int) -> dict[str, Any] | None:
+    def get_run(self, run_id: int) -> Run | None:
         """The run (status as it stands now, see _run_out), or None — also for an id no
         database could hold (e.g. 10**23)."""
         if not -(2**63) <= run_id < 2**63:
@@ -557,7 +561,7 @@ class Store:
 
     @_guard
     def list_runs(self, limit: int | None = 20, *, host: str | None = None, since: dt.date | None = None,
-                  labels: Mapping[str, str] | None = None, bench: str | None = None) -> list[dict[str, Any]]:
+                  labels: Mapping[str, str] | None = None, bench: str | None = None) -> list[Run]:
         """The newest ``limit`` runs (None or negative: all), newest first, among those that
         pass every filter given (all in SQL): ``host`` (its host name or host id), ``since``
         (started on that UTC date or later), ``labels`` (each key holds its value), ``bench``
@@ -594,22 +598,22 @@ class Store:
         return n_runs, n_results, n_samples
 
     @_guard
-    def results(self, run_id: int) -> list[dict[str, Any]]:
-        """The run's result rows in the suite's order (model.suite_order), whatever order they
-        were stored in."""
+    def results(self, run_id: int) -> list[Result]:
+        """The run's result records in the suite's order (model.suite_order), whatever order
+        they were stored in."""
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(results).where(results.c.run_id == run_id).order_by(results.c.id)
             ).mappings().all()
-        return suite_order(dict(r) for r in rows)
+        return suite_order(Result.of(r) for r in rows)
 
     @_guard
-    def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[dict[str, Any]]]:
+    def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[Result]]:
         """The results of several runs in one query: run id → its rows in the suite's order (as
         results; absent ids: []). ``raw=False``: each row's ``extra`` without the calibration
         chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
         shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
-        out: dict[int, list[dict[str, Any]]] = {int(r): [] for r in run_ids}
+        out: dict[int, list[Result]] = {int(r): [] for r in run_ids}
         if not out:
             return out
         columns: list[Any] = [c for c in results.columns if raw or c.name != "extra"]
@@ -620,7 +624,7 @@ class Store:
                 select(*columns).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
             ).mappings().all()
         for r in rows:
-            out[int(r["run_id"])].append(dict(r))
+            out[int(r["run_id"])].append(Result.of(r))
         return {rid: suite_order(got) for rid, got in out.items()}
 
     def _extra_without_raw(self) -> ColumnElement[Any]:
