@@ -21,10 +21,14 @@ ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev"
 TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
               "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
               "uftrace:uftrace"  # cyclebench profile records -pg builds with it
+              "llvm-mca:llvm"  # --predict and explain: LLVM's scheduling models (docs/method.md §12)
               "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
               "/usr/sbin/sshd:openssh-server"  # the fleet's tests start a throwaway sshd on 127.0.0.1
               "/usr/share/benchmark/compare.py:libbenchmark-tools"  # google/benchmark's compare.py reads gbench exports
               "chromium:chromium" "chromedriver:chromium-driver")  # the report site's tests open it in Chromium
+# --predict and explain use the newest llvm-mca: Debian's llvm-19 knows Zen 4 and Zen 5 (znver4/5),
+# the default llvm (14 on Debian 12) stops at Zen 3; tried on its own, a distribution without it is fine
+NEWER_LLVM=("llvm-mca-19:llvm-19")
 # benchstat reads the Go-format exports: built with Go (on these machines) into the venv, where the tests look
 # (golang.org/x/perf has no tags; this version builds with Go 1.26; tests/exporttools.py names the same)
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
@@ -87,10 +91,20 @@ setup() {
     fi
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         "$VENV/bin/python" -m pip install -q --upgrade pip
-        "$VENV/bin/python" -m pip install -q -e '.[test]'
+        "$VENV/bin/python" -m pip install -q -e '.[test,predict]'
         touch "$stamp"
     fi
-    if [ "${1:-}" = test ]; then install_benchstat; fi
+    if [ "${1:-}" = test ]; then install_benchstat; install_newer_llvm; fi
+}
+
+install_newer_llvm() {
+    local missing
+    mapfile -t missing < <(missing_of "${NEWER_LLVM[@]}")
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt_install "${missing[@]}" \
+            || echo "dev.sh: ${missing[*]} not available here; --predict uses the llvm-mca there is" >&2
+    fi
 }
 
 cmd=${1:-}

@@ -43,6 +43,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                  "Hot symbols, and the hot instructions of the hottest symbols the benchmark's body reaches: the "
                  "body, what it calls, the kernel under its system calls (perf record -e cpu-clock --call-graph "
                  "dwarf + perf annotate)."),
+    "explain": ("cyclebench.commands.explain", "explain_cmd",
+                "Why a benchmark costs what it does, as static models see its hot loop: llvm-mca's and OSACA's port "
+                "pressure per instruction, the critical chain, and what they do not model."),
     "profile": ("cyclebench.commands.profile", "profile_cmd",
                 "A flat profile (gprof's): exact calls per function, self and total per call with the probe's own "
                 "cost — measured here — subtracted, % of the time."),

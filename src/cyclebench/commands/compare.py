@@ -15,10 +15,12 @@ from cyclebench.commands import _options as o
 from cyclebench.commands._common import open_store, parse_params
 from cyclebench.commands._compare import compare_allocators, finish, measure_and_judge
 from cyclebench.commands._export import check_compare_format
+from cyclebench.commands._predict import after_run, predict_options
 from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.commands._revisions import RepoOptions, compare_revs, repo_options
 from cyclebench.commands.compare_runs import judge_stored
 from cyclebench.experiments.compare import Budget
+from cyclebench.experiments.predict import PredictOptions
 from cyclebench.model import Result
 
 VERDICTS = ["slower", "faster", "different", "inconclusive"]
@@ -67,6 +69,7 @@ class CompareArgs:
     plot_path: Path | None = group(o.plot_option("each comparison's Δ with its CI"))
     allocators: list[Allocator] | None = group(o.allocator_option)
     repo: RepoOptions = group(repo_options(revs=True))
+    predict: PredictOptions | None = group(predict_options)
     pin: o.RunnerOptions = group(o.runner_options)
     build: o.BuildOptions = group(o.build_options(files_in="targets"))
 
@@ -104,6 +107,8 @@ def compare_cmd(a: CompareArgs) -> None:
         for t in a.targets:
             o.not_a_file(t, "compare")
     check_compare_format(a.output, a.stored_runs)
+    if a.predict is not None and (a.stored_runs or a.allocators):
+        raise click.UsageError("--predict predicts what compare measures: not stored runs, nor --allocator builds")
     if a.allocators:
         if a.stored_runs or a.output.asked or a.plot_path is not None:
             raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
@@ -116,4 +121,14 @@ def compare_cmd(a: CompareArgs) -> None:
                                    a.output.to_stdout)
     else:
         run_id, rows, measured, title = measure_and_judge(a, labels, store)
-    finish(a, store, rows, measured, title, run_id)
+    if a.predict is None or run_id is None:
+        return finish(a, store, rows, measured, title, run_id)
+    from cyclebench.build import build as build_binary
+
+    binaries = {"": build_binary(a.build.spec()).path}
+    try:
+        finish(a, store, rows, measured, title, run_id)
+    except SystemExit:  # exit 1 (a failed benchmark, --fail-on): the predictions are shown first
+        after_run(a.predict, store, run_id, binaries, a.wide, a.output.to_stdout)
+        raise
+    after_run(a.predict, store, run_id, binaries, a.wide, a.output.to_stdout)

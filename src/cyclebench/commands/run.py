@@ -15,6 +15,7 @@ from cyclebench.commands import _options as o
 from cyclebench.commands._common import err, null_context, open_store, parse_params, write_text
 from cyclebench.commands._export import deliver, export_runs, run_json
 from cyclebench.commands._finish import exit_status, finishing
+from cyclebench.commands._predict import after_run, predict_options
 from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.commands._run import (
     check_events,
@@ -24,6 +25,7 @@ from cyclebench.commands._run import (
     print_list,
     report,
 )
+from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, prepare, run_to_run
 from cyclebench.model import Result
 from cyclebench.runner.plan import MeasureOptions, plan
@@ -80,6 +82,7 @@ class RunArgs:
                                     "(bytes, ways, line); default I1=D1=32768,8,64 LL=8388608,16,64.")
     plot_path: Path | None = group(o.plot_option("each result's per op with its CI"))
     allocators: list[Allocator] | None = group(o.allocator_option)
+    predict: PredictOptions | None = group(predict_options)
     pin: o.RunnerOptions = group(o.runner_options)
     build: o.BuildOptions = group(o.build_options(positional=True))
 
@@ -131,6 +134,7 @@ def run(a: RunArgs) -> None:
         all_rows += rows
         if not a.quiet:
             report(store, run_id, rows, prepared, a.backend, a.net, a.wide, table=table)
+        after_run(a.predict, store, run_id, {"": prepared.binary.path}, a.wide, a.quiet or not table)
         if a.json_path is not None:
             write_text(a.json_path, run_json(store, run_id), stored=f"run #{run_id}")
         if not a.quiet:

@@ -17,8 +17,10 @@ import click
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands import _options as o
 from cyclebench.commands._common import UserError, open_store, parse_params
+from cyclebench.commands._predict import after_run, predict_options, variant_binaries
 from cyclebench.commands._record import argument, group, option, takes
-from cyclebench.commands._variants import measure_and_store, show
+from cyclebench.commands._variants import exit_if_failed, measure_and_store, show
+from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 
 SORTS = "cycles|Ir|I1mr|D1mr|DLmr|Bcm|text|dec|body|EVENT"
@@ -62,6 +64,7 @@ class VariantsArgs:
     db: str | None = group(o.db_option)
     wide: bool = group(o.wide_option)
     label_args: tuple[str, ...] = group(o.label_option)
+    predict: PredictOptions | None = group(predict_options)
     pin: o.RunnerOptions = group(o.runner_options)
     build: o.BuildOptions = group(o.build_options(positional=True, cc=False, cflags_default="",
                                                   cflags_help="Flags every variant shares, before its own --flags."))
@@ -107,5 +110,9 @@ def variants_cmd(a: VariantsArgs) -> None:
     """Build FILES (default: the built-in suite, pick with -b) once per flag set / compiler /
     target / allocator and measure the builds side by side."""
     sweep = a.sweep()
-    run_id, data, unbuilt = measure_and_store(sweep, a.build, a.pin, open_store(a.db))
-    show(data, run_id, unbuilt, a.json_path, a.wide, a.sort, a.disasm)
+    store = open_store(a.db)
+    run_id, data, unbuilt = measure_and_store(sweep, a.build, a.pin, store)
+    show(data, run_id, unbuilt, a.json_path, a.wide, a.sort, a.disasm, exit_on_failure=a.predict is None)
+    if a.predict is not None:
+        after_run(a.predict, store, run_id, variant_binaries(sweep, a.build, a.pin), a.wide)
+        exit_if_failed(data, unbuilt)

@@ -31,9 +31,10 @@ from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Table,
 
 from cyclebench.atomic import write_atomic
 from cyclebench.model import KINDS
+from cyclebench.store import predictions as stored_predictions
 from cyclebench.store import urls
 from cyclebench.store.db import Store
-from cyclebench.store.schema import RESULT_FIELDS, RUN_FIELDS, results, runs
+from cyclebench.store.schema import PREDICTION_FIELDS, RESULT_FIELDS, RUN_FIELDS, predictions, results, runs
 
 FORMAT, VERSION = "cyclebench-run", 1
 # The most `import` reads: an export takes ~53 bytes a sample (dump's indent=1, all five lists of
@@ -63,8 +64,11 @@ def run_to_dict(store: Store, run_id: int) -> dict[str, Any]:
     run_out = {k: run.get(k) for k in RUN_FIELDS}
     if isinstance(run_out.get("command"), list):
         run_out["command"] = urls.redact_argv(run_out["command"])
-    return {"format": FORMAT, "version": VERSION, "run": run_out,
+    data = {"format": FORMAT, "version": VERSION, "run": run_out,
             "source": {"db": urls.display(store.url), "run_id": run_id}, "results": out_results}
+    if preds := stored_predictions.of_run(store, run_id):  # optional: runs made with --predict or explain
+        data["predictions"] = preds
+    return data
 
 
 def dump(data: dict[str, Any], path: Path) -> None:
@@ -138,6 +142,8 @@ def _schema(items: bool) -> dict[str, Any]:
             "run": _table_schema(runs, RUN_FIELDS, ("started_at",)),
             "source": {"type": "object"},
             "results": {"type": "array", "items": result},
+            "predictions": {"type": "array", "items": _table_schema(predictions, PREDICTION_FIELDS,
+                                                                    ("bench", "tool", "status"))},
         },
         "required": ["format", "version", "run", "results"],
     }
@@ -340,7 +346,10 @@ def import_run(store: Store, data: dict[str, Any]) -> int:
         dist = smp.get("disturbed") or [None] * n
         pmu = smp.get("pmu") or [None] * n
         rows.append((_coerce(results, r, RESULT_FIELDS), list(zip(iters, ticks, cal, dist, pmu, strict=True))))
-    return store.insert_run(run, rows)
+    run_id = store.insert_run(run, rows)
+    if data.get("predictions"):
+        stored_predictions.add(store, run_id, [_coerce(predictions, p, PREDICTION_FIELDS) for p in data["predictions"]])
+    return run_id
 
 
 if __name__ == "__main__":  # python -m cyclebench.store.runfile > docs/runfile.schema.json

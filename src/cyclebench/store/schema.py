@@ -149,3 +149,28 @@ fleet_hosts = Table(
     Column("run_ids", JSON),  # the runs it made, as ids in this database
     Column("machine", JSON),  # the machine's own hostname, host id (hashed machine-id), boot id
 )
+
+# A static model's prediction of a result's hot loop (`--predict`, `explain`; predict/, docs/method.md §12;
+# migration 0008): one row per benchmark × parameter × variant × tool, the run's rows deleted with it
+predictions = Table(
+    "predictions", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("bench", String(255), nullable=False),
+    Column("param", BigInteger),
+    Column("variant", String(255), nullable=False, default=""),
+    Column("tool", String(20), nullable=False),  # llvm-mca | OSACA (prediction.TOOLS)
+    Column("status", String(20), nullable=False),  # ok | missing | unsupported | no loop | failed
+    Column("reason", Text),
+    Column("tool_version", String(40)),
+    Column("mcpu", String(40)),  # the tool's name of the CPU model it used
+    Column("cpu_model", String(255)),  # the CPU's model name (/proc/cpuinfo)
+    Column("cycles_per_iter", Float),  # the tool's cycles per loop trip
+    Column("trips_per_op", Float),  # loop trips per operation (callgrind; NULL: 1 assumed)
+    Column("cycles_per_op", Float),  # cycles_per_iter × trips (1 when unknown)
+    Column("throughput", Float),  # port-pressure bound per trip
+    Column("lcd", Float),  # loop-carried dependency bound per trip (OSACA)
+    Column("detail", JSON),  # why that CPU model, the loop (where, source, assembly), not modelled, notes
+    Column("created_at", String(40), nullable=False),
+)
+PREDICTION_FIELDS = tuple(c.name for c in predictions.columns if c.name not in ("id", "run_id"))

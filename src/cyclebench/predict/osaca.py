@@ -1,0 +1,88 @@
+"""OSACA on one loop (RRZE's Open Source Architecture Code Analyzer, PyPI ``osaca``; Laukemann
+et al., PMBS 2018): port pressure per instruction, the critical path and the longest
+loop-carried dependency (LCD). Its prediction is max(throughput, LCD) cycles per trip: the
+paper's reading of a loop kernel in steady state. Run in its own process
+(``python -m cyclebench.predict.osaca_worker``), killed at the timeout.
+
+Where the arch chosen for this CPU has no data for an instruction of the loop (OSACA 0.7's ZEN4
+file lacks ``imul r64,r64``), the next arch of the CPU's list that has is used and named; the
+instructions no arch knows are named in the notes (OSACA prices them at 0).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from cyclebench.predict.hotloop import why_unmodelled
+from cyclebench.prediction import FAILED, MISSING, OK, OSACA, UNSUPPORTED, InstructionView, ModelResult
+
+TIMEOUT_S = 120
+PACKAGE = "osaca (pip install 'cyclebench[predict]')"
+
+
+def available() -> bool:
+    return importlib.util.find_spec("osaca") is not None
+
+
+def missing() -> ModelResult:
+    return ModelResult(OSACA, MISSING, f"OSACA not found: install {PACKAGE}")
+
+
+def _analyse(arch: str, source: str, timeout: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="cb-osaca-") as tmp:
+        asm = Path(tmp) / "loop.s"
+        asm.write_text(source)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "cyclebench.predict.osaca_worker", arch, str(asm)],
+                                  capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return {"error": f"OSACA took over {timeout:g} s"}
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
+        return {"error": f"OSACA failed (exit {proc.returncode}){': ' + tail[0] if tail else ''}"}
+
+
+def _unknown(d: dict[str, Any]) -> list[str]:
+    """Instructions the arch has no data for, other than those the models do not model anyway."""
+    return [i["text"] for i in d.get("instructions", []) if i["unknown"] and not why_unmodelled(i["text"])]
+
+
+def run(source: str, archs: tuple[str, ...], why: str, timeout: float = TIMEOUT_S) -> ModelResult:
+    """OSACA's prediction for the loop in ``source`` on the first of ``archs`` that knows its
+    instructions (else the first). Never raises for the tool's own failure: the status says it."""
+    if not available():
+        return missing()
+    if not archs:
+        return ModelResult(OSACA, UNSUPPORTED, why)
+    tried: list[tuple[str, dict[str, Any]]] = []
+    for arch in archs:
+        d = _analyse(arch, source, timeout)
+        if "error" in d:
+            return ModelResult(OSACA, FAILED, d["error"], cpu=arch, cpu_reason=why)
+        tried.append((arch, d))
+        if not _unknown(d):
+            break
+    arch, d = next(((a, x) for a, x in tried if not _unknown(x)), tried[0])
+    notes = []
+    if arch != archs[0]:
+        first_unknown = sorted({t.split()[0] for t in _unknown(tried[0][1])})
+        why = f"{why}; {archs[0]} has no data for {', '.join(first_unknown)}: {arch}"
+    if unknown := _unknown(d):
+        notes.append(f"no data in OSACA's {arch} for {', '.join(sorted({t.split()[0] for t in unknown}))} "
+                     "(priced 0)")
+    if d.get("timed_out"):
+        notes.append("OSACA's LCD search timed out: the LCD is a lower bound")
+    views = tuple(InstructionView(i["text"], tuple(i["ports"].items()), i["latency"], bool(i["lcd"]))
+                  for i in d["instructions"])
+    tp, lcd = float(d["throughput"]), float(d["lcd"])
+    return ModelResult(OSACA, OK, None, version=d["version"], cpu=arch, cpu_reason=why, cycles=max(tp, lcd),
+                       throughput=tp, lcd=lcd, critical_path=float(d["critical_path"]), instructions=views,
+                       notes=tuple(notes), unpriced=tuple(dict.fromkeys(unknown)))

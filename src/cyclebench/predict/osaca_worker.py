@@ -1,0 +1,69 @@
+"""OSACA on one loop, as JSON on stdout: run as ``python -m cyclebench.predict.osaca_worker ARCH FILE``
+by predict/osaca.py, in its own process (its analysis may take long: it is killed at the timeout).
+
+The analysis is OSACA's own ``inspect`` (osaca/osaca.py, 0.7): parse (AT&T), the arch's machine
+model, the optimal port assignment, the kernel's dependency graph; its ``full_analysis_dict``
+(Frontend) gives the per-instruction port pressure, latencies, the critical path and the longest
+loop-carried dependency (Laukemann et al., "Automated Instruction Stream Throughput Prediction
+for Intel and AMD Microarchitectures", PMBS 2018). Only the standard library, osaca and its
+dependencies are imported.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def analyse(arch: str, code: str, lcd_timeout: int = 10) -> dict[str, Any]:
+    """{"version", "arch", "throughput", "critical_path", "lcd", "lcd_lines", "unknown",
+    "instructions": [{"line", "ports", "latency", "cp", "lcd", "unknown"}]} of ``code``."""
+    import osaca
+    from osaca.frontend import Frontend
+    from osaca.osaca import get_asm_parser
+    from osaca.semantics import INSTR_FLAGS, ArchSemantics, KernelDG, MachineModel
+
+    parser = get_asm_parser(arch, "ATT")
+    kernel = parser.parse_file(code)
+    model = MachineModel(arch=arch)
+    semantics = ArchSemantics(parser, model)
+    semantics.normalize_instruction_forms(kernel)
+    semantics.add_semantics(kernel)
+    semantics.assign_optimal_throughput(kernel)
+    graph = KernelDG(kernel, parser, model, semantics, lcd_timeout, False)
+    d = Frontend("loop.s", arch=arch).full_analysis_dict(kernel, graph)
+    deps = graph.get_loopcarried_dependencies()
+    longest = max(deps.values(), key=lambda v: v["latency"], default=None)
+    lcd_lines = sorted({dep[0].line_number for dep in longest["dependencies"]}) if longest else []
+    ports = [str(p) for p in d["Target"]["Ports"]]
+    out = []
+    for k in d["Kernel"]:
+        if k["Instruction"] is None:  # a label or a directive
+            continue
+        out.append({"line": k["LineNumber"], "text": k["Line"],
+                    "ports": {str(p): float(v) for p, v in k["PortPressure"].items() if v},
+                    "latency": k["Latency"], "cp": k["LatencyCP"], "lcd": k["LineNumber"] in lcd_lines,
+                    "unknown": INSTR_FLAGS.TP_UNKWN in k["Flags"]})
+    pressure = [float(v) for v in d["Summary"]["PortPressure"].values()]
+    return {"version": osaca.__version__, "arch": arch, "ports": ports,
+            "throughput": max(pressure, default=0.0), "critical_path": float(d["Summary"]["CriticalPath"]),
+            "lcd": float(d["Summary"]["LCD"]), "lcd_lines": lcd_lines,
+            "timed_out": bool(graph.timed_out), "instructions": out}
+
+
+def main(argv: list[str]) -> int:
+    arch, path = argv[0], argv[1]
+    with open(path) as f:
+        code = f.read()
+    try:
+        result = analyse(arch, code)
+    except Exception as e:  # OSACA's own failure (a parse error, an unknown form): one line for the caller
+        json.dump({"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}, sys.stdout)
+        return 0
+    json.dump(result, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+"""Records of a static model's prediction that cross rooms: the hot loop found in a built
+runner (predict/hotloop), what each model made of it (predict/mca, predict/osaca), and the
+prediction of one benchmark (predict → experiments/predict → store/predictions, report/predict).
+docs/method.md §12 says how each is made.
+
+Imports nothing of the project (import-linter checks it), like model.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The models (the ``tool`` of a ModelResult), in the order they are shown.
+MCA, OSACA = "llvm-mca", "OSACA"
+TOOLS = (MCA, OSACA)
+# Where a model's figure is missing, why: the tool is not installed (reason names the package),
+# it knows no model of this CPU, the body has no loop, or the tool failed (reason: its message).
+OK, MISSING, UNSUPPORTED, NO_LOOP, FAILED = "ok", "missing", "unsupported", "no loop", "failed"
+# Where the hot loop came from: callgrind's exact per-instruction counts, or the body's innermost
+# backward branch read from the disassembly (no valgrind here).
+CALLGRIND, STATIC = "callgrind", "static"
+
+
+@dataclass(frozen=True)
+class LoopInstruction:
+    """One instruction of the hot loop: its address in ``HotLoop.obj``, its AT&T text as objdump
+    prints it (comments dropped), how many times it runs per loop trip (1.0 on the loop's
+    straight path; None without callgrind), and why the models cannot price it (None: they can)."""
+
+    address: int
+    text: str
+    per_trip: float | None = None
+    unmodelled: str | None = None
+
+
+@dataclass(frozen=True)
+class HotLoop:
+    """The loop an op spends its instructions in.
+
+    ``function``/``obj``: where it is (a symbol, the ELF file); ``start``/``end``: the addresses of
+    its first instruction and of its backward branch; ``trips_per_op``: loop trips per operation
+    (exact from callgrind; None when read statically, where 1 is assumed); ``ir_per_op``: every
+    instruction the op executes (callgrind; None statically) and ``loop_ir_per_op`` those in the
+    loop's trips; ``outside``: what the op executes that the loop's models do not see and cannot
+    price (``"syscall in syscall (libc.so.6), 1/op"``, ``"call memcpy"``).
+    """
+
+    function: str
+    obj: str
+    start: int
+    end: int
+    instructions: tuple[LoopInstruction, ...]
+    source: str
+    trips_per_op: float | None = None
+    ir_per_op: float | None = None
+    loop_ir_per_op: float | None = None
+    outside: tuple[str, ...] = ()
+
+    @property
+    def trips(self) -> float:
+        """Trips per op the prediction is multiplied by (1 when unknown)."""
+        return self.trips_per_op if self.trips_per_op is not None else 1.0
+
+    @property
+    def unmodelled(self) -> tuple[str, ...]:
+        """What the models do not model, named: the loop's own instructions, then what it reaches."""
+        own = tuple(dict.fromkeys(i.unmodelled for i in self.instructions if i.unmodelled))
+        return own + tuple(x for x in self.outside if x not in own)
+
+    def assembly(self) -> str:
+        """The loop's instructions, one a line, for display."""
+        return "\n".join(i.text for i in self.instructions)
+
+
+@dataclass(frozen=True)
+class InstructionView:
+    """A model's view of one loop instruction: port (resource) pressure in cycles per trip,
+    its latency, and whether it is on the model's critical or loop-carried chain."""
+
+    text: str
+    ports: tuple[tuple[str, float], ...] = ()
+    latency: float | None = None
+    on_chain: bool = False
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """What one tool predicted for one loop, in cycles per loop trip.
+
+    ``cycles``: the tool's prediction (llvm-mca: simulated cycles per iteration; OSACA:
+    max(throughput, loop-carried dependency), as its paper reads a kernel); ``throughput``: the
+    port-pressure bound (llvm-mca's Block RThroughput); ``lcd``: the loop-carried dependency
+    bound (OSACA's; llvm-mca reports none, its bottleneck analysis's share of data dependencies
+    is in ``notes``). ``cpu``: the tool's CPU name used, ``cpu_reason``: why that one.
+    ``status``: OK, MISSING, UNSUPPORTED, NO_LOOP or FAILED, ``reason`` saying why.
+    ``unpriced``: the loop's instructions the tool has no data for (priced 0 in ``cycles``, so the
+    figure is a lower bound), other than those nobody models (HotLoop.unmodelled).
+    """
+
+    tool: str
+    status: str = OK
+    reason: str | None = None
+    version: str | None = None
+    cpu: str | None = None
+    cpu_reason: str | None = None
+    cycles: float | None = None
+    throughput: float | None = None
+    lcd: float | None = None
+    critical_path: float | None = None
+    instructions: tuple[InstructionView, ...] = ()
+    notes: tuple[str, ...] = ()
+    unpriced: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Both models' predictions for one benchmark × parameter × variant: the hot loop (None when
+    none was found: ``reason`` says why) and one ModelResult per tool, in TOOLS order.
+    ``cpu_model``: the CPU's model name (/proc/cpuinfo)."""
+
+    bench: str
+    param: int | None
+    variant: str = ""
+    cpu_model: str | None = None
+    loop: HotLoop | None = None
+    models: tuple[ModelResult, ...] = ()
+    reason: str | None = None
+
+    def model(self, tool: str) -> ModelResult | None:
+        return next((m for m in self.models if m.tool == tool), None)
+
+    def cycles_per_op(self, tool: str) -> float | None:
+        """The tool's cycles per loop trip × trips per op; None without a figure."""
+        m = self.model(tool)
+        if m is None or m.cycles is None or self.loop is None:
+            return None
+        return m.cycles * self.loop.trips

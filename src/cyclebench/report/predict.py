@@ -1,0 +1,248 @@
+"""Measured beside predicted (docs/method.md §12): each result's cycles~ beside llvm-mca's and
+OSACA's cycles per op for its hot loop and their ratio to the measurement (``predicted_table``,
+for `--predict`), and one benchmark in depth for `explain` (``explain_tables``: the loop's
+instructions with each model's port pressure, latency and chain, the ports' totals, the bound).
+
+A model's figure is marked ``*`` when the loop runs an instruction the models do not model
+(a system call, a lock prefix, a fence, ``rep movs``, ``cpuid``, ``rdtsc``, a call): the
+figure is the model's, the marker says it is not the op's cost. It is marked ``?`` when the tool
+has no data for an instruction of the loop (OSACA prices it at 0: a lower bound). A missing tool's cell names
+its package; an unsupported CPU or a body without a loop is a marked cell, said once below.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+
+from cyclebench.prediction import MCA, MISSING, NO_LOOP, OK, OSACA, UNSUPPORTED, ModelResult, Prediction
+from cyclebench.report.console import NAME_FOLD, fmt
+from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.text import safe_text
+
+MARK = "*"  # beside a model's figure: the loop runs what the models do not model
+UNPRICED = "?"  # beside a model's figure: the tool has no data for an instruction of the loop (priced 0)
+SHORT_PACKAGE = {MCA: "llvm", OSACA: "osaca"}
+
+
+def measured(row: Mapping[str, Any] | None) -> float | None:
+    """The measurement a prediction is set beside: PMU cycles where a PMU counted, else cycles~."""
+    if not row:
+        return None
+    return row.get("pmu_cycles_per_op") if row.get("pmu_cycles_per_op") is not None else row.get("cycles_per_op")
+
+
+def _cell(p: Prediction, m: ModelResult | None) -> str:
+    if m is None:
+        return "-"
+    if m.status == MISSING:
+        return f"missing ({SHORT_PACKAGE.get(m.tool, m.tool)})"
+    if m.status == NO_LOOP:
+        return "no loop"
+    if m.status == UNSUPPORTED:
+        return "no CPU model"
+    if m.status != OK:
+        return "failed"
+    v = p.cycles_per_op(m.tool)
+    return fmt(v) + (MARK if p.loop is not None and p.loop.unmodelled else "") + (UNPRICED if m.unpriced else "")
+
+
+def _ratio(p: Prediction, tool: str, meas: float | None) -> str:
+    v = p.cycles_per_op(tool)
+    if v is None or not meas or meas <= 0:
+        return "-"
+    return f"{v / meas:.2f}"
+
+
+def _trips(p: Prediction) -> str:
+    if p.loop is None:
+        return "-"
+    if p.loop.trips_per_op is None:
+        return "1?"
+    return f"{p.loop.trips_per_op:g}"
+
+
+def footer_lines(preds: Sequence[Prediction], target_line: str | None = None) -> list[str]:
+    """What the table's marks mean, once each: the CPU models used, a missing tool's package, an
+    unsupported CPU, a body without a loop, the not-modelled marker."""
+    lines = [f"models: {target_line}"] if target_line else []
+    said: set[str] = set()
+    for p in preds:
+        for m in p.models:
+            if m.status in (MISSING, UNSUPPORTED, "failed") and m.reason and m.reason not in said:
+                said.add(m.reason)
+                lines.append(f"{m.tool}: {m.reason}")
+            elif m.status == OK and m.cpu_reason and "has no data for" in m.cpu_reason:  # a per-loop fallback
+                lines.append(f"{p.bench}: {m.tool} --arch {m.cpu} ({m.cpu_reason.rsplit('; ', 1)[-1]})")
+        if p.loop is None and p.reason:
+            lines.append(f"{p.bench}: {p.reason}")
+        elif p.reason and p.reason not in said:
+            said.add(p.reason)
+            lines.append(p.reason)
+    unpriced = sorted({f"{m.tool}: {' '.join(t.split()[:1])}" for p in preds for m in p.models for t in m.unpriced})
+    if unpriced:
+        lines.append(f"{UNPRICED}: the tool has no data for an instruction of the loop and prices it at 0 (a lower "
+                     f"bound): {', '.join(unpriced)}")
+    if any(p.loop is not None and p.loop.unmodelled for p in preds):
+        lines.append(f"{MARK}: the loop runs what the models do not model (see notes): the figure is not the op's cost")
+    return lines
+
+
+def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Prediction], title: str | None = None,
+                    wide: bool = False) -> FitTable:
+    """One row per prediction: benchmark, param (variant), measured cycles~, llvm-mca's and OSACA's
+    cycles per op (answer columns), their ratios to the measurement, OSACA's throughput and LCD
+    bounds per op, loop trips per op, and the notes (what is not modelled)."""
+    by_key = {(r.get("bench"), r.get("param"), r.get("variant") or ""): r for r in rows}
+    variants = len({p.variant for p in preds}) > 1  # compare's one "compare" variant says nothing
+    table = FitTable([
+        Column("benchmark", justify="left", fold=NAME_FOLD),
+        Column("param"),
+        *([Column("variant", justify="left", fold=8)] if variants else []),
+        Column("cycles~"),
+        Column("llvm-mca"),
+        Column("mca/meas", priority=1),
+        Column("OSACA"),
+        Column("OSACA/meas", priority=1),
+        Column("OSACA TP", priority=3),
+        Column("OSACA LCD", priority=3),
+        Column("trips/op", priority=2),
+        Column("notes", justify="left", notes=True),
+    ], title=title, wide=wide)
+    for p in preds:
+        meas = measured(by_key.get((p.bench, p.param, p.variant)))
+        o = p.model(OSACA)
+        trips = p.loop.trips if p.loop is not None else 1.0
+        tp = fmt(o.throughput * trips) if o is not None and o.throughput is not None else "-"
+        lcd = fmt(o.lcd * trips) if o is not None and o.lcd is not None else "-"
+        note = "" if p.loop is None or not p.loop.unmodelled else "not modelled: " + "; ".join(p.loop.unmodelled)
+        table.add_row(p.bench, "" if p.param is None else str(p.param), *([p.variant] if variants else []),
+                      fmt(meas) if meas is not None else "-", _cell(p, p.model(MCA)), _ratio(p, MCA, meas),
+                      _cell(p, o), _ratio(p, OSACA, meas), tp, lcd, _trips(p), note)
+    return table
+
+
+def predicted_group(rows: Iterable[Mapping[str, Any]], preds: Sequence[Prediction], title: str | None = None,
+                    wide: bool = False, target_line: str | None = None) -> RenderableType:
+    """The table and the lines under it."""
+    lines = [safe_text(x, style="dim") for x in footer_lines(preds, target_line)]
+    return Group(predicted_table(rows, preds, title, wide), *lines)
+
+
+# ------------------------------------------------------------------ explain
+
+
+def _top_ports(ports: Sequence[tuple[str, float]], n: int = 3) -> str:
+    top = sorted(ports, key=lambda kv: -kv[1])[:n]
+    return " ".join(f"{k}:{v:.2g}" for k, v in top if v)
+
+
+def instruction_table(p: Prediction, wide: bool = False) -> FitTable | None:
+    """The loop's instructions: runs per trip, llvm-mca's latency and busiest resources, OSACA's
+    latency and busiest ports, ``C`` on llvm-mca's critical sequence / ``L`` on OSACA's longest
+    loop-carried dependency, and what is not modelled."""
+    loop = p.loop
+    if loop is None:
+        return None
+    mca_m, osa_m = p.model(MCA), p.model(OSACA)
+    mv = list(mca_m.instructions) if mca_m is not None else []
+    ov = list(osa_m.instructions) if osa_m is not None else []
+    table = FitTable([
+        Column("instruction", justify="left", fold=24),
+        Column("per trip", priority=3),
+        Column("mca lat", priority=2),
+        Column("llvm-mca pressure", justify="left", priority=1),
+        Column("OSACA lat", priority=2),
+        Column("OSACA ports", justify="left"),
+        Column("chain", justify="left"),
+        Column("notes", justify="left", notes=True),
+    ], title=f"{p.bench} hot loop: {loop.function}, {len(loop.instructions)} instructions"
+             f"{'' if loop.trips_per_op is None else f', {loop.trips_per_op:g} trip(s) per op'}", wide=wide)
+    shown: list[list[str]] = []
+    repeats: list[int] = []
+    for i, ins in enumerate(loop.instructions):
+        m = mv[i] if i < len(mv) else None
+        o = ov[i] if i < len(ov) else None
+        chain = ("C" if m is not None and m.on_chain else "") + ("L" if o is not None and o.on_chain else "")
+        text = re.sub(r"\b[0-9a-f]+ <[^>+]*(\+0x[0-9a-f]+)?>", r"<\1>", ins.text)  # jb <+0x10>
+        cells = [text, "-" if ins.per_trip is None else f"{ins.per_trip:g}",
+                 "-" if m is None or m.latency is None else f"{m.latency:g}",
+                 _top_ports(m.ports) if m is not None else "-",
+                 "-" if o is None or o.latency is None else f"{o.latency:g}",
+                 _top_ports(o.ports) if o is not None else "-", chain,
+                 f"not modelled: {ins.unmodelled}" if ins.unmodelled else ""]
+        if shown and shown[-1] == cells:  # a .rept: one row, ×N
+            repeats[-1] += 1
+        else:
+            shown.append(cells)
+            repeats.append(1)
+    for cells, n in zip(shown, repeats, strict=True):
+        table.add_row(cells[0] + (f" ×{n}" if n > 1 else ""), *cells[1:])
+    return table
+
+
+def _totals(m: ModelResult | None) -> list[tuple[str, float]]:
+    tot: dict[str, float] = {}
+    for v in m.instructions if m is not None else ():
+        for k, x in v.ports:
+            tot[k] = tot.get(k, 0.0) + x
+    return sorted(((k, x) for k, x in tot.items() if x > 0.005), key=lambda kv: -kv[1])
+
+
+def pressure_table(p: Prediction, wide: bool = False) -> FitTable:
+    """Port (resource) pressure per loop trip, summed over the loop, busiest first, per model."""
+    mt, ot = _totals(p.model(MCA)), _totals(p.model(OSACA))
+    table = FitTable([Column("llvm-mca resource", justify="left"), Column("cycles/trip"),
+                      Column("OSACA port", justify="left"), Column("cycles/trip ")],
+                     title="port pressure per loop trip (busiest first)", wide=wide)
+    for i in range(min(max(len(mt), len(ot)), 12)):
+        a = mt[i] if i < len(mt) else ("", None)
+        b = ot[i] if i < len(ot) else ("", None)
+        table.add_row(a[0], "" if a[1] is None else f"{a[1]:.2f}", b[0], "" if b[1] is None else f"{b[1]:.2f}")
+    return table
+
+
+def bound_lines(p: Prediction, meas: float | None) -> list[str]:
+    """Per model: its cycles per trip and per op, its bounds, which one binds and why; the ratio
+    to the measurement; the loop's coverage of the op's instructions; what is not modelled."""
+    out: list[str] = []
+    loop = p.loop
+    if loop is None:
+        return [p.reason or "no loop"]
+    where = f"{loop.function} in {loop.obj.rsplit('/', 1)[-1]} [{loop.start:#x}–{loop.end:#x}], found by {loop.source}"
+    if loop.ir_per_op:
+        share = 100 * (loop.loop_ir_per_op or 0) / loop.ir_per_op
+        where += f"; the loop holds {share:.0f}% of the op's {loop.ir_per_op:g} instructions"
+    out.append(where)
+    for m in p.models:
+        if m.status != OK:
+            out.append(f"{m.tool}: {m.reason}")
+            continue
+        per_op = p.cycles_per_op(m.tool)
+        s = f"{m.tool} {m.version} ({m.cpu}: {m.cpu_reason}): {fmt(m.cycles)} cycles/trip, {fmt(per_op)}/op"
+        if meas and per_op is not None:
+            s += f" = {per_op / meas:.2f} × measured {fmt(meas)} cycles~"
+        if m.tool == OSACA and m.lcd is not None and m.throughput is not None:
+            which = ("the loop-carried dependency (L)" if m.lcd >= m.throughput
+                     else f"port pressure (port {_totals(m)[0][0]})" if _totals(m) else "port pressure")
+            s += f"; throughput bound {fmt(m.throughput)}, LCD {fmt(m.lcd)}: bound by {which}"
+        elif m.throughput is not None:
+            s += f"; resource bound (Block RThroughput) {fmt(m.throughput)}"
+        out.append(s)
+        out += [f"  {n}" for n in m.notes]
+    if loop.unmodelled:
+        out.append("not modelled (the figures above leave it out): " + "; ".join(loop.unmodelled))
+    return out
+
+
+def explain_group(p: Prediction, meas: float | None, target_line: str, wide: bool = False) -> RenderableType:
+    """Everything `explain` prints for one benchmark."""
+    parts: list[RenderableType] = [safe_text(f"models: {target_line}")]
+    table = instruction_table(p, wide)
+    if table is not None:
+        parts += [table, pressure_table(p, wide)]
+    parts += [safe_text(x) for x in bound_lines(p, meas)]
+    return Group(*parts)

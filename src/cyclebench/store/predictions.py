@@ -1,0 +1,90 @@
+"""A run's predictions (the ``predictions`` table, migration 0008): rows made from
+prediction.Prediction records, written with the run, read back for `show`'s and the run file's
+sake (runfile: the optional key ``predictions``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from cyclebench.prediction import Prediction
+from cyclebench.store.db import Store, StoreError, now
+from cyclebench.store.schema import PREDICTION_FIELDS, predictions
+
+
+def rows_of(p: Prediction) -> list[dict[str, Any]]:
+    """One row per tool of ``p``: its figures per trip and per op, and in ``detail`` why that CPU
+    model, where the loop is and how it was found, its assembly, what is not modelled, notes."""
+    out = []
+    loop = p.loop
+    for m in p.models:
+        detail: dict[str, Any] = {"cpu_reason": m.cpu_reason, "notes": list(m.notes), "critical_path": m.critical_path,
+                                  "unpriced": list(m.unpriced)}
+        if loop is not None:
+            detail.update(loop={"function": loop.function, "object": loop.obj, "start": loop.start, "end": loop.end,
+                                "source": loop.source, "ir_per_op": loop.ir_per_op,
+                                "loop_ir_per_op": loop.loop_ir_per_op, "assembly": loop.assembly()},
+                          not_modelled=list(loop.unmodelled))
+        if p.reason and loop is not None:
+            detail["loop_note"] = p.reason
+        out.append({"bench": p.bench, "param": p.param, "variant": p.variant, "tool": m.tool, "status": m.status,
+                    "reason": m.reason, "tool_version": m.version, "mcpu": m.cpu, "cpu_model": p.cpu_model,
+                    "cycles_per_iter": m.cycles, "trips_per_op": loop.trips_per_op if loop else None,
+                    "cycles_per_op": p.cycles_per_op(m.tool), "throughput": m.throughput, "lcd": m.lcd,
+                    "detail": detail})
+    return out
+
+
+def add(store: Store, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Insert prediction rows of run ``run_id`` in one transaction; returns how many. Raises
+    StoreError when the database fails (nothing written)."""
+    values = [{**{k: r.get(k) for k in PREDICTION_FIELDS}, "run_id": run_id,
+               "variant": r.get("variant") or "", "created_at": r.get("created_at") or now()} for r in rows]
+    if not values:
+        return 0
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(insert(predictions), values)
+    except (SQLAlchemyError, sqlite3.Error) as e:
+        raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
+    return len(values)
+
+
+def of_run(store: Store, run_id: int) -> list[dict[str, Any]]:
+    """The run's prediction rows (PREDICTION_FIELDS), in the order they were stored."""
+    try:
+        with store.engine.connect() as conn:
+            got = conn.execute(select(predictions).where(predictions.c.run_id == run_id)
+                               .order_by(predictions.c.id)).mappings().all()
+    except (SQLAlchemyError, sqlite3.Error) as e:
+        raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
+    return [{k: r[k] for k in PREDICTION_FIELDS} for r in got]
+
+
+def by_key(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int | None, str], dict[str, Mapping[str, Any]]]:
+    """{(bench, param, variant): {tool: row}}."""
+    out: dict[tuple[str, int | None, str], dict[str, Mapping[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((r["bench"], r["param"], r.get("variant") or ""), {})[r["tool"]] = r
+    return out
+
+
+def newest_measured(store: Store, bench: str, param: int | None) -> dict[str, Any] | None:
+    """The newest stored timing result of ``bench`` at ``param`` with cycles~ (its row plus
+    ``run_id``), None when there is none — what `explain` sets its prediction beside."""
+    from cyclebench.store.schema import results
+
+    q = (select(results).where(results.c.bench == bench, results.c.cycles_per_op.is_not(None),
+                               results.c.status.in_(("ok", "disturbed")))
+         .order_by(results.c.id.desc()).limit(1))
+    q = q.where(results.c.param.is_(None) if param is None else results.c.param == param)
+    try:
+        with store.engine.connect() as conn:
+            row = conn.execute(q).mappings().first()
+    except (SQLAlchemyError, sqlite3.Error) as e:
+        raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
+    return dict(row) if row is not None else None
