@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, TypedDict, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 # Outcome statuses, in the order a reader cares about them.
 OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR = (
@@ -135,8 +135,27 @@ class Outcome:
     lines: list[dict[str, Any]] = field(default_factory=list)
 
 
+class _Columns(Mapping[str, Any]):
+    """A frozen record of a table's row read as a read-only mapping of its columns (``r["x"]``,
+    ``r.get("x")``, ``dict(r)``), equal to any mapping of the same items: the readers written
+    for rows keep working on records. ``_keys``: the columns, in order."""
+
+    _keys: ClassVar[tuple[str, ...]] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
 @dataclass(frozen=True, eq=False)
-class Result(Mapping[str, Any]):
+class Result(_Columns):
     """One row of the results table, as store/ reads it back: a frozen record (a transformation
     makes a new one: ``dataclasses.replace``), read by attribute (``r.cycles_per_op``) or, as
     the rows stats/ makes before they are stored, as a read-only mapping of its columns
@@ -209,26 +228,16 @@ class Result(Mapping[str, Any]):
         (a run file's ``samples``, ``run_to_run``) are not part of it."""
         return cls(**{k: v for k, v in row.items() if k in RESULT_KEYS})
 
-    def __getitem__(self, key: str) -> Any:
-        if key not in RESULT_KEYS:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(RESULT_KEYS)
-
-    def __len__(self) -> int:
-        return len(RESULT_KEYS)
-
     def __repr__(self) -> str:
         return f"Result({self.bench!r}, param={self.param!r}, variant={self.variant!r}, status={self.status!r})"
 
 
 RESULT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Result))
+Result._keys = RESULT_KEYS
 
 
 @dataclass(frozen=True, eq=False)
-class Run(Mapping[str, Any]):
+class Run(_Columns):
     """One row of the runs table as store/ reads it back: a frozen record, read by attribute or,
     like Result, as a read-only mapping of its columns. ``status`` is as it stands when read
     (running | complete | interrupted | failed | abandoned); ``command`` the argv, passwords
@@ -268,22 +277,12 @@ class Run(Mapping[str, Any]):
         """The record of a runs row (columns it does not know are not part of it)."""
         return cls(**{k: v for k, v in row.items() if k in RUN_KEYS})
 
-    def __getitem__(self, key: str) -> Any:
-        if key not in RUN_KEYS:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(RUN_KEYS)
-
-    def __len__(self) -> int:
-        return len(RUN_KEYS)
-
     def __repr__(self) -> str:
         return f"Run(#{self.id}, {self.status!r}, host={self.host!r})"
 
 
 RUN_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Run))
+Run._keys = RUN_KEYS
 
 
 R = TypeVar("R", bound=Mapping[str, Any])
