@@ -138,20 +138,20 @@ class Outcome:
 class _Columns(Mapping[str, Any]):
     """A frozen record of a table's row read as a read-only mapping of its columns (``r["x"]``,
     ``r.get("x")``, ``dict(r)``), equal to any mapping of the same items: the readers written
-    for rows keep working on records. ``_keys``: the columns, in order."""
+    for rows keep working on records. The columns are the dataclass's fields, in order."""
 
-    _keys: ClassVar[tuple[str, ...]] = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self._keys:
+        if key not in self.__dataclass_fields__:  # a dict: no scan of the 53 columns per lookup
             raise KeyError(key)
         return getattr(self, key)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._keys)
+        return iter(self.__dataclass_fields__)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self.__dataclass_fields__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -233,7 +233,6 @@ class Result(_Columns):
 
 
 RESULT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Result))
-Result._keys = RESULT_KEYS
 
 
 @dataclass(frozen=True, eq=False)
@@ -282,7 +281,6 @@ class Run(_Columns):
 
 
 RUN_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Run))
-Run._keys = RUN_KEYS
 
 
 R = TypeVar("R", bound=Mapping[str, Any])
