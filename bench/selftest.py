@@ -1,6 +1,7 @@
 """Validation of `cyclebench selftest`'s verdicts: figures, not pass/fail (docs/method.md §11).
 
     .venv/bin/python bench/selftest.py [--runs 20] [--quick] [--cpu 1] [--conditions idle,busy,calibration,timer-skip]
+        [--keep DIR]
 
 Runs the selftest ``--runs`` times in each condition and prints the tally of PASS, FAIL and
 INCONCLUSIVE per condition, with the checks that ended INCONCLUSIVE or FAIL and how busy the
@@ -65,6 +66,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="selftest --quick (what the test suite runs)")
     ap.add_argument("--cpu", type=int, default=None, help="the selftest's CPU (default: the last allowed)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="copy the JSON of every run that did not PASS into this directory")
     a = ap.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     cpu = a.cpu if a.cpu is not None else cpus[-1]
@@ -83,6 +86,9 @@ def main() -> None:
                 d = one(cpu, others[0] if others else cpu, cond, a.quick, Path(tmp) / f"{cond}-{i}.json")
                 secs[cond].append(time.monotonic() - t0)
                 tally[cond][d["status"]] += 1
+                if a.keep is not None and d["status"] != "PASS":
+                    a.keep.mkdir(parents=True, exist_ok=True)
+                    (a.keep / f"{cond}-{i}.json").write_text(json.dumps(d, indent=1))
                 for c in d["checks"]:
                     if c["status"] in ("FAIL", "INCONCLUSIVE"):
                         spoiled[cond][f"{c['status']} {c['name'].split(':')[0]}"] += 1

@@ -21,7 +21,10 @@ QUIET_FAIL, BUSY_FAIL, BUSY_BEYOND = (False, True, False), (False, True, True), 
     ([(None, True, False)], (NA, 0)),
     ([BUSY_FAIL, BUSY_FAIL, BUSY_FAIL], (INCONCLUSIVE, 2)),  # never FAIL a correct tool for the host's noise
     ([BUSY_FAIL, QUIET_FAIL, BUSY_FAIL], (FAIL, 2)),  # once with nothing to blame
-    ([BUSY_BEYOND, BUSY_FAIL, BUSY_FAIL], (FAIL, 2)),  # once beyond what a busy host does
+    # one busy attempt beyond the bound is the host's too: 303.19, 301.91, 301.56 cycles~ for 300 adds
+    ([BUSY_BEYOND, BUSY_FAIL, BUSY_FAIL], (INCONCLUSIVE, 2)),
+    ([BUSY_BEYOND, BUSY_BEYOND, BUSY_BEYOND], (FAIL, 2)),  # a fault moves every attempt the same way
+    ([BUSY_BEYOND, BUSY_BEYOND, QUIET_FAIL], (FAIL, 2)),
 ])
 def test_decide(attempts: list[tuple[bool | None, bool, bool]], expected: tuple[str, int]) -> None:
     assert decide(attempts) == expected
