@@ -16,6 +16,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
+from cyclebench.experiments.counters import SweptEvent
 from cyclebench.model import BenchInfo, Comparison, Series
 from cyclebench.report import console as report
 from cyclebench.report import hosts, listing, plots, ranked
@@ -148,8 +149,8 @@ EVENT_LIST = [("generic", SimpleNamespace(name="task-clock", encoding="software:
                "perf_event_open: No such file or directory (no PMU exposed here)"),
               ("amd64_fam19h_zen4", SimpleNamespace(name="amd64_fam19h_zen4::RETIRED_INSTRUCTIONS",
                                                     encoding="raw:0xc0"), None)]
-SWEEP = [{"event": "amd64_fam19h_zen4::RETIRED_INSTRUCTIONS", "encoding": "raw:0x00c0", "per_op": 300.12},
-         {"event": "amd64_fam19h_zen4::RETIRED_BRANCH_INSTRUCTIONS", "encoding": "raw:0x00c2", "per_op": 1.0}]
+SWEEP = [SweptEvent("amd64_fam19h_zen4::RETIRED_INSTRUCTIONS", "raw:0x00c0", True, None, 300.12),
+         SweptEvent("amd64_fam19h_zen4::RETIRED_BRANCH_INSTRUCTIONS", "raw:0x00c2", True, None, 1.0)]
 HOST_ROWS = [{"bench": "syscall/getpid", "param": None, "variant": "", "hosts": {
     "lab-xeon-8480": {"mean": 352.5, "spread": 2.1, "unit": "cycles~", "runs": 3},
     "lab-epyc-9654": {"mean": 379.2, "spread": 9.9, "unit": "cycles~", "runs": 3}}},
