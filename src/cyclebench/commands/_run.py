@@ -18,7 +18,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cyclebench import counters
 from cyclebench.commands._common import (
     UserError,
     err,
@@ -27,7 +26,7 @@ from cyclebench.commands._common import (
 from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan
 from cyclebench.model import SIMULATED, Item, Result, suite_order
 from cyclebench.report import console as console_report
-from cyclebench.runner import RunnerError, callgrind
+from cyclebench.runner import RunnerError
 from cyclebench.store import RunGone, Store, StoreError
 
 
@@ -77,20 +76,6 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
     return run_id, suite_order(rows)
 
 
-def events_and_cache(events_spec: str | None, cache_spec: str | None,
-                      backend: str) -> tuple[list[list[Any]] | None, dict[str, tuple[int, int, int]]]:
-    """-e and --cache parsed, and valgrind's presence checked, before anything is built."""
-
-    try:
-        groups = counters.parse_events(events_spec) if events_spec else None
-        cache = callgrind.parse_cache(cache_spec)
-        if backend == "callgrind":
-            callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
-    except (counters.EventError, callgrind.SimulationError) as e:
-        raise UserError(str(e)) from None
-    return groups, cache
-
-
 SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
 
 
@@ -128,22 +113,6 @@ def report(store: Store, run_id: int, rows: Sequence[Result], prepared: Prepared
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     for line in console_report.environment_lines(rows):
         err.print(line, highlight=False)
-
-
-def check_events(runner: Any, groups: list[list[Any]]) -> None:
-    """Open the requested groups once before measuring: a machine that cannot count them
-    gets one line now, not a table of holes later."""
-    errors = runner.probe(groups)
-    failed = [(g, e) for g, e in zip(groups, errors, strict=True) if e]
-    if not failed:
-        return
-    hw = [g for g, _ in failed if any(ev.is_hardware for ev in g)]
-    names = ", ".join(ev.name for g, _ in failed for ev in g)
-    if len(failed) == len(groups) and hw:
-        raise UserError(f"hardware events are not available here ({names}: {failed[0][1]}; no PMU exposed, "
-                        "as in most VMs): use --backend callgrind for simulated counts, or software events "
-                        "(task-clock, context-switches, page-faults)")
-    err.print(f"cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})", style="yellow")
 
 
 def print_list(benches: list[Any], wide: bool = False) -> None:

@@ -59,9 +59,10 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
         rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
         run_id = rid
         if sw.events:
-            from cyclebench.commands._run import check_events as _check_events
+            from cyclebench.experiments.run import check_events
 
-            _check_events(built[0].runner, sw.events)
+            if warning := check_events(built[0].runner, sw.events):
+                err.print(warning, style="yellow")
 
         def keep(r: BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
             store_results(store, rid, rate, [r], built, sw.events, skipped)
