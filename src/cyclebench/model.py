@@ -283,6 +283,21 @@ class Run(_Columns):
 RUN_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Run))
 
 
+@dataclass(frozen=True, eq=False)
+class Point(_Columns):
+    """One run's figure in a benchmark's history (experiments/history.points_from): the run's id,
+    start time (ISO 8601) and labels; its estimate with its 95% CI in the series' unit
+    (cycles~, else a timer unit: the series says which); the benchmark's parameter."""
+
+    run: int
+    started_at: str | None
+    labels: Mapping[str, str]
+    estimate: float
+    ci_low: float | None
+    ci_high: float | None
+    param: int | None
+
+
 R = TypeVar("R", bound=Mapping[str, Any])
 
 
