@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from cyclebench.commands._common import UserError
-from cyclebench.commands.compare_hosts import host_rows
 from cyclebench.commands.show import print_run
 from cyclebench.experiments.history import analyse, points_from, pooled_by_bench, replicates_of
 from cyclebench.experiments.show import comparison_rows, variants_data
+from cyclebench.experiments.stored import host_rows
 from cyclebench.lifetime import die_with_parent
 from cyclebench.model import OK, SIMULATED, TIMING
 from cyclebench.report import console as console_report
