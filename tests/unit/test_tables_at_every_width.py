@@ -151,16 +151,15 @@ EVENT_LIST = [("generic", SimpleNamespace(name="task-clock", encoding="software:
                                                     encoding="raw:0xc0"), None)]
 SWEEP = [SweptEvent("amd64_fam19h_zen4::RETIRED_INSTRUCTIONS", "raw:0x00c0", True, None, 300.12),
          SweptEvent("amd64_fam19h_zen4::RETIRED_BRANCH_INSTRUCTIONS", "raw:0x00c2", True, None, 1.0)]
-HOST_ROWS = [{"bench": "syscall/getpid", "param": None, "variant": "", "hosts": {
-    "lab-xeon-8480": {"mean": 352.5, "spread": 2.1, "unit": "cycles~", "runs": 3},
-    "lab-epyc-9654": {"mean": 379.2, "spread": 9.9, "unit": "cycles~", "runs": 3}}},
-    {"bench": "copy/rep_movsb", "param": 1048576, "variant": "", "hosts": {
-        "lab-xeon-8480": {"mean": 123456.7, "spread": 120.0, "unit": "cycles~", "runs": 3},
-        "lab-epyc-9654": {"mean": 98765.4, "spread": None, "unit": "ref-cycles", "runs": 1}}}]
-RANKED = [{"name": "run #12 (kernel=6.1)", "mean": 352.5, "spread": 2.1, "best": 349.0, "rel": 0.0, "verdict": None,
-           "baseline": True, "note": ""},
-          {"name": "run #13 (kernel=6.6)", "mean": 379.2, "spread": 9.9, "best": 371.2, "rel": 0.0757,
-           "verdict": "slower", "baseline": False, "note": "3 runs"}]
+HOST_ROWS = [hosts.HostRow("syscall/getpid", None, "", {
+    "lab-xeon-8480": hosts.HostCell(352.5, 2.1, "cycles~", 3),
+    "lab-epyc-9654": hosts.HostCell(379.2, 9.9, "cycles~", 3)}),
+    hosts.HostRow("copy/rep_movsb", 1048576, "", {
+        "lab-xeon-8480": hosts.HostCell(123456.7, 120.0, "cycles~", 3),
+        "lab-epyc-9654": hosts.HostCell(98765.4, None, "ref-cycles", 1)})]
+RANKED = [ranked.RankedSide("run #12 (kernel=6.1)", 352.5, 2.1, 349.0, True, rel=0.0, verdict=None, note=""),
+          ranked.RankedSide("run #13 (kernel=6.6)", 379.2, 9.9, 371.2, False, rel=0.0757, verdict="slower",
+                            note="3 runs")]
 
 TABLES: dict[str, Callable[[], FitTable]] = {
     "run": lambda: report.results_table(RESULTS, title="run #1 · CPU 1 · gcc 12.2.0"),

@@ -17,6 +17,7 @@ from cyclebench.experiments.compare import Budget, describe, execute, keep_table
 from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.run import RunConfig, prepare
 from cyclebench.model import FAILED_STATUSES, Result
+from cyclebench.report.titles import compare_title as title
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store, StoreError
@@ -91,11 +92,6 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     except StoreError as e:
         raise UserError(str(e)) from None
     return run_id, rows, measured, title(run_id, how)
-
-
-def title(run_id: int, design: str) -> str:
-    """The title of a compare's table: its run and how it was measured and judged."""
-    return f"run #{run_id} · {design}"
 
 
 def finish(a: Args, store: Store, rows: list[Row], measured: list[Result], title: str,

@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cyclebench.commands import _show
 from cyclebench.commands._common import UserError
-from cyclebench.commands.compare_hosts import host_rows
+from cyclebench.commands.show import print_run
 from cyclebench.experiments.history import analyse, points_from, pooled_by_bench, replicates_of
+from cyclebench.experiments.show import comparison_rows, variants_data
+from cyclebench.experiments.stored import host_rows
 from cyclebench.lifetime import die_with_parent
 from cyclebench.model import OK, SIMULATED, TIMING
 from cyclebench.report import console as console_report
@@ -292,7 +293,7 @@ class _Builder:
         run's tables also into ``digests`` (kind, item) for their own pages."""
         rid = int(run["id"])
         cap, notes = Capture(), Capture()
-        _show.print_run(self.snapshot, run, True, cap, notes)  # type: ignore[arg-type]  # Store's read side
+        print_run(self.snapshot, run, True, cap, notes)  # type: ignore[arg-type]  # Store's read side
         blocks = blocks_of(cap.items, self.link(rows))
         summary = run_summary(run, len(rows))
         tables = [b.table for b in blocks if b.table is not None]
@@ -303,9 +304,9 @@ class _Builder:
             cpus = ((run.get("env") or {}).get("scale") or {}).get("cpus") if isinstance(run.get("env"), dict) else None
             figure = scale_figure(f"cyclebench scale · run #{rid}", series, len(set(cpus)) if cpus else None)
             digests.append(("scale", {"run": summary, "tables": tables, "figure": figure}))
-        if _show.comparison_rows(run) is not None:
+        if comparison_rows(run) is not None:
             digests.append(("compare", {"run": summary, "tables": tables}))
-        elif _show.variants_data(run) is not None:
+        elif variants_data(run) is not None:
             digests.append(("variants", {"run": summary, "tables": tables}))
         cal = run.get("calibration")
         self.site.page(f"runs/{rid}.html", "run.html", title=f"run #{rid} · {visible(host_of(run))}",

@@ -5,7 +5,7 @@ tables and lines it prints, and `--list`."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,11 @@ from cyclebench.commands._common import (
     out,
 )
 from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan
-from cyclebench.model import SIMULATED, Item, Result, suite_order
+from cyclebench.model import Item, Result, suite_order
 from cyclebench.report import console as console_report
+from cyclebench.report.show import print_tables
+from cyclebench.report.titles import SIMULATED_TITLE
+from cyclebench.report.titles import run_title as title
 from cyclebench.runner import RunnerError
 from cyclebench.store import RunGone, Store, StoreError
 
@@ -76,25 +79,6 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
     return run_id, suite_order(rows)
 
 
-SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
-
-
-def title(run_id: int, cpu: int | None, cc_version: str | None) -> str:
-    """The run's table title (printed by `run`, and by `show` of it: the run row's cpu and
-    build's cc_version)."""
-    return " · ".join([f"run #{run_id}", *([f"CPU {cpu}"] if cpu is not None else []),
-                       *([cc_version] if cc_version else [])])
-
-
-def print_tables(rows: Sequence[Mapping[str, Any]], run_title: str, net: bool, wide: bool, console: Any = out) -> None:
-    """The tables of a run's rows as `run` prints them: callgrind's events when they were
-    simulated, else the results (net of the loop with ``net``) and, when -e counted events,
-    the counters per op."""
-    if any(r.get("kind") == SIMULATED for r in rows):  # a callgrind run: all its rows are
-        console_report.print_simulated(rows, console, title=run_title + SIMULATED_TITLE, wide=wide)
-        return
-    console_report.print_results(rows, console, title=run_title, net=net, wide=wide)
-    console_report.print_counters(rows, console, wide=wide)  # nothing without counters
 
 
 def report(store: Store, run_id: int, rows: Sequence[Result], prepared: Prepared, backend: str, net: bool,
@@ -108,7 +92,7 @@ def report(store: Store, run_id: int, rows: Sequence[Result], prepared: Prepared
         console_report.print_simulated(rows, out, title=title(run_id, prepared.cpu, prepared.binary.cc_version)
                                        + SIMULATED_TITLE, wide=wide)
     else:
-        print_tables(rows, title(run_id, prepared.cpu, prepared.binary.cc_version), net, wide)
+        print_tables(rows, title(run_id, prepared.cpu, prepared.binary.cc_version), net, wide, out)
     if backend == "timing":
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     for line in console_report.environment_lines(rows):
