@@ -268,3 +268,73 @@ def test_tether_watches_a_chain_recorded_before_exec(tmp_path: Path) -> None:
     child = subprocess.run([sys.executable, "-c", script], timeout=30,
                            env={**os.environ, tether.CHAIN_ENV: f"{gone.pid}:1"})
     assert child.returncode == 0 and mark.read_text() == "term"
+
+
+def test_agent_json_crosses_the_wire_and_back(tmp_path: Path) -> None:
+    """What the agent writes is what the controller reads; a row the bootstrap wrote when it
+    refused the job (fleet/bootstrap.py: the hostname alone, no check) reads as well."""
+    import json
+
+    from cyclebench.experiments.fleet.agent import AgentReport, read_report
+    from cyclebench.model import CheckFinding, Machine
+
+    sent = AgentReport(host="alpha", machine=Machine(hostname="box", host_id="h1", boot_id="b1", cpu_model=None),
+                       command=("run", "-b", "x/*"),
+                       check=(CheckFinding(name="hypervisor", status="WARN", detail="kvm"),),
+                       returncode=1, runs=(3, 4), bundles=("run-3.json", "run-4.json"), stderr_tail="boom")
+    doc = sent.to_json()
+    assert "store_error" not in doc and doc["machine"] == {"hostname": "box", "host_id": "h1", "boot_id": "b1"}
+    (tmp_path / "agent.json").write_text(json.dumps(doc))
+    assert read_report(tmp_path / "agent.json", "alpha") == sent
+    (tmp_path / "busy.json").write_text(json.dumps({
+        "host": "beta", "machine": {"hostname": "box"}, "command": ["run"], "fatal": "busy: fleet job 1-2 for alpha",
+        "check": None, "returncode": None, "runs": [], "bundles": []}))
+    busy = read_report(tmp_path / "busy.json", "beta")
+    assert busy is not None and busy.machine == Machine(hostname="box") and busy.check is None
+    assert busy.fatal and busy.fatal.startswith("busy") and busy.runs == ()
+    assert read_report(tmp_path / "none.json", "gamma") is None
+
+
+def test_ansible_events_fold_into_each_hosts_state() -> None:
+    """ansible-runner's events (runner_on_start/ok/failed/unreachable) → one record per host,
+    replaced, never changed; a failure ignore_errors covers does not count."""
+    from cyclebench.experiments.fleet.ansible import HostState, RunnerEvent, fold
+
+    hosts: dict[str, HostState] = {}
+    events: list[RunnerEvent] = [
+        {"event": "runner_on_start", "event_data": {"host": "a", "task": "check"}},
+        {"event": "runner_on_start", "event_data": {"host": "b", "task": "check"}},
+        {"event": "runner_on_failed", "event_data": {"host": "b", "task": "check", "ignore_errors": True,
+                                                     "res": {"msg": "ignored"}}},
+        {"event": "runner_on_unreachable", "event_data": {"host": "c", "res": {"msg": "ssh: refused\n"}}},
+        {"event": "runner_on_failed", "event_data": {"host": "b", "task": "install",
+                                                     "res": {"results": [{"failed": False}, {"failed": True,
+                                                                                            "stderr": "no pip"}]}}},
+        {"event": "runner_on_ok", "event_data": {"host": "a", "task": "clean up"}},
+        {"event": "playbook_on_stats", "event_data": {}},
+    ]
+    first = None
+    started = []
+    for ev in events:
+        started.append(fold(hosts, ev))
+        first = first or hosts.get("a")
+    assert started[:2] == ["a", "b"] and started[2:] == [None] * 5
+    assert hosts["a"] == HostState(task="check", done=True) and first == HostState(task="check")
+    assert hosts["b"] == HostState(status="failed", reason="install: no pip", task="check")
+    assert hosts["c"] == HostState(status="unreachable", reason="ssh: refused")
+
+
+def test_fleet_run_json_keeps_its_shape() -> None:
+    import json
+
+    from cyclebench.model import FleetHost, Machine
+    from cyclebench.report.fleet import summary_json
+
+    doc = json.loads(summary_json(7, [FleetHost(host="a", status="ok", check=(), run_ids=(1, 2),
+                                                machine=Machine(hostname="box"), results=5),
+                                      FleetHost(host="b", status="unreachable", reason="refused")]))
+    assert doc == {"job": 7, "hosts": [
+        {"host": "a", "status": "ok", "reason": None, "check": [], "run_ids": [1, 2], "machine": {"hostname": "box"},
+         "results": 5},
+        {"host": "b", "status": "unreachable", "reason": "refused", "check": None, "run_ids": [], "machine": None,
+         "results": 0}]}
