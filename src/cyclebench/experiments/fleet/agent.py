@@ -37,6 +37,8 @@ AGENT_JSON = "agent.json"  # fleet/bootstrap.py writes one of the same shape whe
 
 
 class MachineJSON(TypedDict, total=False):
+    """agent.json's ``machine`` (model.Machine.to_json: the keys the host knew)."""
+
     hostname: str
     host_id: str
     boot_id: str
@@ -79,6 +81,7 @@ class AgentReport:
     store_error: str | None = None
 
     def to_json(self) -> AgentJSON:
+        """agent.json's document (``read_report`` reads it back to an equal record)."""
         doc = AgentJSON(host=self.host, machine=MachineJSON(**self.machine.to_json()) if self.machine else
                         MachineJSON(), command=list(self.command), fatal=self.fatal,
                         check=None if self.check is None else list(self.check), returncode=self.returncode,

@@ -68,6 +68,9 @@ class TaskResult(TypedDict, total=False):
 
 
 class EventData(TypedDict, total=False):
+    """An event's ``event_data``: the inventory name, the task's name, its result, and whether the
+    task ignores its errors."""
+
     host: str
     task: str
     res: TaskResult
