@@ -418,3 +418,81 @@ class Series:
     def label(self) -> str:
         variant = f" [{self.variant}]" if self.variant else ""
         return f"{self.bench}{'' if self.param is None else f'[{self.param}]'}{variant} ({self.mode})"
+
+
+# The fleet (docs/fleet.md): what a host's job came to, as the controller stores and shows it.
+# A host's row: ok | unreachable | check failed | busy | failed | interrupted; a job's: running |
+# complete | interrupted | failed (store/schema.py's fleet_hosts and fleet_jobs).
+FLEET_HOST_STATUSES = ("ok", "unreachable", "check failed", "busy", "failed", "interrupted")
+
+
+class CheckFinding(TypedDict, total=False):
+    """One finding of ``cyclebench check --json`` as a host wrote it (env.check.Finding.to_dict),
+    or one of the fleet's own (name, status ``OK``/``FATAL``, detail): JSON from the host, kept
+    with the host's fleet row as it came."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None
+    fix_writes: list[list[str]]
+    revert_writes: list[list[str]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Machine:
+    """The machine an inventory name reached: its own hostname, host id (hashed machine-id), boot
+    id and CPU model; None where the host did not say (a job refused before its agent started
+    names the hostname alone: fleet/bootstrap.py)."""
+
+    hostname: str | None = None
+    host_id: str | None = None
+    boot_id: str | None = None
+    cpu_model: str | None = None
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | None) -> Machine | None:
+        """The record of a JSON object (agent.json's ``machine``, the stored column); None for
+        None or an empty object. Keys it does not know are left out."""
+        if not doc:
+            return None
+        return cls(**{f.name: (None if doc.get(f.name) is None else str(doc[f.name])) for f in fields(cls)})
+
+    def to_json(self) -> dict[str, str]:
+        """The JSON object: the fields the host said, the unknown (None) left out."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetHost:
+    """One host's outcome in a fleet job: its inventory name, ``status`` (FLEET_HOST_STATUSES),
+    why (None when ok), the check's findings there (None when none came back), the ids of its
+    runs in the controller's database, the machine, and ``results``: how many result rows those
+    runs hold (counted when they land; not stored)."""
+
+    host: str
+    status: str
+    reason: str | None = None
+    check: tuple[CheckFinding, ...] | None = None
+    run_ids: tuple[int, ...] = ()
+    machine: Machine | None = None
+    results: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetHostRow:
+    """A host's stored row of one fleet job (store/fleet.py): the outcome's stored fields, when it
+    was recorded (ISO 8601 UTC), and its job's command (argv after ``cyclebench``), status and
+    start."""
+
+    job_id: int
+    host: str
+    status: str
+    reason: str | None
+    finished_at: str | None
+    check: tuple[CheckFinding, ...] | None
+    run_ids: tuple[int, ...]
+    machine: Machine | None
+    command: tuple[str, ...]
+    job_status: str
+    job_started_at: str
