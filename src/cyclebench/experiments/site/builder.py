@@ -1,49 +1,26 @@
-"""`cyclebench report`'s reading: the database read once, in batches of runs, into the pages of
-the site (report.site.pages writes them; docs/site.md says what each page shows).
-
-Every page says what a command says, through that command's own code:
-
-- a run's page is what `show RUN --wide` prints (``Show.print_run``, handed in by the command,
-  into a report.site.Capture instead of a terminal), with its environment and calibration lines;
-- a benchmark's history is `history BENCH -p P --variant V --host H` for each host: the same
-  series (experiments.history.points_from), run-to-run spread (experiments.history) and change
-  points (experiments.history.analyse, stats.changepoint);
-- the comparisons, variants and scale pages gather the tables of those runs' pages;
-- the fleet page is `compare --by host` (``Show.host_rows``) over each host's newest complete run.
-
-A lab's database holds thousands of runs of a hundred results and more (bench/report_site.py
-measures 2,000 × 150): runs are read BATCH at a time, their rows without the calibration
-chains' raw readings (Store.results_of(raw=False)), what the histories need of each row kept
-as a :class:`LightResult`, and show's recipe reads the run being shown and the replicate runs
-from memory (:class:`Snapshot`), not once more from the database. Run and history pages are
-written by forked worker processes (docs/site.md, "Scale").
-"""
+"""The build of `cyclebench report`'s site under way (experiments.site.build): every run's page
+and every benchmark's history, BATCH runs (HISTORY_BATCH benchmarks) at a time, in forked worker
+processes; what they give gathered for the site's lists (docs/site.md, "Scale")."""
 
 from __future__ import annotations
 
 import collections
-import datetime as dt
-import gc
 import multiprocessing
-import os
 import re
-import shutil
 import signal
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, TypeVar
 
-from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.history import analyse, points_from, pooled_by_bench, replicates_of
+from cyclebench.experiments.site.records import Batch, Filters, Gathered, HistoryBatch, LightResult, Show
 from cyclebench.lifetime import die_with_parent
 from cyclebench.model import OK, Result, Run
-from cyclebench.report.site import MARK, Capture, Site, SiteError, Written
+from cyclebench.report.site import Capture, Site
 from cyclebench.report.site import pages as site_pages
 from cyclebench.report.site.figures import Figure, Trace, scale_figure
 from cyclebench.report.site.pages import Digest, Fleet, HostLine, Key, Lab, Regression, RunLine, SeriesLine, host_of
-from cyclebench.stats import changepoint, scaling
+from cyclebench.stats import scaling
 from cyclebench.store import Store
 from cyclebench.store.db import bench_regex
 
@@ -54,126 +31,6 @@ KINDS = ("compare", "variants", "scale")  # the runs gathered on pages of their 
 
 T = TypeVar("T")
 U = TypeVar("U")
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Which runs the site shows (all filters in SQL, as `runs`: Store.list_runs's): a benchmark
-    glob, a host name or id, labels that must all match, the first day (UTC)."""
-
-    bench: str | None = None
-    host: str | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    since: dt.date | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.bench or self.host or self.labels or self.since)
-
-    def text(self) -> str:
-        """The filters as the options that chose them (every page's footer says them)."""
-        parts = ([f"--bench {self.bench}"] if self.bench else []) + ([f"--host {self.host}"] if self.host else [])
-        parts += [f"--label {k}={v}" for k, v in self.labels.items()]
-        parts += [f"--since {self.since.isoformat()}"] if self.since else []
-        return " ".join(parts)
-
-
-@dataclass(frozen=True)
-class Show:
-    """show's recipe and compare --by host's rows, handed in by the command (experiments/ imports
-    no command): ``print_run(store, run, wide, console, notes)`` prints a stored run as `show`
-    does (``store``: a :class:`Snapshot` standing in for Store's read side);
-    ``is_comparison``/``is_variants`` say whether a run's summary holds compare's verdicts or
-    variants' rankings; ``host_rows(store, {host: [runs]})`` is compare --by host's rows."""
-
-    print_run: Callable[[Any, Run, bool, Capture, Capture], None]
-    is_comparison: Callable[[Run], bool]
-    is_variants: Callable[[Run], bool]
-    host_rows: Callable[[Store, dict[str, list[Run]]], Sequence[Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class LightResult(Mapping[str, Any]):
-    """What the site keeps of a valid result row for the histories and of a replicate run's row
-    for the run-to-run spread (experiments.history reads either as a mapping, as it reads a
-    Result): its benchmark, status, unit, per-op estimate and 95% CI, and the same in cycles~.
-    A few hundred thousand are kept: slots, not a Result's 53 columns."""
-
-    bench: str
-    param: int | None
-    variant: str
-    status: str
-    unit: str | None
-    per_op: float | None
-    ci_low: float | None
-    ci_high: float | None
-    cycles_per_op: float | None
-    cycles_ci_low: float | None
-    cycles_ci_high: float | None
-
-    @classmethod
-    def of(cls, r: Result) -> LightResult:
-        return cls(bench=str(r.bench), param=r.param, variant=str(r.variant or ""), status=r.status, unit=r.unit,
-                   per_op=r.per_op, ci_low=r.ci_low, ci_high=r.ci_high, cycles_per_op=r.cycles_per_op,
-                   cycles_ci_low=r.cycles_ci_low, cycles_ci_high=r.cycles_ci_high)
-
-    @property
-    def key(self) -> Key:
-        return (self.bench, self.param, self.variant)
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in _LIGHT:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_LIGHT)
-
-    def __len__(self) -> int:
-        return len(_LIGHT)
-
-
-_LIGHT = frozenset(LightResult.__dataclass_fields__)
-
-
-@dataclass(frozen=True, slots=True)
-class Gathered:
-    """A valid result of a benchmark the site shows, for its history: the row, whether it is of
-    a kind with a history (report.site.pages.HISTORY_KINDS), the host and run it came from."""
-
-    row: LightResult
-    timed: bool
-    host: str
-    run: int
-
-
-@dataclass(frozen=True)
-class Batch:
-    """What a batch of runs gave: each run's number of results, the valid results gathered, the
-    compare, variants and scale runs' digests, the pages written (path → bytes)."""
-
-    counts: Mapping[int, int]
-    gathered: tuple[Gathered, ...]
-    digests: tuple[Digest, ...]
-    pages: Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class HistoryBatch:
-    """What a batch of history pages gave: their lines on the benchmarks index, their open
-    regressions, the pages written (path → bytes)."""
-
-    series: tuple[SeriesLine, ...]
-    regressions: tuple[Regression, ...]
-    pages: Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class Built:
-    """A site written: its pages (report.site.Written), the runs shown, the benchmark histories."""
-
-    written: Written
-    runs: int
-    histories: int
 
 
 class Snapshot:
@@ -216,7 +73,7 @@ def _slim(run: Run) -> Run:
     return replace(run, env=None, calibration=None, summary=None)
 
 
-_FORKED: _Builder | None = None  # the builder a forked worker inherits (_Builder._forked)
+_FORKED: Builder | None = None  # the builder a forked worker inherits (Builder._forked)
 
 
 def _child_start(die: Callable[[], None]) -> None:
@@ -244,7 +101,7 @@ def _child_histories(keys: list[Key]) -> HistoryBatch:
     return _FORKED.history_batch(keys)
 
 
-class _Builder:
+class Builder:
     """The build under way: the runs shown (newest first), what their pages gave so far."""
 
     def __init__(self, store: Store, db: str | None, site: Site, runs: list[Run], every: list[Run] | None,
@@ -423,70 +280,3 @@ class _Builder:
         return Fleet(sides=ids, rows=self.show.host_rows(self.store, sides), cpu=cpu)
 
 
-def _fresh_dir(out: Path) -> Path:
-    """A new empty directory beside ``out`` to build into (renamed over it at the end).
-    ExperimentError when ``out`` is a file, a directory that is neither empty nor a site, or
-    cannot be written."""
-    if out.exists() and not out.is_dir():
-        raise ExperimentError(f"-o {out}: not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARK).is_file():
-        raise ExperimentError(f"-o {out}: the directory holds files that are not a cyclebench site; give a new or "
-                              "empty directory (a site is replaced whole)")
-    parent = out.absolute().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
-    except OSError as e:
-        raise ExperimentError(f"cannot write the site to {out}: {e.strerror or e}") from None
-
-
-def _swap(new: Path, out: Path) -> None:
-    """Put the built site ``new`` at ``out``, the old one (a site, or empty) removed."""
-    os.chmod(new, 0o755)  # mkdtemp makes it private; a site is published
-    old = None
-    if out.is_dir():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        out.rename(old)
-    new.rename(out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def build(store: Store, db: str | None, out: Path, filters: Filters, show: Show, window: int = 10,
-          alpha: float = changepoint.ALPHA, jobs: int = 1) -> Built:
-    """Write the site of the runs ``filters`` choose in ``store`` (opened from ``db``: workers
-    open their own) into ``out``, replacing the site there, the run and history pages in
-    ``jobs`` processes; ``window``: the runs a change point is open among; ``alpha``: the change
-    points' (stats.changepoint). ExperimentError (exit 2) for no run, a bad ``out``, or
-    Jinja2/plotly missing."""
-    runs = store.list_runs(None, host=filters.host, since=filters.since, labels=filters.labels or None,
-                           bench=filters.bench)
-    if not runs:
-        raise ExperimentError(f"no runs in {store.url}" if not filters else
-                              f"no run in {store.url} matches {filters.text()}")
-    every = store.list_runs(None) if filters else None
-    tmp = _fresh_dir(out)
-    collecting = gc.isenabled()
-    # Python's cycle collector walks every live object each time enough have been made: a
-    # build keeps hundreds of thousands (the series of every benchmark on every host) and makes
-    # millions, and half its time went there (bench/report_site.py); what it frees is freed by
-    # reference counting alone (peak memory unchanged without it), so it rests until the end.
-    gc.disable()
-    try:
-        try:
-            site = Site(tmp, store.url, filters.text())
-        except SiteError as e:
-            raise ExperimentError(str(e)) from None
-        b = _Builder(store, db, site, runs, every, filters, show, window, alpha)
-        b.run_pages(jobs)
-        b.histories(jobs)
-        site_pages.lab_pages(site, b.lab())
-        _swap(tmp, out)
-    except OSError as e:
-        raise ExperimentError(f"cannot write the site to {out}: {e.strerror or e}") from None
-    finally:
-        if collecting:
-            gc.enable()
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return Built(written=site.written, runs=len(runs), histories=len(b.lines))
