@@ -94,6 +94,7 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, show: Show,
         except SiteError as e:
             raise ExperimentError(str(e)) from None
         b = Builder(store, db, site, runs, every, filters, show, window, alpha)
+        del runs  # the builder holds them, each slimmed once its page is written (builder._slim)
         b.run_pages(jobs)
         b.histories(jobs)
         site_pages.lab_pages(site, b.lab())
@@ -105,4 +106,4 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, show: Show,
             gc.enable()
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return Built(written=site.written, runs=len(runs), histories=len(b.lines))
+    return Built(written=site.written, runs=len(b.order), histories=len(b.lines))
