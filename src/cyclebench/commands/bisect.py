@@ -24,8 +24,9 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
+from cyclebench.commands._progress import progress
 from cyclebench.commands._record import group, option, takes
-from cyclebench.commands._revisions import RepoOptions, progress, repo_options, workspace
+from cyclebench.commands._revisions import RepoOptions, repo_options
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +64,7 @@ def bisect_cmd(a: BisectArgs) -> None:
     checkout and measures it paired with GOOD in one sitting, a verdict per benchmark."""
     from cyclebench.commands._finish import finishing
     from cyclebench.experiments.bisect import Bisection, Plan, run_bisect
+    from cyclebench.experiments.revcompare import workspace
     from cyclebench.experiments.revpair import Design
     from cyclebench.report.bisect import step_line
 
@@ -72,7 +74,7 @@ def bisect_cmd(a: BisectArgs) -> None:
     plan = Plan(a.good, a.bad, a.threshold / 100, Design(budget=a.budget, alpha=a.alpha), a.all_parents)
     try:
         with finishing(interrupt=False), progress() as prog:
-            ws = workspace(a.repo, a.build, a.pin, parse_params(a.params), prog)
+            ws = workspace(a.repo.repo, a.repo.build, a.build, a.pin, a.repo.benches, parse_params(a.params), prog)
             run_bisect(ws, plan, store, labels, ["cyclebench", *sys.argv[1:]], state,
                        on_step=lambda s: out.print(step_line(s), highlight=False, markup=False, soft_wrap=True))
     except KeyboardInterrupt:
