@@ -83,13 +83,17 @@ def test_merged_processes_keep_their_own_fixed_part() -> None:
 
 
 def test_cycles_ci_carries_the_calibration_uncertainty() -> None:
+    from cyclebench.model import Result
     from cyclebench.stats.result import CALIBRATION_FLOOR, with_calibration
 
-    f = {"cycles_per_op": 300.0, "cycles_ci_low": 299.9, "cycles_ci_high": 300.1}
-    with_calibration(f, 0.0)  # type: ignore[arg-type]
+    row = Result(cycles_per_op=300.0, cycles_ci_low=299.9, cycles_ci_high=300.1)
+    f = with_calibration(row, 0.0)
     half = 1.959964 * 300 * CALIBRATION_FLOOR
     assert f["cycles_ci_high"] - 300 == pytest.approx(np.hypot(0.1, half), rel=1e-4)
     assert 300 - f["cycles_ci_low"] == pytest.approx(np.hypot(0.1, half), rel=1e-4)
-    g = {"cycles_per_op": 300.0, "cycles_ci_low": 299.9, "cycles_ci_high": 300.1}
-    with_calibration(g, 0.002)  # type: ignore[arg-type]
+    g = with_calibration(Result(cycles_per_op=300.0, cycles_ci_low=299.9, cycles_ci_high=300.1), 0.002)
     assert g["cycles_ci_high"] > f["cycles_ci_high"] and g["extra"]["calibration_rse"] > CALIBRATION_FLOOR
+    # a new record: the one given is left as it was
+    assert (row.cycles_ci_low, row.cycles_ci_high, row.extra) == (299.9, 300.1, None)
+    with pytest.raises(TypeError):
+        with_calibration(Result(), 0.0)

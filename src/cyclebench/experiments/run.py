@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
@@ -164,7 +164,7 @@ def execute(
     on_open(run_id)
     rows: list[Result] = []
 
-    def stored(fields: dict[str, Any], samples: Any = ()) -> Result:
+    def stored(fields: Mapping[str, Any], samples: Any = ()) -> Result:
         rows.append(store.record(run_id, fields, samples))
         return rows[-1]
 
@@ -176,16 +176,14 @@ def execute(
                 outcome = callgrind.simulate(binary, item.bench, item.param, cfg.sim_iters, cfg.cache,
                                             timeout=cfg.timeout or 600.0, cpu=prepared.cpu)
                 variant = prepared.variants[i] if prepared.variants else cfg.variant
-                fields = callgrind.result_fields(outcome, variant)
-                fields["plan_index"] = i
-                on_done(item, stored(fields))
+                on_done(item, stored({**callgrind.result_fields(outcome, variant), "plan_index": i}))
         store.finish_run(run_id, "complete")
         return run_id, rows
-    loop: dict[str, Any] | None = None
+    loop: Result | None = None
     items = prepared.items
     for it in dict.fromkeys(i for i in items if i.bench != LOOP_REFERENCE):  # allocators not installed
         for name, why in prepared.skipped.items():
-            stored({"bench": it.bench, "param": it.param, "variant": name, "status": SKIPPED, "reason": why})
+            stored(Result(bench=it.bench, param=it.param, variant=name, status=SKIPPED, reason=why))
 
     def keep(i: int, outs: list[Outcome], partial: bool) -> None:
         nonlocal loop
@@ -193,14 +191,14 @@ def execute(
         variant = prepared.variants[i] if prepared.variants else cfg.variant
         fields = result_fields(combined, rate, variant, cfg.events)
         if variant in prepared.allocator:
-            fields["extra"] = {**(fields.get("extra") or {}), "allocator": prepared.allocator[variant]}
+            fields = replace(fields, extra={**(fields.extra or {}), "allocator": prepared.allocator[variant]})
         if partial:
-            fields["extra"] = {**(fields.get("extra") or {}),
-                               "partial": f"{len(outs)} of {pass_plan(cfg)[1]} processes"}
-        if items[i].bench == LOOP_REFERENCE and fields["status"] == OK:
+            fields = replace(fields, extra={**(fields.extra or {}),
+                                            "partial": f"{len(outs)} of {pass_plan(cfg)[1]} processes"})
+        if items[i].bench == LOOP_REFERENCE and fields.status == OK:
             loop = fields
-        add_net(fields, loop)
-        fields["plan_index"] = i  # stored when its last pass ends: the plan's order kept (model.suite_order)
+        # stored when its last pass ends: the plan's order kept (model.suite_order)
+        fields = replace(add_net(fields, loop), plan_index=i)
         on_done(items[i], stored(fields, sample_rows(combined.result)))
 
     precision = None

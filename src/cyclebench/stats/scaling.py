@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -367,7 +368,7 @@ def chain_clock(chain: dict[str, Any] | None) -> float | None:
     return float((c["adds"] - c["short_adds"]) / (lo - s))
 
 
-def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str, Any]:
+def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
     """The cost of one operation of a will-it-scale test case at one task (``run -f FILE.c``),
     from ``runs``: one runner process each, 1 task, pinned. A test case cannot be driven in
     batches, so the cost is taken from the sampler's intervals: per interval, timer ticks /
@@ -384,9 +385,6 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str
     first = runs[0]
     bad = next((r for r in runs if r.status != OK), None)
     unit = str((first.start or {}).get("unit") or "ticks")
-    fields: dict[str, Any] = {"kind": TIMING, "bench": first.bench, "param": None, "variant": "", "unit": unit,
-                      "status": bad.status if bad else OK, "reason": bad.reason if bad else None,
-                      "wall_s": sum(r.wall_s for r in runs)}
     xs, groups, measured, disturbed_kept, waits = [], [], 0, 0, []
     ops_per_s: list[float] = []
     ratios: list[tuple[float | None, float | None]] = []
@@ -406,53 +404,58 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str
                 xs.append(iv["ticks"] / iv["deltas"][0])
                 groups.append(g)
                 ops_per_s.append(iv["deltas"][0] / iv["dt"])
-    fields["n_samples"], fields["rounds"] = measured, len(xs)
-    fields["n_disturbed"] = measured - len(xs)
-    extra: dict[str, Any] = {"tasks": 1, "mode": first.mode, "processes": len(runs), "interval": (
-        first.start or {}).get("interval"), "ops_per_s": _median(ops_per_s), "wait_pct": _median(waits),
-        "description": ((first.start or {}).get("wis") or {}).get("description"),
-        "cpu": ((first.start or {}).get("cpus") or [None])[0],
-        "intervals": [r.intervals for r in runs]}
-    fields["extra"] = extra
+    cpu = ((first.start or {}).get("cpus") or [None])[0]
+    row = Result(kind=TIMING, bench=first.bench, param=None, variant="", unit=unit,
+                 status=bad.status if bad else OK, reason=bad.reason if bad else None,
+                 wall_s=sum(r.wall_s for r in runs), n_samples=measured, rounds=len(xs),
+                 n_disturbed=measured - len(xs),
+                 extra={"tasks": 1, "mode": first.mode, "processes": len(runs),
+                        "interval": (first.start or {}).get("interval"), "ops_per_s": _median(ops_per_s),
+                        "wait_pct": _median(waits),
+                        "description": ((first.start or {}).get("wis") or {}).get("description"),
+                        "cpu": cpu, "intervals": [r.intervals for r in runs]})
     if len(xs) < MIN_INTERVALS:
-        if fields["status"] == OK:
-            fields["status"], fields["reason"] = ERROR, f"{len(xs)} usable interval(s): at least {MIN_INTERVALS} needed"
-        return fields
+        if row.status == OK:
+            row = replace(row, status=ERROR, reason=f"{len(xs)} usable interval(s): at least {MIN_INTERVALS} needed")
+        return row
     x, gr = np.asarray(xs), np.asarray(groups)
     per_op = float(np.median(x))
     lo, hi = cluster_ci(x, gr, seed=seed)
     mad = float(np.median(np.abs(x - per_op)))
-    fields.update(per_op=per_op, ci_low=lo, ci_high=hi, median=per_op, min=float(x.min()), mad=mad,
-                  mean=float(x.mean()), rcv=mad / special.ndtri(0.75) / per_op if per_op else None,
+    rcv = mad / special.ndtri(0.75) / per_op if per_op else None
+    row = replace(row, per_op=per_op, ci_low=lo, ci_high=hi, median=per_op, min=float(x.min()), mad=mad,
+                  mean=float(x.mean()), rcv=rcv,
                   cv=float(x.std(ddof=1) / x.mean()) if len(x) > 1 and x.mean() else None,
-                  method="intervals-2level" if len(np.unique(gr)) > 1 else "intervals")
-    fields["ns_per_op"] = per_op if unit == "ns" else per_op * 1e9 / rate_hz if rate_hz else None
-    if fields["status"] == OK and disturbed_kept == len(waits) and waits:
-        fields["status"] = DISTURBED
-        fields["reason"] = (f"the task waited {np.median(waits):.0f}% of the time for its CPU in most intervals: "
-                            "another program ran there; run `cyclebench check`, pin elsewhere (--cpu), and run again")
+                  method="intervals-2level" if len(np.unique(gr)) > 1 else "intervals",
+                  ns_per_op=per_op if unit == "ns" else per_op * 1e9 / rate_hz if rate_hz else None)
+    if row.status == OK and disturbed_kept == len(waits) and waits:
+        row = replace(row, status=DISTURBED, reason=(
+            f"the task waited {np.median(waits):.0f}% of the time for its CPU in most intervals: "
+            "another program ran there; run `cyclebench check`, pin elsewhere (--cpu), and run again"))
     clocks = [r for pair in ratios for r in pair if r]
     if clocks and unit != "ns":
         ratio = float(np.median(clocks))
-        fields.update(cycles_per_op=per_op * ratio, cycles_ci_low=lo * ratio, cycles_ci_high=hi * ratio,
-                      cycles_min=float(x.min()) * ratio, cycles_rcv=fields.get("rcv"),
+        row = replace(row, cycles_per_op=per_op * ratio, cycles_ci_low=lo * ratio, cycles_ci_high=hi * ratio,
+                      cycles_min=float(x.min()) * ratio, cycles_rcv=rcv,
                       core_ghz=ratio * rate_hz / 1e9 if rate_hz else None)
-        with_calibration(fields, (max(clocks) - min(clocks)) / 2 / ratio)
+        row = with_calibration(row, (max(clocks) - min(clocks)) / 2 / ratio)
         agree = [clock.chain_agreement({"chain": c}) for r in runs
                  for c in ((r.start or {}).get("chain_before"), (r.end or {}).get("chain_after")) if c]
         agree = [a for a in agree if a]
-        fields["chain_agreement"] = float(np.median(agree)) if agree else None
-        extra["cycles_source"] = (f"add chain timed on CPU {extra['cpu']} before and after each run, not during it "
-                                  f"(core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else
-                                  f"add chain timed on CPU {extra['cpu']} before and after each run, not during it")
-        extra["chain_clock"] = [list(p) for p in ratios]
+        added: dict[str, Any] = {
+            "cycles_source": (f"add chain timed on CPU {cpu} before and after each run, not during it "
+                              f"(core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else
+                              f"add chain timed on CPU {cpu} before and after each run, not during it"),
+            "chain_clock": [list(p) for p in ratios]}
         apart = [abs(a / b - 1) for a, b in ratios if a and b]
         if apart and max(apart) > CHAIN_DISAGREEMENT:
             i = int(np.argmax(apart))
             a, b = ratios[i]
-            extra["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
+            added["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
                                         f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
-    return fields
+        row = replace(row, chain_agreement=float(np.median(agree)) if agree else None,
+                      extra={**(row.extra or {}), **added})
+    return row
 
 
 def wis_csv_rows(series: Sequence[Series]) -> list[list[Any]]:
