@@ -326,6 +326,23 @@ def _order_names(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     name = alloc.get("name") if isinstance(alloc, Mapping) else None
     return bench.split("/", 1)[0], bench, str(row.get("variant") or ""), str(name or "")
 
+class Interval(TypedDict, total=False):
+    """One interval line of a scaling runner (engine/scale.c, emit_interval): its index ``i``,
+    ``t`` seconds since the start and its length ``dt`` (s), the timer's ``ticks`` over it,
+    ``warmup`` (not measured), each task's operations in it (``deltas``) and, with schedstat,
+    each task's run and wait time (``run_ns``, ``wait_ns``, ns)."""
+
+    type: str
+    i: int
+    t: float
+    dt: float
+    ticks: int
+    warmup: bool
+    deltas: list[int]
+    run_ns: list[int]
+    wait_ns: list[int]
+
+
 @dataclass
 class ScaleRun:
     """What one runner invocation in scaling mode (one benchmark, mode and task count)
@@ -340,7 +357,7 @@ class ScaleRun:
     status: str = OK
     reason: str | None = None
     start: dict[str, Any] | None = None
-    intervals: list[dict[str, Any]] = field(default_factory=list)
+    intervals: list[Interval] = field(default_factory=list)
     end: dict[str, Any] | None = None
     crash: dict[str, Any] | None = None
     steal: float | None = None
