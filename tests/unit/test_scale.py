@@ -195,8 +195,8 @@ def test_summary_is_a_frozen_record_whose_json_has_only_the_keys_it_measured() -
     assert list(plain) == head + stats and plain["per_task"] == [1000.0, 500.0]
     started = scaling.summarize(ScaleRun("b", None, "threads", 2, start={"batch": 8, "cpus": [0, 1]}, intervals=[
         _iv(i, [100, 50], [0, 0]) for i in range(1, 4)]), 2)
-    assert list(started) == (head + ["batch", "task_cpus", "sampler_cpus", "wait_pct"] + stats[:10]
-                             + ["ns_per_op_cpu", "cpu_rate_median"] + stats[10:])
+    assert list(started) == [*head, "batch", "task_cpus", "sampler_cpus", "wait_pct", *stats[:10],
+                             "ns_per_op_cpu", "cpu_rate_median", *stats[10:]]
     assert started["task_cpus"] == [0, 1] and started["sampler_cpus"] is None
     faster = scaling.add_speedup(started, plain)
     assert "speedup" not in started and faster["speedup"] == pytest.approx(1.0)
