@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cyclebench import counters
 from cyclebench.build.statexec import build_statexec
@@ -40,6 +40,22 @@ from cyclebench.stats.repetitions import (
 from cyclebench.stats.result import derived
 
 DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
+
+
+class StatConfig(TypedDict):
+    """``summary["stat"]`` of a `stat` run, beside its repetitions (JSON, as stored): the
+    command's ``argv``, the ``backend`` (timing | callgrind), the perf ``events`` as given and
+    their perf_event_attr ``encodings`` per group, the ``pre`` command, the ``launcher``'s path
+    and, under callgrind, the simulated ``cache`` geometry (level → [size, associativity, line
+    size], bytes)."""
+
+    argv: list[str]
+    backend: str
+    events: str
+    encodings: list[list[str]]
+    pre: list[str] | None
+    launcher: str
+    cache: dict[str, list[int]] | None
 
 
 class StatError(Exception):
@@ -122,7 +138,8 @@ class Stat:
         return aggregate(reps, per_run_counts(reps, self.groups), derive=derived,
                          paranoid=sysinfo.read(sysinfo.ROOT, "proc/sys/kernel/perf_event_paranoid"))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> StatConfig:
+        """What this `stat` runs, as stored in its run's summary (StatConfig)."""
         return {"argv": self.argv, "backend": self.backend, "events": self.events,
                 "encodings": [[e.encoding for e in g] for g in self.groups], "pre": self.pre,
                 "launcher": str(self.exe),

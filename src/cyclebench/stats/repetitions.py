@@ -22,7 +22,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -241,6 +241,30 @@ def bench_name(argv: Sequence[str]) -> str:
     return "stat:" + os.path.basename(argv[0])
 
 
+class StatExtra(TypedDict, total=False):
+    """``extra`` of a stat row (JSON, as stored): ``stat`` (true: store.db.guess_kind), the
+    ``backend``, ``simulated`` (a callgrind event), the ``metric``'s name, its ``values`` per
+    repetition (None: not counted there), ``max``, ``stddev``, ``sem`` (MetricSummary), its
+    ``notes``, ``derived``, the ``command`` (argv) and ``different_work`` (1-based repetitions,
+    same_work); on the first row only, every repetition's launcher record (``repetitions``)
+    and the ``exit`` summary (exit_summary)."""
+
+    stat: bool
+    backend: str
+    simulated: bool
+    metric: str
+    values: list[float | None]
+    max: float | None
+    stddev: float | None
+    sem: float | None
+    notes: list[str]
+    derived: bool
+    command: list[str]
+    different_work: list[int]
+    repetitions: list[Repetition]
+    exit: str
+
+
 def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Repetition],
                 metrics: Sequence[Metric]) -> list[Result]:
     """Results-table rows (new Results of kind stat, not stored), one per metric: per_op = mean
@@ -264,7 +288,7 @@ def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Repetition],
                           ci_low=None if half is None or s.mean is None else s.mean - half,
                           ci_high=None if half is None or s.mean is None else s.mean + half,
                           ns_per_op=s.mean * 1e6 if m.name == "wall" and s.mean is not None else None)
-        extra: dict[str, Any] = {  # JSON, as stored
+        extra: StatExtra = {
             "stat": True, "backend": backend, "simulated": backend == "callgrind" and m.notes == ["simulated"],
             "metric": m.name, "values": m.values, "max": s.max, "stddev": s.stddev, "sem": s.sem, "notes": m.notes,
             "derived": m.status == "derived", "command": list(argv), "different_work": m.different}

@@ -43,7 +43,36 @@ DISTURBED_SHARE = 0.5  # more batches disturbed than this: rejection cannot appl
 MIN_CLEAN = 3  # nor when fewer undisturbed batches than this would be left
 
 
-def disturbance(res: Mapping[str, Any] | None) -> dict[str, int]:
+class CounterEntry(TypedDict, total=False):
+    """One requested event in ``extra["counters"]["events"]`` (JSON, as stored): its ``status``
+    (ok, not counted, …) and, when it was counted in every batch, its slope ``per_op`` (events
+    per operation) with the 95% CI ``ci_low``/``ci_high`` (stats.estimators.estimate)."""
+
+    status: str
+    per_op: float
+    ci_low: float
+    ci_high: float
+
+
+class Counters(TypedDict):
+    """``extra["counters"]`` of a result (JSON, as stored): each requested event by name, and the
+    metrics derived from their per-op counts (:func:`derived`: IPC, MPKI, branch-miss rate)."""
+
+    events: dict[str, CounterEntry]
+    derived: dict[str, float]
+
+
+class Disturbance(TypedDict):
+    """``extra["disturbance"]`` of a disturbed result (JSON, as stored): batches in all, and
+    how many were disturbed, preempted, migrated (disturbance)."""
+
+    batches: int
+    disturbed: int
+    preempted: int
+    migrated: int
+
+
+def disturbance(res: Mapping[str, Any] | None) -> Disturbance:
     """How many of a runner result's batches were disturbed: ``batches``, ``disturbed``,
     ``preempted`` (another task held the CPU: an involuntary switch, or a wake-up kept
     waiting) and ``migrated`` (moved to another CPU); a batch may be both. Flags from
@@ -84,25 +113,6 @@ def usable_for_verdict(row: Mapping[str, Any] | Outcome, include_disturbed: bool
         return include_disturbed or disturbed_note(row.result) is None
     status = row.get("status")
     return status == OK or (include_disturbed and status == DISTURBED)
-
-
-class CounterEntry(TypedDict, total=False):
-    """One requested event in ``extra["counters"]["events"]`` (JSON, as stored): its ``status``
-    (ok, not counted, …) and, when it was counted in every batch, its slope ``per_op`` (events
-    per operation) with the 95% CI ``ci_low``/``ci_high`` (stats.estimators.estimate)."""
-
-    status: str
-    per_op: float
-    ci_low: float
-    ci_high: float
-
-
-class Counters(TypedDict):
-    """``extra["counters"]`` of a result (JSON, as stored): each requested event by name, and the
-    metrics derived from their per-op counts (:func:`derived`: IPC, MPKI, branch-miss rate)."""
-
-    events: dict[str, CounterEntry]
-    derived: dict[str, float]
 
 
 def counter_fields(res: RunnerResult, events: list[list[Any]], n: np.ndarray, group: int | None,

@@ -560,19 +560,18 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
         agree = [clock.chain_agreement({"chain": c}) for r in runs
                  for c in ((r.start or {}).get("chain_before"), (r.end or {}).get("chain_after")) if c]
         agree = [a for a in agree if a]
-        added: dict[str, Any] = {
-            "cycles_source": (f"add chain timed on CPU {cpu} before and after each run, not during it "
-                              f"(core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else
-                              f"add chain timed on CPU {cpu} before and after each run, not during it"),
-            "chain_clock": [list(p) for p in ratios]}
+        source = f"add chain timed on CPU {cpu} before and after each run, not during it"
+        doubtful: dict[str, str] = {}  # cycles_doubtful, when the clock moved
         apart = [abs(a / b - 1) for a, b in ratios if a and b]
         if apart and max(apart) > CHAIN_DISAGREEMENT:
             i = int(np.argmax(apart))
             a, b = ratios[i]
-            added["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
-                                        f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
-        row = replace(row, chain_agreement=float(np.median(agree)) if agree else None,
-                      extra={**(row.extra or {}), **added})
+            doubtful["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
+                                           f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
+        row = replace(row, chain_agreement=float(np.median(agree)) if agree else None, extra={
+            **(row.extra or {}),
+            "cycles_source": f"{source} (core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else source,
+            "chain_clock": [list(p) for p in ratios], **doubtful})
     return row
 
 
