@@ -32,7 +32,7 @@ from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.experiments.session import open_run
-from cyclebench.model import OK, PROFILE
+from cyclebench.model import OK, PROFILE, Result
 from cyclebench.runner import Runner
 from cyclebench.runner import profile as tracer
 from cyclebench.runner.plan import MeasureOptions
@@ -236,18 +236,18 @@ def probe_line(probe: Mapping[str, Any], unit: str) -> str:
 BENCH_MAX = 255  # characters of results.bench (store/schema.py); the whole name stays in extra
 
 
-def result_row(row: Mapping[str, Any], unit: str) -> dict[str, Any]:
-    """One function of the flat profile as a result row of kind ``profile``: per_op = its
+def result_row(row: Mapping[str, Any], unit: str) -> Result:
+    """One function of the flat profile as a result row of kind ``profile`` (a new Result, not
+    stored), in ``unit`` (the profile's clock) per call: per_op = its
     compensated self per call (a median over the calls, as ``median``), ci = ± what the probe
     may be off by, mean = gprof's time/calls; calls and the rest of the profile row in ``extra``
     (what `show` gives report.profile.profile_table back; no n_samples: calls are not samples
     of a batch, and a row with samples but no min reads as off the line, report.console.notes)."""
     self_, pm = row.get("self"), row.get("self_pm")
-    return {"kind": PROFILE, "bench": str(row["function"])[:BENCH_MAX], "param": None, "variant": "",
-            "status": OK, "unit": unit, "per_op": self_, "median": self_, "mean": row.get("self_mean"),
-            "ci_low": None if pm is None or self_ is None else self_ - pm,
-            "ci_high": None if pm is None or self_ is None else self_ + pm,
-            "method": "profile", "extra": dict(row)}
+    return Result(kind=PROFILE, bench=str(row["function"])[:BENCH_MAX], param=None, variant="", status=OK, unit=unit,
+                  per_op=self_, median=self_, mean=row.get("self_mean"),
+                  ci_low=None if pm is None or self_ is None else self_ - pm,
+                  ci_high=None if pm is None or self_ is None else self_ + pm, method="profile", extra=dict(row))
 
 
 def store_profile(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path],

@@ -176,7 +176,7 @@ def execute(
                 outcome = callgrind.simulate(binary, item.bench, item.param, cfg.sim_iters, cfg.cache,
                                             timeout=cfg.timeout or 600.0, cpu=prepared.cpu)
                 variant = prepared.variants[i] if prepared.variants else cfg.variant
-                on_done(item, stored({**callgrind.result_fields(outcome, variant), "plan_index": i}))
+                on_done(item, stored(replace(callgrind.result_fields(outcome, variant), plan_index=i)))
         store.finish_run(run_id, "complete")
         return run_id, rows
     loop: Result | None = None
