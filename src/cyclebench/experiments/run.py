@@ -75,7 +75,7 @@ class Prepared:
     # with --allocator, per item: the runner it runs on and its variant (the allocator's name)
     runners: list[Runner] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)
-    allocator: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → allocators.describe
+    allocator: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name → allocators.describe
     skipped: dict[str, str] = field(default_factory=dict)  # allocator not installed → why (the package)
 
 

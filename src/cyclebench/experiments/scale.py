@@ -119,7 +119,7 @@ class Prepared:
     wis: _wis.Built = dataclasses.field(default_factory=_wis.Built)  # test cases' runners, by (name, mode)
     descriptions: dict[str, str | None] = dataclasses.field(default_factory=dict)  # test case → description
     # --allocator: name → (its runner, allocators.describe) or why it is skipped (the package to install)
-    allocated: dict[str, tuple[Binary, dict[str, Any]] | str] = dataclasses.field(default_factory=dict)
+    allocated: dict[str, tuple[Binary, dict[str, str | None]] | str] = dataclasses.field(default_factory=dict)
 
     def binary_for(self, bench: str, mode: str) -> Path:
         """The runner that measures ``bench`` in ``mode``."""
