@@ -313,6 +313,89 @@ class Run(_Columns):
 RUN_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Run))
 
 
+@dataclass(frozen=True, eq=False)
+class Point(_Columns):
+    """One run's figure in a benchmark's history (experiments/history.points_from): the run's id,
+    start time (ISO 8601) and labels; its estimate with its 95% CI in the series' unit
+    (cycles~, else a timer unit: the series says which); the benchmark's parameter."""
+
+    run: int
+    started_at: str | None
+    labels: Mapping[str, str]
+    estimate: float
+    ci_low: float | None
+    ci_high: float | None
+    param: int | None
+
+
+@dataclass(frozen=True, eq=False)
+class TimedProfileRow(_Columns):
+    """One function of a timed flat profile (stats/profile.flat_profile, docs/method.md §10), its
+    durations per call in the profile's unit (cycles~ or ns): ``self``/``total`` compensated
+    (the probe's cost subtracted; medians over the calls, a parent's total at least its children's),
+    ``*_raw`` as recorded, ``self_mean`` gprof's time/calls, ``self_pm``/``total_pm`` what the
+    probe may be off by (None without a probe); ``comp_share`` the compensation's share of the
+    raw self (``compensated`` when over stats.profile.COMPENSATION_NOTE); ``pct`` the share of
+    the profile (calls × max(self, 0)); ``ir_self``/``ir_total`` callgrind's exact instructions
+    per call where it could run the program. Stored whole as its result's ``extra``."""
+
+    function: str
+    calls: int
+    self_raw: float
+    self: float
+    self_mean: float
+    self_pm: float | None
+    total_raw: float
+    total: float
+    total_pm: float | None
+    comp_share: float
+    compensated: bool
+    pct: float = 0.0
+    ir_self: float | None = None
+    ir_total: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The row as stored in ``extra`` (Ir only where callgrind counted it)."""
+        return {k: v for k, v in self.items() if v is not None or k not in ("ir_self", "ir_total")}
+
+    @classmethod
+    def of(cls, doc: Mapping[str, Any]) -> TimedProfileRow:
+        """The row of a stored ``extra``."""
+        return cls(**{k: doc.get(k) for k in cls.__dataclass_fields__ if k in doc})
+
+
+@dataclass(frozen=True, eq=False)
+class SimulatedProfileRow(_Columns):
+    """One function of a flat profile under callgrind (exact counts, nothing to compensate):
+    calls; ``self``/``total`` instructions per call, ``self_ir``/``total_ir`` in all; ``pct``
+    its share of the program's own instructions. Stored whole as its result's ``extra``."""
+
+    function: str
+    calls: int
+    self: float
+    total: float
+    self_ir: int
+    total_ir: int
+    pct: float
+
+    def to_json(self) -> dict[str, object]:
+        """The row as stored in ``extra``."""
+        return dict(self)
+
+    @classmethod
+    def of(cls, doc: Mapping[str, Any]) -> SimulatedProfileRow:
+        """The row of a stored ``extra``."""
+        return cls(**{k: doc.get(k) for k in cls.__dataclass_fields__})
+
+
+ProfileRow = TimedProfileRow | SimulatedProfileRow
+
+
+def profile_row(doc: Mapping[str, Any]) -> ProfileRow:
+    """A stored flat-profile row as its record: simulated when it has ``self_ir``."""
+    return SimulatedProfileRow.of(doc) if "self_ir" in doc else TimedProfileRow.of(doc)
+
+
 R = TypeVar("R", bound=Mapping[str, Any])
 
 
@@ -450,3 +533,81 @@ class Series:
     def label(self) -> str:
         variant = f" [{self.variant}]" if self.variant else ""
         return f"{self.bench}{'' if self.param is None else f'[{self.param}]'}{variant} ({self.mode})"
+
+
+# The fleet (docs/fleet.md): what a host's job came to, as the controller stores and shows it.
+# A host's row: ok | unreachable | check failed | busy | failed | interrupted; a job's: running |
+# complete | interrupted | failed (store/schema.py's fleet_hosts and fleet_jobs).
+FLEET_HOST_STATUSES = ("ok", "unreachable", "check failed", "busy", "failed", "interrupted")
+
+
+class CheckFinding(TypedDict, total=False):
+    """One finding of ``cyclebench check --json`` as a host wrote it (env.check.Finding.to_dict),
+    or one of the fleet's own (name, status ``OK``/``FATAL``, detail): JSON from the host, kept
+    with the host's fleet row as it came."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None
+    fix_writes: list[list[str]]
+    revert_writes: list[list[str]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Machine:
+    """The machine an inventory name reached: its own hostname, host id (hashed machine-id), boot
+    id and CPU model; None where the host did not say (a job refused before its agent started
+    names the hostname alone: fleet/bootstrap.py)."""
+
+    hostname: str | None = None
+    host_id: str | None = None
+    boot_id: str | None = None
+    cpu_model: str | None = None
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | None) -> Machine | None:
+        """The record of a JSON object (agent.json's ``machine``, the stored column); None for
+        None or an empty object. Keys it does not know are left out."""
+        if not doc:
+            return None
+        return cls(**{f.name: (None if doc.get(f.name) is None else str(doc[f.name])) for f in fields(cls)})
+
+    def to_json(self) -> dict[str, str]:
+        """The JSON object: the fields the host said, the unknown (None) left out."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetHost:
+    """One host's outcome in a fleet job: its inventory name, ``status`` (FLEET_HOST_STATUSES),
+    why (None when ok), the check's findings there (None when none came back), the ids of its
+    runs in the controller's database, the machine, and ``results``: how many result rows those
+    runs hold (counted when they land; not stored)."""
+
+    host: str
+    status: str
+    reason: str | None = None
+    check: tuple[CheckFinding, ...] | None = None
+    run_ids: tuple[int, ...] = ()
+    machine: Machine | None = None
+    results: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetHostRow:
+    """A host's stored row of one fleet job (store/fleet.py): the outcome's stored fields, when it
+    was recorded (ISO 8601 UTC), and its job's command (argv after ``cyclebench``), status and
+    start."""
+
+    job_id: int
+    host: str
+    status: str
+    reason: str | None
+    finished_at: str | None
+    check: tuple[CheckFinding, ...] | None
+    run_ids: tuple[int, ...]
+    machine: Machine | None
+    command: tuple[str, ...]
+    job_status: str
+    job_started_at: str

@@ -70,11 +70,11 @@ def test_bundles_into_sqlite_and_an_unreachable_host(tmp_path: Path, ssh_lab: La
         assert run["env"]["hostname"] == socket.gethostname() and run["boot_id"] and run["host_id"]
         assert run["labels"]["fleet"].isdigit()
         assert {x["bench"] for x in store.results(run["id"]) if x["status"] == "ok"} >= {"chain/add200"}, host
-    last = {x["host"]: x for x in jobs.last_per_host(store)}
-    assert last["gamma"]["status"] == "unreachable" and "Connection refused" in last["gamma"]["reason"]
-    assert last["alpha"]["status"] == "ok" and last["alpha"]["run_ids"] == [runs["alpha"]["id"]]
-    assert any(f.get("name") == "hypervisor" for f in last["alpha"]["check"])  # the check's findings are kept
-    assert last["alpha"]["machine"]["hostname"] == socket.gethostname()
+    last = {x.host: x for x in jobs.last_per_host(store)}
+    assert last["gamma"].status == "unreachable" and "Connection refused" in (last["gamma"].reason or "")
+    assert last["alpha"].status == "ok" and last["alpha"].run_ids == (runs["alpha"]["id"],)
+    assert any(f.get("name") == "hypervisor" for f in last["alpha"].check or ())  # the check's findings are kept
+    assert last["alpha"].machine and last["alpha"].machine.hostname == socket.gethostname()
 
     status = fleet("status", "-i", str(inv), "--db", db)
     assert status.returncode == 0 and "unreachable" in status.stdout and "alpha" in status.stdout, status.stderr
@@ -102,7 +102,7 @@ def test_direct_into_postgresql_keeps_the_password_out_of_argv_and_logs(
     runs = {run["host"]: run for run in store.list_runs(None)}
     assert set(runs) == {"alpha", "beta"}
     assert all(run["status"] == "complete" and store.results(run["id"]) for run in runs.values())
-    assert {x["host"]: x["run_ids"] for x in jobs.last_per_host(store)} == {h: [runs[h]["id"]] for h in runs}
+    assert {x.host: x.run_ids for x in jobs.last_per_host(store)} == {h: (runs[h]["id"],) for h in runs}
     leaked = [p for p in art.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
     assert not leaked, leaked
     assert secret not in r.stdout + r.stderr
@@ -121,7 +121,7 @@ def test_a_check_that_makes_measuring_impossible_stops_that_host(tmp_path: Path,
     store = Store(db, create=False)
     assert store.list_runs(None) == []  # nothing measured there
     (row,) = jobs.last_per_host(store)
-    assert row["status"] == "check failed" and row["check"][0]["status"] == "FATAL"
+    assert row.status == "check failed" and row.check and row.check[0]["status"] == "FATAL"
 
 
 def test_the_packaged_playbook_runs_with_plain_ansible_playbook(tmp_path: Path, ssh_lab: Lab,  # noqa: F811
@@ -179,7 +179,7 @@ def test_ctrl_c_stops_the_fleet_and_its_remote_agents(tmp_path: Path, ssh_lab: L
     assert not _agents("alpha"), "the remote agent outlived its ssh session"
     assert not list((host_dirs / "alpha").glob("hosts/*/jobs/*")), "the interrupted job's directory was left"
     store = Store(db, create=False)
-    assert [x["status"] for x in jobs.last_per_host(store)] == ["interrupted"]
+    assert [x.status for x in jobs.last_per_host(store)] == ["interrupted"]
 
 
 def _intervals(store: Store) -> list[tuple[str, str, str]]:
@@ -210,10 +210,10 @@ def test_two_inventory_names_on_one_machine_queue_and_both_run(tmp_path: Path, w
     print(r.stdout, r.stderr[-3000:])
     assert r.returncode == 1, r.stdout + r.stderr
     store = Store(db, create=False)
-    last = {x["host"]: x for x in jobs.last_per_host(store)}
-    (busy,) = [x for x in last.values() if x["status"] == "busy"]
-    (done,) = [x for x in last.values() if x["status"] == "ok"]
-    assert f"for {done['host']}" in busy["reason"] and "syscall/getpid" in busy["reason"], busy["reason"]
+    last = {x.host: x for x in jobs.last_per_host(store)}
+    (busy,) = [x for x in last.values() if x.status == "busy"]
+    (done,) = [x for x in last.values() if x.status == "ok"]
+    assert busy.reason and f"for {done.host}" in busy.reason and "syscall/getpid" in busy.reason, busy.reason
     assert not list((shared / "hosts").glob("*/jobs/*")), "job directories left behind"
 
 
@@ -245,8 +245,8 @@ def test_a_fleet_directory_another_user_can_write_is_refused(tmp_path: Path, whe
     assert r.returncode == 1 and not mark.exists(), r.stdout + r.stderr
     store = Store(db, create=False)
     (row,) = jobs.last_per_host(store)
-    assert row["status"] == "failed" and f"refusing the fleet directory: {shared} is writable by every user" in (
-        row["reason"]), row["reason"]
+    assert row.status == "failed" and f"refusing the fleet directory: {shared} is writable by every user" in (
+        row.reason or ""), row.reason
     assert store.list_runs(None) == []
 
 

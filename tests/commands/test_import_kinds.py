@@ -89,7 +89,7 @@ def test_variants_and_check_json_are_named(db: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("data", "says"), [
-    (to_dict(SelftestReport([Check("A/A", "no verdict", "none", True)], 1.0, 1)), "this is selftest's --json"),
+    (to_dict(SelftestReport((Check("A/A", "no verdict", "none", True),), 1.0, 1)), "this is selftest's --json"),
     ({"context": {"date": "x"}, "benchmarks": [{"name": "a", "real_time": 1.0}]}, "this is Google Benchmark JSON"),
     ({"version": "1.0", "metadata": {}, "benchmarks": []}, "this is pyperf JSON"),
     ({"format": "cyclebench-history", "bench": "a"}, "this is history's --json"),

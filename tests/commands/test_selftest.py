@@ -77,7 +77,10 @@ def test_selftest_quick(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fault, caught", [
-    ("calibration", {"calibration: 300 adds", "cycles~ coverage"}),  # cycles~ 1% high
+    # cycles~ 1% high. The six chains over six runs catch it every time (20 of 20); 300 adds alone
+    # reads within its ±0.5% in one attempt of 4 runs in 20 when idle, and a busy host explains
+    # +0.8% (a correct tool read 303.19 beside a busy loop): it is not what must catch it.
+    ("calibration", {"cycles~ coverage"}),
     ("timer-skip", {"timer"}),  # the clock advances in steps of 256 ticks
 ])
 def test_an_injected_fault_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str,
@@ -88,6 +91,9 @@ def test_an_injected_fault_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     failed = {c["name"] for c in data["checks"] if c["status"] == "FAIL"}
     assert all(any(f.startswith(name) for f in failed) for name in caught), output
     assert "FAILED" in output
+    if fault == "calibration":  # what was injected is what the chains read: +1%
+        cov = next(c for c in data["checks"] if c["name"].startswith("cycles~ coverage"))["values"]
+        assert 0.005 <= cov["median_bias"] <= 0.02, cov
 
 
 def test_a_busy_loop_beside_it_is_not_a_fail(tmp_path: Path) -> None:

@@ -10,13 +10,13 @@ import click
 import pytest
 
 from cyclebench.cli import main
-from cyclebench.commands._fleet import plan
 from cyclebench.commands._options import take_c_files
+from cyclebench.commands.fleet import job_plan
 
 
 @pytest.fixture(autouse=True)
 def _in_the_cli() -> object:
-    """plan() finds the command to run through click's context, as under `cyclebench fleet run`."""
+    """job_plan() finds the command to run through click's context, as under `cyclebench fleet run`."""
     with click.Context(main):
         yield
 
@@ -28,8 +28,8 @@ def test_take_c_files_keeps_the_order_and_the_rest() -> None:
 def test_the_fleet_maps_c_file_arguments_into_the_job(tmp_path: Path) -> None:
     for n in ("one.c", "two.c"):
         (tmp_path / n).write_text("x")
-    p = plan(["scale", str(tmp_path / "*.c"), "--tasks", "1,2"])
-    assert p.args == ["scale", "one.c", "two.c", "--tasks", "1,2"]
+    _, p = job_plan(["scale", str(tmp_path / "*.c"), "--tasks", "1,2"])
+    assert p.args == ("scale", "one.c", "two.c", "--tasks", "1,2")
     assert {d: s for s, d in p.files} == {"one.c": tmp_path / "one.c", "two.c": tmp_path / "two.c"}
-    p = plan(["compare", str(tmp_path / "one.c"), "a/b", "c/d"])
-    assert p.args[:4] == ["compare", "one.c", "a/b", "c/d"] and [d for _, d in p.files] == ["one.c"]
+    _, p = job_plan(["compare", str(tmp_path / "one.c"), "a/b", "c/d"])
+    assert p.args[:4] == ("compare", "one.c", "a/b", "c/d") and [d for _, d in p.files] == ["one.c"]

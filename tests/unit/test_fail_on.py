@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cyclebench.commands._compare import _fails, _verdict
+from cyclebench.experiments.variants import fail_on_hits, verdict_of
 
 
 @pytest.mark.parametrize(("verdict", "fail_on", "fails"), [
@@ -16,10 +16,22 @@ from cyclebench.commands._compare import _fails, _verdict
     ("inconclusive (2 pairs: at least 6 are needed)", ["inconclusive"], True),
 ])
 def test_which_verdicts_fail(verdict: str, fail_on: list[str], fails: bool) -> None:
-    assert _fails(verdict, fail_on) is fails
+    note = verdict.partition(" (")[2].rstrip(")") or None
+    measured = {"label": "jemalloc", "status": "ok", "note": note,
+                "comparison": None if verdict.startswith("inconclusive") else {"verdict": verdict}}
+    data = [{"bench": "alloc/small", "variants": [{"label": "glibc", "status": "ok", "baseline": True}, measured]}]
+    assert fail_on_hits(data, fail_on) == ([f"alloc/small jemalloc: {verdict}"] if fails else [])
+
+
+def test_only_measured_variants_fail() -> None:
+    """The baseline and a variant that crashed (its own exit status) are never --fail-on hits."""
+    data = [{"bench": "alloc/small", "variants": [
+        {"label": "glibc", "status": "ok", "baseline": True, "comparison": None},
+        {"label": "tcmalloc", "status": "crashed", "comparison": None}]}]
+    assert fail_on_hits(data, ["inconclusive", "different"]) == []
 
 
 def test_a_variant_without_a_verdict_is_inconclusive() -> None:
-    assert _verdict({"comparison": None, "note": "2 pairs: at least 6 are needed"}) == \
+    assert verdict_of({"comparison": None, "note": "2 pairs: at least 6 are needed"}) == \
         "inconclusive (2 pairs: at least 6 are needed)"
-    assert _verdict({"comparison": {"verdict": "slower"}}) == "slower"
+    assert verdict_of({"comparison": {"verdict": "slower"}}) == "slower"

@@ -15,7 +15,10 @@ import pytest
 
 from cyclebench.build import wheelhouse
 from cyclebench.cli import main
-from cyclebench.commands._fleet import plan
+from cyclebench.commands.fleet import job_plan
+from cyclebench.experiments.errors import ExperimentError
+from cyclebench.experiments.fleet.plan import Plan, labelled
+from cyclebench.model import FleetHost
 from cyclebench.runner import tether
 from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
@@ -25,9 +28,15 @@ from conftest import DATA, cli
 
 @pytest.fixture(autouse=True)
 def _in_the_cli() -> object:
-    """plan() finds the command to run through click's context, as under `cyclebench fleet run`."""
+    """job_plan() finds the command to run through click's context, as under `cyclebench fleet run`."""
     with click.Context(main):
         yield
+
+
+def plan(args: list[str], job_label: str | None = None) -> Plan:
+    """What `fleet run` sends every host for ``args``, with the job's label when given."""
+    line, p = job_plan(args)
+    return p if job_label is None else labelled(p, line, job_label)
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -38,9 +47,9 @@ def _in_the_cli() -> object:
     (["run", "--repeat", "zero"], "-- run:"), (["run", "-f", "/nonexistent/*.c"], "matches no file"),
 ])
 def test_what_cannot_run_on_every_host_alike_is_refused(args: list[str], says: str) -> None:
-    with pytest.raises(click.UsageError) as e:
+    with pytest.raises((click.UsageError, ExperimentError)) as e:  # its options: click's; the rest: the design's
         plan(args)
-    assert says in str(e.value.format_message())
+    assert says in str(e.value)
 
 
 def test_c_files_and_their_headers_go_into_the_job_directory(tmp_path: Path) -> None:
@@ -49,8 +58,8 @@ def test_c_files_and_their_headers_go_into_the_job_directory(tmp_path: Path) -> 
     (tmp_path / "mine.h").write_text("x")
     p = plan(["run", "-f", str(tmp_path / "*.c"), "-b", "mine/*", f"--file={DATA / 'chain.c'}", "-I",
               str(tmp_path / "inc"), "--min-time", "0.01"], "fleet=7")
-    assert p.args == ["run", "-f", "mine.c", "-b", "mine/*", "-f", "chain.c", "-I", "inc0", "--min-time", "0.01",
-                      "--label", "fleet=7"]
+    assert p.args == ("run", "-f", "mine.c", "-b", "mine/*", "-f", "chain.c", "-I", "inc0", "--min-time", "0.01",
+                      "--label", "fleet=7")
     dests = {d: s for s, d in p.files}
     assert dests["mine.c"] == tmp_path / "mine.c" and dests["mine.h"] == tmp_path / "mine.h"
     assert dests["chain.c"] == DATA / "chain.c" and dests["inc0/"] == tmp_path / "inc"
@@ -60,12 +69,12 @@ def test_two_files_of_one_name_are_refused(tmp_path: Path) -> None:
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
         (tmp_path / d / "x.c").write_text("x")
-    with pytest.raises(click.UsageError, match=r"two files named x\.c"):
+    with pytest.raises(ExperimentError, match=r"two files named x\.c"):
         plan(["run", "-f", str(tmp_path / "a" / "x.c"), "-f", str(tmp_path / "b" / "x.c")])
 
 
 def test_a_command_without_labels_gets_no_job_label() -> None:
-    assert plan(["check", "--cpu", "1"], "fleet=3").args == ["check", "--cpu", "1"]
+    assert plan(["check", "--cpu", "1"], "fleet=3").args == ("check", "--cpu", "1")
 
 
 def test_fleet_run_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
@@ -119,16 +128,16 @@ def test_wheelhouse_key_follows_the_source(tmp_path: Path) -> None:
 def test_fleet_records_keep_each_hosts_last_job(tmp_path: Path) -> None:
     s = Store(f"sqlite:///{tmp_path / 'f.db'}")
     j1 = jobs.begin_job(s, "inv", ["run"], "bundles")
-    jobs.record_host(s, j1, "a", "ok", run_ids=[1])
-    jobs.record_host(s, j1, "b", "unreachable", "refused")
+    jobs.record_host(s, j1, FleetHost(host="a", status="ok", run_ids=(1,)))
+    jobs.record_host(s, j1, FleetHost(host="b", status="unreachable", reason="refused"))
     jobs.finish_job(s, j1, "complete")
     j2 = jobs.begin_job(s, "inv", ["run", "-b", "x"], "bundles")
-    jobs.record_host(s, j2, "a", "failed", "exit 1")
-    jobs.record_host(s, j2, "a", "check failed", "no C compiler")  # recorded again: replaced
-    last = {r["host"]: r for r in jobs.last_per_host(s)}
-    assert (last["a"]["job_id"], last["a"]["status"], last["a"]["reason"]) == (j2, "check failed", "no C compiler")
-    assert (last["b"]["job_id"], last["b"]["status"]) == (j1, "unreachable")
-    assert [r["host"] for r in jobs.last_per_host(s, ["b"])] == ["b"]
+    jobs.record_host(s, j2, FleetHost(host="a", status="failed", reason="exit 1"))
+    jobs.record_host(s, j2, FleetHost(host="a", status="check failed", reason="no C compiler"))  # again: replaced
+    last = {r.host: r for r in jobs.last_per_host(s)}
+    assert (last["a"].job_id, last["a"].status, last["a"].reason) == (j2, "check failed", "no C compiler")
+    assert (last["b"].job_id, last["b"].status) == (j1, "unreachable")
+    assert [r.host for r in jobs.last_per_host(s, ["b"])] == ["b"]
     assert len(jobs.hosts_of(s, j2)) == 1
     s.close()
 
@@ -165,17 +174,17 @@ def test_compare_by_host_needs_two_hosts_and_takes_run_ids_only(tmp_path: Path) 
 
 @pytest.mark.parametrize("args", [["run", "--json", "x.json"], ["run", "-o", "x.csv"], ["run", "--plot", "x.png"]])
 def test_files_written_on_the_hosts_are_refused(args: list[str]) -> None:
-    with pytest.raises(click.UsageError, match="do not come back"):
+    with pytest.raises(ExperimentError, match="do not come back"):
         plan(args)
 
 
 def test_an_interrupted_job_keeps_the_hosts_that_finished(tmp_path: Path) -> None:
     """After Ctrl-C, a host whose bundle came back is imported and ok; one still measuring is
-    'interrupted' with nothing imported (commands/_fleet.land)."""
+    'interrupted' with nothing imported (experiments/fleet/job.land)."""
     import json
 
-    from cyclebench.commands._fleet import land
-    from cyclebench.commands._fleet_ansible import HostState
+    from cyclebench.experiments.fleet.ansible import HostState
+    from cyclebench.experiments.fleet.job import land
     from cyclebench.store import runfile
 
     there = Store(f"sqlite:///{tmp_path / 'host.db'}")
@@ -191,10 +200,10 @@ def test_an_interrupted_job_keeps_the_hosts_that_finished(tmp_path: Path) -> Non
     job = jobs.begin_job(ctl, "inv", ["run"], "bundles")
     alpha = land(ctl, job, "alpha", HostState(task="clean up", done=True), tmp_path / "fetched", False, True)
     beta = land(ctl, job, "beta", HostState(task="measure"), tmp_path / "fetched", False, True)
-    assert alpha["status"] == "ok" and len(alpha["run_ids"]) == 1 and alpha["results"] == 1
-    assert ctl.get_run(alpha["run_ids"][0])["host"] == "alpha"
-    assert beta["status"] == "interrupted" and beta["run_ids"] == [] and "measure" in beta["reason"]
-    assert {r["host"]: r["status"] for r in jobs.hosts_of(ctl, job)} == {"alpha": "ok", "beta": "interrupted"}
+    assert alpha.status == "ok" and len(alpha.run_ids) == 1 and alpha.results == 1
+    assert ctl.get_run(alpha.run_ids[0])["host"] == "alpha"
+    assert beta.status == "interrupted" and beta.run_ids == () and beta.reason and "measure" in beta.reason
+    assert {r.host: r.status for r in jobs.hosts_of(ctl, job)} == {"alpha": "ok", "beta": "interrupted"}
     ctl.close()
 
 
@@ -218,7 +227,7 @@ def test_an_inventory_ansible_cannot_parse_is_one_line(tmp_path: Path, name: str
 
 def test_an_inventory_directory_is_read_whole(tmp_path: Path) -> None:
     pytest.importorskip("ansible", reason="ansible-core not installed (pip install 'cyclebench[fleet]')")
-    from cyclebench.commands._fleet import inventory_hosts
+    from cyclebench.experiments.fleet.inventory import inventory_hosts
 
     (tmp_path / "group_vars").mkdir()
     (tmp_path / "group_vars" / "all.yml").write_text("cyclebench_dir: /srv/cb\n")
@@ -259,3 +268,73 @@ def test_tether_watches_a_chain_recorded_before_exec(tmp_path: Path) -> None:
     child = subprocess.run([sys.executable, "-c", script], timeout=30,
                            env={**os.environ, tether.CHAIN_ENV: f"{gone.pid}:1"})
     assert child.returncode == 0 and mark.read_text() == "term"
+
+
+def test_agent_json_crosses_the_wire_and_back(tmp_path: Path) -> None:
+    """What the agent writes is what the controller reads; a row the bootstrap wrote when it
+    refused the job (fleet/bootstrap.py: the hostname alone, no check) reads as well."""
+    import json
+
+    from cyclebench.experiments.fleet.agent import AgentReport, read_report
+    from cyclebench.model import CheckFinding, Machine
+
+    sent = AgentReport(host="alpha", machine=Machine(hostname="box", host_id="h1", boot_id="b1", cpu_model=None),
+                       command=("run", "-b", "x/*"),
+                       check=(CheckFinding(name="hypervisor", status="WARN", detail="kvm"),),
+                       returncode=1, runs=(3, 4), bundles=("run-3.json", "run-4.json"), stderr_tail="boom")
+    doc = sent.to_json()
+    assert "store_error" not in doc and doc["machine"] == {"hostname": "box", "host_id": "h1", "boot_id": "b1"}
+    (tmp_path / "agent.json").write_text(json.dumps(doc))
+    assert read_report(tmp_path / "agent.json", "alpha") == sent
+    (tmp_path / "busy.json").write_text(json.dumps({
+        "host": "beta", "machine": {"hostname": "box"}, "command": ["run"], "fatal": "busy: fleet job 1-2 for alpha",
+        "check": None, "returncode": None, "runs": [], "bundles": []}))
+    busy = read_report(tmp_path / "busy.json", "beta")
+    assert busy is not None and busy.machine == Machine(hostname="box") and busy.check is None
+    assert busy.fatal and busy.fatal.startswith("busy") and busy.runs == ()
+    assert read_report(tmp_path / "none.json", "gamma") is None
+
+
+def test_ansible_events_fold_into_each_hosts_state() -> None:
+    """ansible-runner's events (runner_on_start/ok/failed/unreachable) → one record per host,
+    replaced, never changed; a failure ignore_errors covers does not count."""
+    from cyclebench.experiments.fleet.ansible import HostState, RunnerEvent, fold
+
+    hosts: dict[str, HostState] = {}
+    events: list[RunnerEvent] = [
+        {"event": "runner_on_start", "event_data": {"host": "a", "task": "check"}},
+        {"event": "runner_on_start", "event_data": {"host": "b", "task": "check"}},
+        {"event": "runner_on_failed", "event_data": {"host": "b", "task": "check", "ignore_errors": True,
+                                                     "res": {"msg": "ignored"}}},
+        {"event": "runner_on_unreachable", "event_data": {"host": "c", "res": {"msg": "ssh: refused\n"}}},
+        {"event": "runner_on_failed", "event_data": {"host": "b", "task": "install",
+                                                     "res": {"results": [{"failed": False}, {"failed": True,
+                                                                                            "stderr": "no pip"}]}}},
+        {"event": "runner_on_ok", "event_data": {"host": "a", "task": "clean up"}},
+        {"event": "playbook_on_stats", "event_data": {}},
+    ]
+    first = None
+    started = []
+    for ev in events:
+        started.append(fold(hosts, ev))
+        first = first or hosts.get("a")
+    assert started[:2] == ["a", "b"] and started[2:] == [None] * 5
+    assert hosts["a"] == HostState(task="check", done=True) and first == HostState(task="check")
+    assert hosts["b"] == HostState(status="failed", reason="install: no pip", task="check")
+    assert hosts["c"] == HostState(status="unreachable", reason="ssh: refused")
+
+
+def test_fleet_run_json_keeps_its_shape() -> None:
+    import json
+
+    from cyclebench.model import FleetHost, Machine
+    from cyclebench.report.fleet import summary_json
+
+    doc = json.loads(summary_json(7, [FleetHost(host="a", status="ok", check=(), run_ids=(1, 2),
+                                                machine=Machine(hostname="box"), results=5),
+                                      FleetHost(host="b", status="unreachable", reason="refused")]))
+    assert doc == {"job": 7, "hosts": [
+        {"host": "a", "status": "ok", "reason": None, "check": [], "run_ids": [1, 2], "machine": {"hostname": "box"},
+         "results": 5},
+        {"host": "b", "status": "unreachable", "reason": "refused", "check": None, "run_ids": [], "machine": None,
+         "results": 0}]}

@@ -8,6 +8,7 @@ No compiler: each table is built from fixture rows as its command builds it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -16,7 +17,8 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from cyclebench.model import BenchInfo, Comparison, Series
+from cyclebench.experiments.counters import SweptEvent
+from cyclebench.model import BenchInfo, Comparison, Series, TimedProfileRow
 from cyclebench.report import console as report
 from cyclebench.report import hosts, listing, plots, ranked
 from cyclebench.report.fit import FitTable, pieces
@@ -119,7 +121,7 @@ RUNS = [{"id": 1000 + i, "started_at": "2026-11-25 16:39:04", "status": "complet
         for i in range(3)]
 
 
-def _profile_rows() -> list[dict[str, Any]]:
+def _profile_rows() -> list[TimedProfileRow]:
     def ev(ph: str, ts_us: float, name: str) -> dict[str, Any]:
         return {"ph": ph, "ts": ts_us, "name": name, "tid": 1, "pid": 1}
 
@@ -132,9 +134,7 @@ def _profile_rows() -> list[dict[str, Any]]:
         events.append(ev("E", t / 1000, "outer_function_with_a_long_name"))
     events.append(ev("E", (t + 1) / 1000, "main"))
     rows = flat_profile(calls_of(events), 1.0, Probe(inner_lo=110, inner_hi=130, outer=150))
-    for r in rows:
-        r["ir_self"] = 3001.0
-    return rows
+    return [dataclasses.replace(r, ir_self=3001.0) for r in rows]
 
 
 BENCHES = [BenchInfo("copy/memcpy", "copy", (16, 64, 256, 1024, 4096, 65536, 1048576), None, "copy.c", 41, True),
@@ -148,18 +148,17 @@ EVENT_LIST = [("generic", SimpleNamespace(name="task-clock", encoding="software:
                "perf_event_open: No such file or directory (no PMU exposed here)"),
               ("amd64_fam19h_zen4", SimpleNamespace(name="amd64_fam19h_zen4::RETIRED_INSTRUCTIONS",
                                                     encoding="raw:0xc0"), None)]
-SWEEP = [{"event": "amd64_fam19h_zen4::RETIRED_INSTRUCTIONS", "encoding": "raw:0x00c0", "per_op": 300.12},
-         {"event": "amd64_fam19h_zen4::RETIRED_BRANCH_INSTRUCTIONS", "encoding": "raw:0x00c2", "per_op": 1.0}]
-HOST_ROWS = [{"bench": "syscall/getpid", "param": None, "variant": "", "hosts": {
-    "lab-xeon-8480": {"mean": 352.5, "spread": 2.1, "unit": "cycles~", "runs": 3},
-    "lab-epyc-9654": {"mean": 379.2, "spread": 9.9, "unit": "cycles~", "runs": 3}}},
-    {"bench": "copy/rep_movsb", "param": 1048576, "variant": "", "hosts": {
-        "lab-xeon-8480": {"mean": 123456.7, "spread": 120.0, "unit": "cycles~", "runs": 3},
-        "lab-epyc-9654": {"mean": 98765.4, "spread": None, "unit": "ref-cycles", "runs": 1}}}]
-RANKED = [{"name": "run #12 (kernel=6.1)", "mean": 352.5, "spread": 2.1, "best": 349.0, "rel": 0.0, "verdict": None,
-           "baseline": True, "note": ""},
-          {"name": "run #13 (kernel=6.6)", "mean": 379.2, "spread": 9.9, "best": 371.2, "rel": 0.0757,
-           "verdict": "slower", "baseline": False, "note": "3 runs"}]
+SWEEP = [SweptEvent("amd64_fam19h_zen4::RETIRED_INSTRUCTIONS", "raw:0x00c0", True, None, 300.12),
+         SweptEvent("amd64_fam19h_zen4::RETIRED_BRANCH_INSTRUCTIONS", "raw:0x00c2", True, None, 1.0)]
+HOST_ROWS = [hosts.HostRow("syscall/getpid", None, "", {
+    "lab-xeon-8480": hosts.HostCell(352.5, 2.1, "cycles~", 3),
+    "lab-epyc-9654": hosts.HostCell(379.2, 9.9, "cycles~", 3)}),
+    hosts.HostRow("copy/rep_movsb", 1048576, "", {
+        "lab-xeon-8480": hosts.HostCell(123456.7, 120.0, "cycles~", 3),
+        "lab-epyc-9654": hosts.HostCell(98765.4, None, "ref-cycles", 1)})]
+RANKED = [ranked.RankedSide("run #12 (kernel=6.1)", 352.5, 2.1, 349.0, True, rel=0.0, verdict=None, note=""),
+          ranked.RankedSide("run #13 (kernel=6.6)", 379.2, 9.9, 371.2, False, rel=0.0757, verdict="slower",
+                            note="3 runs")]
 
 TABLES: dict[str, Callable[[], FitTable]] = {
     "run": lambda: report.results_table(RESULTS, title="run #1 · CPU 1 · gcc 12.2.0"),

@@ -5,7 +5,7 @@ tables and lines it prints, and `--list`."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +18,18 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cyclebench import counters
 from cyclebench.commands._common import (
     UserError,
     err,
     out,
 )
 from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan
-from cyclebench.model import SIMULATED, Item, Result, suite_order
+from cyclebench.model import Item, Result, suite_order
 from cyclebench.report import console as console_report
-from cyclebench.runner import RunnerError, callgrind
+from cyclebench.report.show import print_tables
+from cyclebench.report.titles import SIMULATED_TITLE
+from cyclebench.report.titles import run_title as title
+from cyclebench.runner import RunnerError
 from cyclebench.store import RunGone, Store, StoreError
 
 
@@ -77,39 +79,6 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
     return run_id, suite_order(rows)
 
 
-def events_and_cache(events_spec: str | None, cache_spec: str | None,
-                      backend: str) -> tuple[list[list[Any]] | None, dict[str, tuple[int, int, int]]]:
-    """-e and --cache parsed, and valgrind's presence checked, before anything is built."""
-
-    try:
-        groups = counters.parse_events(events_spec) if events_spec else None
-        cache = callgrind.parse_cache(cache_spec)
-        if backend == "callgrind":
-            callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
-    except (counters.EventError, callgrind.SimulationError) as e:
-        raise UserError(str(e)) from None
-    return groups, cache
-
-
-SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
-
-
-def title(run_id: int, cpu: int | None, cc_version: str | None) -> str:
-    """The run's table title (printed by `run`, and by `show` of it: the run row's cpu and
-    build's cc_version)."""
-    return " · ".join([f"run #{run_id}", *([f"CPU {cpu}"] if cpu is not None else []),
-                       *([cc_version] if cc_version else [])])
-
-
-def print_tables(rows: Sequence[Mapping[str, Any]], run_title: str, net: bool, wide: bool, console: Any = out) -> None:
-    """The tables of a run's rows as `run` prints them: callgrind's events when they were
-    simulated, else the results (net of the loop with ``net``) and, when -e counted events,
-    the counters per op."""
-    if any(r.get("kind") == SIMULATED for r in rows):  # a callgrind run: all its rows are
-        console_report.print_simulated(rows, console, title=run_title + SIMULATED_TITLE, wide=wide)
-        return
-    console_report.print_results(rows, console, title=run_title, net=net, wide=wide)
-    console_report.print_counters(rows, console, wide=wide)  # nothing without counters
 
 
 def report(store: Store, run_id: int, rows: Sequence[Result], prepared: Prepared, backend: str, net: bool,
@@ -123,27 +92,11 @@ def report(store: Store, run_id: int, rows: Sequence[Result], prepared: Prepared
         console_report.print_simulated(rows, out, title=title(run_id, prepared.cpu, prepared.binary.cc_version)
                                        + SIMULATED_TITLE, wide=wide)
     else:
-        print_tables(rows, title(run_id, prepared.cpu, prepared.binary.cc_version), net, wide)
+        print_tables(rows, title(run_id, prepared.cpu, prepared.binary.cc_version), net, wide, out)
     if backend == "timing":
         err.print(console_report.calibration_line(run_row.get("calibration")), highlight=False)
     for line in console_report.environment_lines(rows):
         err.print(line, highlight=False)
-
-
-def check_events(runner: Any, groups: list[list[Any]]) -> None:
-    """Open the requested groups once before measuring: a machine that cannot count them
-    gets one line now, not a table of holes later."""
-    errors = runner.probe(groups)
-    failed = [(g, e) for g, e in zip(groups, errors, strict=True) if e]
-    if not failed:
-        return
-    hw = [g for g, _ in failed if any(ev.is_hardware for ev in g)]
-    names = ", ".join(ev.name for g, _ in failed for ev in g)
-    if len(failed) == len(groups) and hw:
-        raise UserError(f"hardware events are not available here ({names}: {failed[0][1]}; no PMU exposed, "
-                        "as in most VMs): use --backend callgrind for simulated counts, or software events "
-                        "(task-clock, context-switches, page-faults)")
-    err.print(f"cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})", style="yellow")
 
 
 def print_list(benches: list[Any], wide: bool = False) -> None:

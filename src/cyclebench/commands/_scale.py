@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from cyclebench.commands._common import FAILED_STATUSES, UserError, err, out, write_text
 from cyclebench.model import Series
-from cyclebench.report.text import safe_text
+from cyclebench.report.show import print_series
 from cyclebench.stats import scaling
 
 
@@ -42,21 +42,6 @@ def write_wis_csv(series: list[Series], path: Path, stored: str) -> None:
         write_text(Path(str(path).replace("{name}", name)), buf.getvalue(), stored)
 
 
-def print_series(series: Sequence[Series], descriptions: Mapping[str, str | None], first_mode: str | None,
-                 wide: bool, console: Any = out) -> None:
-    """The tables of `scale` (and of `show` of its run): per series its test case's description
-    (once, in the first mode), the table (report.plots.scale_table), then the efficiency chart."""
-    from cyclebench.report import plots
-
-    for s in series:
-        if s.bench in descriptions and s.mode == first_mode:
-            console.print(safe_text(f"{s.bench}: {descriptions[s.bench] or '(no description)'}"), highlight=False)
-        console.print(plots.scale_table(s, wide=wide))
-    chart = plots.text_chart(series)
-    if chart:
-        console.print("\n".join(chart), highlight=False, markup=False)
-
-
 class Outputs(Protocol):
     """What `scale` says where to write (commands/scale.ScaleArgs has these and more)."""
 
@@ -79,7 +64,7 @@ def finish(a: Outputs, store: Any, run_id: int, series: list[Series], cpus: Sequ
     from cyclebench.report import plots
 
     used = len(set(cpus))
-    print_series(series, descriptions, first_mode, a.wide)
+    print_series(series, descriptions, first_mode, a.wide, out)
     pct = scaling.sampler_cpu_pct(series)
     err.print(f"run #{run_id} · tasks on CPUs {','.join(map(str, cpus))} ({used} CPUs) · sampler used "
               f"{'-' if pct is None else f'{pct:.3f}'}% of one CPU at most · stored in {store.url}", highlight=False)

@@ -59,9 +59,10 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
         rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
         run_id = rid
         if sw.events:
-            from cyclebench.commands._run import check_events as _check_events
+            from cyclebench.experiments.run import check_events
 
-            _check_events(built[0].runner, sw.events)
+            if warning := check_events(built[0].runner, sw.events):
+                err.print(warning, style="yellow")
 
         def keep(r: BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
             store_results(store, rid, rate, [r], built, sw.events, skipped)
@@ -95,3 +96,17 @@ def exit_if_failed(data: list[Any], unbuilt: bool) -> None:
     """Exit 1 when a variant did not build or did not measure (a skipped one is not a failure)."""
     if unbuilt or any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
         sys.exit(1)
+
+
+def judge_allocators(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store: Store, fail_on: tuple[str, ...],
+                     json_path: Path | None, wide: bool) -> None:
+    """`compare --allocator`: measured as variants are (experiments/variants.allocator_sweep),
+    the ranked table, then exit 1 for a verdict --fail-on names or a failed benchmark."""
+    from cyclebench.experiments.variants import fail_on_hits
+
+    run_id, data, unbuilt = measure_and_store(sw, build, pin, store)
+    show(data, run_id, unbuilt, json_path, wide, exit_on_failure=False)
+    if hit := fail_on_hits(data, fail_on):
+        err.print(f"cyclebench: --fail-on: {'; '.join(hit)}", highlight=False)
+        sys.exit(1)
+    exit_if_failed(data, unbuilt)

@@ -24,9 +24,9 @@ from cyclebench.experiments.wis import (
     measure_cases,
     split_files,
 )
-from cyclebench.model import Result
 from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text
+from cyclebench.report.titles import wis_cost_lines, wis_run_title
 from cyclebench.runner.plan import SelectionError
 
 
@@ -34,28 +34,6 @@ def _print_list(cases: Sequence[TestCase]) -> None:
     from cyclebench.report.listing import cases_table
 
     out.print(cases_table(cases))
-
-
-def run_title(run_id: int) -> str:
-    """The table's title of `run` on test cases (and of `show` of its run)."""
-    return f"run #{run_id} · 1 task, {RUN_MODE} mode · interval ticks / operations"
-
-
-def cost_lines(rows: Sequence[Result]) -> list[str]:
-    """Under the table, per row: its description, the 1-task throughput and where cycles~ come
-    from (the add chain before and after the run, not during it), and when they are doubtful."""
-    lines = []
-    for r in rows:
-        e = r.get("extra") or {}
-        parts = [f"{r['bench']}: {e.get('description') or '(no description)'}"]
-        if e.get("ops_per_s"):
-            parts.append(f"{e['ops_per_s']:.4g} ops/s at 1 task")
-        if e.get("cycles_source"):
-            parts.append(f"cycles~ from the {e['cycles_source']}")
-        lines.append(" · ".join(parts))
-        if e.get("cycles_doubtful"):
-            lines.append(f"  {r['bench']}: {e['cycles_doubtful']}")
-    return lines
 
 
 class CaseArgs(Protocol):
@@ -116,8 +94,8 @@ def run_cases(a: CaseArgs, refused: dict[str, bool]) -> bool:
           Steps(len(cases) * a.processes, "measuring", quiet=quiet) as steps):
         run_id, rows = measure_cases(cfg, binaries, store, steps.step, broken)
     if not quiet:
-        console_report.print_results(rows, out, title=run_title(run_id), wide=a.wide)
-        for line in cost_lines(rows):
+        console_report.print_results(rows, out, title=wis_run_title(run_id, RUN_MODE), wide=a.wide)
+        for line in wis_cost_lines(rows):
             out.print(safe_text(line), highlight=False)
         err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
     if a.json_path is not None:

@@ -13,7 +13,7 @@ import click
 from cyclebench.build.allocators import Allocator
 from cyclebench.commands import _options as o
 from cyclebench.commands._common import open_store, parse_params
-from cyclebench.commands._compare import compare_allocators, finish, measure_and_judge
+from cyclebench.commands._compare import finish, measure_and_judge
 from cyclebench.commands._export import check_compare_format
 from cyclebench.commands._predict import after_run, predict_options
 from cyclebench.commands._record import argument, group, option, takes
@@ -112,7 +112,12 @@ def compare_cmd(a: CompareArgs) -> None:
     if a.allocators:
         if a.stored_runs or a.output.asked or a.plot_path is not None:
             raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
-        return compare_allocators(a, labels)
+        from cyclebench.commands._variants import judge_allocators
+        from cyclebench.experiments.variants import allocator_sweep
+
+        return judge_allocators(allocator_sweep(a.targets, parse_params(a.params), a.repeat, a.min_time, a.allocators,
+                                                labels), a.build, a.pin, open_store(a.db), a.fail_on, a.json_path,
+                                a.wide)
     store = open_store(a.db, create=not a.stored_runs)
     run_id: int | None = None
     measured: list[Result] = []

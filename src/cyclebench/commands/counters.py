@@ -5,18 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
-from cyclebench.build import BuildError
-from cyclebench.build import build as build_binary
-from cyclebench.commands._common import (
-    UserError,
-    err,
-    out,
-    write_text,
-)
+from cyclebench.commands._common import err, out, write_text
 from cyclebench.commands._options import (
     BuildOptions,
     RunnerOptions,
@@ -27,27 +19,14 @@ from cyclebench.commands._options import (
 )
 from cyclebench.commands._progress import Steps
 from cyclebench.commands._record import argument, group, option, takes
+from cyclebench.experiments.counters import suite_runner
 from cyclebench.report.listing import events_table, sweep_table
 from cyclebench.report.text import visible
-from cyclebench.runner.plan import MeasureOptions
 
 
 @click.group("counters")
 def counters_group() -> None:
     """Counter events: which ones this machine can count, and trying them all on a benchmark."""
-
-
-def _suite_runner(build: BuildOptions | None = None, pin: RunnerOptions | None = None) -> Any:
-    from cyclebench.env import sysinfo
-    from cyclebench.runner import Runner
-
-    build, pin = build or BuildOptions(), pin or RunnerOptions()
-    try:
-        binary = build_binary(build.spec())
-    except BuildError as e:
-        raise UserError(str(e)) from None
-    cpu = pin.cpu if pin.cpu is not None else sysinfo.choose_cpu()
-    return Runner(binary.path, cpu, fifo=pin.fifo, max_rss=pin.max_rss)
 
 
 @counters_group.command("list")
@@ -57,7 +36,7 @@ def counters_list(show_all: bool) -> None:
     from cyclebench import counters
     from cyclebench.counters import pfm4
 
-    runner = _suite_runner()
+    runner = suite_runner()
     cat = counters.catalogue()
     with err.status(f"trying {len(cat)} events", spinner="dots"):
         errors = counters.probe_all(runner, [e for _, e in cat])
@@ -97,68 +76,22 @@ def counters_sweep(a: SweepArgs) -> None:
     """Run BENCH once per group of countable events, over every event here (or every raw code of
     --raw), and list the events with a non-negligible count per op, largest first (Evans's
     "try all counters", docs/references.md#malloc-profiling-freebsd-2008)."""
-    from cyclebench import counters
+    from cyclebench.experiments import counters as design
 
-    param = a.param
     not_a_file(a.bench, "counters sweep")
-    events = _raw_events(a.raw_range, a.umask) if a.raw_range else None  # refused before anything is built
-    runner = _suite_runner(a.build, a.pin)
-    names = {b.name: b for b in runner.list()}
-    if a.bench not in names:
-        raise UserError(f"unknown benchmark '{a.bench}' (see cyclebench run --list)")
-    if names[a.bench].params and param is None:
-        param = names[a.bench].params[0]
-    cat = events if events is not None else [e for _, e in counters.catalogue()]
-    errors = counters.probe_all(runner, cat)
-    countable = [e for e, x in zip(cat, errors, strict=True) if x is None]
-    found = _sweep(runner, a.bench, param, countable, a.group_size)
-    rows = [{"event": e.name, "encoding": e.encoding, "countable": x is None, "error": x,
-             "per_op": found.get(e.name)} for e, x in zip(cat, errors, strict=True)]
-    shown = sorted((r for r in rows if r["per_op"] is not None and abs(r["per_op"]) >= a.min_per_op),
-                   key=lambda r: -abs(r["per_op"]))
-    out.print(sweep_table(shown, f"{a.bench}{'' if param is None else f' [{param}]'}: events per op "
-                          f"({len(countable)} of {len(cat)} {'raw codes' if events is not None else 'events'} "
-                          "countable here)", raw=events is not None))
-    if not countable:
-        err.print(f"cyclebench: none of the {len(cat)} events could be opened here: "
-                  f"{visible(next((x for x in errors if x), ''))}", highlight=False)
+    events = design.raw_events(a.raw_range, a.umask) if a.raw_range else None  # refused before anything is built
+    runner = suite_runner(a.build, a.pin)
+    probed = design.probe(runner, a.bench, a.param, events)
+    with Steps(probed.invocations(a.group_size), "sweeping events") as steps:
+        swept = design.sweep(runner, probed, a.group_size, steps)
+    what = "raw codes" if swept.raw else "events"
+    out.print(sweep_table(swept.shown(a.min_per_op), f"{a.bench}{'' if swept.param is None else f' [{swept.param}]'}: "
+                          f"events per op ({swept.countable} of {len(swept.events)} {what} countable here)",
+                          raw=swept.raw))
+    if not swept.countable:
+        first = next((e.error for e in swept.events if e.error), "")
+        err.print(f"cyclebench: none of the {len(swept.events)} events could be opened here: {visible(first)}",
+                  highlight=False)
     if a.json_path is not None:
-        write_text(a.json_path, json.dumps({"bench": a.bench, "param": param, "raw": a.raw_range, "events": rows},
-                                         indent=1) + "\n")
-
-
-def _raw_events(text: str, umask: int) -> list[Any]:
-    """The --raw codes as events of this CPU's PMU; one line (exit 2) without a PMU or for a bad range."""
-    from cyclebench.counters import EventError, raw
-
-    try:
-        codes = raw.parse_range(text)
-        pmu = raw.core_pmu()
-        if pmu is None:
-            raise EventError(f"--raw needs the CPU's own PMU, and none is exposed here (no cpu or armv8 PMU "
-                             f"under /{raw.DEVICES}: a VM without PMU passthrough); without --raw the named "
-                             "software events are swept")
-        return raw.raw_events(pmu, codes, umask)
-    except EventError as e:
-        raise UserError(str(e)) from None
-
-
-def _sweep(runner: Any, bench: str, param: int | None, events: list[Any], group_size: int) -> dict[str, float]:
-    """Run ``bench`` once per group of ``group_size`` events; their counts per op by name."""
-    import numpy as np
-
-    from cyclebench.stats.result import counter_fields
-
-    opts = MeasureOptions(min_time=0.02, repeat=8, warmup=0.005)
-    found: dict[str, float] = {}
-    with Steps(-(-len(events) // group_size), "sweeping events") as steps:
-        for i in range(0, len(events), group_size):
-            group = events[i : i + group_size]
-            o = runner.run(bench, param, opts, opts.timeout(), [group])
-            steps.step(",".join(e.name for e in group))
-            if o.result is None:
-                raise UserError(f"{bench}: {o.status}: {o.reason}")
-            n = np.asarray(o.result["n"], dtype=float)
-            cf = counter_fields(o.result, [group], n, o.result.get("ladder"), np.ones(len(n), dtype=bool), 0)
-            found.update((k, v["per_op"]) for k, v in cf["events"].items() if "per_op" in v)
-    return found
+        write_text(a.json_path, json.dumps({"bench": a.bench, "param": swept.param, "raw": a.raw_range,
+                                            "events": [e.to_json() for e in swept.events]}, indent=1) + "\n")

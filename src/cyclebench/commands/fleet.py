@@ -1,29 +1,28 @@
 """`cyclebench fleet run|status`: the same cyclebench command on every host of an Ansible
-inventory, results into one database (docs/fleet.md). Ansible does the ssh, the
-parallelism and the facts (the playbook in cyclebench/fleet/, driven by ansible-runner:
-_fleet_ansible); each host runs `fleet agent` (fleet_agent.py) with the cyclebench installed
+inventory, results into one database (docs/fleet.md). The design is experiments/fleet/ (the
+plan, the inventory, ansible-runner driving the playbook in cyclebench/fleet/, each host's
+outcome landed); each host runs `fleet agent` (fleet_agent.py) with the cyclebench installed
 there from the controller's wheelhouse (build/wheelhouse.py)."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
-import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
-from cyclebench import __version__
 from cyclebench.build.wheelhouse import WheelhouseError, wheelhouse
-from cyclebench.commands import _fleet
 from cyclebench.commands._common import UserError, err, open_store, out, write_text
-from cyclebench.commands._fleet_ansible import Drive, FleetError, drive
-from cyclebench.commands._options import db_option, json_option, wide_option
+from cyclebench.commands._options import db_option, expand_files, json_option, wide_option
+from cyclebench.commands._progress import Notes
 from cyclebench.commands._record import argument, group, option, takes
-from cyclebench.commands.fleet_agent import agent_cmd
+from cyclebench.commands.fleet_agent import agent_cmd, command_line
+from cyclebench.experiments.fleet.inventory import inventory_hosts
+from cyclebench.experiments.fleet.job import Job, run_job
+from cyclebench.experiments.fleet.plan import CommandLine, Plan, check_command, plan
 from cyclebench.report import fleet as report
 from cyclebench.store import fleet as jobs
 
@@ -31,11 +30,6 @@ from cyclebench.store import fleet as jobs
 @click.group("fleet")
 def fleet_group() -> None:
     """Run cyclebench on every host of an Ansible inventory; results into one database."""
-
-
-def _progress(host: str, task: str) -> None:
-    if task and task not in ("paths", "results", "fetch agent.json"):
-        err.print(f"{host}: {task}", highlight=False, soft_wrap=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,70 +57,43 @@ class FleetArgs:
     args: tuple[str, ...] = argument(nargs=-1, type=click.UNPROCESSED, required=True, metavar="-- COMMAND [OPTIONS]")
 
 
+def job_plan(args: Sequence[str]) -> tuple[CommandLine, Plan]:
+    """``args`` (the command after --) as the command it names parses them, and what every host
+    gets of it. ExperimentError, click.UsageError for what a fleet cannot run alike everywhere."""
+    check_command(args)
+    line = command_line(args)
+    return line, plan(line, lambda pattern: expand_files([pattern]))
+
+
 @fleet_group.command("run")
 @takes(FleetArgs)
 def fleet_run(a: FleetArgs) -> None:
     """Run a cyclebench COMMAND (run, compare A B, scale, ...) on every host of INVENTORY, in
     parallel across hosts; each host's runs carry its inventory name and land in --db."""
-    _fleet.plan(list(a.args))  # bad input is said before anything is recorded or built
+    line, sent = job_plan(a.args)  # bad input is said before anything is recorded or built
     url = a.db or os.environ.get("CYCLEBENCH_DB") or ""
     if a.direct and not url.startswith("postgresql"):
         raise click.UsageError("--direct: hosts write into --db, so it must be a database they reach (a "
                                "postgresql:// URL)")
-    _fleet.inventory_hosts(a.inventory)  # an inventory Ansible cannot parse is said, not read as no host
+    inventory_hosts(a.inventory)  # an inventory Ansible cannot parse is said, not read as no host
     store = open_store(a.db)
     try:
         with err.status("building the wheelhouse (pip wheel, once per cyclebench)", spinner="dots"):
             wh = wheelhouse()
     except WheelhouseError as e:
         raise UserError(str(e)) from None
-    job_id = jobs.begin_job(store, str(a.inventory), list(a.args), "direct" if a.direct else "bundles")
-    plan = _fleet.plan(list(a.args), f"fleet={job_id}")
-    private = a.artifacts or Path(tempfile.mkdtemp(prefix="cyclebench-fleet-"))
-    fetched = private / "fetched"
-    fetched.mkdir(parents=True, exist_ok=True)
-    extravars = {
-        "cyclebench_wheelhouse": str(wh.archive), "cyclebench_wheel": wh.wheel, "cyclebench_key": wh.key,
-        "cyclebench_version": __version__, "cyclebench_target": wh.target, "cyclebench_args": plan.args,
-        "cyclebench_job": f"{job_id}-{os.getpid()}", "cyclebench_wait": a.wait,
-        "cyclebench_fetch": str(fetched), "cyclebench_direct": a.direct,
-        "cyclebench_files": [{"src": str(s) + ("/" if s.is_dir() else ""), "dest": d} for s, d in plan.files],
-    }
-    envvars = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               # one ssh round trip a task instead of three, unless the user's environment says otherwise
-               "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True")}
-    secret_dir = Path(tempfile.mkdtemp(prefix="cyclebench-fleet-db-"))  # 0700, outside Ansible's artifacts
-    if a.direct:  # read by the playbook's file lookup into the agent's stdin under no_log: never argv, env or a log
-        (secret_dir / "url").touch(mode=0o600)
-        (secret_dir / "url").write_text(url)
-        extravars["cyclebench_db_file"] = str(secret_dir / "url")
-    state = Drive()
-    try:
-        state = drive(private, a.inventory, extravars, a.limit, a.forks, _progress, envvars)
-        rows = [_fleet.land(store, job_id, h, hs, fetched, a.direct, state.canceled)
-                for h, hs in sorted(state.hosts.items())]
-    except FleetError as e:
-        jobs.finish_job(store, job_id, "failed")
-        raise UserError(str(e)) from None
-    except BaseException:  # a database error, a bug: the job is not left 'running'; what was imported stays
-        jobs.finish_job(store, job_id, "interrupted" if state.canceled else "failed")
-        raise
-    finally:
-        shutil.rmtree(secret_dir, ignore_errors=True)
-        if a.artifacts is None:
-            shutil.rmtree(private, ignore_errors=True)
-    if not rows and not state.canceled:
-        jobs.finish_job(store, job_id, "failed")
-        raise UserError(f"no host of {a.inventory} matches" + (f" --limit {a.limit}" if a.limit else ""))
-    jobs.finish_job(store, job_id, "interrupted" if state.canceled else "complete")
-    title = f"fleet job #{job_id} · {' '.join(a.args)} · {sum(r['status'] == 'ok' for r in rows)}/{len(rows)} hosts"
-    out.print(report.summary_table(title, rows, wide=a.wide))
+    job = Job(inventory=a.inventory, limit=a.limit, direct=a.direct, db_url=url, forks=a.forks, wait=a.wait,
+              artifacts=a.artifacts)
+    done = run_job(store, job, line, sent, wh, Notes())
+    ok = sum(h.status == "ok" for h in done.hosts)
+    title = f"fleet job #{done.job_id} · {' '.join(a.args)} · {ok}/{len(done.hosts)} hosts"
+    out.print(report.summary_table(title, done.hosts, wide=a.wide))
     if a.json_path is not None:
-        write_text(a.json_path, json.dumps({"job": job_id, "hosts": rows}, indent=1) + "\n", f"fleet job #{job_id}")
-    if state.canceled:
+        write_text(a.json_path, report.summary_json(done.job_id, done.hosts), f"fleet job #{done.job_id}")
+    if done.canceled:
         err.print("cyclebench: interrupted: the hosts that finished are stored", highlight=False)
         sys.exit(130)
-    if any(r["status"] != "ok" for r in rows):
+    if ok < len(done.hosts):
         sys.exit(1)
 
 
@@ -137,14 +104,14 @@ def fleet_run(a: FleetArgs) -> None:
 @wide_option
 def fleet_status(inventory: Path | None, db: str | None, wide: bool) -> None:
     """Per host: its last fleet job, the outcome and when (from --db's fleet records)."""
-    hosts = _fleet.inventory_hosts(inventory) if inventory is not None else None
+    hosts = inventory_hosts(inventory) if inventory is not None else None
     store = open_store(db, create=False)
     rows = jobs.last_per_host(store, hosts)
     if not rows:
         raise UserError(f"no fleet job in {store.url}" + (f" for the hosts of {inventory}" if inventory else ""))
     out.print(report.status_table(rows, wide=wide))
     if hosts is not None:
-        never = sorted(set(hosts) - {r["host"] for r in rows})
+        never = sorted(set(hosts) - {r.host for r in rows})
         if never:
             err.print(f"no fleet job yet: {', '.join(never)}", highlight=False)
 

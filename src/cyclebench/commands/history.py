@@ -81,7 +81,7 @@ def history_cmd(a: HistoryArgs) -> None:
             "format": "cyclebench-history", "version": 1,
             "bench": a.bench, "param": a.param, "variant": a.variant, "unit": unit, "margin": margin,
             "sigma": h.sigma, "sigma_source": h.sigma_source, "alpha": h.alpha, "min_segment": h.min_segment,
-            "points": points, "outliers": h.outliers,
+            "points": [dict(p) for p in points], "outliers": h.outliers,
             "changes": [{**asdict(c), "run": points[c.index]["run"], "rel": c.rel} for c in h.changes],
         }, indent=1) + "\n"
     if a.json_path is not None and data is not None:

@@ -18,15 +18,13 @@ from cyclebench.commands._finish import exit_status, finishing
 from cyclebench.commands._predict import after_run, predict_options
 from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.commands._run import (
-    check_events,
-    events_and_cache,
     measure_one,
     plot_runs,
     print_list,
     report,
 )
 from cyclebench.experiments.predict import PredictOptions
-from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, prepare, run_to_run
+from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, check_events, counting, prepare, run_to_run
 from cyclebench.model import Result
 from cyclebench.runner.plan import MeasureOptions, plan
 
@@ -90,7 +88,7 @@ class RunArgs:
         """The design's record (experiments/run.py) of these options."""
         opts = MeasureOptions(min_time=self.min_time, repeat=self.repeat, max_time=self.max_time,
                               warmup=self.warmup, seed=self.seed)
-        groups, cache = events_and_cache(self.events_spec, self.cache_spec, self.backend)
+        groups, cache = counting(self.events_spec, self.cache_spec, self.backend)
         return RunConfig(spec=self.build.spec(), globs=self.globs, params=parse_params(self.params), cpu=self.pin.cpu,
                          options=opts, timeout=self.timeout, command=["cyclebench", *sys.argv[1:]],
                          fifo=self.pin.fifo, backend=self.backend, sim_iters=self.sim_iters, cache=cache,
@@ -120,8 +118,8 @@ def run(a: RunArgs) -> None:
         chosen = {i.bench for i in plan(benches, a.globs)}  # loop/empty only when asked for
         print_list([b for b in benches if b.name in chosen], wide=a.wide)
         return
-    if cfg.events:
-        check_events(prepared.runner, cfg.events)
+    if cfg.events and (warning := check_events(prepared.runner, cfg.events)):
+        err.print(warning, style="yellow")
 
     store = open_store(a.db)
     all_rows: list[Result] = []

@@ -1,6 +1,10 @@
-"""`cyclebench show`: a stored run printed again as the command that made it printed it."""
+"""`cyclebench show`: a stored run printed again as the command that made it printed it (the
+tables rebuilt by experiments/show.py, printed by report/show.py)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,6 +15,40 @@ from cyclebench.commands._common import (
     out,
 )
 from cyclebench.commands._options import OutputOptions, format_option, wide_option
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cyclebench.report.export import Exported
+    from cyclebench.store import Store
+
+
+def print_run(store: Store, run: Mapping[str, Any], wide: bool, console: Console, notes: Console) -> None:
+    """Print the stored run ``run`` (a store.get_run record) as its command printed it: its
+    tables to ``console``, then on ``notes`` its status and start, who made it and the timer
+    (experiments.show.rebuild, report.show.print_shown)."""
+    from cyclebench.experiments.show import rebuild
+    from cyclebench.report.show import print_shown
+
+    print_shown(rebuild(store, run), wide, console, notes)
+
+
+def export(store: Store, run: Mapping[str, Any], fmt: str) -> Exported:
+    """`show RUN --format F`: what `export RUN --format F` writes, except that csv, markdown and
+    text of a compare run are its comparisons, the table show prints (as `compare --format`)."""
+    from cyclebench.commands._export import export_comparisons, export_runs
+    from cyclebench.experiments.show import comparisons
+    from cyclebench.report.export import TABLE_FORMATS
+    from cyclebench.report.show import DAMAGED
+
+    rid = int(run["id"])
+    try:
+        compared = comparisons(run)
+    except DAMAGED:  # damaged (print_run says so): the rows
+        compared = None
+    if compared is not None and fmt in TABLE_FORMATS:
+        return export_comparisons(store, list(compared.rows), fmt, rid, compared.title, compared.alpha)
+    return export_runs(store, [rid], fmt)
 
 
 @click.command("show")
@@ -23,7 +61,6 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool, output: OutputOptio
     results (callgrind's events, the counters), compare's verdicts, variants' rankings, scale's
     tables, stat's, a profile. --format F [-o FILE]: export it as `export` does (csv, markdown and
     text of a compare run: its comparisons)."""
-    from cyclebench.commands import _show
     from cyclebench.commands._export import deliver
 
     store = open_store(db, create=False)
@@ -32,6 +69,6 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool, output: OutputOptio
     if run is None:
         raise UserError(f"no run {'#' + str(rid) if rid is not None else ''} in {store.url}".replace("  ", " "))
     if not output.to_stdout:  # stdout carries only the export
-        _show.print_run(store, run, wide, out, err)
+        print_run(store, run, wide, out, err)
     if output.asked:
-        deliver(output, _show.export(store, run, output.fmt))
+        deliver(output, export(store, run, output.fmt))

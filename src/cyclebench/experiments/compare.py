@@ -12,8 +12,9 @@ compare.unpaired over the per-round costs recomputed from the stored samples.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -139,6 +140,25 @@ def execute(
     store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows]})
     store.finish_run(run_id, "complete")
     return run_id, rows, results
+
+
+def describe(measured: Sequence[Mapping[str, Any]], cpu: int, budget: Budget | None) -> str:
+    """How a compare measured and judged, for its table's title: the design (paired, interleaved,
+    rounds over N processes), the CPU, and the test (the fixed design's Wilcoxon signed-rank with
+    Holm; or the sequential design's budget, alpha spending and equivalence margin)."""
+    procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
+    how = ("Wilcoxon signed-rank, Holm, CI bootstrapped over processes" if budget is None else
+           f"sequential (budget {budget.seconds:g} s a pair, O'Brien–Fleming alpha spending, repeated CI, "
+           f"equivalent within ±{100 * budget.equivalence:g}%)")
+    return f"paired, interleaved, rounds over {procs} process{'es' if procs > 1 else ''} · CPU {cpu} · {how}"
+
+
+def keep_table(store: Store, run_id: int, rows: Sequence[Row], design: str, alpha: float) -> None:
+    """Store the comparison's rows with how it was judged (``describe``'s text and α) in the
+    run's summary, so `show` prints the same table; not the run id (an import renumbers).
+    Raises StoreError."""
+    store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows],
+                                      "display": {"design": design, "alpha": alpha}})
 
 
 def _not_measured(o: Outcome) -> bool:

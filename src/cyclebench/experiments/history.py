@@ -8,12 +8,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cyclebench.experiments.errors import ExperimentError
-from cyclebench.model import OK, Result
+from cyclebench.model import OK, Point, Result, Run
 from cyclebench.stats.runs import pooled_spread
 from cyclebench.store import Store
+
+RunT = TypeVar("RunT", bound=Mapping[str, Any])  # a run: model.Run, or a run file's run
+ResultT = TypeVar("ResultT", bound=Mapping[str, Any])  # a result row: model.Result, or a run file's
 
 if TYPE_CHECKING:  # numpy comes with it: imported where a history is analysed (bench/startup.py)
     from cyclebench.stats.changepoint import History
@@ -26,7 +29,7 @@ def estimate_of(row: Result) -> tuple[float | None, str]:
     return row.get("per_op"), row.get("unit") or ""
 
 
-def host_spread(store: Store, run: dict[str, Any], exclude: set[int],
+def host_spread(store: Store, run: Mapping[str, Any], exclude: set[int],
                 before: int | None = None) -> dict[tuple[Any, ...], tuple[float, int]]:
     """(sd, df) of every benchmark's run estimates pooled over the earlier replicate groups
     (`run --runs N`) of ``run``'s build on ``run``'s host, the runs in ``exclude`` left out
@@ -48,8 +51,8 @@ def with_spread(rows: Iterable[Mapping[str, Any]], spreads: Mapping[tuple[Any, .
     return out
 
 
-def replicates_of(runs: Iterable[dict[str, Any]], run: dict[str, Any], exclude: set[int],
-                  before: int | None = None) -> list[dict[str, Any]]:
+def replicates_of(runs: Iterable[RunT], run: Mapping[str, Any], exclude: set[int],
+                  before: int | None = None) -> list[RunT]:
     """Among ``runs``, the replicate runs (of a group) host_spread pools for ``run``: its
     build on its host, complete or interrupted, not in ``exclude``, and (with ``before``)
     older than that run id."""
@@ -60,7 +63,7 @@ def replicates_of(runs: Iterable[dict[str, Any]], run: dict[str, Any], exclude: 
             and (r.get("build") or {}).get("key") == build_key and r.get("status") in ("complete", "interrupted")]
 
 
-def pooled_by_bench(replicates: Sequence[dict[str, Any]], rows: Mapping[int, Sequence[dict[str, Any]]],
+def pooled_by_bench(replicates: Sequence[Mapping[str, Any]], rows: Mapping[int, Sequence[Mapping[str, Any]]],
                     ) -> dict[tuple[Any, ...], tuple[float, int]]:
     """(bench, param, variant) → (sd, df) of the replicates' estimates (estimate_of), pooled
     over their groups (stats.runs.pooled_spread); ``rows``: each replicate's result rows."""
@@ -80,12 +83,12 @@ def pooled_by_bench(replicates: Sequence[dict[str, Any]], rows: Mapping[int, Seq
 
 def points_of(store: Store, bench: str, param: int | None, variant: str, host: str | None,
               labels: dict[str, str], since: dt.date | None,
-              ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], list[dict[str, Any]]]:
+              ) -> tuple[list[Point], str, list[Run], list[Result]]:
     """The valid results of ``bench`` (at ``param``, of ``variant``) in the runs that match,
     oldest first, in one unit (cycles~ when all have it, else the most common timer unit):
     (points, unit, their runs, their result rows). Raises UserError when the benchmark has
     several parameters and none was chosen, or nothing matches."""
-    got: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    got: list[tuple[Run, Result]] = []
     found = store.list_runs(None, host=host, since=since, labels=labels)  # filtered in SQL
     rows = store.results_of([r["id"] for r in found])  # one query
     for run in time_order(found):
@@ -102,17 +105,16 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     return points_from(got)
 
 
-def time_order(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def time_order(runs: Sequence[RunT]) -> list[RunT]:
     """Runs oldest first: by start time, then id."""
     return sorted(runs, key=lambda r: (r.get("started_at") or "", r["id"]))
 
 
-def points_from(got: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-                ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]], list[dict[str, Any]]]:
+def points_from(got: Sequence[tuple[RunT, ResultT]]) -> tuple[list[Point], str, list[RunT], list[ResultT]]:
     """A series from its (run, valid result row) pairs of one benchmark, parameter and variant,
     oldest first (non-empty): (points, unit, their runs, their rows), the unit cycles~ when every
     row has it, else the most common timer unit, rows in another unit left out. A point: run,
-    started_at, labels, estimate, ci_low, ci_high, param (the run's own unit)."""
+    started_at, labels, estimate, ci_low, ci_high, param (model.Point)."""
     units = [estimate_of(row)[1] for _, row in got]
     unit = "cycles~" if all(u == "cycles~" for u in units) else max(set(units), key=units.count)
     points, kept = [], []
@@ -123,13 +125,12 @@ def points_from(got: Sequence[tuple[dict[str, Any], dict[str, Any]]],
             est, lo, hi = row["per_op"], row.get("ci_low"), row.get("ci_high")
         else:
             continue
-        points.append({"run": run["id"], "started_at": run.get("started_at"), "labels": run.get("labels") or {},
-                       "estimate": est, "ci_low": lo, "ci_high": hi, "param": row["param"]})
+        points.append(Point(run["id"], run.get("started_at"), dict(run.get("labels") or {}), est, lo, hi, row["param"]))
         kept.append((run, row))
     return points, unit, [run for run, _ in kept], [row for _, row in kept]
 
 
-def analyse(points: Sequence[dict[str, Any]], spread: tuple[float, int] | None,
+def analyse(points: Sequence[Point], spread: tuple[float, int] | None,
             alpha: float | None = None) -> tuple[History, float]:
     """The change points of a series (points_from's points, oldest first) and the practical
     margin of a regression in its unit (compare's: MARGIN_ABS or MARGIN_REL of the median run,

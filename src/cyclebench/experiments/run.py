@@ -14,11 +14,14 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
+from cyclebench.counters.event import Event
 from cyclebench.env import sysinfo
+from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.history import host_spread, with_spread
 from cyclebench.experiments.session import open_run
 from cyclebench.model import OK, SKIPPED, Item, Outcome, Result
@@ -229,3 +232,38 @@ def run_to_run(store: Store, run_id: int, rows: Sequence[Result]) -> list[Result
     groups of the same build (experiments.history), in ``extra["run_to_run"]`` for the table
     (new records; the stored ones keep none: it is the host's, not the run's)."""
     return with_spread(rows, host_spread(store, store.get_run(run_id) or {}, {run_id}))
+
+
+def counting(events_spec: str | None, cache_spec: str | None,
+             backend: str) -> tuple[list[list[Event]] | None, dict[str, tuple[int, int, int]]]:
+    """-e's event groups (perf syntax, counters/events.py) and --cache's geometry parsed, and
+    valgrind's presence checked under ``backend`` callgrind, before anything is built. Raises
+    ExperimentError with the one line that says what is wrong."""
+    from cyclebench import counters
+
+    try:
+        groups = counters.parse_events(events_spec) if events_spec else None
+        cache = callgrind.parse_cache(cache_spec)
+        if backend == "callgrind":
+            callgrind.valgrind_argv(Path("x"), cache)  # fails early, in one line, without valgrind
+    except (counters.EventError, callgrind.SimulationError) as e:
+        raise ExperimentError(str(e)) from None
+    return groups, cache
+
+
+def check_events(runner: Runner, groups: Sequence[Sequence[Event]]) -> str | None:
+    """Open the requested groups once before measuring: a machine that cannot count them gets
+    one line now (ExperimentError when no group opens and hardware events were asked for: no
+    PMU exposed, as in most VMs), not a table of holes later. Returns the warning to print when
+    only some groups cannot be counted, else None."""
+    errors = runner.probe([list(g) for g in groups])
+    failed = [(g, e) for g, e in zip(groups, errors, strict=True) if e]
+    if not failed:
+        return None
+    hw = [g for g, _ in failed if any(ev.is_hardware for ev in g)]
+    names = ", ".join(ev.name for g, _ in failed for ev in g)
+    if len(failed) == len(groups) and hw:
+        raise ExperimentError(f"hardware events are not available here ({names}: {failed[0][1]}; no PMU exposed, "
+                              "as in most VMs): use --backend callgrind for simulated counts, or software events "
+                              "(task-clock, context-switches, page-faults)")
+    return f"cyclebench: not countable here, left out of the table: {names} ({failed[0][1]})"

@@ -32,11 +32,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -76,26 +75,70 @@ ADVICE = ("run `cyclebench check`, run the selftest again when the machine is id
           "CPU with --cpu")
 
 
-@dataclass
+Figure = float | int | Mapping[str, float] | Mapping[str, str]  # a figure behind a check's ``measured``
+
+
+@dataclass(frozen=True)
+class HostSeen:
+    """What the host did during one attempt (HostWatch): of the runner's ``batches`` this many
+    ``disturbed`` (preempted or migrated); the other CPUs' busy share and the steal on the
+    runner's CPU (0–1, None without /proc/stat); the load-average line; the attempt's wall
+    seconds; and why the host counts as busy (empty: quiet)."""
+
+    disturbed: int
+    batches: int
+    others: float | None
+    steal: float | None
+    load: str
+    seconds: float
+    busy: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt of a check: the host during it, whether the check passed then, what it read."""
+
+    host: HostSeen
+    passed: bool | None
+    measured: str
+
+
+@dataclass(frozen=True)
 class Check:
+    """One check of the selftest as one attempt found it, or (``status`` set by _judge over
+    the attempts, ``attempts`` what the host did in each) as it ended."""
+
     name: str
     expected: str
     measured: str
     passed: bool | None  # this attempt's result (None: not applicable here); the verdict is ``status``
     detail: str = ""
-    values: dict[str, Any] = field(default_factory=dict)  # the figures behind ``measured``
+    values: Mapping[str, Figure] = field(default_factory=dict)  # the figures behind ``measured``
     host_can_explain: bool = True  # False: the figure is beyond what a busy host does (HOST_BIAS …)
     status: str = ""  # PASS, FAIL, INCONCLUSIVE or n/a, set by _judge over the attempts
-    host: dict[str, Any] = field(default_factory=dict)  # what the host did during each attempt
+    attempts: tuple[Attempt, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.status:
-            self.status = NA if self.passed is None else PASS if self.passed else FAIL
+        if not self.status:  # one attempt's own verdict until _judge weighs them all
+            object.__setattr__(self, "status", NA if self.passed is None else PASS if self.passed else FAIL)
+
+    def to_json(self) -> dict[str, object]:
+        """The check as `selftest --json` writes it: ``passed`` True for PASS, False for FAIL,
+        None for INCONCLUSIVE and n/a; ``host.attempts`` each attempt's host figures with its
+        ``passed`` and ``measured``."""
+        return {"name": self.name, "expected": self.expected, "measured": self.measured,
+                "passed": {PASS: True, FAIL: False}.get(self.status), "detail": self.detail,
+                "values": dict(self.values), "host_can_explain": self.host_can_explain, "status": self.status,
+                "host": {"attempts": [dict(asdict(a.host), passed=a.passed, measured=a.measured)
+                                      for a in self.attempts]}}
 
 
-@dataclass
+@dataclass(frozen=True)
 class SelftestReport:
-    checks: list[Check] = field(default_factory=list)
+    """The selftest's checks in order, how long it took (s), its CPU and the injected fault the
+    runner reported (CYCLEBENCH_FAULT), if any."""
+
+    checks: tuple[Check, ...] = ()
     seconds: float = 0.0
     cpu: int | None = None
     fault: str | None = None  # the injected fault the runner reported (CYCLEBENCH_FAULT), if any
@@ -131,8 +174,8 @@ class HostWatch:
             self.batches += len(d)
             self.disturbed += sum(1 for x in d if x)
 
-    def stop(self) -> dict[str, Any]:
-        """{"disturbed", "batches", "others", "steal", "load", "seconds", "busy": [why, …]}"""
+    def stop(self) -> HostSeen:
+        """What the host did since ``start``."""
         act = check.activity(self._times0, check.cpu_times(), self.cpu, _own_cpu_seconds() - self._own0)
         busy = []
         if self.batches and self.disturbed > DISTURBED_MAX * self.batches:
@@ -141,9 +184,9 @@ class HostWatch:
             busy.append(f"other CPUs {act['others']:.0%} busy")
         if act["steal"] is not None and act["steal"] > STEAL_MAX:
             busy.append(f"{act['steal']:.0%} of CPU {self.cpu} stolen by the hypervisor")
-        return {"disturbed": self.disturbed, "batches": self.batches, "others": act["others"],
-                "steal": act["steal"], "load": check.check_load(self.cpu, Path("/")).detail.split(";")[0],
-                "seconds": time.monotonic() - self._t0, "busy": busy}
+        return HostSeen(self.disturbed, self.batches, act["others"], act["steal"],
+                        check.check_load(self.cpu, Path("/")).detail.split(";")[0], time.monotonic() - self._t0,
+                        tuple(busy))
 
 
 def _own_cpu_seconds() -> float:
@@ -216,19 +259,17 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     runner = Runner(binary.path, cpu, fifo=fifo, max_rss=max_rss)
     opts = MeasureOptions(min_time=0.02 if quick else 0.1, repeat=12 if quick else 40, warmup=0.005)
     ctx = _Ctx(runner, quick, opts, HostWatch(cpu), on_step)
-    report = SelftestReport(cpu=cpu)
+    checks: list[Check] = []
     reps = aa_reps or (20 if quick else 40)
-    if _cycles_available(ctx, report.checks):
-        report.checks += _judge(ctx, ["calibration: 300 adds", "calibration: imul vs add clock"], _calibration)
-        report.checks += _judge(ctx, [f"A/A: add300 vs itself ×{reps}"], lambda c: _aa(c, reps))
-        report.checks += _judge(ctx, ["+1 cycle: add300 → add301"], _plus_one)
-        report.checks += _judge(ctx, ["linearity: 100, 200, 400 adds"], _linearity)
-        report.checks += _judge(ctx, ["timer"], _timer)
+    if _cycles_available(ctx, checks):
+        checks += _judge(ctx, ["calibration: 300 adds", "calibration: imul vs add clock"], _calibration)
+        checks += _judge(ctx, [f"A/A: add300 vs itself ×{reps}"], lambda c: _aa(c, reps))
+        checks += _judge(ctx, ["+1 cycle: add300 → add301"], _plus_one)
+        checks += _judge(ctx, ["linearity: 100, 200, 400 adds"], _linearity)
+        checks += _judge(ctx, ["timer"], _timer)
         across = f"A/A across runs: {REPLICATES} vs {REPLICATES} runs × {len(CHAIN_TRUTH)} chains"
-        report.checks += _judge(ctx, ["cycles~ coverage: chains of known cost", across], _across_runs)
-    report.fault = ctx.fault
-    report.seconds = time.monotonic() - t0
-    return report
+        checks += _judge(ctx, ["cycles~ coverage: chains of known cost", across], _across_runs)
+    return SelftestReport(tuple(checks), time.monotonic() - t0, cpu, ctx.fault)
 
 
 def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) -> list[Check]:
@@ -250,7 +291,7 @@ def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) 
     bench/selftest.py). Repeating until a pass raises the chance of passing a fault that sits
     right at a tolerance, so the tolerances are half the faults they are meant to catch.
     """
-    tries: list[tuple[list[Check], dict[str, Any]]] = []
+    tries: list[tuple[list[Check], HostSeen]] = []
     while len(tries) < ATTEMPTS:
         ctx.watch.start()
         try:
@@ -259,26 +300,24 @@ def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) 
             got, taken = [Check(n, "-", str(e), False) for n in names], str(e)
         host = ctx.watch.stop()
         if taken:
-            host["busy"].append(taken)
+            host = replace(host, busy=(*host.busy, taken))
         tries.append((got, host))
         if all(any(t[i].passed is not False for t, _h in tries) for i in range(len(names))):
             break
     out = []
     for i in range(len(names)):
         history = [(t[i], h) for t, h in tries]
-        status, last = decide([(c.passed, c.host_can_explain, bool(h["busy"])) for c, h in history])
+        status, last = decide([(c.passed, c.host_can_explain, bool(h.busy)) for c, h in history])
         final = history[last][0]
-        final.status = status
-        notes = [f"attempt {k + 1}: {c.measured}; host " + ("; ".join(h["busy"]) or "quiet")
+        notes = [f"attempt {k + 1}: {c.measured}; host " + ("; ".join(h.busy) or "quiet")
                  for k, (c, h) in enumerate(history[:last])]
         if status == INCONCLUSIVE:
             notes.append(f"host busy in every attempt: {ADVICE}")
         elif status == FAIL:
-            quiet = any(not h["busy"] for _c, h in history)
+            quiet = any(not h.busy for _c, h in history)
             notes.append("failed with the host quiet" if quiet else "beyond what a busy host does in every attempt")
-        final.detail = "; ".join(x for x in (final.detail, *notes) if x)
-        final.host = {"attempts": [dict(h, passed=c.passed, measured=c.measured) for c, h in history[:last + 1]]}
-        out.append(final)
+        out.append(replace(final, status=status, detail="; ".join(x for x in (final.detail, *notes) if x),
+                           attempts=tuple(Attempt(h, c.passed, c.measured) for c, h in history[:last + 1])))
     return out
 
 
@@ -422,10 +461,11 @@ def _across_runs(ctx: _Ctx) -> list[Check]:
         interleave.in_passes(ctx.runner, items, opts, RUN_PROCESSES, done)
         runs.append(got)
         ctx.on_step("across runs")
-    rows = [(b, r[b]) for r in runs for b in CHAIN_TRUTH if r.get(b, {}).get("cycles_per_op") is not None]
+    rows = [(b, r[b]) for r in runs for b in CHAIN_TRUTH if b in r and r[b].cycles_per_op is not None]
     if len(rows) < len(runs) * len(CHAIN_TRUTH):
-        bad = next((r[b] for r in runs for b in CHAIN_TRUTH if r.get(b, {}).get("cycles_per_op") is None), {})
-        raise RuntimeError(f"{bad.get('bench')}: {bad.get('status')}: {bad.get('reason') or 'no cycles~'}")
+        bad = next(r.get(b) or Result(bench=b, status="missing") for r in runs for b in CHAIN_TRUTH
+                    if b not in r or r[b].cycles_per_op is None)
+        raise RuntimeError(f"{bad.bench}: {bad.status}: {bad.reason or 'no cycles~'}")
     covered = sum(f["cycles_ci_low"] <= CHAIN_TRUTH[b] <= f["cycles_ci_high"] for b, f in rows)
     bias = {b: float(np.mean([f["cycles_per_op"] for c, f in rows if c == b])) / t - 1 for b, t in CHAIN_TRUTH.items()}
     middle = float(np.median(list(bias.values())))  # a broken calibration moves every chain alike
@@ -458,11 +498,7 @@ def _per_op(o: Outcome) -> float:
     return estimate(res["n"], res["ticks"], group=res["ladder"]).per_op
 
 
-def to_dict(report: SelftestReport) -> dict[str, Any]:
+def to_dict(report: SelftestReport) -> dict[str, object]:
+    """The report as `selftest --json` writes it (Check.to_json for each check)."""
     return {"passed": report.passed, "status": report.status, "seconds": report.seconds, "cpu": report.cpu,
-            "fault": report.fault, "checks": [dict(c.__dict__, passed=_final_passed(c)) for c in report.checks]}
-
-
-def _final_passed(c: Check) -> bool | None:
-    """``passed`` in the JSON: True for PASS, False for FAIL, None for INCONCLUSIVE and n/a."""
-    return {PASS: True, FAIL: False}.get(c.status)
+            "fault": report.fault, "checks": [c.to_json() for c in report.checks]}

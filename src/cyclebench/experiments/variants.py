@@ -19,7 +19,7 @@ class and a diff against the first variant.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -362,3 +362,34 @@ class Sweep:
     disasm: bool = False
     labels: dict[str, str] | None = None
     sort: str = "cycles"  # what the tables are ranked by (stored for `show`)
+
+
+def verdict_of(v: Mapping[str, Any]) -> str:
+    """A measured variant's verdict against the baseline (a variant of ``summary``'s data):
+    slower, faster, ~, or inconclusive when none could be reached (too few pairs left once
+    disturbed rounds were dropped: its note says how many)."""
+    c = v.get("comparison")
+    return str(c["verdict"]) if c else "inconclusive" + (f" ({v['note']})" if v.get("note") else "")
+
+
+def fail_on_hits(data: Sequence[Mapping[str, Any]], fail_on: Sequence[str]) -> list[str]:
+    """``"BENCH LABEL: VERDICT"`` of every measured variant whose verdict --fail-on names
+    (slower/faster, different: either; inconclusive: ~ or no verdict at all), sorted."""
+    def named(verdict: str) -> bool:
+        if verdict in ("slower", "faster"):
+            return verdict in fail_on or "different" in fail_on
+        return "inconclusive" in fail_on
+
+    return sorted(f"{d['bench']} {v['label']}: {verdict_of(v)}" for d in data for v in d["variants"]
+                  if not v.get("baseline") and v.get("status") == "ok" and named(verdict_of(v)))
+
+
+def allocator_sweep(targets: Sequence[str], params: Sequence[int], repeat: int | None, min_time: float,
+                    allocators: Sequence[Allocator], labels: Mapping[str, str]) -> Sweep:
+    """`compare --allocator`'s design: each allocator is its own binary, so its rounds cannot be
+    interleaved batch by batch with another's; the benchmarks are measured as `variants` measures
+    (rounds of one invocation per allocator in shuffled order, paired by round, signed-rank + Holm
+    against the first). ``repeat`` gives the rounds (default 60); ``min_time`` (seconds over
+    compare's 60 rounds) is shared out over them."""
+    return Sweep(make_variants((), (), None, list(allocators)), tuple(targets), list(params), repeat,
+                 min_time * 12 / (repeat or 60), labels=dict(labels))

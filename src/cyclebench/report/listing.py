@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.text import Text
 
@@ -72,14 +72,25 @@ def events_table(listed: Sequence[tuple[str, Any, str | None]], title: str, wide
     return table
 
 
-def sweep_table(found: Sequence[dict[str, Any]], title: str, raw: bool, wide: bool = False) -> FitTable:
-    """``found``: event, encoding, per_op (largest first). Event and per op stay; the raw
-    encoding drops first."""
+class SweptEvent(Protocol):
+    """What sweep_table reads of an event of a sweep (experiments/counters.SweptEvent)."""
+
+    @property
+    def event(self) -> str: ...
+    @property
+    def encoding(self) -> str: ...
+    @property
+    def per_op(self) -> float | None: ...
+
+
+def sweep_table(found: Sequence[SweptEvent], title: str, raw: bool, wide: bool = False) -> FitTable:
+    """``found``: the events to list, largest first. Event and per op stay; the raw encoding
+    drops first."""
     from cyclebench.report.console import fmt
 
     table = FitTable([Column("event", justify="left", fold=NAME_FOLD),
                       *([Column("encoding", justify="left", priority=1)] if raw else []), Column("per op")],
                      title=title, wide=wide)
     for r in found:
-        table.add_row(safe_text(r["event"]), *([r["encoding"]] if raw else []), fmt(r["per_op"]))
+        table.add_row(safe_text(r.event), *([r.encoding] if raw else []), fmt(r.per_op))
     return table
