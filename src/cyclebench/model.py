@@ -114,6 +114,36 @@ class RunnerResult(TypedDict, total=False):
     invocations: int
 
 
+class Repetition(TypedDict, total=False):
+    """One run of a whole command under the stat launcher (engine/statexec.c; runner/exec.py):
+    ``type`` stat, or exec_error with ``errno`` and ``error`` when it could not start; its
+    ``exit`` status or the ``signal`` that killed it (a name), ``wall_ns``, ``user_us`` and
+    ``sys_us`` times, ``maxrss_kb``; the counter groups' raw reads (``groups``: per group the
+    number of events, time enabled, time running, then each value, in ns/counts),
+    ``open_errors`` (per group, None when it opened), ``inherit`` (children counted) and
+    ``user_only`` per group. Under callgrind also ``events`` (simulated totals by name over
+    ``processes`` processes) and ``valgrind_log`` (its last lines when nothing was simulated);
+    ``rep``: its 0-based index, set by experiments.stat."""
+
+    type: str
+    exit: int | None
+    signal: str | None
+    wall_ns: int
+    user_us: int
+    sys_us: int
+    maxrss_kb: int
+    groups: list[list[int]]
+    open_errors: list[str | None]
+    inherit: bool
+    user_only: list[bool]
+    errno: int
+    error: str
+    events: dict[str, int]
+    processes: int
+    valgrind_log: list[str]
+    rep: int
+
+
 @dataclass
 class Outcome:
     """What one runner invocation produced for one item.
@@ -409,6 +439,23 @@ def _order_names(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     name = alloc.get("name") if isinstance(alloc, Mapping) else None
     return bench.split("/", 1)[0], bench, str(row.get("variant") or ""), str(name or "")
 
+class Interval(TypedDict, total=False):
+    """One interval line of a scaling runner (engine/scale.c, emit_interval): its index ``i``,
+    ``t`` seconds since the start and its length ``dt`` (s), the timer's ``ticks`` over it,
+    ``warmup`` (not measured), each task's operations in it (``deltas``) and, with schedstat,
+    each task's run and wait time (``run_ns``, ``wait_ns``, ns)."""
+
+    type: str
+    i: int
+    t: float
+    dt: float
+    ticks: int
+    warmup: bool
+    deltas: list[int]
+    run_ns: list[int]
+    wait_ns: list[int]
+
+
 @dataclass
 class ScaleRun:
     """What one runner invocation in scaling mode (one benchmark, mode and task count)
@@ -423,7 +470,7 @@ class ScaleRun:
     status: str = OK
     reason: str | None = None
     start: dict[str, Any] | None = None
-    intervals: list[dict[str, Any]] = field(default_factory=list)
+    intervals: list[Interval] = field(default_factory=list)
     end: dict[str, Any] | None = None
     crash: dict[str, Any] | None = None
     steal: float | None = None
