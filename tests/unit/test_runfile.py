@@ -254,7 +254,8 @@ def test_the_run_files_typed_dicts_name_every_column(export: dict[str, Any]) -> 
     from cyclebench.store.schema import PREDICTION_FIELDS, RESULT_FIELDS, RUN_FIELDS
 
     assert set(get_type_hints(rf.RunFileRun)) == set(RUN_FIELDS) == set(export["run"])
-    assert set(get_type_hints(rf.RunFileResult)) == {*RESULT_FIELDS, "samples"} == set(export["results"][0])
+    assert set(get_type_hints(rf.RunFileResult)) == {*RESULT_FIELDS, "samples", "run_to_run"}
+    assert set(export["results"][0]) == {*RESULT_FIELDS, "samples"}  # run_to_run: added by commands._export
     assert set(get_type_hints(rf.RunFilePrediction)) == set(PREDICTION_FIELDS)
     assert set(get_type_hints(rf.RunFileSamples)) == set(rf.SAMPLE_LISTS) == set(export["results"][0]["samples"])
     assert set(export) <= set(get_type_hints(rf.RunFile))

@@ -100,10 +100,20 @@ class RunFileSamples(_SampleTimes, total=False):
     pmu: list[int | None]
 
 
+class RunToRun(TypedDict):
+    """This host's run-to-run spread of the benchmark: the sd of its run estimates pooled over
+    earlier replicate groups and its degrees of freedom (experiments.history.host_spread)."""
+
+    sd: float
+    df: int
+
+
 class RunFileResult(TypedDict, total=False):
     """One of ``results``: a result's row (store/schema.py's results columns but ``id`` and
-    ``run_id``; RESULT_FIELDS; units as model.Result says) and its ``samples``. Only ``bench``
-    and ``status`` are required on import."""
+    ``run_id``; RESULT_FIELDS; units as model.Result says), its ``samples`` and, written by
+    `run` and `export` where the host's replicate groups taught it, ``run_to_run`` (not
+    imported: learnt again where the file lands). Only ``bench`` and ``status`` are required
+    on import."""
 
     bench: str
     param: int | None
@@ -156,6 +166,7 @@ class RunFileResult(TypedDict, total=False):
     kind: str | None
     plan_index: int | None
     samples: RunFileSamples
+    run_to_run: RunToRun
 
 
 class RunFilePrediction(TypedDict, total=False):
