@@ -448,18 +448,14 @@ class Comparison:
     verdict: str  # "slower" (B costs more), "faster", or "~"
 
     def to_dict(self) -> ComparisonJSON:
-        """The fields by name, as compare's and variants' JSON store them (ComparisonJSON)."""
-        return {"median_a": self.median_a, "median_b": self.median_b, "diff": self.diff, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "rel": self.rel, "p": self.p, "pairs": self.pairs, "margin": self.margin,
-                "verdict": self.verdict}
+        """The fields as a JSON object (``compare --json``), keys as named here."""
+        return ComparisonJSON(median_a=self.median_a, median_b=self.median_b, diff=self.diff, ci_low=self.ci_low,
+                              ci_high=self.ci_high, rel=self.rel, p=self.p, pairs=self.pairs, margin=self.margin,
+                              verdict=self.verdict)
 
 
 class ComparisonJSON(TypedDict):
-    """A Comparison as JSON (``Comparison.to_dict``; ``Comparison(**c)`` reads it back): the
-    medians of A and B and ``diff`` = B − A with its CI in the slopes' unit, ``rel`` = diff /
-    median_a (a fraction), ``p`` the test's p-value (Holm-adjusted where the design adjusts),
-    ``pairs`` the pairs (or runs) compared, ``margin`` the smallest difference judged a change,
-    ``verdict`` slower | faster | ~."""
+    """A Comparison as JSON (Comparison.to_dict): the same fields, the same units."""
 
     median_a: float
     median_b: float
@@ -471,6 +467,43 @@ class ComparisonJSON(TypedDict):
     pairs: int
     margin: float
     verdict: str
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One line of a comparison: A, B, the parameter, the unit of the medians, the Comparison
+    (None: no verdict, ``note`` says why) and, for the sequential design, its looks (None: the
+    fixed design, p-values Holm-adjusted over the command). Made by experiments/compare and
+    the comparison of stored runs, printed by report/console, exported by report/export."""
+
+    a: str
+    b: str
+    param: int | None
+    unit: str
+    cmp: Comparison | None
+    note: str = ""
+    sequential: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "param": self.param, "unit": self.unit,
+                "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note,
+                "sequential": dict(self.sequential) if self.sequential is not None else None}
+
+
+@dataclass
+class Series:
+    """One benchmark under `scale` in one mode: a summary per task count, in task order."""
+
+    bench: str
+    param: int | None
+    mode: str
+    points: list[dict[str, Any]] = field(default_factory=list)  # summaries, each with status/reason
+    variant: str = ""  # e.g. the allocator linked in (scale --allocator)
+
+    @property
+    def label(self) -> str:
+        variant = f" [{self.variant}]" if self.variant else ""
+        return f"{self.bench}{'' if self.param is None else f'[{self.param}]'}{variant} ({self.mode})"
 
 
 # What `variants` stores in its run's ``summary.variants`` and writes with --json
@@ -553,43 +586,6 @@ class BenchEntry(TypedDict):
     param: int | None
     unit: str
     variants: list[VariantEntry]
-
-
-@dataclass(frozen=True)
-class ComparisonRow:
-    """One line of a comparison: A, B, the parameter, the unit of the medians, the Comparison
-    (None: no verdict, ``note`` says why) and, for the sequential design, its looks (None: the
-    fixed design, p-values Holm-adjusted over the command). Made by experiments/compare and
-    the comparison of stored runs, printed by report/console, exported by report/export."""
-
-    a: str
-    b: str
-    param: int | None
-    unit: str
-    cmp: Comparison | None
-    note: str = ""
-    sequential: Mapping[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "param": self.param, "unit": self.unit,
-                "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note,
-                "sequential": dict(self.sequential) if self.sequential is not None else None}
-
-
-@dataclass
-class Series:
-    """One benchmark under `scale` in one mode: a summary per task count, in task order."""
-
-    bench: str
-    param: int | None
-    mode: str
-    points: list[dict[str, Any]] = field(default_factory=list)  # summaries, each with status/reason
-    variant: str = ""  # e.g. the allocator linked in (scale --allocator)
-
-    @property
-    def label(self) -> str:
-        variant = f" [{self.variant}]" if self.variant else ""
-        return f"{self.bench}{'' if self.param is None else f'[{self.param}]'}{variant} ({self.mode})"
 
 
 # The fleet (docs/fleet.md): what a host's job came to, as the controller stores and shows it.

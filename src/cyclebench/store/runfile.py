@@ -34,7 +34,16 @@ from cyclebench.model import KINDS
 from cyclebench.store import predictions as stored_predictions
 from cyclebench.store import urls
 from cyclebench.store.db import Store
-from cyclebench.store.schema import PREDICTION_FIELDS, RESULT_FIELDS, RUN_FIELDS, predictions, results, runs
+from cyclebench.store.schema import (
+    PREDICTION_FIELDS,
+    RESULT_FIELDS,
+    RUN_FIELDS,
+    ResultRow,
+    RunRow,
+    predictions,
+    results,
+    runs,
+)
 
 FORMAT, VERSION = "cyclebench-run", 1
 # The most `import` reads: an export takes ~53 bytes a sample (dump's indent=1, all five lists of
@@ -51,37 +60,9 @@ class ExportError(ValueError):
 
 
 # ---------------------------------------------------------------- the file's shape (docs/exports.md, "json")
-class RunFileRun(TypedDict, total=False):
-    """``run``: the run's row of the runs table (store/schema.py's columns but ``id``; RUN_FIELDS),
-    typed as model.Run reads it back: times as ISO 8601 text, ``command`` the argv (passwords
-    masked), ``build``/``calibration``/``env``/``summary`` the JSON its command stored. Only
-    ``started_at`` is required on import; what is absent the store fills in."""
-
-    started_at: str
-    finished_at: str | None
-    status: str | None
-    command: list[str] | None
-    host: str | None
-    cpu_model: str | None
-    cpu: int | None
-    tool_version: str | None
-    code_rev: str | None
-    build: Mapping[str, Any] | None
-    calibration: Mapping[str, Any] | None
-    env: Mapping[str, Any] | None
-    summary: Mapping[str, Any] | None
-    host_id: str | None
-    pid: int | None
-    heartbeat_at: str | None
-    pid_start: int | None
-    labels: Mapping[str, str] | None
-    group_id: int | None
-    kernel_release: str | None
-    kernel_version: str | None
-    boot_id: str | None
-    microcode: str | None
-    compiler: str | None
-    code_dirty: bool | None
+class RunFileRun(RunRow, total=False):
+    """``run``: the run's row of the runs table (store.schema.RunRow). Only ``started_at`` is
+    required on import; what is absent the store fills in."""
 
 
 class _SampleTimes(TypedDict):
@@ -108,63 +89,13 @@ class RunToRun(TypedDict):
     df: int
 
 
-class RunFileResult(TypedDict, total=False):
+class RunFileResult(ResultRow, total=False):
     """One of ``results``: a result's row (store/schema.py's results columns but ``id`` and
     ``run_id``; RESULT_FIELDS; units as model.Result says), its ``samples`` and, written by
     `run` and `export` where the host's replicate groups taught it, ``run_to_run`` (not
     imported: learnt again where the file lands). Only ``bench`` and ``status`` are required
     on import."""
 
-    bench: str
-    param: int | None
-    variant: str | None
-    status: str
-    reason: str | None
-    unit: str | None
-    per_op: float | None
-    ci_low: float | None
-    ci_high: float | None
-    intercept: float | None
-    median: float | None
-    median_ci_low: float | None
-    median_ci_high: float | None
-    min: float | None
-    mad: float | None
-    mean: float | None
-    cv: float | None
-    rcv: float | None
-    confidence: float | None
-    method: str | None
-    rounds: int | None
-    ns_per_op: float | None
-    cycles_per_op: float | None
-    cycles_ci_low: float | None
-    cycles_ci_high: float | None
-    cycles_min: float | None
-    cycles_rcv: float | None
-    core_ghz: float | None
-    ratio_rcv: float | None
-    chain_agreement: float | None
-    n_disturbed: int | None
-    n_trimmed: int | None
-    pmu_cycles_per_op: float | None
-    pmu_ci_low: float | None
-    pmu_ci_high: float | None
-    pmu_agreement: float | None
-    net_per_op: float | None
-    net_ci_low: float | None
-    net_ci_high: float | None
-    cycles_net: float | None
-    cycles_net_ci_low: float | None
-    cycles_net_ci_high: float | None
-    n_samples: int | None
-    outliers: int | None
-    timer_overhead: float | None
-    wall_s: float | None
-    created_at: str | None
-    extra: Mapping[str, Any] | None
-    kind: str | None
-    plan_index: int | None
     samples: RunFileSamples
     run_to_run: RunToRun
 
