@@ -494,8 +494,26 @@ class Comparison:
     margin: float
     verdict: str  # "slower" (B costs more), "faster", or "~"
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> ComparisonJSON:
+        """The fields as a JSON object (``compare --json``), keys as named here."""
+        return ComparisonJSON(median_a=self.median_a, median_b=self.median_b, diff=self.diff, ci_low=self.ci_low,
+                              ci_high=self.ci_high, rel=self.rel, p=self.p, pairs=self.pairs, margin=self.margin,
+                              verdict=self.verdict)
+
+
+class ComparisonJSON(TypedDict):
+    """A Comparison as JSON (Comparison.to_dict): the same fields, the same units."""
+
+    median_a: float
+    median_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    rel: float
+    p: float
+    pairs: int
+    margin: float
+    verdict: str
 
 
 @dataclass(frozen=True)
@@ -533,6 +551,88 @@ class Series:
     def label(self) -> str:
         variant = f" [{self.variant}]" if self.variant else ""
         return f"{self.bench}{'' if self.param is None else f'[{self.param}]'}{variant} ({self.mode})"
+
+
+# What `variants` stores in its run's ``summary.variants`` and writes with --json
+# (experiments/variants.summary): one BenchEntry per benchmark, one VariantEntry per variant.
+class SizeFigures(TypedDict):
+    """size(1)'s Berkeley figures in bytes (build.elf.berkeley_sizes): text, data, bss, dec = their sum."""
+
+    text: int
+    data: int
+    bss: int
+    dec: int
+
+
+class AllocatorInfo(TypedDict):
+    """The allocator a runner calls (build.allocators.describe): its name, the file its malloc
+    resolved to (None: a runner too old to say) and that file's package version."""
+
+    name: str
+    library: str | None
+    version: str | None
+
+
+class _VariantKeys(TypedDict):
+    """The keys every VariantEntry has (a TypedDict base, as Required[] is Python 3.11's)."""
+
+    label: str
+    status: str
+    emulated: bool
+    baseline: bool
+
+
+class VariantEntry(_VariantKeys, total=False):
+    """One variant of one benchmark in `variants`' summary. Always: ``label``, ``status``
+    (model.STATUSES), ``emulated``, ``baseline`` (the first variant, which the others are
+    judged against). A measured variant adds its build (``cc``, ``cflags``, ``target``), the
+    sizes in bytes (``body_bytes`` of the benchmark's body symbol, the binary's
+    ``text/data/bss_bytes``; ``size`` of the benchmark file's own objects and ``binary_size`` of
+    the runner: size(1)), ``per_invocation`` (median cost per op of each invocation, in the
+    benchmark's unit; NaN: none), the spread of those (stats.repetitions.spread: ``mean``,
+    ``stddev_pct`` in %, the 95% t CI ``ci_low``/``ci_high``, ``best``; absent when emulated),
+    ``comparison`` against the baseline (None: none reached, ``note`` says why), callgrind's
+    events per op (``simulated``), the -e events per op (``counters``), ``different_work`` (a
+    note from Ir), the ``allocator`` linked in; with --disasm the body's instructions
+    (``disasm``), their counts by class (``classes``) and the functions called (``calls``).
+    A skipped variant has only the four keys, ``reason`` and ``mean`` = None."""
+
+    cc: str
+    cflags: list[str]
+    target: str | None
+    reason: str | None
+    body_bytes: int | None
+    text_bytes: int | None
+    data_bytes: int | None
+    bss_bytes: int | None
+    per_invocation: list[float] | None
+    comparison: ComparisonJSON | None
+    simulated: dict[str, float] | None
+    note: str | None
+    size: SizeFigures | None
+    binary_size: SizeFigures | None
+    different_work: str | None
+    mean: float | None
+    stddev_pct: float | None
+    ci_low: float | None
+    ci_high: float | None
+    best: float | None
+    counters: dict[str, float | None] | None
+    allocator: AllocatorInfo | None
+    disasm: list[str]
+    classes: dict[str, int]
+    calls: list[str]
+
+
+class BenchEntry(TypedDict):
+    """One benchmark in `variants`' summary: its name and parameter, the unit of its variants'
+    figures (the timer's, cycles~ where the add chain was timed; "" when none was measured) and
+    its variants, the baseline first, skipped ones last."""
+
+    bench: str
+    param: int | None
+    unit: str
+    variants: list[VariantEntry]
 
 
 # The fleet (docs/fleet.md): what a host's job came to, as the controller stores and shows it.

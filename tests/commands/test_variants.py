@@ -28,6 +28,14 @@ def test_native_flag_variants(db: str, tmp_path: Path) -> None:
     assert a["body_bytes"] > 600 and a["text_bytes"] > a["body_bytes"]  # 200 adds of 3 bytes
     # the same chain either way: no verdict
     assert b["comparison"]["verdict"] == "~"
+    # every key stored is one model.BenchEntry / VariantEntry / ComparisonJSON names
+    from typing import get_type_hints
+
+    from cyclebench.model import BenchEntry, ComparisonJSON, VariantEntry
+
+    assert set(d) == set(get_type_hints(BenchEntry))
+    assert set(a) | set(b) <= set(get_type_hints(VariantEntry)) and {"label", "mean", "counters"} <= set(b)
+    assert set(b["comparison"]) == set(get_type_hints(ComparisonJSON))
 
 
 @pytest.mark.skipif(bool(CROSS), reason=f"cross toolchain not installed: {', '.join(CROSS)} "

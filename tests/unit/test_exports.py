@@ -416,3 +416,27 @@ def test_no_export_carries_a_raw_control_character(fmt: str) -> None:
              "extra": {}}]
     text = write(fmt, Export(rows, {1: run_row(1)}, title="t\x1b[1m", caption="c\x07")).text
     assert [hex(ord(ch)) for ch in text if unicodedata.category(ch) == "Cc" and ch not in "\n\t"] == []
+
+
+def test_the_documents_keys_are_those_their_typed_dicts_name() -> None:
+    """gbench's, pyperf's and csv's shapes (GBenchRun, PyperfSuite, CsvResult, CsvComparison)
+    name every key the writers put in them, csv's in the columns' order."""
+    from typing import get_type_hints
+
+    from cyclebench.report.export import csvfile, gbench, pyperf
+
+    def keys(td: Any) -> set[str]:
+        return set(get_type_hints(td))
+
+    g = json.loads(write("gbench", export()).text)
+    assert set(g) == keys(gbench.GBenchRun) and set(g["context"]) <= keys(gbench.GBenchContext)
+    assert {"host_name", "mhz_per_cpu", "cyclebench_runs"} <= set(g["context"])
+    assert set().union(*map(set, g["benchmarks"])) == keys(gbench.GBenchBenchmark) - {"ticks_per_op", "ns_per_op"}
+    p = json.loads(write("pyperf", export()).text)
+    assert set(p) == keys(pyperf.PyperfSuite) and set(p["metadata"]) == keys(pyperf.PyperfSuiteMetadata)
+    for b in p["benchmarks"]:
+        assert set(b) == keys(pyperf.PyperfBenchmark) and set(b["metadata"]) == keys(pyperf.PyperfBenchmarkMetadata)
+        assert all(set(r) == keys(pyperf.PyperfRun) and set(r["metadata"]) <= {"cyclebench_run"} for r in b["runs"])
+    assert tuple(get_type_hints(csvfile.CsvResult)) == RESULT_COLUMNS
+    assert set(get_type_hints(csvfile.CsvComparison)) == set(COMPARISON_COLUMNS)
+    assert set(csvfile.comparison_record(COMPARISONS[0])) <= set(COMPARISON_COLUMNS)

@@ -244,3 +244,25 @@ def test_import_refuses_what_is_not_a_bounded_regular_file(tmp_path: Path, make:
                         f"sqlite:///{tmp_path / 'i.db'}"], capture_output=True, text=True, timeout=60, preexec_fn=cap)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert len(p.stderr.strip().splitlines()) == 1 and says in p.stderr, p.stderr
+
+
+def test_the_run_files_typed_dicts_name_every_column(export: dict[str, Any]) -> None:
+    """RunFileRun, RunFileResult and RunFilePrediction name the columns run_to_dict writes (a
+    column added to the tables without its key here fails), and the schema's keywords are JsonSchema's."""
+    from typing import get_type_hints
+
+    from cyclebench.store.schema import PREDICTION_FIELDS, RESULT_FIELDS, RUN_FIELDS
+
+    assert set(get_type_hints(rf.RunFileRun)) == set(RUN_FIELDS) == set(export["run"])
+    assert set(get_type_hints(rf.RunFileResult)) == {*RESULT_FIELDS, "samples", "run_to_run"}
+    assert set(export["results"][0]) == {*RESULT_FIELDS, "samples"}  # run_to_run: added by commands._export
+    assert set(get_type_hints(rf.RunFilePrediction)) == set(PREDICTION_FIELDS)
+    assert set(get_type_hints(rf.RunFileSamples)) == set(rf.SAMPLE_LISTS) == set(export["results"][0]["samples"])
+    assert set(export) <= set(get_type_hints(rf.RunFile))
+    keywords = set(get_type_hints(rf.JsonSchema))
+
+    def used(node: dict[str, Any]) -> set[str]:  # the keywords of a schema and of those inside it
+        inner = [node["items"]] if "items" in node else []
+        return set(node).union(*map(used, [*inner, *(node.get("properties") or {}).values()]))
+
+    assert used(rf.full_schema()) <= keywords

@@ -19,6 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from cyclebench.model import AllocatorInfo
+
 
 @dataclass(frozen=True)
 class Allocator:
@@ -97,7 +99,7 @@ def _package_version(path: Path) -> str | None:
     return f"{pkg} {ver}" if ver else pkg
 
 
-def describe(alloc: Allocator, malloc_file: str | None) -> dict[str, str | None]:
+def describe(alloc: Allocator, malloc_file: str | None) -> AllocatorInfo:
     """What is stored with each result: the allocator's name, the file its malloc resolved to
     in the runner (``runner --features``) and that file's package and version."""
     path = Path(malloc_file) if malloc_file else None

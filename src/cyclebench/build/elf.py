@@ -11,6 +11,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from cyclebench.build.compile import objdump_for
+from cyclebench.model import SizeFigures
 
 # Instruction classes counted in a body (x86-64 and aarch64 mnemonics).
 CLASSES: dict[str, re.Pattern[str]] = {
@@ -46,7 +47,7 @@ def elf_sizes(path: Path) -> dict[str, int]:
     return sizes
 
 
-def berkeley_sizes(paths: Sequence[Path]) -> dict[str, int] | None:
+def berkeley_sizes(paths: Sequence[Path]) -> SizeFigures | None:
     """text, data, bss and dec of ELF files summed, as GNU size(1) prints them in its default
     (Berkeley) format: text = allocated read-only sections (code, .rodata, .eh_frame…), data =
     allocated writable ones with contents, bss = allocated without contents (SHT_NOBITS); dec =
@@ -62,7 +63,8 @@ def berkeley_sizes(paths: Sequence[Path]) -> dict[str, int] | None:
                     continue
                 kind = "bss" if sec["sh_type"] == "SHT_NOBITS" else "data" if flags & 0x1 else "text"  # SHF_WRITE
                 out[kind] += int(sec["sh_size"])
-    return {**out, "dec": out["text"] + out["data"] + out["bss"]}
+    text, data, bss = out["text"], out["data"], out["bss"]
+    return {"text": text, "data": data, "bss": bss, "dec": text + data + bss}
 
 
 def disassemble(path: Path, target: str | None, bench: str) -> list[str]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import click
 
@@ -30,6 +30,27 @@ from cyclebench.commands._common import UserError
 # click parameter names of the options that write a file (the command's callback gets these)
 OUTPUTS = ("json_path", "output_path", "plot_path", "csv_path", "output")
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")  # sqlite.org/tempfiles.html
+
+
+class Params(TypedDict, total=False):
+    """The parameters of a command's callback (click passes them by name) that the check reads:
+    its outputs (OUTPUTS: a path, "-" for stdout, None when not given), ``db`` (--db), and what a
+    build reads (``files`` and ``file_patterns``: the sources, ``cflags`` as one string,
+    ``include_dirs``, ``defines``, ``cc``). A command has some of them; the others it has are
+    not read here."""
+
+    json_path: str | Path | None
+    output_path: str | Path | None
+    plot_path: str | Path | None
+    csv_path: str | Path | None
+    output: str | Path | None
+    db: str | None
+    files: Sequence[str | Path]
+    file_patterns: Sequence[str]
+    cflags: str | None
+    include_dirs: Sequence[str | Path]
+    defines: Sequence[str]
+    cc: str | Sequence[str] | None  # variants: --cc given more than once
 
 
 def _database_files(db: str | None) -> Iterator[tuple[Path, str]]:
@@ -47,7 +68,7 @@ def _database_files(db: str | None) -> Iterator[tuple[Path, str]]:
             yield Path(path + side), f"the database's {side} file ({shown})"
 
 
-def _build_files(kw: dict[str, Any], deep: bool) -> Iterator[tuple[Path, str]]:
+def _build_files(kw: Params, deep: bool) -> Iterator[tuple[Path, str]]:
     """The files a build of this command reads; with ``deep`` also the headers its user sources
     include (``cc -MM``: 9 ms of CPU a source here, 100 ms of wall time at a load of 11 on 2
     CPUs; only an output that already exists can be one, so only then is it run)."""
@@ -84,7 +105,7 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def check(outputs: dict[str, str], kw: dict[str, Any]) -> None:
+def check(outputs: dict[str, str], kw: Params) -> None:
     """Raise UserError (one line, exit 2) when an output of ``kw`` (``outputs``: parameter name
     → option, e.g. ``{"json_path": "--json"}``) is an input of the command or another output."""
     given = [(Path(kw[name]), opt) for name, opt in outputs.items()
@@ -108,7 +129,7 @@ def guarded(callback: Callable[..., Any], outputs: dict[str, str]) -> Callable[.
 
     @functools.wraps(callback)
     def wrapper(*args: Any, **kw: Any) -> Any:
-        check(outputs, kw)
+        check(outputs, cast(Params, kw))
         return callback(*args, **kw)
 
     wrapper.__cyclebench_guarded__ = True  # type: ignore[attr-defined]

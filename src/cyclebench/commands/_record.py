@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
@@ -50,14 +50,18 @@ def group(*decorators: Decorator) -> Any:
     return dataclasses.field(metadata={_CLICK: decorators})
 
 
-def _field(kind: Callable[..., Decorator], decls: tuple[str, ...], kw: dict[str, Any]) -> Any:
+def _field(kind: Callable[..., Decorator], decls: tuple[str, ...], kw: Mapping[str, object]) -> Any:
+    """A dataclass field whose default is the option's and whose metadata makes its click
+    decorator: ``kw`` are click.option's (or click.argument's) keyword arguments, which click's
+    own annotations leave untyped (``**attrs: Any``); read here: multiple, nargs, default, is_flag."""
     many = kw.get("multiple") or kw.get("nargs") == -1
     default = kw.get("default", () if many else False if kw.get("is_flag") else None)
     make = functools.partial(_bound, kind, decls, kw)
     return dataclasses.field(default=default, metadata={_CLICK: make})
 
 
-def _bound(kind: Callable[..., Decorator], decls: tuple[str, ...], kw: dict[str, Any], name: str) -> Decorator:
+def _bound(kind: Callable[..., Decorator], decls: tuple[str, ...], kw: Mapping[str, object], name: str
+           ) -> Decorator:
     return kind(*decls, name, **kw)
 
 

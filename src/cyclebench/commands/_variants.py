@@ -8,7 +8,6 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from cyclebench.commands._common import err, out, write_text
 from cyclebench.commands._finish import finishing
@@ -19,12 +18,14 @@ from cyclebench.commands._options import (
 from cyclebench.commands._progress import Steps
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
+from cyclebench.model import BenchEntry
 from cyclebench.report import variants as variants_report
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store
 
 
-def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store: Store) -> tuple[int, list[Any], bool]:
+def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,
+                      store: Store) -> tuple[int, list[BenchEntry], bool]:
     """Build every variant, measure them in alternation, store each benchmark as it completes.
     Returns (run id, summary entries, whether a variant did not build). Build, runner, store and
     variant errors become one UserError line; Ctrl-C says what is kept and exits 130."""
@@ -82,7 +83,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store:
     return rid, data, bool(unbuilt)
 
 
-def show(data: list[Any], run_id: int, unbuilt: bool, json_path: Path | None, wide: bool, sort: str = "cycles",
+def show(data: list[BenchEntry], run_id: int, unbuilt: bool, json_path: Path | None, wide: bool, sort: str = "cycles",
          disasm: bool = False, exit_on_failure: bool = True) -> None:
     """The ranked tables, the JSON, and (``exit_on_failure``) exit_if_failed."""
     variants_report.print_variants(data, out, run_id=run_id, disasm=disasm, wide=wide, sort=sort)
@@ -92,7 +93,7 @@ def show(data: list[Any], run_id: int, unbuilt: bool, json_path: Path | None, wi
         exit_if_failed(data, unbuilt)
 
 
-def exit_if_failed(data: list[Any], unbuilt: bool) -> None:
+def exit_if_failed(data: list[BenchEntry], unbuilt: bool) -> None:
     """Exit 1 when a variant did not build or did not measure (a skipped one is not a failure)."""
     if unbuilt or any(v["status"] != "ok" for d in data for v in d["variants"] if v["status"] != "skipped"):
         sys.exit(1)

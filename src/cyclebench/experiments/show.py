@@ -39,7 +39,17 @@ from cyclebench.experiments import history
 from cyclebench.experiments import profile as _profile
 from cyclebench.experiments import stat as _stat
 from cyclebench.experiments.wis import RUN_MODE
-from cyclebench.model import PROFILE, STAT, Comparison, ComparisonRow, ProfileRow, Result, Run, profile_row
+from cyclebench.model import (
+    PROFILE,
+    STAT,
+    BenchEntry,
+    Comparison,
+    ComparisonRow,
+    ProfileRow,
+    Result,
+    Run,
+    profile_row,
+)
 from cyclebench.report.show import (
     DAMAGED,
     ComparisonTables,
@@ -87,14 +97,14 @@ def as_run(run: Mapping[str, Any]) -> Run:
 
 
 # ---------------------------------------------------------------- each kind's table inputs
-def variants_data(run: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...] | None:
+def variants_data(run: Mapping[str, Any]) -> tuple[BenchEntry, ...] | None:
     """The ranked data `variants` printed (an entry per benchmark: experiments.variants.summary),
     or None when the run stored none (not a variants run, or interrupted before its end)."""
     data = _summary(as_run(run)).get("variants")
     return tuple(data) if isinstance(data, list) and data else None
 
 
-def variants_sort(data: Sequence[Mapping[str, Any]], run: Run) -> str:
+def variants_sort(data: Sequence[BenchEntry], run: Run) -> str:
     """The --sort the tables were ranked by: as stored, else the default; the default too when
     a benchmark's table has no such column (report.variants.sort_keys)."""
     sort = str(_display(run).get("sort") or DEFAULT_SORT)

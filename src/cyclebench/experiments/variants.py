@@ -38,7 +38,19 @@ from cyclebench.build.allocators import Allocator
 from cyclebench.build.elf import berkeley_sizes, body_symbol, classify, disassemble, elf_sizes, helper_calls
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
-from cyclebench.model import CRASHED, EMULATED, OK, SKIPPED, TIMEOUT, Comparison, Item, Outcome
+from cyclebench.model import (
+    CRASHED,
+    EMULATED,
+    OK,
+    SKIPPED,
+    TIMEOUT,
+    AllocatorInfo,
+    BenchEntry,
+    Comparison,
+    Item,
+    Outcome,
+    VariantEntry,
+)
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import MeasureOptions, plan
 from cyclebench.stats import clock
@@ -94,7 +106,7 @@ class Built:
     binary: Binary
     runner: Runner
     sizes: dict[str, int] = field(default_factory=dict)  # section and body symbol sizes, bytes
-    allocator: dict[str, str | None] | None = None  # allocators.describe: name, library, package version
+    allocator: AllocatorInfo | None = None  # allocators.describe: name, library, package version
 
 
 def build_all(variants: Sequence[Variant], opts: BuildOptions,
@@ -126,7 +138,7 @@ def build_all(variants: Sequence[Variant], opts: BuildOptions,
     return built, failed, skipped
 
 
-def _allocator_info(alloc: Allocator | None, runner: Runner) -> dict[str, str | None] | None:
+def _allocator_info(alloc: Allocator | None, runner: Runner) -> AllocatorInfo | None:
     """The allocator a runner really calls (allocators.describe); BuildError when its malloc
     resolves elsewhere (a link that did not take would measure glibc under another name)."""
     if alloc is None:
@@ -272,34 +284,39 @@ def different_work(ir: float | None, base: float | None) -> str | None:
 
 
 def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool,
-            events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """JSON-friendly account of every benchmark × variant (what --json writes): per variant
+            events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None) -> list[BenchEntry]:
+    """JSON-friendly account of every benchmark × variant (what --json writes and the run stores
+    as ``summary.variants``: model.BenchEntry, model.VariantEntry): per variant
     its replicates' spread (mean, stddev %, 95% CI, best), the size(1) figures of the
     benchmark file's own object (``size``) and of the whole runner (``binary_size``), a
     different-work note from callgrind's Ir, and the allocator linked in (name, library, package
     version). ``skipped`` variants (label → why) get a row each, last."""
     out = []
     for r in results:
-        entry: dict[str, Any] = {"bench": r.item.bench, "param": r.item.param, "unit": r.unit, "variants": []}
+        entry: BenchEntry = {"bench": r.item.bench, "param": r.item.param, "unit": r.unit, "variants": []}
         base_ir = (r.simulated.get(built[0].variant.label) or {}).get("Ir") if built else None
         for i, b in enumerate(built):
             label = b.variant.label
             o = r.outcomes[label]
             c = r.comparisons.get(label)
-            v: dict[str, Any] = {"label": label, "cc": b.variant.cc, "cflags": list(b.variant.cflags),
-                                 "target": b.variant.target, "emulated": b.variant.emulated, "status": o.status,
-                                 "reason": o.reason, "body_bytes": b.sizes.get(body_symbol(r.item.bench)),
-                                 "text_bytes": b.sizes.get(".text"), "data_bytes": b.sizes.get(".data"),
-                                 "bss_bytes": b.sizes.get(".bss"),
-                                 "per_invocation": r.per_invocation.get(label),
-                                 "comparison": c.to_dict() if c else None,
-                                 "simulated": r.simulated.get(label), "note": r.notes.get(label),
-                                 "baseline": i == 0, "size": berkeley_sizes(b.binary.objects) if b.binary.objects
-                                 else None, "binary_size": berkeley_sizes([b.binary.path]),
-                                 "different_work": None if i == 0 else
-                                 different_work((r.simulated.get(label) or {}).get("Ir"), base_ir),
-                                 **({} if b.variant.emulated else spread(r.per_invocation.get(label) or [])),
-                                 "counters": _counters(o, events), "allocator": b.allocator}
+            v: VariantEntry = {"label": label, "cc": b.variant.cc, "cflags": list(b.variant.cflags),
+                               "target": b.variant.target, "emulated": b.variant.emulated, "status": o.status,
+                               "reason": o.reason, "body_bytes": b.sizes.get(body_symbol(r.item.bench)),
+                               "text_bytes": b.sizes.get(".text"), "data_bytes": b.sizes.get(".data"),
+                               "bss_bytes": b.sizes.get(".bss"),
+                               "per_invocation": r.per_invocation.get(label),
+                               "comparison": c.to_dict() if c else None,
+                               "simulated": r.simulated.get(label), "note": r.notes.get(label),
+                               "baseline": i == 0, "size": berkeley_sizes(b.binary.objects) if b.binary.objects
+                               else None, "binary_size": berkeley_sizes([b.binary.path]),
+                               "different_work": None if i == 0 else
+                               different_work((r.simulated.get(label) or {}).get("Ir"), base_ir)}
+            if not b.variant.emulated:  # the replicates' spread (stats.repetitions.spread)
+                s = spread(r.per_invocation.get(label) or [])
+                v["mean"], v["stddev_pct"], v["ci_low"], v["ci_high"], v["best"] = (
+                    s["mean"], s["stddev_pct"], s["ci_low"], s["ci_high"], s["best"])
+            v["counters"] = _counters(o, events)
+            v["allocator"] = b.allocator
             if disasm:
                 ins = disassemble(b.binary.path, b.variant.target, r.item.bench)
                 v["disasm"] = ins
@@ -364,7 +381,7 @@ class Sweep:
     sort: str = "cycles"  # what the tables are ranked by (stored for `show`)
 
 
-def verdict_of(v: Mapping[str, Any]) -> str:
+def verdict_of(v: VariantEntry) -> str:
     """A measured variant's verdict against the baseline (a variant of ``summary``'s data):
     slower, faster, ~, or inconclusive when none could be reached (too few pairs left once
     disturbed rounds were dropped: its note says how many)."""
@@ -372,7 +389,7 @@ def verdict_of(v: Mapping[str, Any]) -> str:
     return str(c["verdict"]) if c else "inconclusive" + (f" ({v['note']})" if v.get("note") else "")
 
 
-def fail_on_hits(data: Sequence[Mapping[str, Any]], fail_on: Sequence[str]) -> list[str]:
+def fail_on_hits(data: Sequence[BenchEntry], fail_on: Sequence[str]) -> list[str]:
     """``"BENCH LABEL: VERDICT"`` of every measured variant whose verdict --fail-on names
     (slower/faster, different: either; inconclusive: ~ or no verdict at all), sorted."""
     def named(verdict: str) -> bool:

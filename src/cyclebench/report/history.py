@@ -6,11 +6,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 
 from cyclebench.atomic import replacing
+from cyclebench.model import Point
 from cyclebench.report.console import fmt
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.plots import FORMATS
@@ -18,7 +18,7 @@ from cyclebench.report.text import safe_text
 from cyclebench.stats.changepoint import History
 
 
-def marks(points: Sequence[dict[str, Any]], h: History) -> list[str]:
+def marks(points: Sequence[Point], h: History) -> list[str]:
     """Per point: "" or what it is — the first run of a new level (▲ slower / ▼ faster, Δ%,
     "regression" when beyond the margin), or an outlier run."""
     out = [""] * len(points)
@@ -31,9 +31,9 @@ def marks(points: Sequence[dict[str, Any]], h: History) -> list[str]:
     return out
 
 
-def history_table(title: str, points: Sequence[dict[str, Any]], h: History, unit: str, wide: bool = False,
+def history_table(title: str, points: Sequence[Point], h: History, unit: str, wide: bool = False,
                   ) -> FitTable:
-    """``points``: dicts with run, started_at, labels, estimate, ci_low, ci_high (time order)."""
+    """``points``: the runs' figures (model.Point: run, started_at, labels, estimate, ci_low, ci_high), oldest first."""
     table = FitTable([
         Column("run"),
         Column("started", justify="left", priority=2),
@@ -55,7 +55,7 @@ def history_table(title: str, points: Sequence[dict[str, Any]], h: History, unit
     return table
 
 
-def plot_history(title: str, points: Sequence[dict[str, Any]], h: History, unit: str, path: Path,
+def plot_history(title: str, points: Sequence[Point], h: History, unit: str, path: Path,
                  dpi: int = 120) -> None:
     """Per-run estimate with its 95% CI against the run's position in time, the mean level of
     each segment between change points (dashed), change points as vertical lines (red: slower,

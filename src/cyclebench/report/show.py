@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console
 
-from cyclebench.model import SIMULATED, ComparisonRow, ProfileRow, Result, Run, Series
+from cyclebench.model import SIMULATED, BenchEntry, ComparisonRow, ProfileRow, Result, Run, Series
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
 from cyclebench.report.profile import profile_table
@@ -97,7 +96,7 @@ class VariantsTables:
     made it (the JSON the run stored in ``summary.variants``), ranked by ``sort``; ``disasm``:
     the instruction classes and diffs too."""
 
-    data: tuple[Mapping[str, Any], ...]
+    data: tuple[BenchEntry, ...]
     sort: str = "cycles"
     disasm: bool = False
 

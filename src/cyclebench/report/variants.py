@@ -8,12 +8,14 @@ flag on a variant that did different work."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cyclebench.model import BenchEntry, VariantEntry
 from cyclebench.report.console import SIM_EVENTS, SIM_PRIORITY, VARIANT_FOLD, fmt
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
@@ -21,7 +23,7 @@ from cyclebench.report.text import safe_text
 SIZE_KEYS = ("text", "data", "bss", "dec")
 
 
-def sort_keys(d: dict[str, Any]) -> list[str]:
+def sort_keys(d: BenchEntry) -> list[str]:
     """What a table of this benchmark can be sorted by: the time metric, size(1)'s columns
     and body bytes, and the callgrind events when simulated."""
     keys = ["cycles", *SIZE_KEYS, "body"]
@@ -30,7 +32,7 @@ def sort_keys(d: dict[str, Any]) -> list[str]:
     return keys + _counter_names(d)
 
 
-def _counter_names(d: dict[str, Any]) -> list[str]:
+def _counter_names(d: BenchEntry) -> list[str]:
     """The -e events measured for this benchmark, in the order given."""
     names: list[str] = []
     for v in d["variants"]:
@@ -40,11 +42,12 @@ def _counter_names(d: dict[str, Any]) -> list[str]:
     return names
 
 
-def _metric(v: dict[str, Any], key: str) -> float | None:
+def _metric(v: VariantEntry, key: str) -> float | None:
     if key == "cycles":
         return v.get("mean") if not v.get("emulated") else None
     if key in SIZE_KEYS:
-        return (v.get("size") or {}).get(key)
+        size = v.get("size")
+        return size.get(key) if size else None
     if key == "body":
         return v.get("body_bytes")
     if key in (v.get("counters") or {}):
@@ -52,9 +55,9 @@ def _metric(v: dict[str, Any], key: str) -> float | None:
     return (v.get("simulated") or {}).get(key)
 
 
-def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None = None, wide: bool = False,
+def variants_ranked(d: BenchEntry, sort: str = "cycles", run_id: int | None = None, wide: bool = False,
                     ) -> FitTable:
-    """One benchmark's variants (an entry of commands.variants.summary) ranked by ``sort``
+    """One benchmark's variants (an entry of experiments.variants.summary) ranked by ``sort``
     (sort_keys; a variant without the metric goes last). Raises ValueError for another key."""
     if sort not in sort_keys(d):
         raise ValueError(f"--sort {sort}: this table has {', '.join(sort_keys(d))}")
@@ -126,7 +129,7 @@ def variants_ranked(d: dict[str, Any], sort: str = "cycles", run_id: int | None 
     return table
 
 
-def print_variants(data: list[dict[str, Any]], console: Console, run_id: int | None = None,
+def print_variants(data: Sequence[BenchEntry], console: Console, run_id: int | None = None,
                    disasm: bool = False, wide: bool = False, sort: str = "cycles") -> None:
     """One ranked table per benchmark (variants_ranked: the ranked table of Molnar's alignment
     study, docs/references.md#icache-alignment-linux-2015; callgrind's events in it when

@@ -27,7 +27,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import platformdirs
 from sqlalchemy import (
@@ -61,6 +61,7 @@ RAW_EXTRA = ("chain", "chains")
 from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for the store's users
     RESULT_FIELDS,
     RUN_FIELDS,
+    ResultRow,
     results,
     runs,
     samples,
@@ -426,8 +427,10 @@ class Store:
             raise
 
     @staticmethod
-    def _result_values(fields: Mapping[str, Any]) -> dict[str, Any]:
-        values = {k: fields.get(k) for k in RESULT_FIELDS}
+    def _result_values(fields: Mapping[str, Any]) -> ResultRow:
+        """The result's columns as they are inserted: absent ones None, ``variant`` "",
+        ``created_at`` now, ``kind`` guessed (guess_kind). Raises StoreError for an unknown kind."""
+        values = cast(ResultRow, {k: fields.get(k) for k in RESULT_FIELDS})
         values["variant"] = values.get("variant") or ""
         values["created_at"] = values.get("created_at") or now()
         values["kind"] = values.get("kind") or guess_kind(fields)
@@ -436,7 +439,7 @@ class Store:
         return values
 
     @staticmethod
-    def _insert_result(conn: Connection, run_id: int, values: dict[str, Any],
+    def _insert_result(conn: Connection, run_id: int, values: ResultRow,
                        sample_rows: Sequence[Sequence[int | None]]) -> int:
         rid = int(conn.execute(insert(results).values(run_id=run_id, **values)).inserted_primary_key[0])
         if sample_rows:

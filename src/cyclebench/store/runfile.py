@@ -24,17 +24,26 @@ import json
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeVar, cast
 
 import jsonschema
-from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Table, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Column, Float, Integer, String, Table, Text
 
 from cyclebench.atomic import write_atomic
 from cyclebench.model import KINDS
 from cyclebench.store import predictions as stored_predictions
 from cyclebench.store import urls
 from cyclebench.store.db import Store
-from cyclebench.store.schema import PREDICTION_FIELDS, RESULT_FIELDS, RUN_FIELDS, predictions, results, runs
+from cyclebench.store.schema import (
+    PREDICTION_FIELDS,
+    RESULT_FIELDS,
+    RUN_FIELDS,
+    ResultRow,
+    RunRow,
+    predictions,
+    results,
+    runs,
+)
 
 FORMAT, VERSION = "cyclebench-run", 1
 # The most `import` reads: an export takes ~53 bytes a sample (dump's indent=1, all five lists of
@@ -50,36 +59,139 @@ class ExportError(ValueError):
     """Unknown run id, or a file that is not a valid cyclebench run export (import refused)."""
 
 
-def run_to_dict(store: Store, run_id: int) -> dict[str, Any]:
+# ---------------------------------------------------------------- the file's shape (docs/exports.md, "json")
+class RunFileRun(RunRow, total=False):
+    """``run``: the run's row of the runs table (store.schema.RunRow). Only ``started_at`` is
+    required on import; what is absent the store fills in."""
+
+
+class _SampleTimes(TypedDict):
+    iters: list[int]
+    ticks: list[int]
+
+
+class RunFileSamples(_SampleTimes, total=False):
+    """A result's raw batches as parallel lists (the samples table): ``iters`` operations and
+    ``ticks`` of the timer per batch, and where taken ``cal`` (ticks of the calibration chain
+    timed beside it), ``disturbed`` (1: a context switch or migration hit it), ``pmu`` (PMU
+    cycles); None where not taken. All as long as ``iters``."""
+
+    cal: list[int | None]
+    disturbed: list[int | None]
+    pmu: list[int | None]
+
+
+class RunToRun(TypedDict):
+    """This host's run-to-run spread of the benchmark: the sd of its run estimates pooled over
+    earlier replicate groups and its degrees of freedom (experiments.history.host_spread)."""
+
+    sd: float
+    df: int
+
+
+class RunFileResult(ResultRow, total=False):
+    """One of ``results``: a result's row (store/schema.py's results columns but ``id`` and
+    ``run_id``; RESULT_FIELDS; units as model.Result says), its ``samples`` and, written by
+    `run` and `export` where the host's replicate groups taught it, ``run_to_run`` (not
+    imported: learnt again where the file lands). Only ``bench`` and ``status`` are required
+    on import."""
+
+    samples: RunFileSamples
+    run_to_run: RunToRun
+
+
+class RunFilePrediction(TypedDict, total=False):
+    """One of ``predictions`` (runs made with --predict or explain): a static model's row of the
+    predictions table (store/schema.py; PREDICTION_FIELDS): the tool, its status, cycles per loop
+    trip and per operation, its bounds, ``detail`` (the loop, the CPU model's why, notes)."""
+
+    bench: str
+    param: int | None
+    variant: str | None
+    tool: str
+    status: str
+    reason: str | None
+    tool_version: str | None
+    mcpu: str | None
+    cpu_model: str | None
+    cycles_per_iter: float | None
+    trips_per_op: float | None
+    cycles_per_op: float | None
+    throughput: float | None
+    lcd: float | None
+    detail: Mapping[str, Any] | None
+    created_at: str | None
+
+
+class RunFileSource(TypedDict, total=False):
+    """``source``: where the run was exported from (the database, passwords masked; its id there)."""
+
+    db: str
+    run_id: int
+
+
+class _RunFileKeys(TypedDict):
+    format: str
+    version: int
+    run: RunFileRun
+    results: list[RunFileResult]
+
+
+class RunFile(_RunFileKeys, total=False):
+    """The run file (``format`` "cyclebench-run", ``version`` 1; docs/exports.md, "json"):
+    one run, its results with their samples, ``source`` and, optionally, ``predictions``."""
+
+    source: RunFileSource
+    predictions: list[RunFilePrediction]
+
+
+# JSON Schema (draft 2020-12) as the builders below write it: the keywords they use.
+JsonSchema = TypedDict("JsonSchema", {
+    "$schema": str,
+    "title": str,
+    "description": str,
+    "type": str | list[str],
+    "const": str,
+    "enum": list[str | None],
+    "properties": "dict[str, JsonSchema]",
+    "required": list[str],
+    "items": "JsonSchema",
+    "minimum": int,
+    "maximum": int,
+    "maxLength": int,
+}, total=False)
+
+
+def run_to_dict(store: Store, run_id: int) -> RunFile:
     run = store.get_run(run_id)
     if run is None:
         raise ExportError(f"no run {run_id} in {store.url}")
     out_results = []
     for r in store.results(run_id):
         s = store.samples(r["id"])
-        row = {k: r[k] for k in RESULT_FIELDS}
+        row = cast(RunFileResult, {k: r[k] for k in RESULT_FIELDS})
         row["samples"] = {"iters": [x[0] for x in s], "ticks": [x[1] for x in s], "cal": [x[2] for x in s],
                           "disturbed": [x[3] for x in s], "pmu": [x[4] for x in s]}
         out_results.append(row)
-    run_out = {k: run.get(k) for k in RUN_FIELDS}
+    run_out = cast(RunFileRun, {k: run.get(k) for k in RUN_FIELDS})
     if isinstance(run_out.get("command"), list):
         run_out["command"] = urls.redact_argv(run_out["command"])
-    data = {"format": FORMAT, "version": VERSION, "run": run_out,
+    data: RunFile = {"format": FORMAT, "version": VERSION, "run": run_out,
             "source": {"db": urls.display(store.url), "run_id": run_id}, "results": out_results}
     if preds := stored_predictions.of_run(store, run_id):  # optional: runs made with --predict or explain
-        data["predictions"] = preds
+        data["predictions"] = cast("list[RunFilePrediction]", preds)
     return data
 
 
-def dump(data: dict[str, Any], path: Path) -> None:
+def dump(data: RunFile, path: Path) -> None:
     write_atomic(path, json.dumps(data, indent=1, allow_nan=True) + "\n")
 
 
 # ---------------------------------------------------------------- the file's schema
-def _column_schema(col: Any, required: bool) -> dict[str, Any]:
+def _column_schema(col: Column[Any], required: bool) -> JsonSchema:
     t = col.type
     if isinstance(t, JSON):
-        s: dict[str, Any] = {}
+        s: JsonSchema = {}
     elif isinstance(t, Boolean):
         s = {"type": "boolean"}
     elif isinstance(t, Float):
@@ -104,7 +216,7 @@ def _column_schema(col: Any, required: bool) -> dict[str, Any]:
     return s
 
 
-def _table_schema(table: Table, fields: Sequence[str], required: Sequence[str]) -> dict[str, Any]:
+def _table_schema(table: Table, fields: Sequence[str], required: Sequence[str]) -> JsonSchema:
     props = {name: _column_schema(table.c[name], name in required) for name in fields}
     return {"type": "object", "properties": props, "required": list(required)}
 
@@ -112,15 +224,15 @@ def _table_schema(table: Table, fields: Sequence[str], required: Sequence[str]) 
 SCHEMA_FILE = "docs/runfile.schema.json"  # the published copy of full_schema() (tests compare the two)
 
 
-def _sample_items(key: str) -> dict[str, Any]:
+def _sample_items(key: str) -> JsonSchema:
     lo, hi = INT32 if key == "disturbed" else INT64
-    item: dict[str, Any] = {"type": "integer", "minimum": lo, "maximum": hi}
+    item: JsonSchema = {"type": "integer", "minimum": lo, "maximum": hi}
     if key not in ("iters", "ticks"):  # cal, disturbed and pmu are null where not taken
         item["type"] = ["integer", "null"]
     return item
 
 
-def _schema(items: bool) -> dict[str, Any]:
+def _schema(items: bool) -> JsonSchema:
     result = _table_schema(results, RESULT_FIELDS, ("bench", "status"))
     result["properties"]["samples"] = {
         "type": "object",
@@ -150,7 +262,7 @@ def _schema(items: bool) -> dict[str, Any]:
 
 
 @cache
-def schema() -> dict[str, Any]:
+def schema() -> JsonSchema:
     """JSON Schema (2020-12) an import is validated with, built from the tables of the current
     schema: :func:`full_schema` without the items of the sample lists, which _check_samples checks
     in Python (a run of 10^5 samples validates in milliseconds instead of seconds). Unknown keys
@@ -158,7 +270,7 @@ def schema() -> dict[str, Any]:
     return _schema(items=False)
 
 
-def full_schema() -> dict[str, Any]:
+def full_schema() -> JsonSchema:
     """The published JSON Schema (2020-12) of a run file, docs/runfile.schema.json: :func:`schema`
     plus the type and range of every sample (what import checks in Python)."""
     return _schema(items=True)
@@ -181,7 +293,7 @@ def _short(text: str, n: int = 160) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
 
-def _check_samples(data: Mapping[str, Any], name: str) -> None:
+def _check_samples(data: RunFile, name: str) -> None:
     for i, r in enumerate(data["results"]):
         smp = r.get("samples")
         if smp is None:
@@ -207,7 +319,7 @@ def _check_samples(data: Mapping[str, Any], name: str) -> None:
                                       "integer")
 
 
-def _check_float_columns(data: Mapping[str, Any], name: str) -> None:
+def _check_float_columns(data: RunFile, name: str) -> None:
     """An integer literal in a float column must fit 64 bits too (databases bind it as one)."""
     rows = [("run", runs, data["run"])] + [(f"results[{i}]", results, r) for i, r in enumerate(data["results"])]
     for where, table, row in rows:
@@ -282,7 +394,7 @@ def validate(data: Any, name: str = "import") -> None:
         raise ExportError(f"{name}: a string holds a NUL character (\\u0000), which databases cannot store")
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> RunFile:
     """Read and validate an export; raises ExportError (a ValueError) for any bad file: one
     that is not a regular file (/dev/zero, a FIFO: endless or blocking) or holds more than
     MAX_BYTES is refused before it is read."""
@@ -312,13 +424,17 @@ def load(path: Path) -> dict[str, Any]:
     except RecursionError:
         raise ExportError(f"{path}: not importable JSON: nested too deeply") from None
     validate(data, str(path))
-    return data
+    return cast(RunFile, data)
 
 
-def _coerce(table: Table, row: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
-    """Values as their columns hold them: 2**70 in a float column is a float, 3.0 in an
-    integer column an int (the schema allowed both)."""
-    out = {}
+_Row = TypeVar("_Row", RunFileRun, RunFileResult, RunFilePrediction)
+
+
+def _coerce(table: Table, row: _Row, fields: Sequence[str]) -> _Row:
+    """The row's ``fields`` (those of ``table``; others, such as a result's ``samples``, left
+    out) as their columns hold them: 2**70 in a float column is a float, 3.0 in an integer
+    column an int (the schema allowed both)."""
+    out: dict[str, object] = {}
     for k in fields:
         v = row.get(k)
         t = table.c[k].type
@@ -327,10 +443,10 @@ def _coerce(table: Table, row: Mapping[str, Any], fields: Sequence[str]) -> dict
         elif v is not None and isinstance(t, Integer) and isinstance(v, float):
             v = int(v)
         out[k] = v
-    return out
+    return cast(_Row, out)
 
 
-def import_run(store: Store, data: dict[str, Any]) -> int:
+def import_run(store: Store, data: RunFile) -> int:
     """Insert an exported run (new ids) in one transaction; returns the new run id. Raises
     ExportError if ``data`` is not a valid export (nothing is written), StoreError if the
     database fails (nothing is written either)."""

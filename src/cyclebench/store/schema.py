@@ -6,6 +6,9 @@ timings, so any result can be re-analysed) and ``meta``. A new column is a migra
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
 from sqlalchemy import JSON, BigInteger, Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text
 
 metadata = MetaData()
@@ -124,6 +127,95 @@ meta = Table("meta", metadata, Column("key", String(40), primary_key=True), Colu
 
 RESULT_FIELDS = tuple(c.name for c in results.columns if c.name not in ("id", "run_id"))
 RUN_FIELDS = tuple(c.name for c in runs.columns if c.name != "id")
+
+
+class RunRow(TypedDict, total=False):
+    """A row of ``runs`` as it is written (its columns but ``id``: RUN_FIELDS), typed as
+    model.Run reads it back: times as ISO 8601 text, ``command`` the argv (passwords masked),
+    ``build``/``calibration``/``env``/``summary`` the JSON its command stored."""
+
+    started_at: str
+    finished_at: str | None
+    status: str | None
+    command: list[str] | None
+    host: str | None
+    cpu_model: str | None
+    cpu: int | None
+    tool_version: str | None
+    code_rev: str | None
+    build: Mapping[str, Any] | None
+    calibration: Mapping[str, Any] | None
+    env: Mapping[str, Any] | None
+    summary: Mapping[str, Any] | None
+    host_id: str | None
+    pid: int | None
+    heartbeat_at: str | None
+    pid_start: int | None
+    labels: Mapping[str, str] | None
+    group_id: int | None
+    kernel_release: str | None
+    kernel_version: str | None
+    boot_id: str | None
+    microcode: str | None
+    compiler: str | None
+    code_dirty: bool | None
+
+
+class ResultRow(TypedDict, total=False):
+    """A row of ``results`` as it is written (its columns but ``id`` and ``run_id``:
+    RESULT_FIELDS), typed and in units as model.Result reads it back."""
+
+    bench: str
+    param: int | None
+    variant: str | None
+    status: str
+    reason: str | None
+    unit: str | None
+    per_op: float | None
+    ci_low: float | None
+    ci_high: float | None
+    intercept: float | None
+    median: float | None
+    median_ci_low: float | None
+    median_ci_high: float | None
+    min: float | None
+    mad: float | None
+    mean: float | None
+    cv: float | None
+    rcv: float | None
+    confidence: float | None
+    method: str | None
+    rounds: int | None
+    ns_per_op: float | None
+    cycles_per_op: float | None
+    cycles_ci_low: float | None
+    cycles_ci_high: float | None
+    cycles_min: float | None
+    cycles_rcv: float | None
+    core_ghz: float | None
+    ratio_rcv: float | None
+    chain_agreement: float | None
+    n_disturbed: int | None
+    n_trimmed: int | None
+    pmu_cycles_per_op: float | None
+    pmu_ci_low: float | None
+    pmu_ci_high: float | None
+    pmu_agreement: float | None
+    net_per_op: float | None
+    net_ci_low: float | None
+    net_ci_high: float | None
+    cycles_net: float | None
+    cycles_net_ci_low: float | None
+    cycles_net_ci_high: float | None
+    n_samples: int | None
+    outliers: int | None
+    timer_overhead: float | None
+    wall_s: float | None
+    created_at: str | None
+    extra: Mapping[str, Any] | None
+    kind: str | None
+    plan_index: int | None
+
 
 # Fleet jobs in the controller's database (`cyclebench fleet`, store/fleet.py; migration 0005)
 fleet_jobs = Table(

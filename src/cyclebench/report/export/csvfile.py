@@ -16,7 +16,7 @@ import csv
 import io
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from cyclebench.report.console import notes
 from cyclebench.report.export._rows import finite, kind_of
@@ -34,6 +34,78 @@ RESULT_COLUMNS = (
 )
 COMPARISON_COLUMNS = ("a", "b", "param", "unit", "verdict", "median_a", "median_b", "diff", "rel", "ci_low",
                       "ci_high", "p", "pairs", "margin", "sequential", "note")
+
+
+class CsvResult(TypedDict):
+    """A result's row as RESULT_COLUMNS, in their order (docs/exports.md, "csv"); None: absent.
+    The result's own columns as model.Result types them, and what csv adds: ``processes`` and
+    each process's estimate (``per_process`` in the timer's unit, ``cycles_per_process`` in
+    cycles~), this host's run-to-run sd and its degrees of freedom, the row's notes."""
+
+    run_id: int | None
+    kind: str | None
+    bench: str | None
+    param: int | None
+    variant: str | None
+    status: str | None
+    reason: str | None
+    unit: str | None
+    per_op: float | None
+    ci_low: float | None
+    ci_high: float | None
+    median: float | None
+    min: float | None
+    rcv: float | None
+    cycles_per_op: float | None
+    cycles_ci_low: float | None
+    cycles_ci_high: float | None
+    cycles_min: float | None
+    ns_per_op: float | None
+    net_per_op: float | None
+    net_ci_low: float | None
+    net_ci_high: float | None
+    cycles_net: float | None
+    cycles_net_ci_low: float | None
+    cycles_net_ci_high: float | None
+    pmu_cycles_per_op: float | None
+    n_samples: int | None
+    n_disturbed: int | None
+    n_trimmed: int | None
+    outliers: int | None
+    rounds: int | None
+    processes: int | None
+    per_process: list[float] | None
+    cycles_per_process: list[float] | None
+    run_to_run_sd: float | None
+    run_to_run_df: float | None
+    method: str | None
+    confidence: float | None
+    wall_s: float | None
+    created_at: str | None
+    notes: str | None
+
+
+class CsvComparison(TypedDict, total=False):
+    """A comparison's row as COMPARISON_COLUMNS: A, B, the parameter, the medians' unit, the
+    Comparison's fields (model.ComparisonJSON; absent and ``verdict`` "failed" without one),
+    ``sequential`` yes | no, the note."""
+
+    a: str
+    b: str
+    param: int | None
+    unit: str
+    verdict: str
+    median_a: float
+    median_b: float
+    diff: float
+    rel: float
+    ci_low: float
+    ci_high: float
+    p: float
+    pairs: int
+    margin: float
+    sequential: str
+    note: str | None
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # owasp.org/www-community/attacks/CSV_Injection
@@ -56,24 +128,24 @@ def cell(v: Any) -> Any:
     return text_cell(v) if isinstance(v, str) else v
 
 
-def result_record(row: Mapping[str, Any]) -> dict[str, Any]:
+def result_record(row: Mapping[str, Any]) -> CsvResult:
     """One result as RESULT_COLUMNS (absent: None)."""
     extra = row.get("extra") or {}
     per = extra.get("per_process") or {}
     rr = extra.get("run_to_run") or row.get("run_to_run") or {}
-    rec = {c: row.get(c) for c in RESULT_COLUMNS}
+    rec = cast(CsvResult, {c: row.get(c) for c in RESULT_COLUMNS})
     rec.update(kind=kind_of(row), processes=extra.get("processes"), per_process=per.get("per_op"),
                cycles_per_process=per.get("cycles_per_op"), run_to_run_sd=rr.get("sd"), run_to_run_df=rr.get("df"),
                notes=notes(row) or None)
     return rec
 
 
-def comparison_record(r: ComparisonRow) -> dict[str, Any]:
+def comparison_record(r: ComparisonRow) -> CsvComparison:
     """One comparison as COMPARISON_COLUMNS (absent: None)."""
-    rec: dict[str, Any] = {"a": r.a, "b": r.b, "param": r.param, "unit": r.unit, "note": r.note or None,
-                           "sequential": "yes" if r.sequential else "no"}
+    rec: CsvComparison = {"a": r.a, "b": r.b, "param": r.param, "unit": r.unit, "note": r.note or None,
+                          "sequential": "yes" if r.sequential else "no"}
     if r.cmp is not None:
-        rec.update({k: v for k, v in r.cmp.to_dict().items() if k in COMPARISON_COLUMNS})
+        rec.update(cast(CsvComparison, {k: v for k, v in r.cmp.to_dict().items() if k in COMPARISON_COLUMNS}))
     else:
         rec["verdict"] = "failed"
     return rec
@@ -82,6 +154,7 @@ def comparison_record(r: ComparisonRow) -> dict[str, Any]:
 def write(data: Export) -> Exported:
     """The CSV of the comparisons when there are any, else of the results."""
     buf = io.StringIO()
+    records: list[CsvComparison] | list[CsvResult]
     if data.comparisons:
         cols, records = COMPARISON_COLUMNS, [comparison_record(r) for r in data.comparisons]
     else:

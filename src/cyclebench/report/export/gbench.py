@@ -19,7 +19,7 @@ every Google Benchmark entry must carry a time.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict, cast
 
 import numpy as np
 
@@ -38,6 +38,65 @@ from cyclebench.report.export._rows import (
     timing_replicates,
 )
 from cyclebench.report.export.base import Export, Exported
+
+
+# The JSON google/benchmark writes with --benchmark_format=json (its JSONReporter,
+# src/json_reporter.cc) and tools/compare.py reads, as far as cyclebench fills it in.
+class GBenchContext(TypedDict, total=False):
+    """``context``: Google Benchmark's keys (the run's start as ``date``, ``host_name``,
+    ``executable``, ``num_cpus``, ``mhz_per_cpu`` = the timer rate in MHz) and cyclebench's own
+    (``cpu_model``, ``cyclebench_version``, ``cyclebench_runs``: the run ids joined by commas,
+    ``timer``, ``timer_unit``); a key without a value is left out."""
+
+    date: str
+    host_name: str
+    executable: str
+    num_cpus: int
+    mhz_per_cpu: int
+    cpu_model: str
+    cyclebench_version: str
+    cyclebench_runs: str
+    timer: str
+    timer_unit: str
+
+
+class GBenchCounters(TypedDict, total=False):
+    """User counters (Google Benchmark writes each as a number beside the times): cycles~ per op
+    and the timer's own unit per op (``_counter_name``: ref-cycles, ticks or ns)."""
+
+    cycles_per_op: float
+    ref_cycles_per_op: float
+    ticks_per_op: float
+    ns_per_op: float
+
+
+class GBenchBenchmark(GBenchCounters, total=False):
+    """One entry of ``benchmarks``: a replicate (``run_type`` "iteration", ``repetition_index``)
+    or an aggregate over them (``aggregate_name`` mean | median | stddev, ``aggregate_unit``
+    "time"); ``real_time`` = ``cpu_time`` in ``time_unit`` (always ns) per operation."""
+
+    name: str
+    family_index: int
+    per_family_instance_index: int
+    run_name: str
+    run_type: str
+    repetitions: int
+    repetition_index: int
+    aggregate_name: str
+    aggregate_unit: str
+    threads: int
+    iterations: int
+    real_time: float
+    cpu_time: float
+    time_unit: str
+
+
+class GBenchRun(TypedDict):
+    """The whole document: ``context`` and ``benchmarks``."""
+
+    context: GBenchContext
+    benchmarks: list[GBenchBenchmark]
+
 
 AGGREGATES = ("mean", "median", "stddev")
 PROFILE_NOTE = "a profile's function: per call, not per op, in csv"
@@ -68,17 +127,17 @@ def _replicates(g: Group, data: Export) -> list[dict[str, float]]:
 
 
 def _entry(name: str, index: int, values: dict[str, float], n: int, run_type: str = "iteration",
-           aggregate: str | None = None) -> dict[str, Any]:
-    e: dict[str, Any] = {"name": name if aggregate is None else f"{name}_{aggregate}", "family_index": index,
+           aggregate: str | None = None) -> GBenchBenchmark:
+    e: GBenchBenchmark = {"name": name if aggregate is None else f"{name}_{aggregate}", "family_index": index,
                          "per_family_instance_index": 0, "run_name": name, "run_type": run_type, "repetitions": n}
     if aggregate is None:
-        e["repetition_index"] = values.pop("_index")
+        e["repetition_index"] = int(values.pop("_index"))
     else:
         e["aggregate_name"] = aggregate
         e["aggregate_unit"] = "time"
     e.update(threads=1, iterations=1 if aggregate is None else n, real_time=values["ns"], cpu_time=values["ns"],
              time_unit="ns")
-    e.update({k: v for k, v in values.items() if k != "ns"})
+    e.update(cast(GBenchCounters, {k: v for k, v in values.items() if k != "ns"}))  # the counters
     return e
 
 
@@ -88,12 +147,13 @@ def _aggregate(reps: list[dict[str, float]], how: str) -> dict[str, float]:
     return {k: float(f(np.array([r[k] for r in reps]))) for k in keys}
 
 
-def context(data: Export) -> dict[str, Any]:
+def context(data: Export) -> GBenchContext:
     """Google Benchmark's context keys that cyclebench knows, and its own."""
     run = first_run(data.runs, data.results)
     env = run.get("env") or {}
     cal = run.get("calibration") or {}
-    ctx: dict[str, Any] = {"date": run.get("started_at"), "host_name": run.get("host"), "executable": "cyclebench"}
+    ctx: dict[str, str | int | None] = {"date": run.get("started_at"), "host_name": run.get("host"),
+                                        "executable": "cyclebench"}
     cpus = (env.get("cpu_info") or {}).get("logical_cpus")
     if isinstance(cpus, int):
         ctx["num_cpus"] = cpus
@@ -102,12 +162,12 @@ def context(data: Export) -> dict[str, Any]:
     ctx.update({"cpu_model": shared(data.runs, "cpu_model") or run.get("cpu_model"),
                 "cyclebench_version": run.get("tool_version"), "cyclebench_runs": ",".join(map(str, data.runs)),
                 "timer": cal.get("timer"), "timer_unit": cal.get("unit")})
-    return {k: v for k, v in ctx.items() if v not in (None, "")}
+    return cast(GBenchContext, {k: v for k, v in ctx.items() if v not in (None, "")})
 
 
 def write(data: Export) -> Exported:
     """The Google Benchmark JSON of ``data.results`` (see the module docstring)."""
-    benchmarks: list[dict[str, Any]] = []
+    benchmarks: list[GBenchBenchmark] = []
     skipped: dict[str, list[str]] = {"no valid figure": [], "not a time: callgrind Ir, in benchstat and csv": [],
                                      "not a time: ops/s, in benchstat and csv": [],
                                      "stat metric not in ms, in benchstat and csv": [],
@@ -137,5 +197,5 @@ def write(data: Export) -> Exported:
             benchmarks += [_entry(name, family, _aggregate(reps, how), len(reps), "aggregate", how)
                            for how in AGGREGATES]
         family += 1
-    doc = {"context": context(data), "benchmarks": benchmarks}
+    doc: GBenchRun = {"context": context(data), "benchmarks": benchmarks}
     return Exported(json.dumps(doc, indent=2, allow_nan=False) + "\n", left_out("gbench", skipped))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from cyclebench.model import PROFILE, STAT, TIMING
 from cyclebench.report.export._rows import (
@@ -35,6 +35,55 @@ from cyclebench.report.export._rows import (
 from cyclebench.report.export.base import Export, Exported
 
 VERSION = "1.0"
+
+
+# pyperf's JSON file format, version 1.0 (pyperf's docs, "JSON format"; pyperf/_bench.py reads it).
+class PyperfSuiteMetadata(TypedDict, total=False):
+    """The suite's ``metadata``: pyperf's keys (``hostname``, ``cpu_model_name``, ``cpu_count``,
+    ``date`` ISO 8601 to the second without a zone) and cyclebench's (``cyclebench_version``,
+    ``cyclebench_runs``: the run ids joined by commas); a key without a value is left out."""
+
+    hostname: str
+    cpu_model_name: str
+    cpu_count: int
+    date: str
+    cyclebench_version: str
+    cyclebench_runs: str
+
+
+class PyperfRunMetadata(TypedDict, total=False):
+    """A pyperf run's ``metadata``: the cyclebench run its value came from (absent: unknown)."""
+
+    cyclebench_run: int
+
+
+class PyperfRun(TypedDict):
+    """One pyperf run: one replicate's ``values`` (one value, in the benchmark's unit)."""
+
+    metadata: PyperfRunMetadata
+    values: list[float]
+
+
+class PyperfBenchmarkMetadata(TypedDict):
+    """A benchmark's ``metadata``: ``name`` (``bench[param] (variant)``) and ``unit`` (second or byte)."""
+
+    name: str
+    unit: str
+
+
+class PyperfBenchmark(TypedDict):
+    metadata: PyperfBenchmarkMetadata
+    runs: list[PyperfRun]
+
+
+class PyperfSuite(TypedDict):
+    """The file: ``version`` "1.0", the suite's metadata, its benchmarks."""
+
+    version: str
+    metadata: PyperfSuiteMetadata
+    benchmarks: list[PyperfBenchmark]
+
+
 STAT_UNITS = {"ms": ("second", 1e-3), "KiB": ("byte", 1024.0)}
 
 
@@ -61,20 +110,20 @@ def _date(text: Any) -> str | None:
         return None
 
 
-def metadata(data: Export) -> dict[str, Any]:
+def metadata(data: Export) -> PyperfSuiteMetadata:
     run = first_run(data.runs, data.results)
     cpus = ((run.get("env") or {}).get("cpu_info") or {}).get("logical_cpus")
-    md: dict[str, Any] = {"hostname": run.get("host"), "cpu_model_name": shared(data.runs, "cpu_model"),
-                          "cpu_count": cpus if isinstance(cpus, int) and cpus > 0 else None,
-                          "date": _date(run.get("started_at")) if run.get("started_at") else None,
-                          "cyclebench_version": run.get("tool_version"),
-                          "cyclebench_runs": ",".join(map(str, data.runs)) or None}
-    return {k: v for k, v in md.items() if v not in (None, "")}
+    md: dict[str, str | int | None] = {"hostname": run.get("host"), "cpu_model_name": shared(data.runs, "cpu_model"),
+                                       "cpu_count": cpus if isinstance(cpus, int) and cpus > 0 else None,
+                                       "date": _date(run.get("started_at")) if run.get("started_at") else None,
+                                       "cyclebench_version": run.get("tool_version"),
+                                       "cyclebench_runs": ",".join(map(str, data.runs)) or None}
+    return cast(PyperfSuiteMetadata, {k: v for k, v in md.items() if v not in (None, "")})
 
 
 def write(data: Export) -> Exported:
     """The pyperf JSON of ``data.results`` (see the module docstring)."""
-    benchmarks = []
+    benchmarks: list[PyperfBenchmark] = []
     skipped: dict[str, list[str]] = {"no valid figure": [], "pyperf takes seconds, bytes or integers only": [],
                                      "value not above zero, which pyperf refuses": [],
                                      "a profile's function: per call, not per op, in csv": []}
@@ -94,7 +143,8 @@ def write(data: Export) -> Exported:
             if not values:
                 skipped["no valid figure"].append(g.label)
             continue
-        runs = [{"metadata": {"cyclebench_run": rid} if rid is not None else {}, "values": [v]} for v, rid in kept]
+        runs: list[PyperfRun] = [{"metadata": {"cyclebench_run": rid} if rid is not None else {}, "values": [v]}
+                                 for v, rid in kept]
         benchmarks.append({"metadata": {"name": g.label, "unit": unit}, "runs": runs})
-    doc = {"version": VERSION, "metadata": metadata(data), "benchmarks": benchmarks}
+    doc: PyperfSuite = {"version": VERSION, "metadata": metadata(data), "benchmarks": benchmarks}
     return Exported(json.dumps(doc, indent=1, allow_nan=False) + "\n", left_out("pyperf", skipped))
