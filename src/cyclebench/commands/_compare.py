@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from cyclebench.commands._common import (
     err,
@@ -46,7 +46,7 @@ class Args(Protocol):
 
 
 def measure_and_judge(a: Args, labels: dict[str, str],
-                      store: Store) -> tuple[int, list[Row], list[dict[str, Any]], str]:
+                      store: Store) -> tuple[int, list[Row], list[Result], str]:
     """`compare A B …`: build, measure interleaved (sequential design within ``budget``, or the
     fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
     Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""

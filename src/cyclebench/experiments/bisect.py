@@ -201,9 +201,8 @@ class _Run:
         rev = built[main].revision
         labels = {**self.labels, "bisect": self.state.id, "rev": rev.sha, "step": str(step)}
         run_id, rate = open_sitting(self.store, sides, main, self.command, labels,
-                                    {"revisions": {"repo": str(self.ws.repo.root),
-                                                   "sides": [b.revision.sha for b in built],
-                                                   "build": list(self.ws.recipe.command)}})
+                                    {"repo": str(self.ws.repo.root), "sides": [b.revision.sha for b in built],
+                                     "build": list(self.ws.recipe.command)})
         rows: list[Any] = []
 
         def keep(sit: Sitting) -> None:

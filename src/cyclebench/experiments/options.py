@@ -3,6 +3,7 @@ command line parses its flags into these (commands/_options.py) and hands them o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +30,10 @@ class BuildOptions:
 
     def spec(self, sources: Sequence[Path] | None = None, **kw: Any) -> BuildSpec:
         """The BuildSpec of these options (``-Werror`` for the suite's own sources only)."""
-        fields: dict[str, Any] = {
-            "sources": tuple(sources) if sources is not None else self.sources(), "cc": self.cc,
-            "cflags": self.cflags, "include_dirs": self.include_dirs, "defines": self.defines,
-            "ldflags": self.ldflags, "werror": not self.files}
-        return BuildSpec(**{**fields, **kw})
+        spec = BuildSpec(sources=tuple(sources) if sources is not None else self.sources(), cc=self.cc,
+                         cflags=self.cflags, include_dirs=self.include_dirs, defines=self.defines,
+                         ldflags=self.ldflags, werror=not self.files)
+        return dataclasses.replace(spec, **kw)
 
 
 @dataclass(frozen=True)

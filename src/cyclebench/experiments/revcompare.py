@@ -128,8 +128,7 @@ def compare_revisions(ws: Workspace, revs: Sequence[str], design: Design, equiva
     items = ws.items(built[0], cpu)
     design = replace(design, alpha=design.alpha / len(items))
     run_id, rate = open_sitting(store, sides, 1, command, {**labels, "rev": b.sha, "base": a.sha},
-                                {"revisions": {"repo": str(ws.repo.root), "a": a.sha, "b": b.sha,
-                                               "build": list(ws.recipe.command)}})
+                                {"repo": str(ws.repo.root), "a": a.sha, "b": b.sha, "build": list(ws.recipe.command)})
     rule = compare_rule(equivalence)
     rows: list[ComparisonRow] = []
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from scipy import special
@@ -200,8 +200,27 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
     return out
 
 
+class RuleNote(TypedDict):
+    """How a sequential verdict between revisions was reached, stored with its row: the
+    equivalence margin (relative) and the rule that set it, in words."""
+
+    equivalence: float
+    margin_rule: str
+
+
+class RevisionsEnv(TypedDict, total=False):
+    """``env.revisions`` of a sitting's run: the repository, the revisions measured (``a`` and
+    ``b`` for `compare --rev`; ``sides`` in side order for a bisect step) and the build command."""
+
+    repo: str
+    a: str
+    b: str
+    sides: list[str]
+    build: list[str]
+
+
 def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: float, margin: float = 0.0,
-                 extra: dict[str, Any] | None = None) -> ComparisonRow:
+                 rule: RuleNote | None = None) -> ComparisonRow:
     """A pair's last look as compare's row (model.ComparisonRow): medians in the unit, Δ and its
     repeated CI converted from relative to the unit at side x's median, the nominal p; ``margin``
     relative, as the rule used it."""
@@ -216,7 +235,7 @@ def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: 
             f"{lk.pairs} pairs, boundary |Z| ≥ {lk.boundary:.2f}, Z {lk.z:+.2f})")
     seq = {"looks": [{"fraction": x.fraction, "diff": x.diff, "se": x.se, "boundary": x.boundary, "low": x.low,
                       "high": x.high, "pairs": x.pairs} for x in sit.looks[pair]],
-           "seconds": sit.seconds, "budget": sit.budget, "alpha": alpha, **(extra or {})}
+           "seconds": sit.seconds, "budget": sit.budget, "alpha": alpha, **(rule or {})}
     return ComparisonRow(a, b, sit.item.param, sit.unit, cmp, note, seq)
 
 
@@ -233,14 +252,14 @@ class Sides:
 
 
 def open_sitting(store: Any, sides: Sides, main: int, command: Sequence[str], labels: dict[str, str],
-                 extra: dict[str, Any]) -> tuple[int, float]:
+                 revisions: RevisionsEnv) -> tuple[int, float]:
     """The run of one sitting (session.open_run: identity, environment, calibration), opened with
-    side ``main``'s build, labelled ``labels``; ``extra`` joins its environment."""
+    side ``main``'s build, labelled ``labels``; ``revisions`` joins its environment."""
     from cyclebench.experiments.session import open_run
 
     b = sides.built[main]
     return open_run(store, command, sides.cpu, [Path(s) for s in b.binary.sources], b.binary, sides.runners[main],
-                    env_extra=extra, labels=labels)
+                    env_extra={"revisions": revisions}, labels=labels)
 
 
 def store_sitting(store: Any, run_id: int, rate: float, sit: Sitting, sides: Sides) -> None:

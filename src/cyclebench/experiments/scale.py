@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
@@ -26,7 +26,7 @@ from cyclebench.build.wis import TestCase
 from cyclebench.env.cpus import cpu_order
 from cyclebench.experiments import wis as _wis
 from cyclebench.experiments.session import open_run
-from cyclebench.model import ERROR, OK, SKIPPED, Item, ScaleRun, Series
+from cyclebench.model import ERROR, OK, SKIPPED, AllocatorInfo, Item, ScaleRun, Series
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, run_one
@@ -119,7 +119,7 @@ class Prepared:
     wis: _wis.Built = dataclasses.field(default_factory=_wis.Built)  # test cases' runners, by (name, mode)
     descriptions: dict[str, str | None] = dataclasses.field(default_factory=dict)  # test case → description
     # --allocator: name → (its runner, allocators.describe) or why it is skipped (the package to install)
-    allocated: dict[str, tuple[Binary, dict[str, str | None]] | str] = dataclasses.field(default_factory=dict)
+    allocated: dict[str, tuple[Binary, AllocatorInfo] | str] = dataclasses.field(default_factory=dict)
 
     def binary_for(self, bench: str, mode: str) -> Path:
         """The runner that measures ``bench`` in ``mode``."""
@@ -187,7 +187,8 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     series: list[Series] = []
     with store.finishing(run_id):
         for item in prepared.items:
-            extra = {"description": prepared.descriptions[item.bench]} if item.bench in prepared.descriptions else {}
+            extra: PointsExtra = ({"description": prepared.descriptions[item.bench]}
+                                  if item.bench in prepared.descriptions else {})
             for mode, variant in itertools.product(cfg.modes, prepared.allocated or [""]):
                 ser = Series(item.bench, item.param, mode, variant=variant)
                 series.append(ser)
@@ -198,7 +199,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
                     _store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra)
                     continue
                 binary = got[0].path if isinstance(got, tuple) else prepared.binary_for(item.bench, mode)
-                ex = {**extra, "allocator": got[1]} if isinstance(got, tuple) else extra
+                ex: PointsExtra = {**extra, "allocator": got[1]} if isinstance(got, tuple) else extra
                 try:
                     done = sweep(binary, item.bench, item.param, mode, cfg, cpus, on_start)
                 except SweepInterrupted as e:  # keep the passes finished before Ctrl-C
@@ -212,8 +213,17 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     return run_id, series
 
 
+class PointsExtra(TypedDict, total=False):
+    """What every stored point of a series carries beside its figures in ``extra``: the test
+    case's own description (will-it-scale's ``testcase_description``) and the allocator linked in
+    (build.allocators.describe)."""
+
+    description: str
+    allocator: AllocatorInfo
+
+
 def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], interrupted: bool = False,
-                  extra: dict[str, Any] | None = None) -> None:
+                  extra: PointsExtra | None = None) -> None:
     for run, s in done:
         fields = scaling.row_fields(run, s)
         ex = {**(fields.extra or {}), **(extra or {})}

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from rich.text import Text
 
+from cyclebench.model import Run
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text, visible
 
@@ -40,7 +41,7 @@ def cases_table(cases: Iterable[Any], wide: bool = False) -> FitTable:
     return table
 
 
-def runs_table(runs: Iterable[dict[str, Any]], wide: bool = False) -> FitTable:
+def runs_table(runs: Iterable[Run], wide: bool = False) -> FitTable:
     """Stored runs (store rows: id, started_at, status, labels, host, cpu_model, cpu, command):
     run, start and status stay; labels and the CPU, then the host, then the CPU model drop; the
     command is the notes."""

@@ -51,15 +51,17 @@ def plot_scaling(series: Sequence[Series], path: Path, ncpus: int | None = None,
         x = [p["tasks"] for p in pts]
         all_tasks.update(x)
         hue = color[(s.bench, s.variant)]
-        style: dict[str, Any] = {"color": hue, "linestyle": "-" if s.mode == "threads" else "--",
-                                 "marker": "o" if s.mode == "threads" else "s", "markersize": 4}
-        ax_t.plot(x, [p["total_median"] for p in pts], label=s.label, **style)
+        threads = s.mode == "threads"
+        line, marker = ("-", "o") if threads else ("--", "s")
+        ax_t.plot(x, [p["total_median"] for p in pts], label=s.label, color=hue, linestyle=line, marker=marker,
+                  markersize=4)
         ax_t.fill_between(x, [p["total_min"] for p in pts], [p["total_max"] for p in pts], color=hue,
                           alpha=0.15, linewidth=0)
         eff = [p for p in pts if p.get("efficiency") is not None]
         if eff:
             xe = [p["tasks"] for p in eff]
-            ax_e.plot(xe, [p["efficiency"] for p in eff], label=s.label, **style)
+            ax_e.plot(xe, [p["efficiency"] for p in eff], label=s.label, color=hue, linestyle=line, marker=marker,
+                      markersize=4)
             ax_e.fill_between(xe, [p["efficiency_min"] for p in eff], [p["efficiency_max"] for p in eff],
                               color=hue, alpha=0.15, linewidth=0)
     if ncpus and all_tasks and max(all_tasks) > ncpus:  # the most N tasks on ncpus CPUs can reach
