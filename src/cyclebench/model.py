@@ -98,57 +98,6 @@ class ResultCounters(TypedDict, total=False):
     status: list[str]
 
 
-class RunnerResult(TypedDict, total=False):
-    """A runner's result line for one benchmark (engine/measure.c; runner/protocol.py), with
-    what interleave.merge adds when processes are combined. Per sample (one batch): ``n``
-    operations, ``ticks`` of the timer (``unit``: ticks or ns), ``cal`` ticks of the add chain
-    timed next to it, ``disturbed`` (1: a context switch or migration), ``pmu_cycles`` (a PMU's
-    cycles event, where one exists) and ``counters`` (perf groups' reads, -e). ``ladder``
-    batch sizes per round, ``rounds`` run; ``timer_overhead`` the timer pair's cost (min,
-    median ticks); ``chain`` this process's calibration chains (``chains``: one per process,
-    merged); ``process_rounds`` rounds per merged process; times in ns."""
-
-    type: str
-    bench: str
-    param: int | None
-    unit: str
-    timer: str
-    n_base: int
-    rounds: int
-    ladder: int
-    seed: int
-    sizing_ns: int
-    warmup_ns: int
-    measured_ns: int
-    total_iters: int
-    timer_overhead: TimerOverhead
-    disturb_source: str
-    cpu: int
-    chain: Chain
-    chains: list[Chain]
-    verified: bool
-    reason: str | None
-    pmu_error: str | None
-    fault: str
-    n: list[int]
-    ticks: list[int]
-    cal: list[int]
-    disturbed: list[int]
-    pmu_cycles: list[int]
-    counters: ResultCounters
-    processes: int
-    process_rounds: list[int]
-    calibration_rse: float
-    invocations: int
-    sched: Sched
-    # under callgrind (engine/simulate.c: ``n`` holds the two batch sizes; runner/callgrind.py adds
-    # the events per op and the cache geometry simulated, ``unit`` Ir)
-    labels: list[str]
-    callgrind_header: bool
-    events: dict[str, float]
-    cache: dict[str, list[int]]
-
-
 class RunnerLine(TypedDict, total=False):
     """Any JSON line of the runner's protocol (engine/runner.c's header; runner/protocol.py reads
     them): its ``type`` (result | skip | fail | error | bench | calibration | features | probe |
@@ -253,23 +202,6 @@ class ScaleStart(TypedDict, total=False):
     chain_before: ScaleChain
 
 
-class ScaleInterval(TypedDict, total=False):
-    """One sampling interval (engine/scale.c, ``emit_interval``): its index ``i``, its end ``t``
-    and length ``dt`` (s since the start), the timer's ``ticks`` over it, whether it is warm-up,
-    each task's operations in it (``deltas``) and, with schedstat, each task's ns running and
-    waiting for its CPU (``run_ns``, ``wait_ns``; /proc/<pid>/schedstat, sched-stats.rst)."""
-
-    type: str
-    i: int
-    t: float
-    dt: float
-    ticks: int
-    warmup: bool
-    deltas: list[int]
-    run_ns: list[int]
-    wait_ns: list[int]
-
-
 class ScaleEnd(TypedDict, total=False):
     """Scaling mode's last line (engine/scale.c, ``emit_end``): intervals done, seconds sampled,
     the sampler's own CPU seconds and involuntary switches, whether a task crashed (and why),
@@ -306,14 +238,67 @@ class TaskCrash(TypedDict, total=False):
     reason: str
 
 
-class StatLine(TypedDict, total=False):
-    """engine/statexec.c's one line (``cyclebench stat``; runner/exec.py): type "stat" with the
-    command's exit status or its signal's name, wall time (ns), user and system CPU time (µs),
-    max RSS (KiB: getrusage(2)), the raw counter groups ([nr, enabled, running, values…]), each
-    group's open error, whether children were counted (``inherit``) and which groups count user
-    space only; or type "exec_error" with ``errno`` and ``error``. Under callgrind
-    (runner.exec.launch_callgrind) the simulated ``events`` summed over ``processes``, and
-    valgrind's last log lines when it ran nothing."""
+class RunnerResult(TypedDict, total=False):
+    """A runner's result line for one benchmark (engine/measure.c; runner/protocol.py), with
+    what interleave.merge adds when processes are combined. Per sample (one batch): ``n``
+    operations, ``ticks`` of the timer (``unit``: ticks or ns), ``cal`` ticks of the add chain
+    timed next to it, ``disturbed`` (1: a context switch or migration), ``pmu_cycles`` (a PMU's
+    cycles event, where one exists) and ``counters`` (perf groups' reads, -e). ``ladder``
+    batch sizes per round, ``rounds`` run; ``timer_overhead`` the timer pair's cost (min,
+    median ticks); ``chain`` this process's calibration chains (``chains``: one per process,
+    merged); ``process_rounds`` rounds per merged process; times in ns."""
+
+    type: str
+    bench: str
+    param: int | None
+    unit: str
+    timer: str
+    n_base: int
+    rounds: int
+    ladder: int
+    seed: int
+    sizing_ns: int
+    warmup_ns: int
+    measured_ns: int
+    total_iters: int
+    timer_overhead: TimerOverhead
+    disturb_source: str
+    cpu: int
+    chain: Chain
+    chains: list[Chain]
+    verified: bool
+    reason: str | None
+    pmu_error: str | None
+    fault: str
+    sched: Sched
+    # under callgrind (engine/simulate.c: ``n`` holds the two batch sizes; runner/callgrind.py adds
+    # the events per op and the cache geometry simulated, ``unit`` Ir)
+    labels: list[str]
+    callgrind_header: bool
+    events: dict[str, float]
+    cache: dict[str, list[int]]
+    n: list[int]
+    ticks: list[int]
+    cal: list[int]
+    disturbed: list[int]
+    pmu_cycles: list[int]
+    counters: ResultCounters
+    processes: int
+    process_rounds: list[int]
+    calibration_rse: float
+    invocations: int
+
+
+class Repetition(TypedDict, total=False):
+    """One run of a whole command under the stat launcher (engine/statexec.c; runner/exec.py):
+    ``type`` stat, or exec_error with ``errno`` and ``error`` when it could not start; its
+    ``exit`` status or the ``signal`` that killed it (a name), ``wall_ns``, ``user_us`` and
+    ``sys_us`` times, ``maxrss_kb``; the counter groups' raw reads (``groups``: per group the
+    number of events, time enabled, time running, then each value, in ns/counts),
+    ``open_errors`` (per group, None when it opened), ``inherit`` (children counted) and
+    ``user_only`` per group. Under callgrind also ``events`` (simulated totals by name over
+    ``processes`` processes) and ``valgrind_log`` (its last lines when nothing was simulated);
+    ``rep``: its 0-based index, set by experiments.stat."""
 
     type: str
     exit: int | None
@@ -331,6 +316,7 @@ class StatLine(TypedDict, total=False):
     events: dict[str, int]
     processes: int
     valgrind_log: list[str]
+    rep: int
 
 
 @dataclass
@@ -560,6 +546,23 @@ def _order_names(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     name = alloc.get("name") if isinstance(alloc, Mapping) else None
     return bench.split("/", 1)[0], bench, str(row.get("variant") or ""), str(name or "")
 
+class Interval(TypedDict, total=False):
+    """One interval line of a scaling runner (engine/scale.c, emit_interval): its index ``i``,
+    ``t`` seconds since the start and its length ``dt`` (s), the timer's ``ticks`` over it,
+    ``warmup`` (not measured), each task's operations in it (``deltas``) and, with schedstat,
+    each task's run and wait time (``run_ns``, ``wait_ns``, ns)."""
+
+    type: str
+    i: int
+    t: float
+    dt: float
+    ticks: int
+    warmup: bool
+    deltas: list[int]
+    run_ns: list[int]
+    wait_ns: list[int]
+
+
 @dataclass
 class ScaleRun:
     """What one runner invocation in scaling mode (one benchmark, mode and task count)
@@ -574,7 +577,7 @@ class ScaleRun:
     status: str = OK
     reason: str | None = None
     start: ScaleStart | None = None
-    intervals: list[ScaleInterval] = field(default_factory=list)
+    intervals: list[Interval] = field(default_factory=list)
     end: ScaleEnd | None = None
     crash: TaskCrash | None = None
     steal: float | None = None
