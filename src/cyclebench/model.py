@@ -503,6 +503,74 @@ class Point(_Columns):
     param: int | None
 
 
+@dataclass(frozen=True, eq=False)
+class TimedProfileRow(_Columns):
+    """One function of a timed flat profile (stats/profile.flat_profile, docs/method.md §10), its
+    durations per call in the profile's unit (cycles~ or ns): ``self``/``total`` compensated
+    (the probe's cost subtracted; medians over the calls, a parent's total at least its children's),
+    ``*_raw`` as recorded, ``self_mean`` gprof's time/calls, ``self_pm``/``total_pm`` what the
+    probe may be off by (None without a probe); ``comp_share`` the compensation's share of the
+    raw self (``compensated`` when over stats.profile.COMPENSATION_NOTE); ``pct`` the share of
+    the profile (calls × max(self, 0)); ``ir_self``/``ir_total`` callgrind's exact instructions
+    per call where it could run the program. Stored whole as its result's ``extra``."""
+
+    function: str
+    calls: int
+    self_raw: float
+    self: float
+    self_mean: float
+    self_pm: float | None
+    total_raw: float
+    total: float
+    total_pm: float | None
+    comp_share: float
+    compensated: bool
+    pct: float = 0.0
+    ir_self: float | None = None
+    ir_total: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The row as stored in ``extra`` (Ir only where callgrind counted it)."""
+        return {k: v for k, v in self.items() if v is not None or k not in ("ir_self", "ir_total")}
+
+    @classmethod
+    def of(cls, doc: Mapping[str, Any]) -> TimedProfileRow:
+        """The row of a stored ``extra``."""
+        return cls(**{k: doc.get(k) for k in cls.__dataclass_fields__ if k in doc})
+
+
+@dataclass(frozen=True, eq=False)
+class SimulatedProfileRow(_Columns):
+    """One function of a flat profile under callgrind (exact counts, nothing to compensate):
+    calls; ``self``/``total`` instructions per call, ``self_ir``/``total_ir`` in all; ``pct``
+    its share of the program's own instructions. Stored whole as its result's ``extra``."""
+
+    function: str
+    calls: int
+    self: float
+    total: float
+    self_ir: int
+    total_ir: int
+    pct: float
+
+    def to_json(self) -> dict[str, object]:
+        """The row as stored in ``extra``."""
+        return dict(self)
+
+    @classmethod
+    def of(cls, doc: Mapping[str, Any]) -> SimulatedProfileRow:
+        """The row of a stored ``extra``."""
+        return cls(**{k: doc.get(k) for k in cls.__dataclass_fields__})
+
+
+ProfileRow = TimedProfileRow | SimulatedProfileRow
+
+
+def profile_row(doc: Mapping[str, Any]) -> ProfileRow:
+    """A stored flat-profile row as its record: simulated when it has ``self_ir``."""
+    return SimulatedProfileRow.of(doc) if "self_ir" in doc else TimedProfileRow.of(doc)
+
+
 R = TypeVar("R", bound=Mapping[str, Any])
 
 

@@ -8,6 +8,7 @@ No compiler: each table is built from fixture rows as its command builds it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -17,7 +18,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from cyclebench.experiments.counters import SweptEvent
-from cyclebench.model import BenchInfo, Comparison, Series
+from cyclebench.model import BenchInfo, Comparison, Series, TimedProfileRow
 from cyclebench.report import console as report
 from cyclebench.report import hosts, listing, plots, ranked
 from cyclebench.report.fit import FitTable, pieces
@@ -120,7 +121,7 @@ RUNS = [{"id": 1000 + i, "started_at": "2026-11-25 16:39:04", "status": "complet
         for i in range(3)]
 
 
-def _profile_rows() -> list[dict[str, Any]]:
+def _profile_rows() -> list[TimedProfileRow]:
     def ev(ph: str, ts_us: float, name: str) -> dict[str, Any]:
         return {"ph": ph, "ts": ts_us, "name": name, "tid": 1, "pid": 1}
 
@@ -133,9 +134,7 @@ def _profile_rows() -> list[dict[str, Any]]:
         events.append(ev("E", t / 1000, "outer_function_with_a_long_name"))
     events.append(ev("E", (t + 1) / 1000, "main"))
     rows = flat_profile(calls_of(events), 1.0, Probe(inner_lo=110, inner_hi=130, outer=150))
-    for r in rows:
-        r["ir_self"] = 3001.0
-    return rows
+    return [dataclasses.replace(r, ir_self=3001.0) for r in rows]
 
 
 BENCHES = [BenchInfo("copy/memcpy", "copy", (16, 64, 256, 1024, 4096, 65536, 1048576), None, "copy.c", 41, True),

@@ -118,4 +118,4 @@ def profile_cmd(a: ProfileArgs) -> None:
     if a.json_path is not None:
         write_text(a.json_path, json.dumps({"format": "cyclebench-profile", "target": name, "backend": a.backend,
                                           "unit": unit, "clock": how, "probe": probe.to_dict() if probe else None,
-                                          "functions": rows}, indent=1) + "\n")
+                                          "functions": [r.to_json() for r in rows]}, indent=1) + "\n")

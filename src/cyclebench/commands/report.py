@@ -80,14 +80,20 @@ def report_cmd(a: ReportArgs) -> None:
     Plots are interactive (plotly.js, carried by the site: no network needed); the site opens
     from disk (index.html) or any web server. docs/site.md describes each page.
     """
-    from cyclebench.commands import _report
+    from cyclebench.commands.show import print_run
+    from cyclebench.experiments import site
+    from cyclebench.experiments.show import comparison_rows, variants_data
+    from cyclebench.experiments.stored import host_rows
 
-    filters = _report.Filters(bench=a.bench, host=a.host, labels=parse_labels(a.label_args),
-                              since=a.since.date() if a.since else None)
+    filters = site.Filters(bench=a.bench, host=a.host, labels=parse_labels(a.label_args),
+                           since=a.since.date() if a.since else None)
+    show = site.Show(print_run=print_run, is_comparison=lambda run: comparison_rows(run) is not None,
+                     is_variants=lambda run: variants_data(run) is not None, host_rows=host_rows)
     store = open_store(a.db, create=False)
     t = time.perf_counter()
     jobs = a.jobs or max(1, min(4, len(os.sched_getaffinity(0))))
-    written, n_runs, n_series = _report.build(store, a.db, a.output_path, filters, a.window, changepoint.ALPHA, jobs)
+    built = site.build(store, a.db, a.output_path, filters, show, a.window, changepoint.ALPHA, jobs)
+    written, n_runs, n_series = built.written, built.runs, built.histories
     page, size = written.largest
     err.print(f"site: {len(written.pages)} pages ({n_runs} runs, {n_series} benchmark histories) in "
               f"{time.perf_counter() - t:.1f} s; largest page {page} {size / 2**20:.2f} MiB", highlight=False,

@@ -32,7 +32,7 @@ from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.experiments.session import open_run
-from cyclebench.model import OK, PROFILE
+from cyclebench.model import OK, PROFILE, ProfileRow, Result, SimulatedProfileRow, TimedProfileRow
 from cyclebench.runner import Runner
 from cyclebench.runner import profile as tracer
 from cyclebench.runner.plan import MeasureOptions
@@ -169,7 +169,7 @@ def target_argv(bench: str | None, command: tuple[str, ...], build_opts: BuildOp
 
 
 def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
-               ir: bool = True, progress: Progress = SILENT) -> tuple[list[Any], str, str, Probe]:
+               ir: bool = True, progress: Progress = SILENT) -> tuple[list[TimedProfileRow], str, str, Probe]:
     """The timed flat profile of ``argv``, and with ``ir`` callgrind's Ir per call beside it
     where valgrind is installed (not for BENCH: the runner sizes its batches by time, so a body's
     call does another amount of work under callgrind)."""
@@ -185,12 +185,12 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
     if ir and shutil.which("valgrind") is not None:
         # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not
         # the whole --timeout, so a long program's Ir does not multiply the wait
-        _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)), progress)
+        rows = _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)), progress)
     return rows, clk.unit, clk.how, probe
 
 
-def _add_ir(rows: list[dict[str, Any]], argv: list[str], work: Path, timeout: float,
-            progress: Progress = SILENT) -> None:
+def _add_ir(rows: list[TimedProfileRow], argv: list[str], work: Path, timeout: float,
+            progress: Progress = SILENT) -> list[TimedProfileRow]:
     """Beside the time, the count a probe does not disturb (an event count takes the probe's cost
     off exactly; time only approximately: docs/method.md §10): callgrind's exact
     instructions per call of each function (``ir_self``, ``ir_total``), the same build run
@@ -201,20 +201,23 @@ def _add_ir(rows: list[dict[str, Any]], argv: list[str], work: Path, timeout: fl
         sims = tracer.callgrind(argv, work / "ir.out", timeout, env=[f"GMON_OUT_PREFIX={work / 'gmon.out'}"])
     except tracer.ProfileError as e:
         progress.note(f"no Ir per call beside the time: {e}")
-        return
+        return rows
+    out = []
     for r in rows:
-        s = sims.get(r["function"])
-        if s is not None and s.calls:
-            r["ir_self"], r["ir_total"] = s.self_ir / s.calls, s.total_ir / s.calls
+        s = sims.get(r.function)
+        out.append(replace(r, ir_self=s.self_ir / s.calls, ir_total=s.total_ir / s.calls) if s is not None and s.calls
+                   else r)
+    return out
 
 
-def simulated_rows(argv: list[str], work: Path, timeout: float) -> list[Any]:
+def simulated_rows(argv: list[str], work: Path, timeout: float) -> list[SimulatedProfileRow]:
+    """The flat profile of ``argv`` under callgrind: exact calls and instructions per function,
+    the largest share of the program's own instructions first."""
     sims = tracer.callgrind(argv, work / "callgrind.out", timeout)
     whole = sum(s.self_ir for s in sims.values()) or 1
-    rows = [{"function": n, "calls": s.calls, "self": s.self_ir / max(s.calls, 1),
-             "total": s.total_ir / max(s.calls, 1), "self_ir": s.self_ir, "total_ir": s.total_ir,
-             "pct": 100.0 * s.self_ir / whole} for n, s in sims.items()]
-    return sorted(rows, key=lambda r: -r["pct"])
+    rows = [SimulatedProfileRow(n, s.calls, s.self_ir / max(s.calls, 1), s.total_ir / max(s.calls, 1), s.self_ir,
+                                s.total_ir, 100.0 * s.self_ir / whole) for n, s in sims.items()]
+    return sorted(rows, key=lambda r: -r.pct)
 
 
 # ---------------------------------------------------------------- what is printed and stored
@@ -236,23 +239,22 @@ def probe_line(probe: Mapping[str, Any], unit: str) -> str:
 BENCH_MAX = 255  # characters of results.bench (store/schema.py); the whole name stays in extra
 
 
-def result_row(row: Mapping[str, Any], unit: str) -> dict[str, Any]:
+def result_row(row: ProfileRow, unit: str) -> Result:
     """One function of the flat profile as a result row of kind ``profile``: per_op = its
     compensated self per call (a median over the calls, as ``median``), ci = ± what the probe
     may be off by, mean = gprof's time/calls; calls and the rest of the profile row in ``extra``
     (what `show` gives report.profile.profile_table back; no n_samples: calls are not samples
     of a batch, and a row with samples but no min reads as off the line, report.console.notes)."""
-    self_, pm = row.get("self"), row.get("self_pm")
-    return {"kind": PROFILE, "bench": str(row["function"])[:BENCH_MAX], "param": None, "variant": "",
-            "status": OK, "unit": unit, "per_op": self_, "median": self_, "mean": row.get("self_mean"),
-            "ci_low": None if pm is None or self_ is None else self_ - pm,
-            "ci_high": None if pm is None or self_ is None else self_ + pm,
-            "method": "profile", "extra": dict(row)}
+    self_, pm = row.self, row.get("self_pm")
+    return Result(kind=PROFILE, bench=row.function[:BENCH_MAX], param=None, variant="", status=OK, unit=unit,
+                  per_op=self_, median=self_, mean=row.get("self_mean"),
+                  ci_low=None if pm is None else self_ - pm, ci_high=None if pm is None else self_ + pm,
+                  method="profile", extra=row.to_json())
 
 
 def store_profile(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path],
                   labels: Mapping[str, str] | None, target: str, backend: str, unit: str, how: str,
-                  probe: Probe | None, rows: Sequence[Mapping[str, Any]], limit: int) -> int:
+                  probe: Probe | None, rows: Sequence[ProfileRow], limit: int) -> int:
     """Store a profile as a run (open_run: the machine and who made it), one result of kind
     ``profile`` per function, in the profile's order, and in the run's summary what the table
     and the probe line need (``profile``: target, backend, unit, clock, probe; ``display``: the

@@ -39,7 +39,7 @@ from cyclebench.experiments import history
 from cyclebench.experiments import profile as _profile
 from cyclebench.experiments import stat as _stat
 from cyclebench.experiments.wis import RUN_MODE
-from cyclebench.model import PROFILE, STAT, Comparison, ComparisonRow, Result, Run
+from cyclebench.model import PROFILE, STAT, Comparison, ComparisonRow, ProfileRow, Result, Run, profile_row
 from cyclebench.report.show import (
     DAMAGED,
     ComparisonTables,
@@ -158,10 +158,10 @@ def stat_title(rows: Sequence[Result], run: Run) -> str:
     return _stat.title(int(run.id or 0), list(argv), len(reps), backend)
 
 
-def profile_rows(rows: Sequence[Result]) -> tuple[Mapping[str, Any], ...]:
+def profile_rows(rows: Sequence[Result]) -> tuple[ProfileRow, ...]:
     """The flat profile's rows (stats.profile.flat_profile's, each stored whole in ``extra``:
     experiments.profile.result_row) in the profile's order: as stored (by id), not the suite's."""
-    return tuple(_doc(r.extra) for r in sorted(rows, key=lambda r: r.id or 0))
+    return tuple(profile_row(_doc(r.extra)) for r in sorted(rows, key=lambda r: r.id or 0))
 
 
 def profile_tables(rows: Sequence[Result], run: Run) -> ProfileTables:

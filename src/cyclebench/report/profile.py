@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
+from cyclebench.model import ProfileRow
 from cyclebench.report.console import fmt, net_fmt
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
@@ -16,7 +17,7 @@ def _net(x: float, pm: float | None) -> str:
     return net_fmt(x, None if pm is None else x - pm, None if pm is None else x + pm)
 
 
-def profile_table(rows: list[dict[str, Any]], unit: str, title: str, simulated: bool = False, wide: bool = False,
+def profile_table(rows: Sequence[ProfileRow], unit: str, title: str, simulated: bool = False, wide: bool = False,
                   limit: int = 30) -> FitTable:
     """Timed: % self, calls, self/call (compensated, its ±, raw, mean), total/call (compensated,
     raw), the compensation's share of the raw self (marked over COMPENSATION_NOTE), Ir per call

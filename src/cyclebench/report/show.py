@@ -25,7 +25,7 @@ from typing import Any
 
 from rich.console import Console
 
-from cyclebench.model import SIMULATED, ComparisonRow, Result, Run, Series
+from cyclebench.model import SIMULATED, ComparisonRow, ProfileRow, Result, Run, Series
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
 from cyclebench.report.profile import profile_table
@@ -73,7 +73,7 @@ class ProfileTables:
     per-call costs; ``simulated`` under callgrind (Ir); at most ``limit`` functions;
     ``probe_line``: what was subtracted (None: nothing, or not stored)."""
 
-    rows: tuple[Mapping[str, Any], ...]
+    rows: tuple[ProfileRow, ...]
     unit: str
     title: str
     simulated: bool = False
@@ -169,7 +169,7 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
     elif isinstance(t, StatTables):
         console.print(stat_table(list(t.metrics), title=t.title, wide=wide))
     elif isinstance(t, ProfileTables):
-        console.print(profile_table([dict(r) for r in t.rows], t.unit, t.title, t.simulated, wide, t.limit))
+        console.print(profile_table(t.rows, t.unit, t.title, t.simulated, wide, t.limit))
         if t.probe_line is not None:
             notes.print(t.probe_line, highlight=False)
     elif isinstance(t, ScaleTables):

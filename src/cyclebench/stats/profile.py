@@ -31,10 +31,12 @@ in three): ``CONTEXT`` of it per child call is part of the ±.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
+
+from cyclebench.model import TimedProfileRow
 
 CONTEXT = 0.06  # share of the per-child-call cost a caller's context may move (132.5–140 in three callers)
 COMPENSATION_NOTE = 0.5  # a figure whose compensation exceeds this share of its raw value is marked
@@ -144,8 +146,8 @@ def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np
 
 
 def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
-                 probe: Probe | None = None) -> list[dict[str, Any]]:
-    """One row per function, the largest share first: calls; raw and compensated self and
+                 probe: Probe | None = None) -> list[TimedProfileRow]:
+    """One row (model.TimedProfileRow) per function, the largest share first: calls; raw and compensated self and
     total per call — medians over the calls (a call the host interrupted without a schedule
     event, a VM exit, moves a mean by its whole length: 3,560 against a median of 2,992 on a
     3000-add function here), the compensated mean self beside them (gprof's time/calls); the
@@ -166,7 +168,7 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
     total = _totals(own, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"].astype(np.int64))
     shown = _totals_shown(fn, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"], total,
                           len(names))
-    rows = []
+    rows: list[TimedProfileRow] = []
     for i, name in enumerate(names):
         at = fn == i
         s, t = float(np.median(own[at])), shown[i]
@@ -177,11 +179,9 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
         else:
             self_pm = total_pm = None
         share = (raw_s - s) / raw_s if raw_s > 0 else (1.0 if raw_s != s else 0.0)
-        rows.append({"function": name, "calls": int(at.sum()),
-                     "self_raw": raw_s, "self": s, "self_mean": float(own[at].mean()), "self_pm": self_pm,
-                     "total_raw": float(np.median(raw_total[at])), "total": t, "total_pm": total_pm,
-                     "comp_share": share, "compensated": probe is not None and share > COMPENSATION_NOTE})
-    whole = sum(r["calls"] * max(r["self"], 0.0) for r in rows) or 1.0
-    for r in rows:
-        r["pct"] = 100.0 * r["calls"] * max(r["self"], 0.0) / whole
-    return sorted(rows, key=lambda r: (-r["pct"], -r["total"]))
+        rows.append(TimedProfileRow(name, int(at.sum()), raw_s, s, float(own[at].mean()), self_pm,
+                                    float(np.median(raw_total[at])), t, total_pm, share,
+                                    probe is not None and share > COMPENSATION_NOTE))
+    whole = sum(r.calls * max(r.self, 0.0) for r in rows) or 1.0
+    rows = [replace(r, pct=100.0 * r.calls * max(r.self, 0.0) / whole) for r in rows]
+    return sorted(rows, key=lambda r: (-r.pct, -r.total))

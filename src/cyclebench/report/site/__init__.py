@@ -9,8 +9,8 @@ The pages are what the terminal shows, laid out for a browser: each table is bui
 function that builds it for the terminal (report.console, report.variants, report.hosts,
 report.plots, report.history) and turned into HTML by :mod:`.tables` with every column.
 
-:class:`Site` writes a site into a directory; what goes on each page is the caller's
-(commands/_report.py gathers it from the database).
+:class:`Site` writes a site into a directory; :mod:`.pages` lays out each page from the records
+experiments/site.py gathers from the database.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 ``{"data": [traces], "layout": {...}}`` in JSON, drawn in the page by plotly.js, which the
 site carries itself): a benchmark's history across hosts, and scale's curves.
 
-Built as plain dicts, not through plotly's Python classes: a lab's site has hundreds of
-figures and the classes validate every property on the way (tests/commands/test_report_site.py
-checks the dicts are valid figures with them). Every string that came from a benchmark, a run
-or the database is HTML-escaped here: Plotly reads a small set of HTML tags in its text.
+Built as Plotly's JSON (the TypedDicts below name the attributes used, as the reference spells
+them), not through plotly's Python classes: a lab's site has hundreds of figures and the classes
+validate every property on the way (tests/commands/test_report_site.py checks the figures are
+valid with them). Every string that came from a benchmark, a run or the database is
+HTML-escaped here: Plotly reads a small set of HTML tags in its text.
 """
 
 from __future__ import annotations
@@ -16,10 +17,114 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
-from cyclebench.model import Series
-from cyclebench.stats.changepoint import History
+from cyclebench.model import Point, Run, Series
+from cyclebench.stats.changepoint import ChangePoint, History
+
+
+class Font(TypedDict, total=False):
+    size: int
+
+
+class Title(TypedDict, total=False):
+    text: str
+    font: Font
+
+
+class Line(TypedDict, total=False):
+    """A trace's or a shape's line (plotly.com/javascript/reference/scatter/#scatter-line)."""
+
+    color: str
+    width: int
+    dash: str  # solid | dash | dot
+
+
+class Marker(TypedDict, total=False):
+    """scatter.marker: one value, or one per point."""
+
+    color: str | list[str]
+    size: int
+    symbol: str | list[str]
+    line: Line
+
+
+class Meta(TypedDict, total=False):
+    """What a trace is, for the page's script and the tests: its role and host (history) or series (scale)."""
+
+    role: str  # band | runs | level | outlier | change | throughput | efficiency
+    host: str
+    series: str
+
+
+class Scatter(TypedDict, total=False):
+    """A scatter trace (plotly.com/javascript/reference/scatter): x, y in data units (x of a
+    history: Plotly date strings, UTC; None breaks a line)."""
+
+    type: str
+    mode: str
+    name: str
+    legendgroup: str
+    showlegend: bool
+    x: Sequence[Any]  # dates (str), task counts (int), None between segments
+    y: Sequence[float | None]
+    fill: str
+    fillcolor: str
+    line: Line
+    marker: Marker
+    hoverinfo: str
+    hovertemplate: str
+    customdata: list[list[Any]]  # per point: run id, escaped texts
+    xaxis: str
+    yaxis: str
+    meta: Meta
+
+
+class Shape(TypedDict, total=False):
+    """A layout shape (plotly.com/javascript/reference/layout/shapes): here, lines."""
+
+    type: str
+    xref: str
+    yref: str
+    x0: Any  # a date string or a number, as the axis
+    x1: Any
+    y0: float
+    y1: float
+    line: Line
+
+
+class Axis(TypedDict, total=False):
+    title: Title
+    type: str  # date | log
+    rangemode: str
+    domain: list[float]
+    dtick: int
+    anchor: str
+
+
+class Margin(TypedDict, total=False):
+    l: int  # noqa: E741  (Plotly's name)
+    r: int
+    t: int
+    b: int
+
+
+class Legend(TypedDict, total=False):
+    orientation: str
+    y: float
+
+
+Layout = TypedDict("Layout", {  # noqa: UP013  ("xaxis2" is a key, not a name)
+    "title": Title, "xaxis": Axis, "yaxis": Axis, "xaxis2": Axis, "yaxis2": Axis, "hovermode": str,
+    "shapes": list[Shape], "height": int, "margin": Margin, "legend": Legend}, total=False)
+
+
+class Figure(TypedDict):
+    """A Plotly figure as JSON: what the page's script hands to Plotly.newPlot."""
+
+    data: list[Scatter]
+    layout: Layout
+
 
 # d3.js's category10 palette, Plotly's default colour sequence: one colour per host (or benchmark)
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -62,34 +167,35 @@ def nums(xs: Sequence[Any]) -> list[float | None]:
     return [num(x) for x in xs]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Trace:
     """One host's series of a benchmark: the points and analysis of `cyclebench history`
-    (experiments.history.points_from and analyse), with what the hover shows of each run."""
+    (experiments.history.points_from and analyse; ``margin`` in the series' unit), with what
+    the hover shows of each run (``runs``: the points' runs, in the same order)."""
 
     host: str
     unit: str
-    points: list[dict[str, Any]]  # run, started_at, labels, estimate, ci_low, ci_high, param
+    points: Sequence[Point]
     history: History
     margin: float
-    runs: list[dict[str, Any]]  # the points' runs (code_rev, kernel_release), in the same order
+    runs: Sequence[Run]
 
 
-def change_text(c: Any) -> str:
+def change_text(c: ChangePoint) -> str:
     """A change point as the history table says it (report.history.marks)."""
     arrow = "▲ slower" if c.diff > 0 else "▼ faster"
     return (f"{arrow} {100 * c.rel:+.1f}% [{c.ci_low:+.3g}, {c.ci_high:+.3g}] p={c.p:.1e}"
             + (" regression" if c.regression else ""))
 
 
-def history_figure(title: str, traces: Sequence[Trace]) -> dict[str, Any]:
+def history_figure(title: str, traces: Sequence[Trace]) -> Figure:
     """Per host: the per-run estimate in time order (markers and line; hover: run, labels, git
     revision, kernel), its 95% CI as a band, the level of each segment between change points
     (dashed), change points (▲ slower, ▼ faster, and a dotted vertical line) and outlier runs
     (hollow). Every trace's ``meta`` says what it is (role, host). Units differ between hosts
     only when one has no cycles~: the legend then names each host's."""
-    data: list[dict[str, Any]] = []
-    shapes: list[dict[str, Any]] = []
+    data: list[Scatter] = []
+    shapes: list[Shape] = []
     units = sorted({t.unit for t in traces})
     for i, t in enumerate(traces):
         colour = PALETTE[i % len(PALETTE)]
@@ -158,20 +264,20 @@ def history_figure(title: str, traces: Sequence[Trace]) -> dict[str, Any]:
         "legend": {"orientation": "h", "y": -0.18}}}
 
 
-def scale_figure(title: str, series: Sequence[Series], ncpus: int | None = None) -> dict[str, Any]:
+def scale_figure(title: str, series: Sequence[Series], ncpus: int | None = None) -> Figure:
     """scale's two panels (report.plots.plot_scaling's): total throughput (log) and efficiency
     = speed-up / tasks against tasks, one colour per benchmark and allocator, solid for
     threads and dashed for processes, a band from the slowest to the fastest interval, and
     the CPU count (beyond it, oversubscribed) dotted."""
     keys = sorted({(s.bench, s.variant) for s in series})
     colour = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(keys)}
-    data: list[dict[str, Any]] = []
+    data: list[Scatter] = []
     for s in series:
         pts = [p for p in s.points if p.get("total_median")]
         if not pts:
             continue
         c = colour[(s.bench, s.variant)]
-        line = {"color": c, "dash": "solid" if s.mode == "threads" else "dash"}
+        line: Line = {"color": c, "dash": "solid" if s.mode == "threads" else "dash"}
         x = [p["tasks"] for p in pts]
         name = esc(s.label)
         data.append({"type": "scatter", "x": x + x[::-1],
@@ -190,7 +296,7 @@ def scale_figure(title: str, series: Sequence[Series], ncpus: int | None = None)
                      "line": line, "xaxis": "x2", "yaxis": "y2",
                      "hovertemplate": "%{x} tasks: efficiency %{y:.2f}<extra>" + name + "</extra>",
                      "meta": {"role": "efficiency", "series": s.label}})
-    shapes: list[dict[str, Any]] = [{"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": 1,
+    shapes: list[Shape] = [{"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": 1,
                                      "y1": 1, "line": {"color": "#999", "width": 1}}]
     if ncpus:
         shapes += [{"type": "line", "xref": ax, "yref": f"{ax.replace('x', 'y')} domain", "x0": ncpus, "x1": ncpus,
