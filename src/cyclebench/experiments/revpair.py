@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from cyclebench.experiments.progress import SILENT, Progress
-from cyclebench.model import OK, Comparison, ComparisonRow, Item, Outcome
+from cyclebench.model import OK, Comparison, ComparisonRow, EnvExtra, Item, Outcome, Sequential
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
@@ -201,10 +201,11 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
 
 
 def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: float, margin: float = 0.0,
-                 extra: dict[str, Any] | None = None) -> ComparisonRow:
+                 extra: Sequential | None = None) -> ComparisonRow:
     """A pair's last look as compare's row (model.ComparisonRow): medians in the unit, Δ and its
     repeated CI converted from relative to the unit at side x's median, the nominal p; ``margin``
-    relative, as the rule used it."""
+    relative, as the rule used it; ``extra`` joins its sequential terms (the equivalence margin,
+    how the verdict margin was chosen)."""
     lk = sit.last(pair)
     if lk is None or sit.failed:
         return ComparisonRow(a, b, sit.item.param, sit.unit, None, sit.failed or "too few usable rounds for a look")
@@ -214,9 +215,9 @@ def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: 
     how = "the budget ended it" if lk.fraction >= 1 else f"decided at look {len(sit.looks[pair])}"
     note = (f"sequential over invocations: {how} ({sit.seconds:.2f} s of {sit.budget:.2f} s, "
             f"{lk.pairs} pairs, boundary |Z| ≥ {lk.boundary:.2f}, Z {lk.z:+.2f})")
-    seq = {"looks": [{"fraction": x.fraction, "diff": x.diff, "se": x.se, "boundary": x.boundary, "low": x.low,
-                      "high": x.high, "pairs": x.pairs} for x in sit.looks[pair]],
-           "seconds": sit.seconds, "budget": sit.budget, "alpha": alpha, **(extra or {})}
+    seq: Sequential = {"looks": [{"fraction": x.fraction, "diff": x.diff, "se": x.se, "boundary": x.boundary,
+                                  "low": x.low, "high": x.high, "pairs": x.pairs} for x in sit.looks[pair]],
+                       "seconds": sit.seconds, "budget": sit.budget, "alpha": alpha, **(extra or {})}
     return ComparisonRow(a, b, sit.item.param, sit.unit, cmp, note, seq)
 
 
@@ -233,7 +234,7 @@ class Sides:
 
 
 def open_sitting(store: Any, sides: Sides, main: int, command: Sequence[str], labels: dict[str, str],
-                 extra: dict[str, Any]) -> tuple[int, float]:
+                 extra: EnvExtra) -> tuple[int, float]:
     """The run of one sitting (session.open_run: identity, environment, calibration), opened with
     side ``main``'s build, labelled ``labels``; ``extra`` joins its environment."""
     from cyclebench.experiments.session import open_run

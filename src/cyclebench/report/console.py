@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from cyclebench.model import Result
+from cyclebench.model import CalibrationLine, Result
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
@@ -187,7 +187,7 @@ def print_results(
     (console or Console()).print(results_table(rows, title, net, wide))
 
 
-def calibration_line(cal: dict[str, Any] | None) -> str:
+def calibration_line(cal: CalibrationLine | None) -> str:
     """One line on the clock behind the numbers: timer, its own cost, its rate and the rate's source."""
     if not cal:
         return ""
