@@ -460,8 +460,8 @@ class Run(_Columns):
     tool_version: str | None = None
     code_rev: str | None = None
     build: Mapping[str, Any] | None = None
-    calibration: Mapping[str, Any] | None = None
-    env: Mapping[str, Any] | None = None
+    calibration: CalibrationLine | None = None
+    env: Environment | None = None
     summary: Mapping[str, Any] | None = None
     host_id: str | None = None
     pid: int | None = None
