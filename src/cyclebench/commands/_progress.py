@@ -4,7 +4,10 @@ line per step on stderr otherwise (stdout stays clean for exports)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -75,3 +78,28 @@ class Steps(Notes):
         elif not self.quiet:
             self.console.print(f"cyclebench: {self.what} {self.done}/{self.total} {visible(label, multiline=False)} "
                                f"({time.monotonic() - self._t0:.1f} s)", highlight=False, soft_wrap=True)
+
+
+class LineProgress:
+    """experiments.progress.Progress on a terminal's status line (nothing in a pipe): what is
+    being built or measured; notes as lines on stderr."""
+
+    def __init__(self, status: Any) -> None:
+        self.status = status
+
+    def step(self, label: str) -> None:
+        if self.status is not None:
+            self.status.update(label)
+
+    def note(self, text: str) -> None:
+        err.print(f"cyclebench: {text}", highlight=False, markup=False)
+
+
+@contextmanager
+def progress() -> Iterator[LineProgress]:
+    """A LineProgress on stderr's status line (a terminal), or lines only (a pipe)."""
+    if err.is_terminal:
+        with err.status("starting", spinner="dots") as st:
+            yield LineProgress(st)
+    else:
+        yield LineProgress(None)

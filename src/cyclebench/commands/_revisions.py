@@ -1,21 +1,19 @@
 """What `compare --rev` and `bisect` share around their designs (experiments/revcompare.py,
-experiments/bisect.py): the repository options (--repo, --build, -b), the workspace they make,
-a progress line that names what is being built or measured, and `compare --rev` itself."""
+experiments/bisect.py): the repository options (--repo, --build, -b), and `compare --rev` itself."""
 
 from __future__ import annotations
 
 import functools
 import shlex
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from cyclebench.commands._common import UserError, err, out
+from cyclebench.commands._common import err, out
 from cyclebench.commands._options import BuildOptions, RunnerOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,46 +69,6 @@ def repo_options(revs: bool = False) -> Callable[[F], F]:
     return deco
 
 
-class LineProgress:
-    """experiments.progress.Progress on a terminal's status line (nothing in a pipe): what is
-    being built or measured; notes as lines on stderr."""
-
-    def __init__(self, status: Any) -> None:
-        self.status = status
-
-    def step(self, label: str) -> None:
-        if self.status is not None:
-            self.status.update(label)
-
-    def note(self, text: str) -> None:
-        err.print(f"cyclebench: {text}", highlight=False, markup=False)
-
-
-@contextmanager
-def progress() -> Iterator[LineProgress]:
-    if err.is_terminal:
-        with err.status("starting", spinner="dots") as st:
-            yield LineProgress(st)
-    else:
-        yield LineProgress(None)
-
-
-def workspace(repo: RepoOptions, build: BuildOptions, pin: RunnerOptions, params: Sequence[int],
-              prog: LineProgress) -> Any:
-    """The design's workspace, or UserError (one line): not a repository, no benchmark file."""
-    from cyclebench.experiments.errors import ExperimentError
-    from cyclebench.experiments.revcompare import Workspace
-    from cyclebench.experiments.revisions import Recipe, Repo
-
-    if not build.files:
-        raise UserError("give the benchmark files with -f (inside the repository: read from each revision)")
-    try:
-        r = Repo(repo.repo)
-    except ExperimentError as e:
-        raise UserError(str(e)) from None
-    return Workspace(r, Recipe(build, repo.build), pin, repo.benches, params, prog)
-
-
 def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int], build: BuildOptions,
                  pin: RunnerOptions, budget: float, equivalence: float, alpha: float, labels: dict[str, str],
                  db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str],
@@ -121,8 +79,9 @@ def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int
 
     from cyclebench.commands._common import open_store, write_text
     from cyclebench.commands._finish import finishing
+    from cyclebench.commands._progress import progress
     from cyclebench.experiments.comparison import fail_outcomes
-    from cyclebench.experiments.revcompare import compare_revisions
+    from cyclebench.experiments.revcompare import compare_revisions, workspace
     from cyclebench.experiments.revpair import Design
     from cyclebench.report import console as console_report
 
@@ -136,7 +95,7 @@ def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int
     repo = RepoOptions(repo.repo, repo.build, (*repo.benches, *targets), repo.revs)
     store = open_store(db)
     with finishing(lambda: f"the benchmarks measured so far are kept ({store.url})"), progress() as prog:
-        ws = workspace(repo, build, pin, params, prog)
+        ws = workspace(repo.repo, repo.build, build, pin, repo.benches, params, prog)
         got = compare_revisions(ws, repo.revs, Design(budget=budget, alpha=alpha), equivalence, store, labels,
                                 ["cyclebench", *sys.argv[1:]])
     console_report.print_comparisons(got.rows, out, title=f"run #{got.run_id} · {got.design}", alpha=alpha, wide=wide)

@@ -24,8 +24,9 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
+from cyclebench.commands._progress import progress
 from cyclebench.commands._record import group, option, takes
-from cyclebench.commands._revisions import RepoOptions, progress, repo_options, workspace
+from cyclebench.commands._revisions import RepoOptions, repo_options
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +64,7 @@ def bisect_cmd(a: BisectArgs) -> None:
     checkout and measures it paired with GOOD in one sitting, a verdict per benchmark."""
     from cyclebench.commands._finish import finishing
     from cyclebench.experiments.bisect import Bisection, Plan, run_bisect
+    from cyclebench.experiments.revcompare import workspace
     from cyclebench.experiments.revpair import Design
     from cyclebench.report.bisect import step_line
 
@@ -72,7 +74,7 @@ def bisect_cmd(a: BisectArgs) -> None:
     plan = Plan(a.good, a.bad, a.threshold / 100, Design(budget=a.budget, alpha=a.alpha), a.all_parents)
     try:
         with finishing(interrupt=False), progress() as prog:
-            ws = workspace(a.repo, a.build, a.pin, parse_params(a.params), prog)
+            ws = workspace(a.repo.repo, a.repo.build, a.build, a.pin, a.repo.benches, parse_params(a.params), prog)
             run_bisect(ws, plan, store, labels, ["cyclebench", *sys.argv[1:]], state,
                        on_step=lambda s: out.print(step_line(s), highlight=False, markup=False, soft_wrap=True))
     except KeyboardInterrupt:
@@ -92,46 +94,19 @@ def _interrupted(state: Any, url: str) -> None:
 
 
 def _finish(state: Any, plan: Any, repo: Any, wide: bool, json_path: Path | None) -> int:
-    """The table, each benchmark's answer, --json; the exit status: 0 every search ended
-    (found, no slowdown), 3 one could not (inconclusive, several candidates), 1 a benchmark
-    did not run at GOOD or BAD."""
-    from cyclebench.report.bisect import ci, pct, steps_table
+    """The table, each benchmark's answer (report.bisect), --json; the exit status
+    (experiments.bisect.exit_status)."""
+    from cyclebench.experiments.bisect import exit_status
+    from cyclebench.report.bisect import answer_lines, steps_table
 
     searches = list(state.searches.values())
     steps = [x for s in searches for x in s.steps]
     out.print(steps_table(steps, f"bisect {state.id} · GOOD {state.good.short} · BAD {state.bad.short} · threshold "
                                  f"{100 * plan.threshold:g}%", len(searches) > 1, wide))
-    codes = []
-    for s in searches:
-        c = s.confirm
-        delta = f"Δ {pct(c.diff)} {ci(c.low, c.high)}" if c is not None else ""
-        if s.status == "found":
-            at = s.delta_of(s.first_bad)
-            d = f"Δ {pct(at.diff)} {ci(at.low, at.high)} vs GOOD" if at and at.diff is not None else delta
-            out.print(f"{s.bench}: first bad commit {s.first_bad.sha} ({d}; {s.measured_steps()} measured steps)",
-                      highlight=False, markup=False)
-            out.print(repo.message(s.first_bad.sha), highlight=False, markup=False)
-            codes.append(0)
-        elif s.status == "no slowdown":
-            less = "; slower, by less than that: a smaller --threshold bisects it" if c and c.low > 0 else ""
-            out.print(f"{s.bench}: no slowdown between GOOD and BAD ({state.good.short}..{state.bad.short}) beyond "
-                      f"the threshold of {100 * plan.threshold:g}%: {delta}{less}", highlight=False, markup=False)
-            codes.append(0)
-        elif s.status == "ambiguous":
-            out.print(f"{s.bench}: the first bad commit is one of {', '.join(r.short for r in s.candidates)} "
-                      "(the others were skipped)", highlight=False, markup=False)
-            codes.append(3)
-        elif s.status == "inconclusive":
-            out.print(f"{s.bench}: inconclusive: cannot tell whether BAD is slower than GOOD by more than "
-                      f"{100 * plan.threshold:g}% ({delta}): raise --budget or quiet the host", highlight=False,
-                      markup=False)
-            codes.append(3)
-        else:
-            reason = next((x.reason for x in s.steps if x.n == 0), "")
-            out.print(f"{s.bench}: not measured at GOOD and BAD: {reason}", highlight=False, markup=False)
-            codes.append(1)
+    for line in answer_lines(searches, state.good, state.bad, plan.threshold, repo.message):
+        out.print(line, highlight=False, markup=False)
     if json_path is not None:
         doc = {**state.to_dict(), "threshold": plan.threshold, "budget": plan.design.budget,
                "alpha": plan.design.alpha, "all_parents": plan.all_parents}
         write_text(json_path, json.dumps(doc, indent=1) + "\n")
-    return 1 if 1 in codes else 3 if 3 in codes else 0
+    return exit_status(searches)

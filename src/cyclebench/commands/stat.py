@@ -13,8 +13,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from cyclebench.build import BuildError
 from cyclebench.commands._common import UserError, err, open_store, write_text
+from cyclebench.commands._finish import finishing
 from cyclebench.commands._options import RunnerOptions, label_option, parse_labels, pin_options
 from cyclebench.commands._progress import Steps
 from cyclebench.commands._record import argument, group, option, takes
@@ -30,7 +30,6 @@ from cyclebench.runner import callgrind
 from cyclebench.stats.repetitions import (
     exit_summary,
 )
-from cyclebench.store import StoreError
 
 
 # allow_interspersed_args=False: options end at the command's name, so `stat ls -la` passes -la to ls;
@@ -78,25 +77,18 @@ def stat_cmd(a: StatArgs) -> None:
     The command's stdin, stdout and stderr are its own; the table and every line of cyclebench's
     go to stderr (or the table to -o FILE), as perf stat does, so `stat -- CMD > file` keeps CMD's output."""
     labels = parse_labels(a.label_args)
-    try:
-        cache = callgrind.parse_cache(a.cache_spec)
+    with finishing(interrupt=False):  # a bad command, -e, --pre or --cache; the probe's build; the store
+        try:
+            cache = callgrind.parse_cache(a.cache_spec)
+        except callgrind.SimulationError as e:
+            raise StatError(str(e)) from None
         st = Stat(a.command, events=a.events, pre=a.pre, backend=a.backend, cache=cache, cpu=a.pin.cpu,
                   fifo=a.pin.fifo)
-    except (StatError, callgrind.SimulationError) as e:
-        raise UserError(str(e)) from None
-    except BuildError as e:
-        if e.output:
-            err.print(e.output, markup=False, highlight=False)
-        raise UserError(str(e)) from None
-    argv = a.argv(labels)
-    if a.output is not None and not a.quiet:
-        open_output(a.output)
-    store = open_store(a.db)
-    try:
+        if a.output is not None and not a.quiet:
+            open_output(a.output)
+        store = open_store(a.db)
         with Steps(a.repeat, "stat", quiet=a.quiet or a.repeat == 1, plain=True) as steps:
-            done = repeat(st, store, argv, labels, a.repeat, steps.step)
-    except StoreError as e:
-        raise UserError(str(e)) from None
+            done = repeat(st, store, a.argv(labels), labels, a.repeat, steps.step)
     reps, metrics, run_id = done.reps, done.metrics, done.run_id
     if reps and not a.quiet:
         table = stat_table(metrics, title=title(run_id, a.command, len(reps), a.backend))

@@ -362,3 +362,11 @@ def run_bisect(ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], co
     if not state.searches:
         raise ExperimentError("no benchmark selected")
     return state
+
+
+def exit_status(searches: Sequence[Search]) -> int:
+    """`bisect`'s exit status: 0 every search ended (found, no slowdown), 3 one could not
+    (inconclusive, several candidates left by skips), 1 a benchmark did not run at GOOD or BAD."""
+    codes = {0 if s.status in ("found", "no slowdown") else 3 if s.status in ("ambiguous", "inconclusive") else 1
+             for s in searches}
+    return 1 if 1 in codes else 3 if 3 in codes else 0

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cyclebench.experiments.errors import ExperimentError
-from cyclebench.experiments.options import RunnerOptions
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.experiments.revisions import Built, Recipe, Repo, Revision, prepare
 from cyclebench.experiments.revpair import Design, PairLook, Sides, Sitting, measure, open_sitting, relative_row
@@ -148,3 +149,14 @@ def compare_revisions(ws: Workspace, revs: Sequence[str], design: Design, equiva
                                       "display": {"design": how, "alpha": design.alpha}})
     store.finish_run(run_id, "complete")
     return RevCompare(run_id, a, b, rows, cpu, how)
+
+
+def workspace(repo_dir: Path, build_cmd: Sequence[str], build: BuildOptions, pin: RunnerOptions,
+              globs: Sequence[str], params: Sequence[int], progress: Progress = SILENT) -> Workspace:
+    """The workspace of `compare --rev` and `bisect`: the git repository ``repo_dir`` is in,
+    each revision built by ``build_cmd`` (argv, run in its private checkout) and then the
+    runner from ``build``'s files. Raises ExperimentError (one line): no benchmark file, not a
+    repository."""
+    if not build.files:
+        raise ExperimentError("give the benchmark files with -f (inside the repository: read from each revision)")
+    return Workspace(Repo(repo_dir), Recipe(build, tuple(build_cmd)), pin, globs, params, progress)

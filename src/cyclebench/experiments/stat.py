@@ -25,6 +25,7 @@ from cyclebench import counters
 from cyclebench.build.statexec import build_statexec
 from cyclebench.counters.events import per_run_counts
 from cyclebench.env import sysinfo
+from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.session import open_run
 from cyclebench.runner import callgrind
 from cyclebench.runner.exec import launch, launch_callgrind, run_pre, valgrind_tmpdir_problem
@@ -41,7 +42,7 @@ from cyclebench.stats.result import derived
 DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
 
 
-class StatError(Exception):
+class StatError(ExperimentError):
     """Something the user can fix (command not found, bad --pre, bad -e): one line, exit 2."""
 
 

@@ -4,7 +4,7 @@ answer; subject, seconds and run leave first), and each benchmark's answer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.text import Text
@@ -57,3 +57,34 @@ def steps_table(steps: Sequence[Any], title: str, several: bool, wide: bool = Fa
                       "-" if s.run_id is None else str(s.run_id),
                       safe_text(s.reason + (f" (log: {s.log})" if s.log else ""), multiline=False))
     return table
+
+
+def answer_lines(searches: Sequence[Any], good: Any, bad: Any, threshold: float,
+                 message: Callable[[str], str]) -> list[str]:
+    """Each benchmark's answer (``searches``: experiments.bisect.Search, as they ended): the first
+    bad commit with its Δ against GOOD and its message (``message(sha)``); no slowdown beyond
+    ``threshold`` (relative); the candidates left by skips; inconclusive; or why it was not
+    measured at GOOD and BAD."""
+    lines = []
+    for s in searches:
+        c = s.confirm
+        delta = f"Δ {pct(c.diff)} {ci(c.low, c.high)}" if c is not None else ""
+        if s.status == "found":
+            at = s.delta_of(s.first_bad)
+            d = f"Δ {pct(at.diff)} {ci(at.low, at.high)} vs GOOD" if at and at.diff is not None else delta
+            lines += [f"{s.bench}: first bad commit {s.first_bad.sha} ({d}; {s.measured_steps()} measured steps)",
+                      message(s.first_bad.sha)]
+        elif s.status == "no slowdown":
+            less = "; slower, by less than that: a smaller --threshold bisects it" if c and c.low > 0 else ""
+            lines.append(f"{s.bench}: no slowdown between GOOD and BAD ({good.short}..{bad.short}) beyond the "
+                         f"threshold of {100 * threshold:g}%: {delta}{less}")
+        elif s.status == "ambiguous":
+            lines.append(f"{s.bench}: the first bad commit is one of {', '.join(r.short for r in s.candidates)} "
+                         "(the others were skipped)")
+        elif s.status == "inconclusive":
+            lines.append(f"{s.bench}: inconclusive: cannot tell whether BAD is slower than GOOD by more than "
+                         f"{100 * threshold:g}% ({delta}): raise --budget or quiet the host")
+        else:
+            reason = next((x.reason for x in s.steps if x.n == 0), "")
+            lines.append(f"{s.bench}: not measured at GOOD and BAD: {reason}")
+    return lines
