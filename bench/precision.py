@@ -33,7 +33,7 @@ from scipy import stats as sps
 
 from cyclebench.build import BuildSpec, build, suite_sources
 from cyclebench.env import sysinfo
-from cyclebench.model import OK
+from cyclebench.model import OK, Result
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
@@ -83,7 +83,7 @@ def main() -> int:
     rate, source = clock.timer_rate(runner.calibrate(), sysinfo.kernel_tsc_hz())
     opts = MeasureOptions()
     t0 = time.monotonic()
-    rows: dict[str, list[dict]] = {f"{b}[{p}]" if p else b: [] for b, p in ITEMS}
+    rows: dict[str, list[Result]] = {f"{b}[{p}]" if p else b: [] for b, p in ITEMS}
     for _ in range(args.runs):
         for bench, param in ITEMS:
             o = runner.run(bench, param, opts, opts.timeout())

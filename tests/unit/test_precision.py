@@ -83,13 +83,41 @@ def test_merged_processes_keep_their_own_fixed_part() -> None:
 
 
 def test_cycles_ci_carries_the_calibration_uncertainty() -> None:
+    from cyclebench.model import Result
     from cyclebench.stats.result import CALIBRATION_FLOOR, with_calibration
 
-    f = {"cycles_per_op": 300.0, "cycles_ci_low": 299.9, "cycles_ci_high": 300.1}
-    with_calibration(f, 0.0)  # type: ignore[arg-type]
+    row = Result(cycles_per_op=300.0, cycles_ci_low=299.9, cycles_ci_high=300.1)
+    f = with_calibration(row, 0.0)
     half = 1.959964 * 300 * CALIBRATION_FLOOR
     assert f["cycles_ci_high"] - 300 == pytest.approx(np.hypot(0.1, half), rel=1e-4)
     assert 300 - f["cycles_ci_low"] == pytest.approx(np.hypot(0.1, half), rel=1e-4)
-    g = {"cycles_per_op": 300.0, "cycles_ci_low": 299.9, "cycles_ci_high": 300.1}
-    with_calibration(g, 0.002)  # type: ignore[arg-type]
+    g = with_calibration(Result(cycles_per_op=300.0, cycles_ci_low=299.9, cycles_ci_high=300.1), 0.002)
     assert g["cycles_ci_high"] > f["cycles_ci_high"] and g["extra"]["calibration_rse"] > CALIBRATION_FLOOR
+    # a new record: the one given is left as it was
+    assert (row.cycles_ci_low, row.cycles_ci_high, row.extra) == (299.9, 300.1, None)
+    with pytest.raises(TypeError):
+        with_calibration(Result(), 0.0)
+
+
+def test_net_of_the_loop_is_a_new_record() -> None:
+    # run's net figures (README "--net"): the loop/empty row's cost taken off, CIs widened in
+    # quadrature per side (stats.estimators.combine_difference); the row given is not changed.
+    from cyclebench.model import Result
+    from cyclebench.stats.result import add_net
+
+    loop = Result(bench="loop/empty", unit="ref-cycles", per_op=1.0, ci_low=0.9, ci_high=1.2,
+                  cycles_per_op=2.0, cycles_ci_low=1.8, cycles_ci_high=2.1)
+    row = Result(bench="x/y", unit="ref-cycles", per_op=11.0, ci_low=10.7, ci_high=11.4,
+                 cycles_per_op=22.0, cycles_ci_low=21.6, cycles_ci_high=22.3)
+    net = add_net(row, loop)
+    assert net.net_per_op == pytest.approx(10.0)
+    assert net.net_ci_low == pytest.approx(10.0 - np.hypot(0.3, 0.2))
+    assert net.net_ci_high == pytest.approx(10.0 + np.hypot(0.4, 0.1))
+    assert net.cycles_net == pytest.approx(20.0)
+    assert net.cycles_net_ci_low == pytest.approx(20.0 - np.hypot(0.4, 0.1))
+    assert net.cycles_net_ci_high == pytest.approx(20.0 + np.hypot(0.3, 0.2))
+    assert row.net_per_op is None and row.cycles_net is None  # the record given is unchanged
+    assert add_net(row, None) is row and add_net(Result(bench="x/y"), loop).net_per_op is None
+    ns = add_net(Result(unit="ns", per_op=5.0, ci_low=4.0, ci_high=6.0, cycles_per_op=22.0, cycles_ci_low=21.6,
+                        cycles_ci_high=22.3), loop)
+    assert ns.net_per_op is None and ns.cycles_net == pytest.approx(20.0)  # units differ: cycles~ only

@@ -80,8 +80,8 @@ def test_summarize_drops_warmup_and_disturbed_intervals() -> None:
     assert s["ns_per_op_cpu"] == pytest.approx(1.5e6)  # 0.4 CPU-s / 400 and / 200 ops: median of 1 and 2 ms
     base = scaling.summarize(ScaleRun("b", None, "threads", 1, intervals=[
         _iv(i, [100], [0]) for i in range(1, 4)]), 1)
-    scaling.add_speedup(base, base)
-    scaling.add_speedup(s, base)
+    base = scaling.add_speedup(base, base)
+    s = scaling.add_speedup(s, base)
     assert s["speedup"] == pytest.approx(1.5) and s["efficiency"] == pytest.approx(0.75)
     assert "1/5 intervals disturbed, dropped" in scaling.notes(s)
 
@@ -172,3 +172,32 @@ def test_passes_that_disagree_with_the_totals_show_the_totals_ratio() -> None:
     assert two["speedup"] == pytest.approx(3.0) and two["efficiency"] == pytest.approx(1.5)
     assert any(n.startswith("passes disagree: speed-up per pass 2.00 2.00 3.00 (median 2.00×) vs 3.00×")
                for n in scaling.notes(two))
+
+
+def test_summary_is_a_frozen_record_whose_json_has_only_the_keys_it_measured() -> None:
+    # The stored extra (docs/method.md §8) keeps its shape: interval statistics only when an
+    # interval was measured, schedstat's CPU time only with schedstat, placement only with a
+    # start line, speed-ups only once computed; arrays read back as JSON lists.
+    import dataclasses
+
+    head = ["tasks", "mode", "cpus_used", "oversubscribed", "intervals_total", "intervals_measured",
+            "intervals_kept", "intervals_disturbed", "disturbed_kept", "steal", "idle_pct"]
+    empty = scaling.summarize(ScaleRun("b", None, "threads", 1), 1)
+    assert list(empty) == head and "total_median" not in empty and empty.get("speedup") is None
+    with pytest.raises(KeyError):
+        empty["total_median"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        empty.tasks = 2  # type: ignore[misc]
+    plain = scaling.summarize(ScaleRun("b", None, "threads", 2, intervals=[
+        _iv(i, [100, 50]) for i in range(1, 4)]), 2)
+    stats = ["total_median", "total_min", "total_max", "total_cv", "per_task", "task_min", "task_median",
+             "task_max", "fairness", "task_cv", "ns_per_op_wall", "ns_per_op"]
+    assert list(plain) == head + stats and plain["per_task"] == [1000.0, 500.0]
+    started = scaling.summarize(ScaleRun("b", None, "threads", 2, start={"batch": 8, "cpus": [0, 1]}, intervals=[
+        _iv(i, [100, 50], [0, 0]) for i in range(1, 4)]), 2)
+    assert list(started) == [*head, "batch", "task_cpus", "sampler_cpus", "wait_pct", *stats[:10],
+                             "ns_per_op_cpu", "cpu_rate_median", *stats[10:]]
+    assert started["task_cpus"] == [0, 1] and started["sampler_cpus"] is None
+    faster = scaling.add_speedup(started, plain)
+    assert "speedup" not in started and faster["speedup"] == pytest.approx(1.0)
+    assert "cpu_efficiency" not in faster and "passes_disagree" not in faster  # not computed, not true

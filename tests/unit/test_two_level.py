@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cyclebench.model import Result
 from cyclebench.stats import estimate
 from cyclebench.stats.result import two_level
 
@@ -25,19 +26,19 @@ def test_a_process_bias_widens_the_ci() -> None:
     n, t, procs = _samples([-3.0, 0.0, 3.0])
     keep = np.ones(len(n), dtype=bool)
     one = estimate(n, t, seed=1, group=8, keep=keep)
-    fields: dict = {"unit": "ref-cycles"}
-    two_level(fields, n, t, keep, 8, procs, seed=1, ratio=None)  # type: ignore[arg-type]
+    given = Result(unit="ref-cycles")
+    fields = two_level(given, n, t, keep, 8, procs, seed=1, ratio=None)
     half_one = (one.ci_high - one.ci_low) / 2
     half_two = (fields["ci_high"] - fields["ci_low"]) / 2
     assert half_two > 1.5 * half_one and half_two > 2.0  # the ±3 between processes shows
     assert fields["ci_low"] <= 300.0 <= fields["ci_high"]
     assert len(fields["extra"]["per_process"]["per_op"]) == 3
     assert fields["method"] == "rounds-2level"
+    assert given.per_op is None and given.extra is None and given.method is None  # a new record
 
 
 def test_without_a_process_bias_the_ci_stays_narrow() -> None:
     n, t, procs = _samples([0.0, 0.0, 0.0], seed=2)
-    fields: dict = {"unit": "ref-cycles"}
-    two_level(fields, n, t, np.ones(len(n), dtype=bool), 8, procs, seed=1, ratio=None)  # type: ignore[arg-type]
+    fields = two_level(Result(unit="ref-cycles"), n, t, np.ones(len(n), dtype=bool), 8, procs, seed=1, ratio=None)
     assert (fields["ci_high"] - fields["ci_low"]) / 2 < 1.0
     assert abs(fields["per_op"] - 300.0) < 1.0

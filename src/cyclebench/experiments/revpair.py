@@ -22,7 +22,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +251,6 @@ def store_sitting(store: Any, run_id: int, rate: float, sit: Sitting, sides: Sid
 
     for s, o in enumerate(sit.outcomes):
         fields = result_fields(o, rate, sides.variants[s])
-        fields.setdefault("extra", {})["per_invocation"] = sit.costs[s]
-        fields["extra"]["revision"] = sides.built[s].revision.sha
+        fields = replace(fields, extra={**(fields.extra or {}), "per_invocation": sit.costs[s],
+                                        "revision": sides.built[s].revision.sha})
         store.add_result(run_id, fields, sample_rows(o.result))

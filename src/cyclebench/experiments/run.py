@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ class Prepared:
     # with --allocator, per item: the runner it runs on and its variant (the allocator's name)
     runners: list[Runner] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)
-    allocator: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → allocators.describe
+    allocator: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name → allocators.describe
     skipped: dict[str, str] = field(default_factory=dict)  # allocator not installed → why (the package)
 
 
@@ -167,7 +167,7 @@ def execute(
     on_open(run_id)
     rows: list[Result] = []
 
-    def stored(fields: dict[str, Any], samples: Any = ()) -> Result:
+    def stored(fields: Mapping[str, Any], samples: Any = ()) -> Result:
         rows.append(store.record(run_id, fields, samples))
         return rows[-1]
 
@@ -179,16 +179,14 @@ def execute(
                 outcome = callgrind.simulate(binary, item.bench, item.param, cfg.sim_iters, cfg.cache,
                                             timeout=cfg.timeout or 600.0, cpu=prepared.cpu)
                 variant = prepared.variants[i] if prepared.variants else cfg.variant
-                fields = callgrind.result_fields(outcome, variant)
-                fields["plan_index"] = i
-                on_done(item, stored(fields))
+                on_done(item, stored(replace(callgrind.result_fields(outcome, variant), plan_index=i)))
         store.finish_run(run_id, "complete")
         return run_id, rows
-    loop: dict[str, Any] | None = None
+    loop: Result | None = None
     items = prepared.items
     for it in dict.fromkeys(i for i in items if i.bench != LOOP_REFERENCE):  # allocators not installed
         for name, why in prepared.skipped.items():
-            stored({"bench": it.bench, "param": it.param, "variant": name, "status": SKIPPED, "reason": why})
+            stored(Result(bench=it.bench, param=it.param, variant=name, status=SKIPPED, reason=why))
 
     def keep(i: int, outs: list[Outcome], partial: bool) -> None:
         nonlocal loop
@@ -196,14 +194,14 @@ def execute(
         variant = prepared.variants[i] if prepared.variants else cfg.variant
         fields = result_fields(combined, rate, variant, cfg.events)
         if variant in prepared.allocator:
-            fields["extra"] = {**(fields.get("extra") or {}), "allocator": prepared.allocator[variant]}
+            fields = replace(fields, extra={**(fields.extra or {}), "allocator": prepared.allocator[variant]})
         if partial:
-            fields["extra"] = {**(fields.get("extra") or {}),
-                               "partial": f"{len(outs)} of {pass_plan(cfg)[1]} processes"}
-        if items[i].bench == LOOP_REFERENCE and fields["status"] == OK:
+            fields = replace(fields, extra={**(fields.extra or {}),
+                                            "partial": f"{len(outs)} of {pass_plan(cfg)[1]} processes"})
+        if items[i].bench == LOOP_REFERENCE and fields.status == OK:
             loop = fields
-        add_net(fields, loop)
-        fields["plan_index"] = i  # stored when its last pass ends: the plan's order kept (model.suite_order)
+        # stored when its last pass ends: the plan's order kept (model.suite_order)
+        fields = replace(add_net(fields, loop), plan_index=i)
         on_done(items[i], stored(fields, sample_rows(combined.result)))
 
     precision = None

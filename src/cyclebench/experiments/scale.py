@@ -62,15 +62,13 @@ def measure(binary: Path, bench: str, param: int | None, mode: str, n: int, cfg:
     best: Point | None = None
     for attempt in range(1, cfg.retries + 2):
         run = run_one(binary, bench, param, mode, n, cfg, cpus)
-        s = scaling.summarize(run, ncpus)
-        s["attempts"] = attempt
-        if best is None or (run.status == OK and (s.get("wait_pct") or 0) < (best[1].get("wait_pct") or 0)):
+        s = dataclasses.replace(scaling.summarize(run, ncpus), attempts=attempt)
+        if best is None or (run.status == OK and (s.wait_pct or 0) < (best[1].wait_pct or 0)):
             best = (run, s)
         if run.status != OK or not scaling.disturbed(s):
             break
     assert best is not None
-    best[1]["attempts"] = attempt
-    return best
+    return best[0], dataclasses.replace(best[1], attempts=attempt)
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -121,7 +119,7 @@ class Prepared:
     wis: _wis.Built = dataclasses.field(default_factory=_wis.Built)  # test cases' runners, by (name, mode)
     descriptions: dict[str, str | None] = dataclasses.field(default_factory=dict)  # test case → description
     # --allocator: name → (its runner, allocators.describe) or why it is skipped (the package to install)
-    allocated: dict[str, tuple[Binary, dict[str, Any]] | str] = dataclasses.field(default_factory=dict)
+    allocated: dict[str, tuple[Binary, dict[str, str | None]] | str] = dataclasses.field(default_factory=dict)
 
     def binary_for(self, bench: str, mode: str) -> Path:
         """The runner that measures ``bench`` in ``mode``."""
@@ -218,10 +216,11 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
                   extra: dict[str, Any] | None = None) -> None:
     for run, s in done:
         fields = scaling.row_fields(run, s)
-        fields["extra"].update(extra or {})
-        if ser.variant:  # mode[:param=N] and the allocator: one row per (mode, allocator, tasks)
-            fields["variant"] += f":alloc={ser.variant}"
+        ex = {**(fields.extra or {}), **(extra or {})}
         if interrupted:
-            fields["extra"]["notes"] = [*fields["extra"]["notes"], f"interrupted after {s.get('passes')} pass(es)"]
-        fields["id"] = store.add_result(run_id, fields)
-        ser.points.append({**s, "status": run.status, "reason": run.reason, "notes": fields["extra"]["notes"]})
+            ex["notes"] = [*ex["notes"], f"interrupted after {s.passes} pass(es)"]
+        # mode[:param=N] and the allocator: one row per (mode, allocator, tasks)
+        variant = fields.variant + (f":alloc={ser.variant}" if ser.variant else "")
+        fields = dataclasses.replace(fields, extra=ex, variant=variant)
+        store.add_result(run_id, fields)
+        ser.points.append({**s, "status": run.status, "reason": run.reason, "notes": ex["notes"]})

@@ -451,12 +451,12 @@ def _across_runs(ctx: _Ctx) -> list[Check]:
     opts = MeasureOptions(min_time=0.03 if ctx.quick else 0.1, repeat=15 if ctx.quick else 30, warmup=0.005)
     rate, _src = clock.timer_rate(ctx.runner.calibrate(), None)
     items: list[tuple[str, int | None]] = [(b, None) for b in CHAIN_TRUTH]
-    runs: list[dict[str, Result]] = []
+    runs: list[dict[str, Result]] = []  # per replicate run: chain → its result
     for _ in range(2 * REPLICATES):
         got: dict[str, Result] = {}
 
         def done(i: int, outs: list[Outcome], _partial: bool, got: dict[str, Result] = got) -> None:
-            got[items[i][0]] = Result.of(result_fields(interleave.combine(ctx.note(outs)), rate))
+            got[items[i][0]] = result_fields(interleave.combine(ctx.note(outs)), rate)
 
         interleave.in_passes(ctx.runner, items, opts, RUN_PROCESSES, done)
         runs.append(got)

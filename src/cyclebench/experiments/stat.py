@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cyclebench import counters
 from cyclebench.build.statexec import build_statexec
@@ -27,6 +27,7 @@ from cyclebench.counters.events import per_run_counts
 from cyclebench.env import sysinfo
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.session import open_run
+from cyclebench.model import Repetition
 from cyclebench.runner import callgrind
 from cyclebench.runner.exec import launch, launch_callgrind, run_pre, valgrind_tmpdir_problem
 from cyclebench.stats.repetitions import (
@@ -40,6 +41,22 @@ from cyclebench.stats.repetitions import (
 from cyclebench.stats.result import derived
 
 DEFAULT_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
+
+
+class StatConfig(TypedDict):
+    """``summary["stat"]`` of a `stat` run, beside its repetitions (JSON, as stored): the
+    command's ``argv``, the ``backend`` (timing | callgrind), the perf ``events`` as given and
+    their perf_event_attr ``encodings`` per group, the ``pre`` command, the ``launcher``'s path
+    and, under callgrind, the simulated ``cache`` geometry (level → [size, associativity, line
+    size], bytes)."""
+
+    argv: list[str]
+    backend: str
+    events: str
+    encodings: list[list[str]]
+    pre: list[str] | None
+    launcher: str
+    cache: dict[str, list[int]] | None
 
 
 class StatError(ExperimentError):
@@ -102,7 +119,7 @@ class Stat:
         if rc != 0:
             raise StatError(f"--pre command exited {rc} before repetition {k + 1}")
 
-    def run_one(self, k: int) -> dict[str, Any]:
+    def run_one(self, k: int) -> Repetition:
         """Repetition k (0-based): --pre, then the command. Returns the raw record
         (the launcher's JSON; under callgrind plus its simulated ``events``)."""
         self._pre(k)
@@ -115,14 +132,15 @@ class Stat:
         rec["rep"] = k
         return rec
 
-    def summarize(self, reps: Sequence[dict[str, Any]]) -> list[Metric]:
+    def summarize(self, reps: Sequence[Repetition]) -> list[Metric]:
         """The metrics of the repetitions ``reps`` (raw records of run_one); no process is run."""
         if self.backend == "callgrind":
             return aggregate_callgrind(reps, callgrind.EVENT_NAMES)
         return aggregate(reps, per_run_counts(reps, self.groups), derive=derived,
                          paranoid=sysinfo.read(sysinfo.ROOT, "proc/sys/kernel/perf_event_paranoid"))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> StatConfig:
+        """What this `stat` runs, as stored in its run's summary (StatConfig)."""
         return {"argv": self.argv, "backend": self.backend, "events": self.events,
                 "encodings": [[e.encoding for e in g] for g in self.groups], "pre": self.pre,
                 "launcher": str(self.exe),
@@ -139,12 +157,12 @@ def begin_run(store: Any, stat: Stat, command: Sequence[str], labels: dict[str, 
     return run_id
 
 
-def record_repetition(store: Any, run_id: int, stat: Stat, reps: Sequence[dict[str, Any]]) -> None:
+def record_repetition(store: Any, run_id: int, stat: Stat, reps: Sequence[Repetition]) -> None:
     """Commit the raw repetitions so far with the run (nothing measured is lost)."""
     store.update_run(run_id, summary={"stat": {**stat.describe(), "repetitions": list(reps)}})
 
 
-def store_results(store: Any, run_id: int, stat: Stat, reps: Sequence[dict[str, Any]],
+def store_results(store: Any, run_id: int, stat: Stat, reps: Sequence[Repetition],
                   metrics: Sequence[Metric], status: str) -> None:
     for row in result_rows(stat.argv, stat.backend, reps, metrics):
         store.add_result(run_id, row)
@@ -161,7 +179,7 @@ class Repeated:
     their metrics, the run they are stored in (None: none finished), how the run ended
     (complete | interrupted | failed) and, when failed, why (StatError or LaunchError)."""
 
-    reps: tuple[dict[str, Any], ...]
+    reps: tuple[Repetition, ...]
     metrics: tuple[Metric, ...]
     run_id: int | None
     status: str
@@ -179,7 +197,7 @@ def repeat(stat: Stat, store: Any, argv: Sequence[str], labels: dict[str, str], 
     from cyclebench.runner.exec import LaunchError
     from cyclebench.store import StoreError
 
-    reps: list[dict[str, Any]] = []
+    reps: list[Repetition] = []
     run_id: int | None = None
     status, failure = "complete", None
     try:

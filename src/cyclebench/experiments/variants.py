@@ -342,9 +342,8 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
                 store.add_result(run_id, fields)
                 continue
             fields = result_fields(o, rate, label, events)
-            fields.setdefault("extra", {})["per_invocation"] = r.per_invocation.get(label)
-            if label in alloc:
-                fields["extra"]["allocator"] = alloc[label]
+            fields = replace(fields, extra={**(fields.extra or {}), "per_invocation": r.per_invocation.get(label),
+                                            **({"allocator": alloc[label]} if label in alloc else {})})
             store.add_result(run_id, fields, sample_rows(o.result))
 
 

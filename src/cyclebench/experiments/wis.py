@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +153,9 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
                 if runs[-1].status != OK:
                     break
             fields = scaling.op_cost(runs, rate)
-            fields["extra"]["file"] = str(case.path)
-            if not fields["extra"].get("description"):
-                fields["extra"]["description"] = case.description
+            extra = fields.extra or {}
+            fields = replace(fields, extra={**extra, "file": str(case.path),
+                                            "description": extra.get("description") or case.description})
             rows.append(store.record(run_id, fields))
     store.finish_run(run_id, "complete")
     return run_id, rows

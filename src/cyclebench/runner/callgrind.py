@@ -18,10 +18,10 @@ import re
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SIMULATED, SKIPPED, TIMEOUT, Outcome
+from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SIMULATED, SKIPPED, TIMEOUT, Outcome, Result
 from cyclebench.runner import run_child
 from cyclebench.runner.protocol import parse_lines as _parse_lines
 
@@ -131,13 +131,15 @@ def simulate(binary: Path, bench: str, param: int | None, n1: int = 10, cache: d
         return o
 
 
-def result_fields(o: Outcome, variant: str = "") -> dict[str, Any]:
-    """Results-table row of a simulated outcome: per_op = Ir/op, every event in extra."""
-    fields: dict[str, Any] = {"kind": SIMULATED, "bench": o.bench, "param": o.param, "variant": variant,
-                              "status": o.status, "reason": o.reason, "wall_s": o.wall_s, "unit": "Ir"}
-    if o.result:
-        ev = o.result["events"]
-        fields.update(per_op=ev.get("Ir"), min=ev.get("Ir"), median=ev.get("Ir"), n_samples=2,
-                      extra={"simulated": True, "backend": "callgrind", "events": ev, "cache": o.result["cache"],
-                             "n": o.result["n"]})
-    return fields
+def result_fields(o: Outcome, variant: str = "") -> Result:
+    """Results-table row of a simulated outcome (a new Result of kind simulated, not stored):
+    per_op = Ir per operation (unit Ir), every event per operation, the cache geometry and the
+    batch sizes in extra."""
+    row = Result(kind=SIMULATED, bench=o.bench, param=o.param, variant=variant, status=o.status, reason=o.reason,
+                 wall_s=o.wall_s, unit="Ir")
+    if not o.result:
+        return row
+    ev = o.result["events"]
+    return replace(row, per_op=ev.get("Ir"), min=ev.get("Ir"), median=ev.get("Ir"), n_samples=2,
+                   extra={"simulated": True, "backend": "callgrind", "events": ev, "cache": o.result["cache"],
+                          "n": o.result["n"]})

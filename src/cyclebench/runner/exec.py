@@ -25,11 +25,11 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from cyclebench import counters
 from cyclebench.counters import Event
 from cyclebench.lifetime import die_with_parent, spawn
+from cyclebench.model import Repetition
 from cyclebench.runner import callgrind
 
 
@@ -59,7 +59,7 @@ def pinned(cpu: int | None, fifo: int | None) -> Callable[[], None]:
 
 
 def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (),
-           inherit: bool = True, cpu: int | None = None, fifo: int | None = None) -> dict[str, Any]:
+           inherit: bool = True, cpu: int | None = None, fifo: int | None = None) -> Repetition:
     """One run of ``argv`` under the launcher: its JSON line as a dict (type "stat" or
     "exec_error"), pinned to ``cpu`` and at SCHED_FIFO ``fifo`` when given. The command's
     stdin/stdout/stderr are ours. Raises LaunchError (also when --fifo is not permitted)."""
@@ -90,7 +90,8 @@ def launch(exe: Path, argv: Sequence[str], groups: Sequence[Sequence[Event]] = (
         raise
     if rc != 0 or not data.strip():
         raise LaunchError(f"the stat launcher failed (exit {rc}) running {shlex.join(argv)}")
-    return json.loads(data.decode())
+    rec: Repetition = json.loads(data.decode())
+    return rec
 
 
 def valgrind_tmpdir_problem() -> str | None:
@@ -110,7 +111,7 @@ def valgrind_tmpdir_problem() -> str | None:
     return None
 
 
-def launch_callgrind(exe: Path, argv: Sequence[str], cache: dict[str, tuple[int, int, int]]) -> dict[str, Any]:
+def launch_callgrind(exe: Path, argv: Sequence[str], cache: dict[str, tuple[int, int, int]]) -> Repetition:
     """One run of ``argv`` under callgrind, itself under the launcher: the launcher's record
     plus ``events`` (simulated totals over every process) and ``processes``; a valgrind that
     could not start the command gives an "exec_error" record. Raises LaunchError."""

@@ -20,15 +20,49 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypedDict
 
 import numpy as np
 
+from cyclebench.model import STAT, Repetition, Result
 from cyclebench.stats.estimators import MAD_SCALE
 
 SUMMARY_KEYS = ("mean", "stddev", "sem", "min", "max", "cv", "median", "mad", "rcv", "ci95")
+
+
+@dataclass(frozen=True)
+class MetricSummary(Mapping[str, Any]):
+    """A metric's summary over the repetitions that counted it, in the metric's unit: ``mean``,
+    ``stddev`` (sample), ``sem`` (stddev/√n), ``min``, ``max``, ``cv`` (stddev / mean),
+    ``median``, ``mad`` (unscaled), ``rcv`` (scaled MAD / median), ``ci95`` (half-width of the
+    t interval of the mean), ``n`` (repetitions counted); None where undefined (no value; one
+    value for the spreads; a zero mean or median for the ratios). Also read as the mapping of
+    its fields in that order (SUMMARY_KEYS, then n), the JSON `stat` stores in its run's summary."""
+
+    mean: float | None = None
+    stddev: float | None = None
+    sem: float | None = None
+    min: float | None = None
+    max: float | None = None
+    cv: float | None = None
+    median: float | None = None
+    mad: float | None = None
+    rcv: float | None = None
+    ci95: float | None = None
+    n: int = 0
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (f.name for f in fields(self))
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)
 
 
 @dataclass
@@ -47,30 +81,26 @@ class Metric:
     def counted(self) -> list[float]:
         return [v for v in self.values if v is not None]
 
-    def summary(self) -> dict[str, Any]:
-        """n, mean, stddev (sample), sem (stddev/√n), min, max, cv, median, mad (unscaled),
-        rcv (scaled MAD / median), ci95 (half-width of the t interval of the mean); None
-        where undefined."""
+    def summary(self) -> MetricSummary:
+        """The summary of the repetitions that counted this metric (MetricSummary)."""
         x = np.asarray(self.counted, dtype=float)
         n = len(x)
-        out: dict[str, Any] = dict.fromkeys(SUMMARY_KEYS)
-        out["n"] = n
         if not n:
-            return out
+            return MetricSummary(n=0)
         mean, med = float(np.mean(x)), float(np.median(x))
         from scipy import stats as sps  # here: only `stat` needs it
 
         mad = float(sps.median_abs_deviation(x))
-        out.update(mean=mean, min=float(x.min()), max=float(x.max()), median=med, mad=mad,
-                   rcv=MAD_SCALE * mad / med if med else None)
-        if n >= 2:
-            sd, sem = float(np.std(x, ddof=1)), float(sps.sem(x))
-            out.update(stddev=sd, sem=sem, cv=sd / mean if mean else None,
+        one = MetricSummary(mean=mean, min=float(x.min()), max=float(x.max()), median=med, mad=mad,
+                            rcv=MAD_SCALE * mad / med if med else None, n=n)
+        if n < 2:
+            return one
+        sd, sem = float(np.std(x, ddof=1)), float(sps.sem(x))
+        return replace(one, stddev=sd, sem=sem, cv=sd / mean if mean else None,
                        ci95=float(sps.t.ppf(0.975, n - 1)) * sem)
-        return out
 
 
-def time_metrics(reps: Sequence[Mapping[str, Any]], notes: Sequence[str] = ()) -> list[Metric]:
+def time_metrics(reps: Sequence[Repetition], notes: Sequence[str] = ()) -> list[Metric]:
     """wall, user and sys time in ms of every repetition (the launcher's wait4 and clock)."""
     return [
         Metric("wall", "ms", [r["wall_ns"] / 1e6 for r in reps], notes=list(notes)),
@@ -100,7 +130,7 @@ def _event_metric(c: Mapping[str, Any], n: int, paranoid: str | None) -> Metric:
     return m
 
 
-def aggregate(reps: Sequence[Mapping[str, Any]], counts: Sequence[Mapping[str, Any]],
+def aggregate(reps: Sequence[Repetition], counts: Sequence[Mapping[str, Any]],
               derive: Callable[[dict[str, float]], dict[str, float]] | None = None,
               paranoid: str | None = None) -> list[Metric]:
     """Metrics of the launcher's records ``reps`` (type "stat"): wall/user/sys ms, max RSS,
@@ -111,10 +141,11 @@ def aggregate(reps: Sequence[Mapping[str, Any]], counts: Sequence[Mapping[str, A
     metrics = [*time_metrics(reps), Metric("max-rss", "KiB", [float(r["maxrss_kb"]) for r in reps])]
     events = [_event_metric(c, n, paranoid) for c in counts]
     metrics += events
-    wall = metrics[0].summary()["mean"]
+    wall = metrics[0].summary().mean
     for m in events:
-        if m.unit == "ms" and m.counted and wall:  # task-clock, cpu-clock
-            m.notes.insert(0, f"{m.summary()['mean'] / wall:.2f} CPUs utilized")
+        mean = m.summary().mean
+        if m.unit == "ms" and mean is not None and wall:  # task-clock, cpu-clock
+            m.notes.insert(0, f"{mean / wall:.2f} CPUs utilized")
     if reps and not all(r.get("inherit", True) for r in reps):
         for m in events:
             m.notes.append("children not counted (kernel refused inherit with group reads)")
@@ -184,7 +215,7 @@ def same_work(metrics: Sequence[Metric]) -> list[str]:
     return lines
 
 
-def aggregate_callgrind(reps: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[Metric]:
+def aggregate_callgrind(reps: Sequence[Repetition], names: Sequence[str]) -> list[Metric]:
     """Metrics of callgrind repetitions: wall/user/sys of the command *under valgrind*,
     then every simulated event of ``names`` (in that order) that some repetition has."""
     metrics = time_metrics(reps, notes=["under valgrind"])
@@ -195,7 +226,7 @@ def aggregate_callgrind(reps: Sequence[Mapping[str, Any]], names: Sequence[str])
     return metrics
 
 
-def exit_summary(reps: Sequence[Mapping[str, Any]]) -> tuple[str, bool]:
+def exit_summary(reps: Sequence[Repetition]) -> tuple[str, bool]:
     """('exit 0 in 5/5 runs', all zero?) — or 'exit 3 in 2/5 runs, exit 0 in 3/5, killed by SIGSEGV in …'."""
     n = len(reps)
     counts: dict[str, int] = {}
@@ -210,38 +241,61 @@ def bench_name(argv: Sequence[str]) -> str:
     return "stat:" + os.path.basename(argv[0])
 
 
-def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Mapping[str, Any]],
-                metrics: Sequence[Metric]) -> list[dict[str, Any]]:
-    """Results-table rows, one per metric: per_op = mean (min, median, CV, 95% CI of the mean)."""
+class StatExtra(TypedDict, total=False):
+    """``extra`` of a stat row (JSON, as stored): ``stat`` (true: store.db.guess_kind), the
+    ``backend``, ``simulated`` (a callgrind event), the ``metric``'s name, its ``values`` per
+    repetition (None: not counted there), ``max``, ``stddev``, ``sem`` (MetricSummary), its
+    ``notes``, ``derived``, the ``command`` (argv) and ``different_work`` (1-based repetitions,
+    same_work); on the first row only, every repetition's launcher record (``repetitions``)
+    and the ``exit`` summary (exit_summary)."""
+
+    stat: bool
+    backend: str
+    simulated: bool
+    metric: str
+    values: list[float | None]
+    max: float | None
+    stddev: float | None
+    sem: float | None
+    notes: list[str]
+    derived: bool
+    command: list[str]
+    different_work: list[int]
+    repetitions: list[Repetition]
+    exit: str
+
+
+def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Repetition],
+                metrics: Sequence[Metric]) -> list[Result]:
+    """Results-table rows (new Results of kind stat, not stored), one per metric: per_op = mean
+    in the metric's unit (min, median, CV, 95% CI of the mean); its per-repetition values,
+    notes and the command in ``extra`` (the first row's also every repetition's record and
+    the exit summary); ns_per_op the wall time's mean in ns, wall_s the repetitions' total."""
     text, all_zero = exit_summary(reps)
     base = bench_name(argv)
     rows = []
     for i, m in enumerate(metrics):
         s = m.summary()
-        row: dict[str, Any] = {"bench": f"{base}/{m.name}", "param": None, "variant": "",
-                               "unit": m.unit or None, "status": "ok", "reason": None}
+        row = Result(kind=STAT, bench=f"{base}/{m.name}", param=None, variant="", unit=m.unit or None, status="ok")
         if m.status in ("not counted", "not supported"):
-            row.update(status="skipped", reason=m.reason)
+            row = replace(row, status="skipped", reason=m.reason)
         else:
             if not all_zero:
-                row.update(status="invalid", reason=f"command: {text}")
-            half = s["ci95"]
-            row.update(per_op=s["mean"], mean=s["mean"], median=s["median"], min=s["min"], mad=s["mad"],
-                       cv=s["cv"], rcv=s["rcv"], n_samples=s["n"], method="mean",
-                       ci_low=None if half is None else s["mean"] - half,
-                       ci_high=None if half is None else s["mean"] + half)
-            if m.name == "wall" and s["mean"] is not None:
-                row["ns_per_op"] = s["mean"] * 1e6
-        row["extra"] = {"stat": True, "backend": backend,
-                        "simulated": backend == "callgrind" and m.notes == ["simulated"],
-                        "metric": m.name, "values": m.values, "max": s["max"], "stddev": s["stddev"],
-                        "sem": s["sem"], "notes": m.notes, "derived": m.status == "derived", "command": list(argv),
-                        "different_work": m.different}
+                row = replace(row, status="invalid", reason=f"command: {text}")
+            half = s.ci95
+            row = replace(row, per_op=s.mean, mean=s.mean, median=s.median, min=s.min, mad=s.mad, cv=s.cv, rcv=s.rcv,
+                          n_samples=s.n, method="mean",
+                          ci_low=None if half is None or s.mean is None else s.mean - half,
+                          ci_high=None if half is None or s.mean is None else s.mean + half,
+                          ns_per_op=s.mean * 1e6 if m.name == "wall" and s.mean is not None else None)
+        extra: StatExtra = {
+            "stat": True, "backend": backend, "simulated": backend == "callgrind" and m.notes == ["simulated"],
+            "metric": m.name, "values": m.values, "max": s.max, "stddev": s.stddev, "sem": s.sem, "notes": m.notes,
+            "derived": m.status == "derived", "command": list(argv), "different_work": m.different}
         if i == 0:
-            row["wall_s"] = sum(r.get("wall_ns", 0) for r in reps) / 1e9
-            row["extra"]["repetitions"] = list(reps)
-            row["extra"]["exit"] = text
-        rows.append(row)
+            row = replace(row, wall_s=sum(r.get("wall_ns", 0) for r in reps) / 1e9)
+            extra.update(repetitions=list(reps), exit=text)
+        rows.append(replace(row, extra=extra))
     return rows
 
 

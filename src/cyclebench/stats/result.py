@@ -7,12 +7,13 @@ Pure: numpy/scipy and the model only (the runner has already decoded counter rea
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypedDict
 
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, OK, TIMING, Outcome, RunnerResult
+from cyclebench.model import DISTURBED, OK, TIMING, Outcome, Result, RunnerResult
 from cyclebench.stats import clock
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, round_slopes, slow_side
 
@@ -42,7 +43,36 @@ DISTURBED_SHARE = 0.5  # more batches disturbed than this: rejection cannot appl
 MIN_CLEAN = 3  # nor when fewer undisturbed batches than this would be left
 
 
-def disturbance(res: Mapping[str, Any] | None) -> dict[str, int]:
+class CounterEntry(TypedDict, total=False):
+    """One requested event in ``extra["counters"]["events"]`` (JSON, as stored): its ``status``
+    (ok, not counted, …) and, when it was counted in every batch, its slope ``per_op`` (events
+    per operation) with the 95% CI ``ci_low``/``ci_high`` (stats.estimators.estimate)."""
+
+    status: str
+    per_op: float
+    ci_low: float
+    ci_high: float
+
+
+class Counters(TypedDict):
+    """``extra["counters"]`` of a result (JSON, as stored): each requested event by name, and the
+    metrics derived from their per-op counts (:func:`derived`: IPC, MPKI, branch-miss rate)."""
+
+    events: dict[str, CounterEntry]
+    derived: dict[str, float]
+
+
+class Disturbance(TypedDict):
+    """``extra["disturbance"]`` of a disturbed result (JSON, as stored): batches in all, and
+    how many were disturbed, preempted, migrated (disturbance)."""
+
+    batches: int
+    disturbed: int
+    preempted: int
+    migrated: int
+
+
+def disturbance(res: Mapping[str, Any] | None) -> Disturbance:
     """How many of a runner result's batches were disturbed: ``batches``, ``disturbed``,
     ``preempted`` (another task held the CPU: an involuntary switch, or a wake-up kept
     waiting) and ``migrated`` (moved to another CPU); a batch may be both. Flags from
@@ -86,17 +116,17 @@ def usable_for_verdict(row: Mapping[str, Any] | Outcome, include_disturbed: bool
 
 
 def counter_fields(res: RunnerResult, events: list[list[Any]], n: np.ndarray, group: int | None,
-                   keep: np.ndarray, seed: int) -> dict[str, Any]:
+                   keep: np.ndarray, seed: int) -> Counters:
     """Per-op slope of every requested event (the runner decoded its raw group reads into
     ``res["counters"]["series"/"status"]``), its status, and derived metrics (IPC, MPKI,
     branch-miss rate)."""
     c = res.get("counters") or {}
     names = [e.name for g in events for e in g]
     series, status = c.get("series") or [None] * len(names), c.get("status") or ["not counted"] * len(names)
-    out: dict[str, Any] = {}
+    out: dict[str, CounterEntry] = {}
     per_op: dict[str, float] = {}
     for name, vals, st in zip(names, series, status, strict=True):
-        entry: dict[str, Any] = {"status": st}
+        entry: CounterEntry = {"status": st}
         if vals is not None and len(vals) == len(n):
             try:
                 est = estimate(n, np.asarray(vals), seed=seed, group=group, keep=keep)
@@ -109,76 +139,87 @@ def counter_fields(res: RunnerResult, events: list[list[Any]], n: np.ndarray, gr
 
 
 def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
-                  events: list[list[Any]] | None = None) -> dict[str, Any]:
-    """The results-table row for one outcome: estimators in the timer's unit and in
-    cycles~ (when the runner timed its calibration chain), disturbed samples dropped.
+                  events: list[list[Any]] | None = None) -> Result:
+    """The results-table row for one outcome (a new ``model.Result`` of kind timing, not yet
+    stored: no id): estimators in the timer's unit and in cycles~ (when the runner timed its
+    calibration chain), disturbed samples dropped. ``rate_hz``: the timer's ticks per second
+    (for ns_per_op); ``events``: the counter groups read around every batch (their per-op
+    figures go to ``extra["counters"]``, :class:`Counters`).
 
     When most batches were disturbed (disturbed_note) none are dropped and the figures
     come from all of them, but the status is ``disturbed`` and the reason says what
     happened and what to do: the row is stored and shown, and kept out of verdicts."""
-    fields: dict[str, Any] = {
-        "kind": TIMING, "bench": outcome.bench, "param": outcome.param, "variant": variant, "status": outcome.status,
-        "reason": outcome.reason, "wall_s": outcome.wall_s,
-    }
+    row = Result(kind=TIMING, bench=outcome.bench, param=outcome.param, variant=variant, status=outcome.status,
+                 reason=outcome.reason, wall_s=outcome.wall_s)
     res = outcome.result
     if res is None:
-        return fields
+        return row
     unit = res.get("unit", "ticks")
-    fields["unit"] = unit
-    fields["timer_overhead"] = (res.get("timer_overhead") or {}).get("median")
-    fields["extra"] = {k: v for k, v in res.items()
-                       if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters")}
+    timer_overhead = (res.get("timer_overhead") or {}).get("median")
+    # the runner's result line minus its samples, and what the analysis adds below (JSON, as stored)
+    extra: dict[str, Any] = {k: v for k, v in res.items()
+                             if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters")}
     n = np.asarray(res["n"], dtype=float)
     t = np.asarray(res["ticks"], dtype=float)
     ratio = clock.core_ratio(res)
     keep = np.ones(len(n), dtype=bool) if ratio is None else np.isfinite(ratio)
     note = disturbed_note(res)
     storm = note is not None
+    status, reason = row.status, row.reason
     if storm:  # rejection cannot apply: keep them all, and say so in the status
-        fields["extra"]["disturbance"] = disturbance(res)
-        if fields["status"] == OK:
-            fields["status"], fields["reason"] = DISTURBED, note
+        extra["disturbance"] = disturbance(res)
+        if status == OK:
+            status, reason = DISTURBED, note
     else:
         keep &= np.asarray([not x for x in (res.get("disturbed") or [0] * len(n))], dtype=bool)
-    fields["n_disturbed"] = int(len(n) - keep.sum())  # dropped: disturbed (unless storm) or without a clock
+    n_disturbed = int(len(n) - keep.sum())  # dropped: disturbed (unless storm) or without a clock
     seed = int(res.get("seed", 0)) & 0xFFFFFFFF
     group = res.get("ladder")
+    n_trimmed = None
     if not storm:  # a disturbed result's batches vary by how much of each the other program took
-        hit = slow_side(n, t, group, keep, float(fields["timer_overhead"] or 0))
-        fields["n_trimmed"] = int(hit.sum())
+        hit = slow_side(n, t, group, keep, float(timer_overhead or 0))
+        n_trimmed = int(hit.sum())
         keep &= ~hit
+    row = replace(row, status=status, reason=reason, unit=unit, timer_overhead=timer_overhead, extra=extra,
+                  n_disturbed=n_disturbed, n_trimmed=n_trimmed)
     try:
         est = estimate(n, t, seed=seed, group=group, keep=keep)
     except NotEnoughSamples as e:
-        if fields["status"] in (OK, DISTURBED):
-            fields["status"], fields["reason"] = "error", str(e)
-        return fields
-    fields.update(est.to_dict())
-    fields["ns_per_op"] = est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op
+        if row.status in (OK, DISTURBED):
+            row = replace(row, status="error", reason=str(e))
+        return row
+    row = replace(row, **est.to_dict(), ns_per_op=est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op)
     if ratio is not None:
         smooth = clock.round_ratio(np.where(keep, ratio, np.nan), group)
         cyc = estimate(n, np.where(keep, t * np.nan_to_num(smooth), 0.0), seed=seed, group=group, keep=keep)
         r = ratio[keep]
-        fields.update(
-            cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,
+        row = replace(
+            row, cycles_per_op=cyc.per_op, cycles_ci_low=cyc.ci_low, cycles_ci_high=cyc.ci_high, cycles_min=cyc.min,
             cycles_rcv=cyc.rcv, core_ghz=float(np.median(r)) * rate_hz / 1e9,
             ratio_rcv=float(np.median(np.abs(r - np.median(r))) / special.ndtri(0.75) / np.median(r)),
             chain_agreement=clock.chain_agreement(res),
         )
     procs = res.get("process_rounds") or []
     if len(procs) > 1 and all(isinstance(r, int) for r in procs):
-        two_level(fields, n, t, keep, group, procs, seed, smooth if ratio is not None else None)
-        fields["ns_per_op"] = fields["per_op"] * 1e9 / rate_hz if unit != "ns" else fields["per_op"]
-    if ratio is not None and fields.get("cycles_per_op") is not None:
-        with_calibration(fields, clock.calibration_rse(res))
+        row = two_level(row, n, t, keep, group, procs, seed, smooth if ratio is not None else None)
+        if row.per_op is not None:  # always: the estimate set it
+            row = replace(row, ns_per_op=row.per_op * 1e9 / rate_hz if unit != "ns" else row.per_op)
+    if ratio is not None and row.cycles_per_op is not None:
+        row = with_calibration(row, clock.calibration_rse(res))
     if events:
-        fields["extra"]["counters"] = counter_fields(res, events, n, group, keep, seed)
+        row = _with_extra(row, counters=counter_fields(res, events, n, group, keep, seed))
     if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
         pmu = estimate(n, np.asarray(res["pmu_cycles"], dtype=float), seed=seed, group=group, keep=keep)
-        fields.update(pmu_cycles_per_op=pmu.per_op, pmu_ci_low=pmu.ci_low, pmu_ci_high=pmu.ci_high)
-        if fields.get("cycles_per_op") and pmu.per_op > 0:
-            fields["pmu_agreement"] = fields["cycles_per_op"] / pmu.per_op
-    return fields
+        row = replace(row, pmu_cycles_per_op=pmu.per_op, pmu_ci_low=pmu.ci_low, pmu_ci_high=pmu.ci_high)
+        if row.cycles_per_op and pmu.per_op > 0:
+            row = replace(row, pmu_agreement=row.cycles_per_op / pmu.per_op)
+    return row
+
+
+def _with_extra(row: Result, **added: Any) -> Result:
+    """A new record: ``row`` with ``added`` set in (a new copy of) its ``extra`` JSON, after the
+    keys it had (their order kept: the stored JSON's)."""
+    return replace(row, extra={**(row.extra or {}), **added})
 
 
 # Type B uncertainty of the add-chain clock: the residual error on chains of known length
@@ -188,17 +229,19 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
 CALIBRATION_FLOOR = 0.001
 
 
-def with_calibration(fields: dict[str, Any], rse_fixed: float) -> None:
-    """Widen the cycles~ CI by the calibration's own relative uncertainty, in quadrature:
-    the fixed part's standard error (clock.calibration_rse) and CALIBRATION_FLOOR, both
-    common to every round of a run, so no spread between rounds or processes shows them.
-    The total relative standard error goes to ``extra["calibration_rse"]``."""
-    est, lo, hi = fields["cycles_per_op"], fields["cycles_ci_low"], fields["cycles_ci_high"]
+def with_calibration(row: Result, rse_fixed: float) -> Result:
+    """A new record: ``row``'s cycles~ CI widened by the calibration's own relative uncertainty,
+    in quadrature: the fixed part's standard error (clock.calibration_rse; ``rse_fixed``, a
+    fraction of the clock) and CALIBRATION_FLOOR, both common to every round of a run, so no
+    spread between rounds or processes shows them. The total relative standard error goes to
+    ``extra["calibration_rse"]``. Raises TypeError when ``row`` has no cycles~ figure."""
+    est, lo, hi = row.cycles_per_op, row.cycles_ci_low, row.cycles_ci_high
+    if est is None or lo is None or hi is None:
+        raise TypeError(f"{row!r} has no cycles~ figure to widen")
     rse = float(np.hypot(rse_fixed, CALIBRATION_FLOOR))
     cal = float(special.ndtri(0.975)) * abs(est) * rse
-    fields["cycles_ci_low"] = est - float(np.hypot(est - lo, cal))
-    fields["cycles_ci_high"] = est + float(np.hypot(hi - est, cal))
-    fields.setdefault("extra", {})["calibration_rse"] = rse
+    return _with_extra(replace(row, cycles_ci_low=est - float(np.hypot(est - lo, cal)),
+                               cycles_ci_high=est + float(np.hypot(hi - est, cal))), calibration_rse=rse)
 
 
 def relative_halfwidth(res: Mapping[str, Any] | None, n_resamples: int = 400) -> float:
@@ -240,46 +283,58 @@ def sample_rows(res: RunnerResult | None) -> list[tuple[int, int, int | None, in
     return list(zip(res["n"], res["ticks"], cal, dist, pmu, strict=True))
 
 
-def add_net(fields: dict[str, Any], loop: Mapping[str, Any] | None) -> None:
-    """Fill the net-of-loop columns of ``fields`` from the loop/empty row of the same run."""
-    if not loop or fields.get("per_op") is None or loop.get("per_op") is None:
-        return
-    if fields.get("unit") == loop.get("unit"):
-        d = combine_difference(
-            (fields["per_op"], fields["ci_low"], fields["ci_high"]), (loop["per_op"], loop["ci_low"], loop["ci_high"]))
-        fields["net_per_op"], fields["net_ci_low"], fields["net_ci_high"] = d
-    if fields.get("cycles_per_op") is not None and loop.get("cycles_per_op") is not None:
-        d = combine_difference((fields["cycles_per_op"], fields["cycles_ci_low"], fields["cycles_ci_high"]),
+def add_net(row: Result, loop: Mapping[str, Any] | None) -> Result:
+    """A new record: ``row`` with its net-of-loop columns (net_per_op and its CI in the timer's
+    unit when the units agree; cycles_net and its CI in cycles~) from the loop/empty row of the
+    same run (stats.estimators.combine_difference); ``row`` itself when there is no loop row
+    or either has no per-op figure."""
+    if not loop or row.per_op is None or loop.get("per_op") is None:
+        return row
+    if row.unit == loop.get("unit"):
+        d = combine_difference((row.per_op, row.ci_low, row.ci_high), (loop["per_op"], loop["ci_low"], loop["ci_high"]))
+        row = replace(row, net_per_op=d[0], net_ci_low=d[1], net_ci_high=d[2])
+    if row.cycles_per_op is not None and loop.get("cycles_per_op") is not None:
+        d = combine_difference((row.cycles_per_op, row.cycles_ci_low, row.cycles_ci_high),
                                (loop["cycles_per_op"], loop["cycles_ci_low"], loop["cycles_ci_high"]))
-        fields["cycles_net"], fields["cycles_net_ci_low"], fields["cycles_net_ci_high"] = d
+        row = replace(row, cycles_net=d[0], cycles_net_ci_low=d[1], cycles_net_ci_high=d[2])
+    return row
 
 
-def two_level(fields: dict[str, Any], n: np.ndarray, t: np.ndarray, keep: np.ndarray, group: int | None,
-              procs: list[int], seed: int, ratio: np.ndarray | None) -> None:
-    """Per op and its 95% CI from rounds spread over several processes: the median of the
-    per-round slopes, its CI by the two-level bootstrap over processes, then rounds (as
+# The columns two_level replaces: the timer unit's figure and CI, then cycles~'s.
+_TWO_LEVEL = (("per_op", "ci_low", "ci_high"), ("cycles_per_op", "cycles_ci_low", "cycles_ci_high"))
+
+
+def two_level(row: Result, n: np.ndarray, t: np.ndarray, keep: np.ndarray, group: int | None,
+              procs: list[int], seed: int, ratio: np.ndarray | None) -> Result:
+    """A new record: per op and its 95% CI from rounds spread over several processes: the median
+    of the per-round slopes, its CI by the two-level bootstrap over processes, then rounds (as
     compare does; Davison & Hinkley 1997 §3.8) — a bias that holds for a whole process (seen:
     ±3 cycles~ on a 300-cycle chain) widens the CI instead of passing for precision. Replaces
     per_op/ci (timer unit) and cycles_per_op/ci (with ``ratio``, per-sample core/TSC ratios);
-    each process's own median goes to ``extra["per_process"]``."""
+    each process's own median goes to ``extra["per_process"]``; ``method`` becomes
+    rounds-2level. ``n``, ``t``, ``keep``: operations, ticks and which samples count, per
+    sample; ``procs``: rounds per process, in order. When the rounds do not map onto the
+    processes, or fewer than two processes have a slope, the figures replaced so far are kept
+    and the rest stays one-level."""
     from cyclebench.stats.ab import cluster_ci
 
     g = int(group or 8)
     groups = np.repeat(np.arange(len(procs)), procs)
-    for key, lo_key, hi_key, tt in (("per_op", "ci_low", "ci_high", t),
-                                    ("cycles_per_op", "cycles_ci_low", "cycles_ci_high",
-                                     None if ratio is None else t * np.nan_to_num(ratio))):
+    per_process: dict[str, list[float]] = {}
+    for (key, lo_key, hi_key), tt in zip(_TWO_LEVEL, (t, None if ratio is None else t * np.nan_to_num(ratio)),
+                                         strict=True):
         if tt is None:
             continue
         slopes = round_slopes(n, tt, g, keep, aligned=True)
         if len(slopes) != len(groups):
-            return  # the rounds do not map onto the processes: keep the one-level figures
+            return row  # the rounds do not map onto the processes: keep the one-level figures
         ok = np.isfinite(slopes)
         if len(np.unique(groups[ok])) < 2:
-            return
+            return row
         x, gx = slopes[ok], groups[ok]
         lo, hi = cluster_ci(x, gx, seed=seed)
-        fields[key], fields[lo_key], fields[hi_key] = float(np.median(x)), lo, hi  # type: ignore[literal-required]
-        per = [float(np.median(x[gx == p])) for p in np.unique(gx)]
-        fields.setdefault("extra", {}).setdefault("per_process", {})[key] = per
-    fields["method"] = "rounds-2level"  # fits the column (20)
+        per_process[key] = [float(np.median(x[gx == p])) for p in np.unique(gx)]
+        extra = row.extra or {}
+        row = replace(row, **{key: float(np.median(x)), lo_key: lo, hi_key: hi},
+                      extra={**extra, "per_process": {**(extra.get("per_process") or {}), **per_process}})
+    return replace(row, method="rounds-2level")  # fits the column (20)

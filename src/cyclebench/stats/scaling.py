@@ -42,13 +42,14 @@ intervals' timer ticks (op_cost, for `run`), and will-it-scale's own CSV (wis_cs
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, ERROR, OK, TIMING, Result, ScaleRun, Series
+from cyclebench.model import DISTURBED, ERROR, OK, SCALING, TIMING, Chain, Interval, Result, ScaleRun, Series
 from cyclebench.stats import clock
 from cyclebench.stats.ab import cluster_ci
 from cyclebench.stats.result import with_calibration
@@ -58,7 +59,117 @@ MIN_KEPT = 3  # fewer undisturbed intervals than this: keep them all, and say th
 PASS_AGREEMENT = 0.10  # how far (relative) the median of pass ratios may be from the totals' ratio
 UNIT = "ops/s"
 
-Summary = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Summary(Mapping[str, Any]):
+    """The statistics of one task count (module docstring): a frozen record, read by attribute
+    or, as the JSON it is stored as (a scaling row's ``extra``, a ``Series`` point), as a
+    read-only mapping of the keys it has — in field order, a key only where the summary says
+    it: the runner's placement (``batch``, ``task_cpus``, ``sampler_cpus``) when its start line
+    was read (``started``), the interval statistics (``total_median`` … ``ns_per_op``) when an
+    interval was measured, ``ns_per_op_cpu``/``cpu_rate_median`` with schedstat (``sched``),
+    ``passes_disagree`` when true, every other optional key when set. A transformation
+    (add_speedup, pass_speedup) makes a new one. Units: ops/s for total_* and task_*, ns for
+    ns_per_op*, ops per CPU-second for cpu_rate_median, percent for *_pct, seconds for
+    sampler_cpu_s, a share of the tasks' CPU time for steal; speed-up and efficiency are ratios."""
+
+    tasks: int
+    mode: str
+    cpus_used: int
+    oversubscribed: bool
+    intervals_total: int
+    intervals_measured: int
+    intervals_kept: int = 0
+    intervals_disturbed: int = 0
+    disturbed_kept: bool = False
+    steal: float | None = None
+    idle_pct: float | None = None
+    sampler_cpu_s: float | None = None
+    sampler_cpu_pct: float | None = None
+    batch: int | None = None
+    task_cpus: tuple[int, ...] | None = None
+    sampler_cpus: tuple[int, ...] | None = None
+    wait_pct: float | None = None
+    total_median: float | None = None
+    total_min: float | None = None
+    total_max: float | None = None
+    total_cv: float | None = None
+    per_task: tuple[float, ...] | None = None
+    task_min: float | None = None
+    task_median: float | None = None
+    task_max: float | None = None
+    fairness: float | None = None
+    task_cv: float | None = None
+    ns_per_op_cpu: float | None = None
+    cpu_rate_median: float | None = None
+    ns_per_op_wall: float | None = None
+    ns_per_op: float | None = None
+    attempts: int | None = None
+    passes: int | None = None
+    pass_totals: tuple[float | None, ...] | None = None
+    speedup: float | None = None
+    speedup_min: float | None = None
+    speedup_max: float | None = None
+    efficiency: float | None = None
+    efficiency_min: float | None = None
+    efficiency_max: float | None = None
+    cpu_efficiency: float | None = None
+    pass_speedups: tuple[float, ...] | None = None
+    totals_speedup: float | None = None
+    pass_speedup: float | None = None
+    passes_disagree: bool = False
+    started: bool = False  # the runner's start line was read: batch, task_cpus, sampler_cpus are keys
+    sched: bool = False  # the intervals carried schedstat run time: ns_per_op_cpu, cpu_rate_median are keys
+
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset((
+        "tasks", "mode", "cpus_used", "oversubscribed", "intervals_total", "intervals_measured", "intervals_kept",
+        "intervals_disturbed", "disturbed_kept", "steal", "idle_pct"))
+    _STARTED: ClassVar[frozenset[str]] = frozenset(("batch", "task_cpus", "sampler_cpus"))
+    _MEASURED: ClassVar[frozenset[str]] = frozenset((
+        "total_median", "total_min", "total_max", "total_cv", "per_task", "task_min", "task_median", "task_max",
+        "fairness", "task_cv", "ns_per_op_wall", "ns_per_op"))
+    _SCHED: ClassVar[frozenset[str]] = frozenset(("ns_per_op_cpu", "cpu_rate_median"))
+    _FLAGS: ClassVar[frozenset[str]] = frozenset(("started", "sched"))
+
+    def _has(self, key: str) -> bool:
+        if key in self._ALWAYS:
+            return True
+        if key in self._STARTED:
+            return self.started
+        if key in self._MEASURED:
+            return self.intervals_measured > 0
+        if key in self._SCHED:
+            return self.sched and self.intervals_measured > 0
+        if key == "passes_disagree":
+            return self.passes_disagree
+        return key not in self._FLAGS and getattr(self, key) is not None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__ or not self._has(key):
+            raise KeyError(key)
+        value = getattr(self, key)
+        return list(value) if isinstance(value, tuple) else value  # the JSON's arrays
+
+    def __iter__(self) -> Iterator[str]:
+        return (f.name for f in fields(self) if self._has(f.name))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Which measured intervals count (_keep): ``keep`` per interval, how many that is
+    (``intervals_kept``), how many were disturbed (``intervals_disturbed``; 0 when not
+    judged), whether they were kept anyway (``disturbed_kept``) and the tasks' mean wait for
+    their CPU in % of the intervals (``wait_pct``; None without schedstat)."""
+
+    keep: np.ndarray
+    intervals_kept: int
+    intervals_disturbed: int = 0
+    disturbed_kept: bool = False
+    wait_pct: float | None = None
 
 
 def _median(x: Sequence[float] | np.ndarray) -> float | None:
@@ -72,45 +183,45 @@ def cpus_used(cpus: Sequence[int], tasks: int) -> int:
 
 def _head(run: ScaleRun, ncpus: int, measured: int) -> Summary:
     """What a summary says before any interval is looked at: counts, placement, sampler."""
-    s: Summary = {
-        "tasks": run.tasks, "mode": run.mode, "cpus_used": ncpus, "oversubscribed": bool(ncpus) and run.tasks > ncpus,
-        "intervals_total": len(run.intervals), "intervals_measured": measured, "intervals_kept": 0,
-        "intervals_disturbed": 0, "disturbed_kept": False, "steal": run.steal,
-        "idle_pct": None if run.idle is None else 100 * run.idle,
-    }
-    if run.end and run.end.get("sampled_s"):
-        s["sampler_cpu_s"] = run.end.get("sampler_cpu_s")
-        s["sampler_cpu_pct"] = 100.0 * run.end["sampler_cpu_s"] / run.end["sampled_s"]
-    if run.start:
-        s["batch"] = run.start.get("batch")
-        s["task_cpus"] = run.start.get("cpus")
-        s["sampler_cpus"] = run.start.get("sampler_cpus")
-    return s
+    sampled = bool(run.end and run.end.get("sampled_s"))
+    start = run.start or {}
+    return Summary(
+        tasks=run.tasks, mode=run.mode, cpus_used=ncpus, oversubscribed=bool(ncpus) and run.tasks > ncpus,
+        intervals_total=len(run.intervals), intervals_measured=measured, steal=run.steal,
+        idle_pct=None if run.idle is None else 100 * run.idle,
+        sampler_cpu_s=run.end.get("sampler_cpu_s") if run.end and sampled else None,
+        sampler_cpu_pct=100.0 * run.end["sampler_cpu_s"] / run.end["sampled_s"] if run.end and sampled else None,
+        started=bool(run.start), batch=start.get("batch"), task_cpus=_ints(start.get("cpus")),
+        sampler_cpus=_ints(start.get("sampler_cpus")))
 
 
-def _measured(run: ScaleRun) -> list[dict[str, Any]]:
+def _ints(xs: Sequence[int] | None) -> tuple[int, ...] | None:
+    return None if xs is None else tuple(xs)
+
+
+def _measured(run: ScaleRun) -> list[Interval]:
     return [iv for iv in run.intervals if not iv.get("warmup")]
 
 
-def _sched(measured: Sequence[dict[str, Any]], key: str) -> np.ndarray | None:
+def _sched(measured: Sequence[Interval], key: str) -> np.ndarray | None:
     """Seconds of schedstat ``key`` (run_ns, wait_ns), intervals × tasks; None when an interval lacks them."""
     if not all("wait_ns" in iv and "run_ns" in iv for iv in measured):
         return None
-    return np.array([iv[key] for iv in measured], dtype=float) / 1e9
+    return np.array([iv[key] for iv in measured], dtype=float) / 1e9  # type: ignore[literal-required]
 
 
-def _keep(measured: Sequence[dict[str, Any]], oversubscribed: bool, s: Summary | None = None) -> np.ndarray:
+def _keep(measured: Sequence[Interval], oversubscribed: bool) -> Kept:
     """Which measured intervals count: the undisturbed ones (no task waited more than WAIT_LIMIT
     of the interval for its CPU, and some task ran or counted), unless fewer than MIN_KEPT are
     (then all, and ``disturbed_kept`` says so) or the tasks are oversubscribed (they wait by
-    design). Records wait_pct, intervals_disturbed, disturbed_kept and intervals_kept in ``s``."""
-    s = {} if s is None else s
+    design)."""
     keep = np.ones(len(measured), dtype=bool)
     wait = _sched(measured, "wait_ns")
+    wait_pct, n_disturbed, disturbed_kept = None, 0, False
     if wait is not None and len(measured):
         dt = np.array([iv["dt"] for iv in measured], dtype=float)
         wait_share = wait / dt[:, None]
-        s["wait_pct"] = float(100 * wait_share.mean())
+        wait_pct = float(100 * wait_share.mean())
         if not oversubscribed:
             # An interval in which no task ran and none counted an operation measured nothing: the
             # tasks' wait is charged to schedstat only when they run again (wis/getppid1, 1 task, on
@@ -120,13 +231,12 @@ def _keep(measured: Sequence[dict[str, Any]], oversubscribed: bool, s: Summary |
             ops = np.array([iv.get("deltas") or [0] for iv in measured], dtype=float)
             stalled = (run.max(axis=1) == 0) & (ops.sum(axis=1) == 0) if run is not None else False
             disturbed = (wait_share.max(axis=1) > WAIT_LIMIT) | stalled
-            s["intervals_disturbed"] = int(disturbed.sum())
+            n_disturbed = int(disturbed.sum())
             if (~disturbed).sum() >= min(MIN_KEPT, len(measured)):
                 keep = ~disturbed
             else:
-                s["disturbed_kept"] = True
-    s["intervals_kept"] = int(keep.sum())
-    return keep
+                disturbed_kept = True
+    return Kept(keep, int(keep.sum()), n_disturbed, disturbed_kept, wait_pct)
 
 
 def pass_totals(passes: Sequence[ScaleRun], oversubscribed: bool) -> list[float | None]:
@@ -134,7 +244,7 @@ def pass_totals(passes: Sequence[ScaleRun], oversubscribed: bool) -> list[float 
     passes (merge, then summarize) keeps: a pass is judged on the very intervals of the
     printed total. None for a pass with no kept interval."""
     measured = [_measured(r) for r in passes]
-    keep = _keep([iv for m in measured for iv in m], oversubscribed)
+    keep = _keep([iv for m in measured for iv in m], oversubscribed).keep
     out: list[float | None] = []
     at = 0
     for m in measured:
@@ -155,52 +265,59 @@ def summarize(run: ScaleRun, ncpus: int) -> Summary:
     dt = np.array([iv["dt"] for iv in measured], dtype=float)
     ops = np.array([iv["deltas"] for iv in measured], dtype=float)  # intervals × tasks
     runs = _sched(measured, "run_ns")
-    keep = _keep(measured, s["oversubscribed"], s)
+    k = _keep(measured, s.oversubscribed)
+    keep = k.keep
     dt, ops = dt[keep], ops[keep]
     total = ops.sum(axis=1) / dt
-    s["total_median"] = float(np.median(total))
-    s["total_min"], s["total_max"] = float(total.min()), float(total.max())
-    s["total_cv"] = float(total.std(ddof=1) / total.mean()) if len(total) > 1 and total.mean() > 0 else None
     per_task = np.median(ops / dt[:, None], axis=0)  # each task's median ops/s
-    s["per_task"] = [float(x) for x in per_task]
-    s["task_min"], s["task_median"], s["task_max"] = (float(per_task.min()), float(np.median(per_task)),
-                                                      float(per_task.max()))
-    s["fairness"] = float(per_task.min() / per_task.max()) if per_task.max() > 0 else None
-    s["task_cv"] = float(per_task.std() / per_task.mean()) if per_task.mean() > 0 and n > 1 else 0.0
     task_ops = ops.sum(axis=0)
+    ns_per_op_cpu = cpu_rate_median = None
     if runs is not None:
         cpu_s = runs[keep].sum(axis=0)
         pairs = list(zip(cpu_s, task_ops, strict=True))
-        s["ns_per_op_cpu"] = _median([1e9 * c / o for c, o in pairs if o > 0])
-        s["cpu_rate_median"] = _median([o / c for c, o in pairs if c > 0])  # ops per CPU-second
-    s["ns_per_op_wall"] = _median([1e9 * dt.sum() / o for o in task_ops if o > 0])
-    s["ns_per_op"] = s.get("ns_per_op_cpu") or s["ns_per_op_wall"]
-    return s
+        ns_per_op_cpu = _median([1e9 * c / o for c, o in pairs if o > 0])
+        cpu_rate_median = _median([o / c for c, o in pairs if c > 0])  # ops per CPU-second
+    ns_per_op_wall = _median([1e9 * dt.sum() / o for o in task_ops if o > 0])
+    return replace(
+        s, intervals_kept=k.intervals_kept, intervals_disturbed=k.intervals_disturbed,
+        disturbed_kept=k.disturbed_kept, wait_pct=k.wait_pct,
+        total_median=float(np.median(total)), total_min=float(total.min()), total_max=float(total.max()),
+        total_cv=float(total.std(ddof=1) / total.mean()) if len(total) > 1 and total.mean() > 0 else None,
+        per_task=tuple(float(x) for x in per_task), task_min=float(per_task.min()),
+        task_median=float(np.median(per_task)), task_max=float(per_task.max()),
+        fairness=float(per_task.min() / per_task.max()) if per_task.max() > 0 else None,
+        task_cv=float(per_task.std() / per_task.mean()) if per_task.mean() > 0 and n > 1 else 0.0,
+        sched=runs is not None, ns_per_op_cpu=ns_per_op_cpu, cpu_rate_median=cpu_rate_median,
+        ns_per_op_wall=ns_per_op_wall, ns_per_op=ns_per_op_cpu or ns_per_op_wall)
 
 
-def add_speedup(s: Summary, base: Summary | None) -> None:
-    """Speed-up and efficiency against the 1-task summary of the same benchmark and mode; the
-    min–max band from the intervals' min and max. cpu_efficiency: ops per CPU-second per task
-    relative to 1 task — what each task gets from the CPU time it had, insensitive to time
-    taken by other programs."""
-    if not base or not base.get("total_median") or s.get("total_median") is None:
-        return
-    b, n = base["total_median"], s["tasks"]
-    s["speedup"] = s["total_median"] / b
-    s["speedup_min"], s["speedup_max"] = s["total_min"] / b, s["total_max"] / b
-    s["efficiency"] = s["speedup"] / n
-    s["efficiency_min"], s["efficiency_max"] = s["speedup_min"] / n, s["speedup_max"] / n
-    if s.get("cpu_rate_median") and base.get("cpu_rate_median"):
-        s["cpu_efficiency"] = s["cpu_rate_median"] / base["cpu_rate_median"]
+def add_speedup(s: Summary, base: Summary | None) -> Summary:
+    """A new summary: ``s`` with its speed-up and efficiency against the 1-task summary
+    ``base`` of the same benchmark and mode; the min–max band from the intervals' min and max.
+    cpu_efficiency: ops per CPU-second per task relative to 1 task — what each task gets from
+    the CPU time it had, insensitive to time taken by other programs. ``s`` itself without a
+    base throughput or a throughput of its own."""
+    if not base or not base.total_median or s.total_median is None:
+        return s
+    b, n = base.total_median, s.tasks
+    speedup = s.total_median / b
+    lo, hi = (s.total_min or 0.0) / b, (s.total_max or 0.0) / b  # set with total_median
+    return replace(s, speedup=speedup, speedup_min=lo, speedup_max=hi, efficiency=speedup / n,
+                   efficiency_min=lo / n, efficiency_max=hi / n,
+                   cpu_efficiency=s.cpu_rate_median / base.cpu_rate_median
+                   if s.cpu_rate_median and base.cpu_rate_median else None)
 
 
-def disturbed(s: Summary) -> bool:
+def disturbed(s: Mapping[str, Any]) -> bool:
     """Too few undisturbed intervals were left to drop the others, or the hypervisor stole
-    more than 5% of the tasks' CPUs."""
+    more than 5% of the tasks' CPUs. ``s``: a Summary or a stored point (its JSON)."""
     return bool(s.get("disturbed_kept")) or (s.get("steal") or 0) > 0.05
 
 
-def notes(s: Summary, status: str = OK, reason: str | None = None) -> list[str]:
+def notes(s: Mapping[str, Any], status: str = OK, reason: str | None = None) -> list[str]:
+    """What the table says beside one task count's figures (best of N attempts, passes that
+    disagree, oversubscription, disturbance, steal, unfairness). ``s``: a Summary or a stored
+    point (its JSON)."""
     out = []
     if status != OK:
         out.append(f"{status}: {reason}" if reason else status)
@@ -246,7 +363,7 @@ def merge(runs: Sequence[ScaleRun]) -> ScaleRun:
     return merged
 
 
-def combine(got: dict[int, list[tuple[ScaleRun, Summary]]], counts: Sequence[int],
+def combine(got: Mapping[int, Sequence[tuple[ScaleRun, Summary]]], counts: Sequence[int],
             cpus: Sequence[int]) -> list[tuple[ScaleRun, Summary]]:
     """Each task count's passes (``got``: (run, summary) per pass) merged and summarised, with
     speed-ups against 1 task: the median of the passes' own ratios. In task order; task
@@ -258,49 +375,46 @@ def combine(got: dict[int, list[tuple[ScaleRun, Summary]]], counts: Sequence[int
             continue
         run = merge([r for r, _ in got[n]])
         s = summarize(run, cpus_used(cpus, n))
-        s["attempts"] = max(x[1].get("attempts") or 1 for x in got[n])
-        s["passes"] = len(got[n])
-        s["pass_totals"] = pass_totals([r for r, _ in got[n]], s["oversubscribed"])
+        s = replace(s, attempts=max(x[1].attempts or 1 for x in got[n]), passes=len(got[n]),
+                    pass_totals=tuple(pass_totals([r for r, _ in got[n]], s.oversubscribed)))
         if n == counts[0] == 1:
             base = s
-        add_speedup(s, base)
+        s = add_speedup(s, base)
         if base is not None and n != 1:
-            pass_speedup(s, base)
+            s = pass_speedup(s, base)
         out.append((run, s))
     return out
 
 
-def pass_speedup(s: Summary, base: Summary) -> None:
-    """The speed-up as the median of the passes' own ratios (pass p at N tasks over pass p
-    at 1 task; a pass with no kept interval at either count left out) when it agrees with
-    the ratio of the totals within PASS_AGREEMENT; else the totals' ratio stays and
-    ``passes_disagree`` says so. After add_speedup (``speedup`` = the totals' ratio)."""
-    ratios = [a / b for a, b in zip(s.get("pass_totals") or [], base.get("pass_totals") or [], strict=False)
-              if a and b]
-    if not ratios or not s.get("speedup"):
-        return
-    s["pass_speedups"] = ratios
-    s["totals_speedup"] = s["speedup"]
-    s["pass_speedup"] = float(np.median(ratios))
-    if abs(s["pass_speedup"] / s["totals_speedup"] - 1) <= PASS_AGREEMENT:
-        s["speedup"] = s["pass_speedup"]
-    else:
-        s["passes_disagree"] = True
-    s["efficiency"] = s["speedup"] / s["tasks"]
+def pass_speedup(s: Summary, base: Summary) -> Summary:
+    """A new summary: the speed-up as the median of the passes' own ratios (pass p at N tasks
+    over pass p at 1 task; a pass with no kept interval at either count left out) when it
+    agrees with the ratio of the totals within PASS_AGREEMENT; else the totals' ratio stays
+    and ``passes_disagree`` says so. After add_speedup (``speedup`` = the totals' ratio);
+    ``s`` itself without a pair of pass totals or a speed-up."""
+    ratios = [a / b for a, b in zip(s.pass_totals or (), base.pass_totals or (), strict=False) if a and b]
+    if not ratios or not s.speedup:
+        return s
+    median = float(np.median(ratios))
+    agree = abs(median / s.speedup - 1) <= PASS_AGREEMENT
+    speedup = median if agree else s.speedup
+    return replace(s, pass_speedups=tuple(ratios), totals_speedup=s.speedup, pass_speedup=median,
+                   speedup=speedup, passes_disagree=not agree, efficiency=speedup / s.tasks)
 
 
-def row_fields(run: ScaleRun, s: Summary) -> dict[str, Any]:
-    """The results-table row of one task count: bench, param = task count, variant = mode
-    (and the benchmark's own parameter), unit ops/s, median = total ops/s; the rest in extra."""
+def row_fields(run: ScaleRun, s: Summary) -> Result:
+    """The results-table row of one task count (a new Result of kind scaling, not stored):
+    bench, param = task count, variant = mode (and the benchmark's own parameter), unit ops/s,
+    median = total ops/s; the summary's JSON and the run's lines in extra."""
     variant = run.mode + (f":param={run.param}" if run.param is not None else "")
     extra = {**s, "bench_param": run.param, "notes": notes(s, run.status, run.reason), "start": run.start,
              "end": run.end, "crash": run.crash, "intervals": run.intervals}
-    return {
-        "bench": run.bench, "param": run.tasks, "variant": variant, "status": run.status, "reason": run.reason,
-        "unit": UNIT, "median": s.get("total_median"), "cv": s.get("total_cv"), "rounds": s.get("intervals_kept"),
-        "n_samples": s.get("intervals_measured"), "n_disturbed": s.get("intervals_disturbed"),
-        "ns_per_op": s.get("ns_per_op"), "wall_s": run.wall_s, "extra": extra,
-    }
+    return Result(
+        kind=SCALING, bench=run.bench, param=run.tasks, variant=variant, status=run.status, reason=run.reason,
+        unit=UNIT, median=s.total_median, cv=s.total_cv, rounds=s.intervals_kept,
+        n_samples=s.intervals_measured, n_disturbed=s.intervals_disturbed,
+        ns_per_op=s.ns_per_op, wall_s=run.wall_s, extra=extra,
+    )
 
 
 def sampler_cpu_pct(series: Sequence[Series]) -> float | None:
@@ -309,15 +423,21 @@ def sampler_cpu_pct(series: Sequence[Series]) -> float | None:
     return max(vals) if vals else None
 
 
-def csv_rows(series: Sequence[Series]) -> list[dict[str, Any]]:
-    """Flat rows (one per benchmark × mode × task count) for a CSV export."""
+# One cell of csv_rows: "" where a figure is missing (None or NaN).
+CsvCell = str | int | float | bool | None
+
+
+def csv_rows(series: Sequence[Series]) -> list[dict[str, CsvCell]]:
+    """Flat rows (one per benchmark × mode × task count) for a CSV export: column name → cell,
+    the same columns in the same order in every row (bench, param, mode, the summary's
+    figures, notes)."""
     cols = ("tasks", "status", "total_median", "total_min", "total_max", "speedup", "efficiency", "task_min",
             "task_median", "task_max", "fairness", "ns_per_op", "ns_per_op_wall", "cpu_efficiency", "wait_pct",
             "intervals_kept", "intervals_measured", "sampler_cpu_pct", "oversubscribed")
     out = []
     for s in series:
         for p in s.points:
-            row: dict[str, Any] = {"bench": s.bench, "param": s.param, "mode": s.mode}
+            row: dict[str, CsvCell] = {"bench": s.bench, "param": s.param, "mode": s.mode}
             for c in cols:
                 v = p.get(c)
                 row[c] = "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
@@ -352,7 +472,7 @@ CHAIN_DISAGREEMENT = 0.03  # core clock before and after a run differing by more
 MIN_INTERVALS = 3  # fewer kept intervals than this: no cost per operation
 
 
-def chain_clock(chain: dict[str, Any] | None) -> float | None:
+def chain_clock(chain: Chain | None) -> float | None:
     """Core cycles per timer tick from the runner's add-chain readings (``chain_before`` or
     ``chain_after`` of a test case's run, engine/scale.c): chains of ``short_adds`` and
     ``adds`` dependent adds timed alternately, so (adds − short) / (L − S) from their trimmed
@@ -367,7 +487,7 @@ def chain_clock(chain: dict[str, Any] | None) -> float | None:
     return float((c["adds"] - c["short_adds"]) / (lo - s))
 
 
-def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str, Any]:
+def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
     """The cost of one operation of a will-it-scale test case at one task (``run -f FILE.c``),
     from ``runs``: one runner process each, 1 task, pinned. A test case cannot be driven in
     batches, so the cost is taken from the sampler's intervals: per interval, timer ticks /
@@ -384,9 +504,6 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str
     first = runs[0]
     bad = next((r for r in runs if r.status != OK), None)
     unit = str((first.start or {}).get("unit") or "ticks")
-    fields: dict[str, Any] = {"kind": TIMING, "bench": first.bench, "param": None, "variant": "", "unit": unit,
-                      "status": bad.status if bad else OK, "reason": bad.reason if bad else None,
-                      "wall_s": sum(r.wall_s for r in runs)}
     xs, groups, measured, disturbed_kept, waits = [], [], 0, 0, []
     ops_per_s: list[float] = []
     ratios: list[tuple[float | None, float | None]] = []
@@ -396,63 +513,66 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> dict[str
         m = [iv for iv in _measured(run) if iv.get("ticks") and iv["deltas"] and iv["deltas"][0] > 0]
         if not m:
             continue
-        s: Summary = {}
-        keep = _keep(m, False, s)
+        kept = _keep(m, False)
         measured += len(m)
-        disturbed_kept += bool(s.get("disturbed_kept"))
-        waits.append(s.get("wait_pct") or 0.0)
-        for iv, k in zip(m, keep, strict=True):
+        disturbed_kept += kept.disturbed_kept
+        waits.append(kept.wait_pct or 0.0)
+        for iv, k in zip(m, kept.keep, strict=True):
             if k:
                 xs.append(iv["ticks"] / iv["deltas"][0])
                 groups.append(g)
                 ops_per_s.append(iv["deltas"][0] / iv["dt"])
-    fields["n_samples"], fields["rounds"] = measured, len(xs)
-    fields["n_disturbed"] = measured - len(xs)
-    extra: dict[str, Any] = {"tasks": 1, "mode": first.mode, "processes": len(runs), "interval": (
-        first.start or {}).get("interval"), "ops_per_s": _median(ops_per_s), "wait_pct": _median(waits),
-        "description": ((first.start or {}).get("wis") or {}).get("description"),
-        "cpu": ((first.start or {}).get("cpus") or [None])[0],
-        "intervals": [r.intervals for r in runs]}
-    fields["extra"] = extra
+    cpu = ((first.start or {}).get("cpus") or [None])[0]
+    row = Result(kind=TIMING, bench=first.bench, param=None, variant="", unit=unit,
+                 status=bad.status if bad else OK, reason=bad.reason if bad else None,
+                 wall_s=sum(r.wall_s for r in runs), n_samples=measured, rounds=len(xs),
+                 n_disturbed=measured - len(xs),
+                 extra={"tasks": 1, "mode": first.mode, "processes": len(runs),
+                        "interval": (first.start or {}).get("interval"), "ops_per_s": _median(ops_per_s),
+                        "wait_pct": _median(waits),
+                        "description": ((first.start or {}).get("wis") or {}).get("description"),
+                        "cpu": cpu, "intervals": [r.intervals for r in runs]})
     if len(xs) < MIN_INTERVALS:
-        if fields["status"] == OK:
-            fields["status"], fields["reason"] = ERROR, f"{len(xs)} usable interval(s): at least {MIN_INTERVALS} needed"
-        return fields
+        if row.status == OK:
+            row = replace(row, status=ERROR, reason=f"{len(xs)} usable interval(s): at least {MIN_INTERVALS} needed")
+        return row
     x, gr = np.asarray(xs), np.asarray(groups)
     per_op = float(np.median(x))
     lo, hi = cluster_ci(x, gr, seed=seed)
     mad = float(np.median(np.abs(x - per_op)))
-    fields.update(per_op=per_op, ci_low=lo, ci_high=hi, median=per_op, min=float(x.min()), mad=mad,
-                  mean=float(x.mean()), rcv=mad / special.ndtri(0.75) / per_op if per_op else None,
+    rcv = mad / special.ndtri(0.75) / per_op if per_op else None
+    row = replace(row, per_op=per_op, ci_low=lo, ci_high=hi, median=per_op, min=float(x.min()), mad=mad,
+                  mean=float(x.mean()), rcv=rcv,
                   cv=float(x.std(ddof=1) / x.mean()) if len(x) > 1 and x.mean() else None,
-                  method="intervals-2level" if len(np.unique(gr)) > 1 else "intervals")
-    fields["ns_per_op"] = per_op if unit == "ns" else per_op * 1e9 / rate_hz if rate_hz else None
-    if fields["status"] == OK and disturbed_kept == len(waits) and waits:
-        fields["status"] = DISTURBED
-        fields["reason"] = (f"the task waited {np.median(waits):.0f}% of the time for its CPU in most intervals: "
-                            "another program ran there; run `cyclebench check`, pin elsewhere (--cpu), and run again")
+                  method="intervals-2level" if len(np.unique(gr)) > 1 else "intervals",
+                  ns_per_op=per_op if unit == "ns" else per_op * 1e9 / rate_hz if rate_hz else None)
+    if row.status == OK and disturbed_kept == len(waits) and waits:
+        row = replace(row, status=DISTURBED, reason=(
+            f"the task waited {np.median(waits):.0f}% of the time for its CPU in most intervals: "
+            "another program ran there; run `cyclebench check`, pin elsewhere (--cpu), and run again"))
     clocks = [r for pair in ratios for r in pair if r]
     if clocks and unit != "ns":
         ratio = float(np.median(clocks))
-        fields.update(cycles_per_op=per_op * ratio, cycles_ci_low=lo * ratio, cycles_ci_high=hi * ratio,
-                      cycles_min=float(x.min()) * ratio, cycles_rcv=fields.get("rcv"),
+        row = replace(row, cycles_per_op=per_op * ratio, cycles_ci_low=lo * ratio, cycles_ci_high=hi * ratio,
+                      cycles_min=float(x.min()) * ratio, cycles_rcv=rcv,
                       core_ghz=ratio * rate_hz / 1e9 if rate_hz else None)
-        with_calibration(fields, (max(clocks) - min(clocks)) / 2 / ratio)
+        row = with_calibration(row, (max(clocks) - min(clocks)) / 2 / ratio)
         agree = [clock.chain_agreement({"chain": c}) for r in runs
                  for c in ((r.start or {}).get("chain_before"), (r.end or {}).get("chain_after")) if c]
         agree = [a for a in agree if a]
-        fields["chain_agreement"] = float(np.median(agree)) if agree else None
-        extra["cycles_source"] = (f"add chain timed on CPU {extra['cpu']} before and after each run, not during it "
-                                  f"(core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else
-                                  f"add chain timed on CPU {extra['cpu']} before and after each run, not during it")
-        extra["chain_clock"] = [list(p) for p in ratios]
+        source = f"add chain timed on CPU {cpu} before and after each run, not during it"
+        doubtful: dict[str, str] = {}  # cycles_doubtful, when the clock moved
         apart = [abs(a / b - 1) for a, b in ratios if a and b]
         if apart and max(apart) > CHAIN_DISAGREEMENT:
             i = int(np.argmax(apart))
             a, b = ratios[i]
-            extra["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
-                                        f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
-    return fields
+            doubtful["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
+                                           f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
+        row = replace(row, chain_agreement=float(np.median(agree)) if agree else None, extra={
+            **(row.extra or {}),
+            "cycles_source": f"{source} (core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else source,
+            "chain_clock": [list(p) for p in ratios], **doubtful})
+    return row
 
 
 def wis_csv_rows(series: Sequence[Series]) -> list[list[Any]]:

@@ -450,7 +450,8 @@ class Store:
         return rid
 
     @_guard
-    def add_result(self, run_id: int, fields: dict[str, Any], sample_rows: Sequence[Sequence[int | None]] = ()) -> int:
+    def add_result(self, run_id: int, fields: Mapping[str, Any],
+                   sample_rows: Sequence[Sequence[int | None]] = ()) -> int:
         """Insert one result and its raw samples [(iters, ticks[, cal, disturbed, pmu]), ...] in
         one transaction. ``kind`` (model.KINDS) is guessed from unit/extra when not given."""
         values = self._result_values(fields)
