@@ -8,7 +8,7 @@ and none of them knows how they are made, analysed, stored or shown.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import Field, asdict, dataclass, field, fields
 from typing import Any, ClassVar, TypedDict, TypeVar
 
 # Outcome statuses, in the order a reader cares about them.
@@ -70,6 +70,174 @@ class Chain(TypedDict, total=False):
     long_ticks: list[int]
 
 
+class TimerOverhead(TypedDict):
+    """The timer pair's own cost, in timer ticks: the fastest and the median of many pairs."""
+
+    min: float
+    median: float
+
+
+class Sched(TypedDict):
+    """The scheduling policy (SCHED_FIFO, SCHED_OTHER, …: sched(7)) and priority a benchmark
+    really ran under (engine/measure.c, ``emit_sched``)."""
+
+    policy: str
+    priority: int
+
+
+class ResultCounters(TypedDict, total=False):
+    """A result line's ``counters`` (-e; engine/measure.c): per group the error that kept it
+    from opening (None: it opened), its number of events, and per sample the raw group reads;
+    ``series`` (per event, per sample: None where not counted) and ``status`` (per event) are
+    what runner.engine.decode_counters adds (counters.per_sample_counts)."""
+
+    open_errors: list[str | None]
+    nevents: list[int]
+    reads: list[list[int]]
+    series: list[list[float] | None]
+    status: list[str]
+
+
+class RunnerLine(TypedDict, total=False):
+    """Any JSON line of the runner's protocol (engine/runner.c's header; runner/protocol.py reads
+    them): its ``type`` (result | skip | fail | error | bench | calibration | features | probe |
+    scale_start | interval | scale_end | task_crash) and, on the lines about one request (a
+    benchmark at a parameter: engine/measure.c's ``cb_emit_head``), its ``bench``, ``param``
+    and ``reason`` (skip, fail, error: why). The other keys depend on the type: the records
+    below name each line's; a reader narrows on ``type`` first."""
+
+    type: str
+    bench: str
+    param: int | None
+    reason: str | None
+
+
+class BenchLine(TypedDict, total=False):
+    """``runner --list``: one registered benchmark (``group/name``), its parameters (None: it
+    takes none), its CB_REQUIRE gate, its source file and line, whether it has a verify hook."""
+
+    type: str
+    name: str
+    group: str
+    params: list[int] | None
+    require: str | None
+    file: str
+    line: int
+    has_verify: bool
+
+
+class CalibrationLine(TypedDict, total=False):
+    """``runner --calibrate`` (engine/runner.c): the timer (``timer``; ``unit`` ticks or ns),
+    whether RDTSCP exists, the invariant-TSC bit (-1: not x86), the TSC rate from CPUID leaf 0x15
+    and the base frequency from leaf 0x16 (Intel SDM vol. 3 §18.7.3; 0: not given), arm64's
+    CNTFRQ_EL0 (Hz), the timer's rate measured against CLOCK_MONOTONIC_RAW (Hz) over
+    ``measured_over_ns``, the timer pair's cost, and an injected ``fault`` (selftest). Stored as
+    a run's ``calibration`` with the rate chosen (``rate_hz``, Hz) and its source (``rate_source``:
+    stats.clock.timer_rate) added by experiments.session.open_run."""
+
+    type: str
+    timer: str
+    unit: str
+    rdtscp: bool
+    invariant_tsc: int
+    cpuid_tsc_hz: float
+    cpuid_base_mhz: float
+    arch_timer_hz: float
+    measured_hz: float
+    measured_over_ns: int
+    timer_overhead: TimerOverhead
+    fault: str
+    rate_hz: float
+    rate_source: str
+
+
+# ``runner --features`` (engine/runner.c): each CPU feature the CB_REQUIRE gates know → 1, 0 or
+# -1 (unknown), and ``malloc``: the file whose malloc the runner calls (dladdr(3)). The names hold
+# dots, hence the functional form.
+FeaturesLine = TypedDict("FeaturesLine", {
+    "type": str, "x86_64": int, "aarch64": int, "sse2": int, "sse4.2": int, "avx": int, "avx2": int,
+    "avx512f": int, "bmi2": int, "erms": int, "fsrm": int, "cx16": int, "rdtscp": int, "invariant_tsc": int,
+    "lse": int, "malloc": str,
+}, total=False)
+
+
+class ProbeLine(TypedDict):
+    """``runner --probe``: per counter group, the error that kept it from opening (None: it opens)."""
+
+    type: str
+    open_errors: list[str | None]
+
+
+class ScaleChain(Chain, total=False):
+    """A will-it-scale run's calibration chain (engine/scale.c, ``emit_chain``): a Chain and the
+    CPU it was timed on."""
+
+    cpu: int
+
+
+class ScaleStart(TypedDict, total=False):
+    """Scaling mode's first line (engine/scale.c, ``emit_start``): ``tasks`` in ``mode`` (threads
+    | processes), the ``batch`` of operations between two counter updates (``batch_per_op_ns``
+    ns an op when sized), the ``interval`` (s), ``warmup_intervals`` and ``intervals`` to run,
+    the counter block's size (bytes), the timer's ``unit``, the tasks' ``cpus`` and the
+    sampler's (None: not pinned), whether schedstat is read (``schedstat``); a will-it-scale test
+    case's ``wis`` description and the calibration chain before (``chain_before``)."""
+
+    type: str
+    bench: str
+    param: int | None
+    tasks: int
+    mode: str
+    batch: int
+    batch_per_op_ns: float
+    interval: float
+    warmup_intervals: int
+    intervals: int
+    block_bytes: int
+    unit: str
+    cpus: list[int]
+    sampler_cpus: list[int] | None
+    schedstat: bool
+    wis: dict[str, str]
+    chain_before: ScaleChain
+
+
+class ScaleEnd(TypedDict, total=False):
+    """Scaling mode's last line (engine/scale.c, ``emit_end``): intervals done, seconds sampled,
+    the sampler's own CPU seconds and involuntary switches, whether a task crashed (and why),
+    each task's total operations, verify results (None: no hook or not done) and reasons, and a
+    will-it-scale run's chain after (``chain_after``)."""
+
+    type: str
+    bench: str
+    param: int | None
+    tasks: int
+    mode: str
+    intervals_done: int
+    sampled_s: float
+    sampler_cpu_s: float
+    sampler_involuntary_switches: int
+    crashed: bool
+    crash_reason: str | None
+    total_ops: list[int]
+    verified: list[bool | None]
+    reasons: list[str | None]
+    chain_after: ScaleChain
+
+
+class TaskCrash(TypedDict, total=False):
+    """A task that died during a scaling run (engine/scale.c, ``emit_crash``): which (None: one
+    of a will-it-scale host's threads), its signal (0: none) or exit status (-1: signalled),
+    when (s since the start) and a one-line reason."""
+
+    type: str
+    task: int | None
+    signal: int
+    exit: int
+    t: float
+    reason: str
+
+
 class RunnerResult(TypedDict, total=False):
     """A runner's result line for one benchmark (engine/measure.c; runner/protocol.py), with
     what interleave.merge adds when processes are combined. Per sample (one batch): ``n``
@@ -93,7 +261,7 @@ class RunnerResult(TypedDict, total=False):
     warmup_ns: int
     measured_ns: int
     total_iters: int
-    timer_overhead: dict[str, float]
+    timer_overhead: TimerOverhead
     disturb_source: str
     cpu: int
     chain: Chain
@@ -102,12 +270,19 @@ class RunnerResult(TypedDict, total=False):
     reason: str | None
     pmu_error: str | None
     fault: str
+    sched: Sched
+    # under callgrind (engine/simulate.c: ``n`` holds the two batch sizes; runner/callgrind.py adds
+    # the events per op and the cache geometry simulated, ``unit`` Ir)
+    labels: list[str]
+    callgrind_header: bool
+    events: dict[str, float]
+    cache: dict[str, list[int]]
     n: list[int]
     ticks: list[int]
     cal: list[int]
     disturbed: list[int]
     pmu_cycles: list[int]
-    counters: Any
+    counters: ResultCounters
     processes: int
     process_rounds: list[int]
     calibration_rse: float
@@ -162,7 +337,7 @@ class Outcome:
     result: RunnerResult | None = None
     stderr: str = ""
     wall_s: float = 0.0
-    lines: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[RunnerLine] = field(default_factory=list)
 
 
 class _Columns(Mapping[str, Any]):
@@ -170,7 +345,7 @@ class _Columns(Mapping[str, Any]):
     ``r.get("x")``, ``dict(r)``), equal to any mapping of the same items: the readers written
     for rows keep working on records. The columns are the dataclass's fields, in order."""
 
-    __dataclass_fields__: ClassVar[dict[str, Any]]
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     def __getitem__(self, key: str) -> Any:
         if key not in self.__dataclass_fields__:  # a dict: no scan of the 53 columns per lookup
@@ -285,8 +460,8 @@ class Run(_Columns):
     tool_version: str | None = None
     code_rev: str | None = None
     build: Mapping[str, Any] | None = None
-    calibration: Mapping[str, Any] | None = None
-    env: Mapping[str, Any] | None = None
+    calibration: CalibrationLine | None = None
+    env: Environment | None = None
     summary: Mapping[str, Any] | None = None
     host_id: str | None = None
     pid: int | None = None
@@ -469,10 +644,10 @@ class ScaleRun:
     tasks: int
     status: str = OK
     reason: str | None = None
-    start: dict[str, Any] | None = None
+    start: ScaleStart | None = None
     intervals: list[Interval] = field(default_factory=list)
-    end: dict[str, Any] | None = None
-    crash: dict[str, Any] | None = None
+    end: ScaleEnd | None = None
+    crash: TaskCrash | None = None
     steal: float | None = None
     wall_s: float = 0.0
     stderr: str = ""
@@ -516,6 +691,47 @@ class ComparisonJSON(TypedDict):
     verdict: str
 
 
+class ComparisonRowJSON(TypedDict):
+    """A ComparisonRow as JSON (ComparisonRow.to_dict): its comparison as ComparisonJSON (None:
+    no verdict), the sequential design's looks as they came (None: the fixed design)."""
+
+    a: str
+    b: str
+    param: int | None
+    unit: str
+    comparison: ComparisonJSON | None
+    note: str
+    sequential: Sequential | None
+
+
+class SequentialLook(TypedDict, total=False):
+    """One look of a sequential comparison (stats.sequential.Look; docs/method.md): the share of
+    the budget spent, the difference and its SE, the boundary |Z|, the repeated CI (low, high),
+    the decision it made (compare) or the pairs it had (compare --rev, bisect)."""
+
+    fraction: float
+    diff: float
+    se: float
+    boundary: float
+    low: float
+    high: float
+    decision: str
+    pairs: int
+
+
+class Sequential(TypedDict, total=False):
+    """A sequential comparison's looks and its terms (experiments.compare; experiments.revpair's
+    relative_row): seconds spent of the ``budget`` (s), α for this pair, the equivalence margin
+    (None: none asked) and, for revisions, how the verdict margin was chosen."""
+
+    looks: list[SequentialLook]
+    seconds: float
+    budget: float
+    alpha: float
+    equivalence: float | None
+    margin_rule: str
+
+
 @dataclass(frozen=True)
 class ComparisonRow:
     """One line of a comparison: A, B, the parameter, the unit of the medians, the Comparison
@@ -529,12 +745,80 @@ class ComparisonRow:
     unit: str
     cmp: Comparison | None
     note: str = ""
-    sequential: Mapping[str, Any] | None = None
+    sequential: Sequential | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ComparisonRowJSON:
+        """The row as a JSON object (``compare --json``, the exports)."""
         return {"a": self.a, "b": self.b, "param": self.param, "unit": self.unit,
                 "comparison": self.cmp.to_dict() if self.cmp else None, "note": self.note,
-                "sequential": dict(self.sequential) if self.sequential is not None else None}
+                "sequential": Sequential(**self.sequential) if self.sequential is not None else None}
+
+
+class ScalePoint(TypedDict, total=False):
+    """One task count's summary under `scale` (stats.scaling.summarize, combine, add_speedup,
+    pass_speedup; docs/method.md), with the run's ``status``, ``reason`` and ``notes``. Counts:
+    ``tasks`` in ``mode`` on ``cpus_used`` CPUs (0: not pinned), intervals total, measured
+    (after warm-up), kept and disturbed (a task waited more than stats.scaling.WAIT_LIMIT of one
+    for its CPU), ``disturbed_kept`` when too few were left to drop them. Throughput in ops/s:
+    ``total_*`` over the kept intervals (``total_cv``: their CV), ``per_task`` each task's
+    median, ``task_*`` over tasks, ``fairness`` slowest/fastest task; cost in ns per op
+    (``ns_per_op_cpu`` per CPU-second of the tasks, ``ns_per_op_wall``); ``cpu_rate_median``
+    ops per CPU-second. Against 1 task: ``speedup`` (and its band), ``efficiency`` = speed-up /
+    tasks, ``cpu_efficiency``; with several passes the pass ratios (``pass_speedups``, their
+    median ``pass_speedup``, ``totals_speedup``, ``passes_disagree``). ``steal`` and the
+    machine's ``idle_pct`` (shares, %), ``wait_pct`` (% of the intervals waiting), the
+    sampler's CPU seconds and % of the sampled time, its ``batch`` and the tasks' and
+    sampler's CPUs (engine/scale.c's start line); will-it-scale's test case ``description``."""
+
+    tasks: int
+    mode: str
+    cpus_used: int
+    oversubscribed: bool
+    intervals_total: int
+    intervals_measured: int
+    intervals_kept: int
+    intervals_disturbed: int
+    disturbed_kept: bool
+    steal: float | None
+    idle_pct: float | None
+    wait_pct: float
+    sampler_cpu_s: float
+    sampler_cpu_pct: float
+    batch: int
+    task_cpus: list[int]
+    sampler_cpus: list[int] | None
+    total_median: float
+    total_min: float
+    total_max: float
+    total_cv: float | None
+    per_task: list[float]
+    task_min: float
+    task_median: float
+    task_max: float
+    fairness: float | None
+    task_cv: float
+    ns_per_op_cpu: float | None
+    cpu_rate_median: float | None
+    ns_per_op_wall: float | None
+    ns_per_op: float | None
+    speedup: float
+    speedup_min: float
+    speedup_max: float
+    efficiency: float
+    efficiency_min: float
+    efficiency_max: float
+    cpu_efficiency: float
+    attempts: int
+    passes: int
+    pass_totals: list[float | None]
+    pass_speedups: list[float]
+    totals_speedup: float
+    pass_speedup: float
+    passes_disagree: bool
+    description: str | None
+    status: str
+    reason: str | None
+    notes: list[str]
 
 
 @dataclass
@@ -544,7 +828,7 @@ class Series:
     bench: str
     param: int | None
     mode: str
-    points: list[dict[str, Any]] = field(default_factory=list)  # summaries, each with status/reason
+    points: list[ScalePoint] = field(default_factory=list)  # summaries, each with status/reason
     variant: str = ""  # e.g. the allocator linked in (scale --allocator)
 
     @property
@@ -711,3 +995,234 @@ class FleetHostRow:
     command: tuple[str, ...]
     job_status: str
     job_started_at: str
+
+
+class EventCounts(TypedDict):
+    """One counter event over the whole runs of a command (counters.events.per_run_counts): its
+    name, its unit ("ms" for the time events, read in ns; else "count"), one value per run (None:
+    not counted there, scaled for multiplexing otherwise), why each run without a read had none,
+    the enabled and running ns summed over the runs that read it, whether it counted user space
+    only (perf_event_open(2): exclude_kernel)."""
+
+    name: str
+    unit: str
+    values: list[float | None]
+    errors: list[str]
+    enabled: int
+    running: int
+    user_only: bool
+
+
+# The machine a run measured on: env.sysinfo.capture() and its parts, stored as JSON in the runs
+# table's ``env`` column (store/schema.py) and in the run file, and read back by `check`, `show`,
+# the exports and the site. Each part reads Linux pseudo-files (proc(5); the kernel's
+# Documentation/ABI/testing/sysfs-devices-system-cpu): a field is None where the file is missing
+# or unreadable. Every key is always written; old runs may lack the later ones, so readers .get().
+
+
+class CpuInfo(TypedDict):
+    """The CPU's identity and features (env.sysinfo.cpu_info: the first block of /proc/cpuinfo;
+    on arm64 vendor is the implementer's name, family/model/stepping the CPU architecture, part
+    and revision, flags the Features), the number of present CPUs and the online ones."""
+
+    model_name: str | None
+    vendor: str | None
+    family: int | None
+    model: int | None
+    stepping: int | None
+    microcode: str | None
+    flags: list[str] | None
+    logical_cpus: int | None
+    online: list[int] | None
+
+
+class Topology(TypedDict):
+    """Where a CPU sits (env.sysinfo.cpu_topology; /sys/devices/system/cpu/cpuN/topology): its SMT
+    siblings (itself included), core, package, die and NUMA node, and the machine's SMT state
+    (cpu/smt/active, control)."""
+
+    cpu: int
+    smt_siblings: list[int] | None
+    core_id: int | None
+    package_id: int | None
+    die_id: int | None
+    numa_node: int | None
+    smt_active: bool | None
+    smt_control: str | None
+
+
+class Frequency(TypedDict):
+    """A CPU's frequency scaling (env.sysinfo.frequency_info; the kernel's admin-guide/pm/
+    cpufreq.rst, intel_pstate.rst, amd-pstate.rst): cpufreq driver and governor, the policy's
+    limits and current frequency (scaling_*), the hardware's (cpuinfo_*) and base frequency, all
+    kHz; energy_performance_preference, the p-state driver's status, intel_pstate's no_turbo,
+    the boost switch and whether turbo is on (derived from the two)."""
+
+    driver: str | None
+    governor: str | None
+    min_khz: int | None
+    max_khz: int | None
+    cur_khz: int | None
+    hw_min_khz: int | None
+    hw_max_khz: int | None
+    base_khz: int | None
+    epp: str | None
+    pstate_status: str | None
+    no_turbo: int | None
+    boost: int | None
+    turbo: bool | None
+
+
+class Tsc(TypedDict):
+    """Whether the TSC is usable as a clock (env.sysinfo.tsc_info): cpuinfo's flags (None: no x86
+    flags; constant_tsc and nonstop_tsc together are the invariant TSC, Intel SDM vol. 3 §18.17)
+    and the kernel's current and available clocksources."""
+
+    constant_tsc: bool | None
+    nonstop_tsc: bool | None
+    tsc_known_freq: bool | None
+    tsc_reliable: bool | None
+    rdtscp: bool | None
+    clocksource: str | None
+    available_clocksources: list[str] | None
+
+
+class Pmu(TypedDict):
+    """Whether hardware counters can be used (env.sysinfo.pmu_info): perf_event_paranoid
+    (perf_event_open(2)), whether a hardware PMU exists, its device and caps/pmu_name, every
+    /sys/bus/event_source device, nmi_watchdog (1: it holds one counter)."""
+
+    perf_event_paranoid: int | None
+    hardware_pmu: bool
+    pmu: str | None
+    pmu_name: str | None
+    event_sources: list[str] | None
+    nmi_watchdog: int | None
+
+
+class Compiler(TypedDict):
+    """Which compiler ``cc`` is (env.sysinfo.compiler_info): the command as given, its path on
+    PATH, the first line of ``cc --version``, ``cc -dumpmachine``'s target."""
+
+    cc: str
+    path: str | None
+    version: str | None
+    target: str | None
+
+
+class KernelInfo(TypedDict):
+    """The kernel (env.kernel.kernel_info): release, version and machine (uname(2)), the command
+    line, the CPUs isolated from the scheduler and in nohz_full mode as in effect
+    (/sys/devices/system/cpu/{isolated,nohz_full}, else as asked; [] none, None unknown),
+    isolcpus's flags, and what the command line asks for (kernel-parameters.txt)."""
+
+    release: str | None
+    version: str | None
+    machine: str | None
+    cmdline: str | None
+    isolcpus: list[int] | None
+    isolcpus_flags: list[str]
+    nohz_full: list[int] | None
+    cmdline_isolcpus: list[int] | None
+    cmdline_nohz_full: list[int] | None
+
+
+class Load(TypedDict):
+    """/proc/loadavg (env.kernel.load_info; proc(5)): run-queue averages over 1, 5 and 15
+    minutes, the runnable scheduling entities now and all of them; None when unreadable."""
+
+    load1: float | None
+    load5: float | None
+    load15: float | None
+    running: int | None
+    total: int | None
+
+
+class BusyThread(TypedDict):
+    """A thread that last ran on the measured CPU and is runnable (env.kernel.busy_on_cpu)."""
+
+    pid: int
+    tid: int
+    comm: str
+
+
+class PythonInfo(TypedDict):
+    """The Python that ran cyclebench (platform(3)-style: version, implementation, executable)."""
+
+    version: str
+    implementation: str
+    executable: str
+
+
+class ScaleSettings(TypedDict):
+    """`scale`'s settings, kept in its run's environment (experiments.scale): task counts, modes,
+    seconds of a run, of an interval and of warm-up, the task CPUs, the batch target (ns; None:
+    sized by the engine), the wait limit (share of an interval), retries and passes."""
+
+    tasks: list[int]
+    modes: list[str]
+    duration: float
+    interval: float
+    warmup: float
+    cpus: list[int]
+    batch_ns: int | None
+    wait_limit: float
+    retries: int
+    passes: int
+
+
+class WisSettings(TypedDict):
+    """`run` of will-it-scale test cases (experiments.wis): the mode (threads | processes), the
+    runner processes, and the seconds of a run, of an interval and of warm-up."""
+
+    mode: str
+    processes: int
+    duration: float
+    interval: float
+    warmup: float
+
+
+class Revisions(TypedDict, total=False):
+    """The revisions a sitting built (experiments.revcompare, experiments.bisect; docs/revisions.md):
+    the repository, A and B's commits (compare --rev) or every side's (bisect), the build command."""
+
+    repo: str
+    a: str
+    b: str
+    sides: list[str]
+    build: list[str]
+
+
+class EnvExtra(TypedDict, total=False):
+    """What a design adds to its run's environment (experiments.session.open_run's env_extra)."""
+
+    scale: ScaleSettings
+    wis: WisSettings
+    revisions: Revisions
+
+
+class Environment(EnvExtra, total=False):
+    """A run's environment (env.sysinfo.capture, on the CPU ``cpu``), as stored: the parts above,
+    the hypervisor's name (None: bare metal), the hostname, boot id (env.identity.boot_id), the
+    installed cyclebench's version, when it was captured (Unix time, s) and how long it took (s);
+    experiments.session.open_run adds `cyclebench check`'s findings and its design's EnvExtra.
+    total=False: runs stored before a key existed lack it."""
+
+    cpu: int
+    topology: Topology
+    cpu_info: CpuInfo
+    frequency: Frequency
+    kernel: KernelInfo
+    hypervisor: str | None
+    tsc: Tsc
+    pmu: Pmu
+    load: Load
+    busy: list[BusyThread]
+    compiler: Compiler
+    python: PythonInfo
+    hostname: str | None
+    boot_id: str | None
+    cyclebench_version: str | None
+    captured_at: float
+    capture_s: float
+    check: list[CheckFinding]

@@ -9,6 +9,7 @@ Imports nothing of the project (import-linter checks it), like model.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 # The models (the ``tool`` of a ModelResult), in the order they are shown.
 MCA, OSACA = "llvm-mca", "OSACA"
@@ -135,3 +136,58 @@ class Prediction:
         if m is None or m.cycles is None or self.loop is None:
             return None
         return m.cycles * self.loop.trips
+
+
+class LoopDetail(TypedDict):
+    """Where a prediction's loop is (a stored prediction's ``detail["loop"]``; HotLoop): the symbol
+    and ELF file, its first and backward-branch addresses, the source it was found from, every
+    instruction and the loop's own per operation (callgrind; None when read statically), and its
+    assembly as the models read it."""
+
+    function: str
+    object: str
+    start: int
+    end: int
+    source: str
+    ir_per_op: float | None
+    loop_ir_per_op: float | None
+    assembly: str
+
+
+class PredictionDetail(TypedDict, total=False):
+    """A stored prediction's ``detail`` JSON (store/predictions.py): why that CPU model, the tool's
+    notes, its critical path (cycles per trip), the instructions it had no data for; with a loop,
+    where it is, what the models do not model and why this loop (``loop_note``)."""
+
+    cpu_reason: str | None
+    notes: list[str]
+    critical_path: float | None
+    unpriced: list[str]
+    loop: LoopDetail
+    not_modelled: list[str]
+    loop_note: str
+
+
+class PredictionRow(TypedDict, total=False):
+    """One row of the ``predictions`` table (store/schema.py; the run file's ``predictions``): a
+    tool's prediction for a benchmark at a parameter and variant, its status and why, the tool's
+    version and CPU name, the CPU's model name, cycles per loop trip, loop trips per operation
+    (None: 1 assumed), cycles per operation, the port-pressure and loop-carried-dependency bounds
+    per trip, the detail, when it was stored (ISO 8601; absent before it is)."""
+
+    bench: str
+    param: int | None
+    variant: str
+    tool: str
+    status: str
+    reason: str | None
+    tool_version: str | None
+    mcpu: str | None
+    cpu_model: str | None
+    cycles_per_iter: float | None
+    trips_per_op: float | None
+    cycles_per_op: float | None
+    throughput: float | None
+    lcd: float | None
+    detail: PredictionDetail
+    created_at: str

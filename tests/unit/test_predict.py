@@ -20,6 +20,7 @@ from cyclebench.prediction import (
     LoopInstruction,
     ModelResult,
     Prediction,
+    PredictionRow,
 )
 from cyclebench.report.predict import footer_lines, predicted_table
 
@@ -207,6 +208,7 @@ def test_predictions_are_stored_exported_and_deleted_with_their_run(tmp_path) ->
     assert stored.add(store, rid, stored.rows_of(p)) == 2
     rows = stored.of_run(store, rid)
     assert [r["tool"] for r in rows] == [MCA, OSACA]
+    assert set(rows[0]) == set(PredictionRow.__annotations__)  # the table's columns are the record's keys
     assert rows[0]["cycles_per_op"] == pytest.approx(1.04) and rows[0]["trips_per_op"] == 1.0
     assert rows[0]["detail"]["not_modelled"] == ["lock prefix"] and rows[1]["status"] == MISSING
     data = runfile.run_to_dict(store, rid)

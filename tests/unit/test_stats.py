@@ -216,3 +216,15 @@ def test_min_pairs_lets_the_signed_rank_test_reach_alpha_after_holm() -> None:
         d[0] = -d[0]  # the smallest difference the other way: still a verdict
         assert sps.wilcoxon(d).pvalue * k < ALPHA
         assert sps.wilcoxon(np.arange(1.0, n - 1)).pvalue * k >= ALPHA  # two fewer, all one sign: none possible
+
+
+def test_estimate_to_dict_has_the_typed_keys() -> None:
+    """Estimate.to_dict's keys are EstimateFields' (the result columns they fill), all of them."""
+    from dataclasses import fields
+
+    from cyclebench.stats.estimators import EstimateFields
+
+    rng = np.random.default_rng(3)
+    n = np.repeat([100, 200, 400], 10)
+    est = estimate(n, 50.0 * n + 30 + rng.normal(0, 5, n.size), group=3)
+    assert set(est.to_dict()) == EstimateFields.__required_keys__ == {f.name for f in fields(est)}

@@ -443,3 +443,19 @@ def test_capture_fixture_root() -> None:
     assert env["topology"]["smt_siblings"] == [1, 3]
     assert [b["pid"] for b in env["busy"]] == [4242, 4245, 4300]
     assert env["compiler"]["version"] is None
+
+
+def test_capture_keys_are_the_records_keys() -> None:
+    """The stored env JSON and its TypedDicts (model.Environment and its parts) name the same
+    keys, each part's all of them: a key added to one and not the other fails here."""
+    from cyclebench import model
+
+    env = sysinfo.capture(3, cc="/nonexistent/cc", root=METAL)
+    added = set(model.EnvExtra.__annotations__) | {"check"}  # experiments.session.open_run's, not capture's
+    assert set(env) == set(model.Environment.__annotations__) - added
+    parts = {"topology": model.Topology, "cpu_info": model.CpuInfo, "frequency": model.Frequency,
+             "kernel": model.KernelInfo, "tsc": model.Tsc, "pmu": model.Pmu, "load": model.Load,
+             "compiler": model.Compiler, "python": model.PythonInfo}
+    for key, record in parts.items():
+        assert set(env[key]) == record.__required_keys__, key
+    assert all(set(b) == model.BusyThread.__required_keys__ for b in env["busy"]) and env["busy"]

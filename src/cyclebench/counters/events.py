@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cyclebench.counters import pfm4
 from cyclebench.counters.event import (
@@ -30,6 +29,7 @@ from cyclebench.counters.event import (
     Event,
     EventError,
 )
+from cyclebench.model import EventCounts, Repetition
 
 HARDWARE = {
     "cycles": 0, "cpu-cycles": 0, "instructions": 1, "cache-references": 2, "cache-misses": 3,
@@ -205,14 +205,14 @@ def per_sample_counts(reads: Sequence[Sequence[int]], nevents: Sequence[int],
     return series, status
 
 
-def per_run_counts(runs: Sequence[dict[str, Any]], groups: Sequence[Sequence[Event]]) -> list[dict[str, Any]]:
+def per_run_counts(runs: Sequence[Repetition], groups: Sequence[Sequence[Event]]) -> list[EventCounts]:
     """Per-event counts over whole runs of a command (the stat launcher's records: per group
     its raw read in ``groups``, its ``open_errors`` and ``user_only``), each read scaled for
     multiplexing. One dict per event, in group order: name; unit ("ms" for TIME_EVENTS, read
     in ns, else "count"); values, one per run (None: not counted there); errors, why for each
     run without a read of the event's group; enabled and running ns summed over the runs that
-    read it; user_only. Raises ValueError on a short or inconsistent buffer."""
-    out: list[dict[str, Any]] = []
+    read it; user_only (model.EventCounts). Raises ValueError on a short or inconsistent buffer."""
+    out: list[EventCounts] = []
     for gi, group in enumerate(groups):
         vals: list[list[float | None]] = [[] for _ in group]
         errors: list[str] = []
@@ -237,8 +237,8 @@ def per_run_counts(runs: Sequence[dict[str, Any]], groups: Sequence[Sequence[Eve
             values, unit = vals[ei], "count"
             if ev.name in TIME_EVENTS:  # nanoseconds
                 values, unit = [None if v is None else v / 1e6 for v in values], "ms"
-            out.append({"name": ev.name, "unit": unit, "values": values, "errors": errors, "enabled": enabled,
-                        "running": running, "user_only": user_only})
+            out.append(EventCounts(name=ev.name, unit=unit, values=values, errors=errors, enabled=enabled,
+                                   running=running, user_only=user_only))
     return out
 
 

@@ -43,9 +43,9 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cyclebench.env import sysinfo
+from cyclebench.model import BusyThread, CheckFinding
 
 STATUSES = ("OK", "WARN", "INFO")
 NAMES = ("governor", "boost", "smt", "isolation", "hypervisor", "tsc", "perf_event_paranoid", "pmu", "load",
@@ -88,8 +88,9 @@ class Finding:
         if "\n" in self.detail:
             raise ValueError("detail must be one line")
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the writes become lists of [path, value]."""
+    def to_dict(self) -> CheckFinding:
+        """JSON-ready (``check --json``, a run's ``env["check"]``): the writes become lists of
+        [path, value]."""
         return {
             "name": self.name,
             "status": self.status,
@@ -125,7 +126,7 @@ def _cpus(cpus: Iterable[int]) -> str:
     return ",".join(str(c) for c in cpus)
 
 
-def _threads(busy: Sequence[dict[str, Any]], limit: int = BUSY_SHOWN) -> str:
+def _threads(busy: Sequence[BusyThread], limit: int = BUSY_SHOWN) -> str:
     """``pid (comm)`` — ``pid/tid (comm)`` for a thread other than the main one — up to ``limit``."""
     shown = [f"{b['pid']} ({b['comm']})" if b["tid"] == b["pid"] else f"{b['pid']}/{b['tid']} ({b['comm']})"
              for b in busy[:limit]]

@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cyclebench.env.sysfs import ROOT, read
 
@@ -88,12 +88,26 @@ def _text(value: Any, n: int) -> str | None:
     return value[:n] if isinstance(value, str) and value else None
 
 
-def columns(env: Mapping[str, Any], compiler: str | None, code: CodeRevision) -> dict[str, Any]:
+class RunIdentity(TypedDict):
+    """A run's identity columns (the ``runs`` table, migration 0004): see :func:`columns`."""
+
+    kernel_release: str | None
+    kernel_version: str | None
+    boot_id: str | None
+    microcode: str | None
+    compiler: str | None
+    code_rev: str | None
+    code_dirty: bool | None
+
+
+def columns(env: Mapping[str, Any], compiler: str | None, code: CodeRevision) -> RunIdentity:
     """The identity of a run as its ``runs`` columns (store.db; migration 0004), from the
     environment ``env`` (sysinfo.capture), the ``compiler`` that built it (the first line of
     ``cc --version``; None when nothing was built) and the sources' revision: ``kernel_release``
     and ``kernel_version`` (uname -r / -v), ``boot_id``, ``microcode`` (/proc/cpuinfo, e.g.
-    "0xa0011d1"), ``compiler``, ``code_rev``, ``code_dirty``. Strings are cut to their columns."""
+    "0xa0011d1"), ``compiler``, ``code_rev``, ``code_dirty``. Strings are cut to their columns.
+    ``env`` is read defensively (a stored one may be damaged; migration 0004 keeps a copy of
+    this function for stored ones), so any mapping will do."""
     kernel = env.get("kernel") if isinstance(env.get("kernel"), Mapping) else {}
     cpu = env.get("cpu_info") if isinstance(env.get("cpu_info"), Mapping) else {}
     return {

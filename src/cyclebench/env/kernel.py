@@ -10,9 +10,9 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 from cyclebench.env.sysfs import _CPU, ROOT, _cpu_list, _cpuinfo_first, _flags, _run, is_live, parse_cpu_list, read
+from cyclebench.model import BusyThread, KernelInfo, Load
 
 KERN_LOG = Path("/var/log/kern.log")
 
@@ -92,7 +92,7 @@ def parse_isolcpus(value: str | None, last: int | None = None) -> tuple[list[int
     return parse_cpu_list(",".join(parts), last), flags
 
 
-def kernel_info(root: Path = ROOT) -> dict[str, Any]:
+def kernel_info(root: Path = ROOT) -> KernelInfo:
     """Kernel release and the boot parameters that matter for measurement.
 
     Returns ``{"release", "version", "machine": str|None, "cmdline": str|None,
@@ -224,7 +224,7 @@ def kernel_tsc_hz(kern_log: Path = KERN_LOG) -> tuple[float, str] | None:
     return None if found is None else (found[0] * 1e6, found[1])
 
 
-def load_info(root: Path = ROOT) -> dict[str, Any]:
+def load_info(root: Path = ROOT) -> Load:
     """System load from /proc/loadavg (proc(5)).
 
     Returns ``{"load1", "load5", "load15": float|None (run-queue averages over 1/5/15 min),
@@ -232,7 +232,7 @@ def load_info(root: Path = ROOT) -> dict[str, Any]:
     "total": int|None (entities in the system)}``.
     """
     text = read(Path(root), "proc/loadavg")
-    out: dict[str, Any] = dict.fromkeys(("load1", "load5", "load15", "running", "total"))
+    out = Load(load1=None, load5=None, load15=None, running=None, total=None)
     if not text:
         return out
     fields = text.split()
@@ -260,7 +260,7 @@ def _parse_stat(text: str) -> tuple[str, str, int] | None:
         return None
 
 
-def busy_on_cpu(cpu: int, root: Path = ROOT) -> list[dict[str, Any]]:
+def busy_on_cpu(cpu: int, root: Path = ROOT) -> list[BusyThread]:
     """Threads that last ran on ``cpu`` and are runnable now: competitors for the runner.
 
     Scans /proc/[pid]/task/[tid]/stat (or /proc/[pid]/stat when there is no task dir) for
@@ -272,7 +272,7 @@ def busy_on_cpu(cpu: int, root: Path = ROOT) -> list[dict[str, Any]]:
     root = Path(root)
     me = os.getpid() if is_live(root) else None
     proc = root / "proc"
-    found: list[dict[str, Any]] = []
+    found: list[BusyThread] = []
     try:
         pids = [int(p.name) for p in proc.iterdir() if p.name.isdigit()]
     except OSError:

@@ -28,7 +28,6 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from cyclebench.env.identity import boot_id
 from cyclebench.env.kernel import (
@@ -58,6 +57,7 @@ from cyclebench.env.sysfs import (
     read,
     read_int,
 )
+from cyclebench.model import Compiler, CpuInfo, Environment, Frequency, Pmu, PythonInfo, Topology, Tsc
 
 # Names of event_source devices that are a CPU's hardware PMU (x86 hybrid: cpu_core/cpu_atom).
 _HW_PMU_NAMES = ("cpu", "cpu_core", "cpu_atom")
@@ -77,7 +77,7 @@ _ARM_IMPLEMENTERS = {
 # ----------------------------------------------------------------------------- CPU
 
 
-def cpu_info(root: Path = ROOT) -> dict[str, Any]:
+def cpu_info(root: Path = ROOT) -> CpuInfo:
     """Identity and features of the CPU, from the first block of /proc/cpuinfo.
 
     Returns ``{"model_name": str|None, "vendor": str|None, "family": int|None,
@@ -112,7 +112,7 @@ def cpu_info(root: Path = ROOT) -> dict[str, Any]:
     }
 
 
-def cpu_topology(cpu: int, root: Path = ROOT) -> dict[str, Any]:
+def cpu_topology(cpu: int, root: Path = ROOT) -> Topology:
     """Where ``cpu`` sits: its SMT siblings, core, package, NUMA node.
 
     Returns ``{"cpu": int, "smt_siblings": list[int]|None (thread_siblings_list; includes
@@ -141,7 +141,7 @@ def cpu_topology(cpu: int, root: Path = ROOT) -> dict[str, Any]:
     }
 
 
-def frequency_info(cpu: int, root: Path = ROOT) -> dict[str, Any]:
+def frequency_info(cpu: int, root: Path = ROOT) -> Frequency:
     """Frequency scaling of ``cpu``: cpufreq driver and governor, limits, turbo/boost.
 
     Returns ``{"driver", "governor": str|None, "min_khz", "max_khz", "cur_khz" (scaling_*),
@@ -180,7 +180,7 @@ def frequency_info(cpu: int, root: Path = ROOT) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- kernel
 
 
-def tsc_info(root: Path = ROOT) -> dict[str, Any]:
+def tsc_info(root: Path = ROOT) -> Tsc:
     """Whether the TSC is usable as a clock, and what the kernel uses as its clock.
 
     Returns ``{"constant_tsc", "nonstop_tsc", "tsc_known_freq", "tsc_reliable",
@@ -209,7 +209,7 @@ def tsc_info(root: Path = ROOT) -> dict[str, Any]:
     }
 
 
-def pmu_info(root: Path = ROOT) -> dict[str, Any]:
+def pmu_info(root: Path = ROOT) -> Pmu:
     """Can hardware counters be used here?
 
     Returns ``{"perf_event_paranoid": int|None (proc/sys/kernel/perf_event_paranoid; >= 2
@@ -249,7 +249,7 @@ def pmu_info(root: Path = ROOT) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- compiler
 
 
-def compiler_info(cc: str = "cc") -> dict[str, Any]:
+def compiler_info(cc: str = "cc") -> Compiler:
     """Which compiler ``cc`` is: ``{"cc": str, "path": str|None (resolved on PATH),
     "version": str|None (first line of ``cc --version``), "target": str|None
     (``cc -dumpmachine``, e.g. "x86_64-linux-gnu")}``. ``cc`` may carry a wrapper
@@ -341,8 +341,8 @@ def _version() -> str | None:
         return None
 
 
-def capture(cpu: int, cc: str = "cc", root: Path = ROOT) -> dict[str, Any]:
-    """The environment of a run on ``cpu``, as one JSON-serialisable dict.
+def capture(cpu: int, cc: str = "cc", root: Path = ROOT) -> Environment:
+    """The environment of a run on ``cpu``, as one JSON-serialisable model.Environment.
 
     Keys: cpu, topology (cpu_topology), cpu_info (with flags), frequency (frequency_info),
     kernel, hypervisor, tsc, pmu, load, busy (busy_on_cpu), compiler (compiler_info(cc)),
@@ -354,7 +354,7 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT) -> dict[str, Any]:
     root = Path(root)
     t0 = time.perf_counter()
     hostname = socket.gethostname() if is_live(root) else read(root, "proc/sys/kernel/hostname")
-    env: dict[str, Any] = {
+    env: Environment = {
         "cpu": cpu,
         "topology": cpu_topology(cpu, root),
         "cpu_info": cpu_info(root),
@@ -366,11 +366,11 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT) -> dict[str, Any]:
         "load": load_info(root),
         "busy": busy_on_cpu(cpu, root),
         "compiler": compiler_info(cc),
-        "python": {
-            "version": platform.python_version(),
-            "implementation": platform.python_implementation(),
-            "executable": sys.executable,
-        },
+        "python": PythonInfo(
+            version=platform.python_version(),
+            implementation=platform.python_implementation(),
+            executable=sys.executable,
+        ),
         "hostname": hostname,
         "boot_id": boot_id(root),
         "cyclebench_version": _version(),

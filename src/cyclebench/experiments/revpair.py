@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from cyclebench.experiments.progress import SILENT, Progress
-from cyclebench.model import OK, Comparison, ComparisonRow, Item, Outcome
+from cyclebench.model import OK, Comparison, ComparisonRow, Item, Outcome, Revisions, Sequential
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
@@ -208,22 +208,12 @@ class RuleNote(TypedDict):
     margin_rule: str
 
 
-class RevisionsEnv(TypedDict, total=False):
-    """``env.revisions`` of a sitting's run: the repository, the revisions measured (``a`` and
-    ``b`` for `compare --rev`; ``sides`` in side order for a bisect step) and the build command."""
-
-    repo: str
-    a: str
-    b: str
-    sides: list[str]
-    build: list[str]
-
-
 def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: float, margin: float = 0.0,
                  rule: RuleNote | None = None) -> ComparisonRow:
     """A pair's last look as compare's row (model.ComparisonRow): medians in the unit, Δ and its
     repeated CI converted from relative to the unit at side x's median, the nominal p; ``margin``
-    relative, as the rule used it."""
+    relative, as the rule used it; ``rule`` joins its sequential terms (the equivalence margin,
+    how the verdict margin was chosen)."""
     lk = sit.last(pair)
     if lk is None or sit.failed:
         return ComparisonRow(a, b, sit.item.param, sit.unit, None, sit.failed or "too few usable rounds for a look")
@@ -233,9 +223,9 @@ def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: 
     how = "the budget ended it" if lk.fraction >= 1 else f"decided at look {len(sit.looks[pair])}"
     note = (f"sequential over invocations: {how} ({sit.seconds:.2f} s of {sit.budget:.2f} s, "
             f"{lk.pairs} pairs, boundary |Z| ≥ {lk.boundary:.2f}, Z {lk.z:+.2f})")
-    seq = {"looks": [{"fraction": x.fraction, "diff": x.diff, "se": x.se, "boundary": x.boundary, "low": x.low,
-                      "high": x.high, "pairs": x.pairs} for x in sit.looks[pair]],
-           "seconds": sit.seconds, "budget": sit.budget, "alpha": alpha, **(rule or {})}
+    seq: Sequential = {"looks": [{"fraction": x.fraction, "diff": x.diff, "se": x.se, "boundary": x.boundary,
+                                  "low": x.low, "high": x.high, "pairs": x.pairs} for x in sit.looks[pair]],
+                       "seconds": sit.seconds, "budget": sit.budget, "alpha": alpha, **(rule or {})}
     return ComparisonRow(a, b, sit.item.param, sit.unit, cmp, note, seq)
 
 
@@ -252,7 +242,7 @@ class Sides:
 
 
 def open_sitting(store: Any, sides: Sides, main: int, command: Sequence[str], labels: dict[str, str],
-                 revisions: RevisionsEnv) -> tuple[int, float]:
+                 revisions: Revisions) -> tuple[int, float]:
     """The run of one sitting (session.open_run: identity, environment, calibration), opened with
     side ``main``'s build, labelled ``labels``; ``revisions`` joins its environment."""
     from cyclebench.experiments.session import open_run

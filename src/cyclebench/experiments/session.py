@@ -7,9 +7,10 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cyclebench import __version__
+from cyclebench.model import CalibrationLine, EnvExtra
 
 if TYPE_CHECKING:
     from cyclebench.build import Binary
@@ -24,7 +25,7 @@ HOST_ENV = "CYCLEBENCH_HOST"
 
 
 def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path], binary: Binary | None,
-             runner: Runner | None, cc: str = "cc", env_extra: dict[str, Any] | None = None,
+             runner: Runner | None, cc: str = "cc", env_extra: EnvExtra | None = None,
              pinned: bool = True, labels: Mapping[str, str] | None = None) -> tuple[int, float]:
     """The one way a run is opened: calibrate the timer (when there is a runner), capture the
     environment of ``cpu`` (sysinfo, and what `cyclebench check` says now) plus ``env_extra``,
@@ -36,7 +37,7 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     from cyclebench.env import check, identity, sysinfo
     from cyclebench.stats import clock
 
-    calib: dict[str, Any] | None = None
+    calib: CalibrationLine | None = None
     rate = 0.0
     if runner is not None:
         calib = runner.calibrate()

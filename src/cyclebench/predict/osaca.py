@@ -17,9 +17,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from cyclebench.predict.hotloop import why_unmodelled
+from cyclebench.predict.osaca_worker import OsacaAnalysis
 from cyclebench.prediction import FAILED, MISSING, OK, OSACA, UNSUPPORTED, InstructionView, ModelResult
 
 TIMEOUT_S = 120
@@ -34,7 +35,9 @@ def missing() -> ModelResult:
     return ModelResult(OSACA, MISSING, f"OSACA not found: install {PACKAGE}")
 
 
-def _analyse(arch: str, source: str, timeout: float) -> dict[str, Any]:
+def _analyse(arch: str, source: str, timeout: float) -> OsacaAnalysis:
+    """The worker's analysis of ``source`` on ``arch``, or one with ``error`` alone (a timeout,
+    a worker that printed no JSON)."""
     with tempfile.TemporaryDirectory(prefix="cb-osaca-") as tmp:
         asm = Path(tmp) / "loop.s"
         asm.write_text(source)
@@ -44,13 +47,13 @@ def _analyse(arch: str, source: str, timeout: float) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             return {"error": f"OSACA took over {timeout:g} s"}
     try:
-        return json.loads(proc.stdout)
+        return cast(OsacaAnalysis, json.loads(proc.stdout))
     except ValueError:
         tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
         return {"error": f"OSACA failed (exit {proc.returncode}){': ' + tail[0] if tail else ''}"}
 
 
-def _unknown(d: dict[str, Any]) -> list[str]:
+def _unknown(d: OsacaAnalysis) -> list[str]:
     """Instructions the arch has no data for, other than those the models do not model anyway."""
     return [i["text"] for i in d.get("instructions", []) if i["unknown"] and not why_unmodelled(i["text"])]
 
@@ -62,7 +65,7 @@ def run(source: str, archs: tuple[str, ...], why: str, timeout: float = TIMEOUT_
         return missing()
     if not archs:
         return ModelResult(OSACA, UNSUPPORTED, why)
-    tried: list[tuple[str, dict[str, Any]]] = []
+    tried: list[tuple[str, OsacaAnalysis]] = []
     for arch in archs:
         d = _analyse(arch, source, timeout)
         if "error" in d:

@@ -13,12 +13,44 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TypedDict
 
 
-def analyse(arch: str, code: str, lcd_timeout: int = 10) -> dict[str, Any]:
-    """{"version", "arch", "throughput", "critical_path", "lcd", "lcd_lines", "unknown",
-    "instructions": [{"line", "ports", "latency", "cp", "lcd", "unknown"}]} of ``code``."""
+class OsacaInstruction(TypedDict):
+    """One instruction of the loop as OSACA priced it: its line in the file and its text, the
+    cycles it puts on each port (ports with none left out), its latency and its share of the
+    critical path (cycles), whether it is on the longest loop-carried dependency, and whether the
+    arch has no data for it (OSACA then prices it 0)."""
+
+    line: int
+    text: str
+    ports: dict[str, float]
+    latency: float
+    cp: float
+    lcd: bool
+    unknown: bool
+
+
+class OsacaAnalysis(TypedDict, total=False):
+    """The worker's one JSON object: OSACA's version, the arch and its ports, the throughput
+    (the most loaded port's cycles per trip), the critical path and the longest loop-carried
+    dependency (cycles per trip) with its lines, whether the LCD search timed out, and each
+    instruction; or ``error`` alone (OSACA failed: one line)."""
+
+    version: str
+    arch: str
+    ports: list[str]
+    throughput: float
+    critical_path: float
+    lcd: float
+    lcd_lines: list[int]
+    timed_out: bool
+    instructions: list[OsacaInstruction]
+    error: str
+
+
+def analyse(arch: str, code: str, lcd_timeout: int = 10) -> OsacaAnalysis:
+    """OSACA's analysis of ``code`` (an OsacaAnalysis without ``error``). Raises what OSACA raises."""
     import osaca
     from osaca.frontend import Frontend
     from osaca.osaca import get_asm_parser
@@ -37,7 +69,7 @@ def analyse(arch: str, code: str, lcd_timeout: int = 10) -> dict[str, Any]:
     longest = max(deps.values(), key=lambda v: v["latency"], default=None)
     lcd_lines = sorted({dep[0].line_number for dep in longest["dependencies"]}) if longest else []
     ports = [str(p) for p in d["Target"]["Ports"]]
-    out = []
+    out: list[OsacaInstruction] = []
     for k in d["Kernel"]:
         if k["Instruction"] is None:  # a label or a directive
             continue

@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from cyclebench.model import Result
+from cyclebench.model import CalibrationLine, Result, Run
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
@@ -187,7 +187,7 @@ def print_results(
     (console or Console()).print(results_table(rows, title, net, wide))
 
 
-def calibration_line(cal: dict[str, Any] | None) -> str:
+def calibration_line(cal: CalibrationLine | None) -> str:
     """One line on the clock behind the numbers: timer, its own cost, its rate and the rate's source."""
     if not cal:
         return ""
@@ -211,11 +211,12 @@ def labels_text(labels: Any) -> str:
     return ", ".join(f"{k}={v}" for k, v in labels.items())
 
 
-def identity_line(run: dict[str, Any]) -> str:
+def identity_line(run: Run) -> str:
     """One line on who and what made a stored run (a runs row): host and host id,
     kernel release (and version string), boot id, CPU model and microcode, compiler,
     cyclebench version, the sources' revision (dirty or not), labels. Absent facts are left
-    out; ids are cut to 12 (host) and 8 (boot) characters, as git shortens hashes."""
+    out; ids are cut to 12 (host) and 8 (boot) characters, as git shortens hashes. ``env`` is
+    read defensively: an imported run file may hold anything there."""
     parts: list[str] = []
     if run.get("host") or run.get("host_id"):
         host = str(run.get("host") or "?")

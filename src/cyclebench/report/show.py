@@ -197,7 +197,7 @@ def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -
         console_report.print_results(shown.rows, console, title=f"run #{rid}", wide=wide)
     run = shown.run
     notes.print(safe_text(f"run #{rid} · {run.status} · {run.started_at}", multiline=False), highlight=False)
-    identity = console_report.identity_line(dict(run))
+    identity = console_report.identity_line(run)
     if identity:
         notes.print(safe_text(identity, multiline=False), highlight=False, soft_wrap=True)
     if run.calibration:

@@ -16,9 +16,20 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cyclebench.lifetime import spawn
+
+
+class _PopenArgs(TypedDict):
+    """The subprocess.Popen keywords every child gets: no stdin, stdout and stderr piped, its own
+    session (setsid(2): Ctrl-C reaches only cyclebench), and its environment."""
+
+    stdin: int
+    stdout: int
+    stderr: int
+    start_new_session: bool
+    env: dict[str, str]
 
 
 @dataclass
@@ -99,8 +110,8 @@ def run_child(argv: list[str], timeout: float, max_rss: int | None = None, own_p
         env = {**os.environ, "TMPDIR": tmpdir}
         if own_pdeathsig:  # the runner exits at once if its parent is no longer this process
             env["CYCLEBENCH_PARENT_PID"] = str(os.getpid())
-        kw: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
-                              "start_new_session": True, "env": env}
+        kw = _PopenArgs(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        start_new_session=True, env=env)
         proc = subprocess.Popen(argv, **kw) if own_pdeathsig else spawn(argv, **kw)
     except BaseException:
         shutil.rmtree(tmpdir, ignore_errors=True)

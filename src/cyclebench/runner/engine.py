@@ -9,10 +9,26 @@ keeps what was already stored.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cyclebench.counters import groups_argv, per_sample_counts
-from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, OK, SKIPPED, TIMEOUT, BenchInfo, Outcome, RunnerResult
+from cyclebench.model import (
+    CRASHED,
+    ERROR,
+    FAILED,
+    INVALID,
+    OK,
+    SKIPPED,
+    TIMEOUT,
+    BenchInfo,
+    BenchLine,
+    CalibrationLine,
+    FeaturesLine,
+    Outcome,
+    ProbeLine,
+    RunnerLine,
+    RunnerResult,
+)
 from cyclebench.runner.child import Child, run_child
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines, signal_name
@@ -41,7 +57,7 @@ class Runner:
             argv += ["--fifo", str(self.fifo)]
         return argv
 
-    def _simple(self, *args: str, timeout: float = 30) -> list[dict[str, Any]]:
+    def _simple(self, *args: str, timeout: float = 30) -> list[RunnerLine]:
         proc = run_child(self._argv(*args), timeout, self.max_rss)
         if proc.timed_out or proc.limit:
             raise RunnerError(f"runner {' '.join(args)} " + (proc.limit or f"timed out after {timeout:g} s"))
@@ -57,9 +73,10 @@ class Runner:
     def list(self) -> list[BenchInfo]:
         """Every registered benchmark. Raises RunnerError (e.g. a hook naming no benchmark)."""
         out = []
-        for ln in self._simple("--list"):
-            if ln.get("type") != "bench":
+        for line in self._simple("--list"):
+            if line.get("type") != "bench":
                 continue
+            ln = cast(BenchLine, line)
             params = ln.get("params")
             out.append(
                 BenchInfo(
@@ -70,10 +87,10 @@ class Runner:
             )
         return out
 
-    def _features_line(self) -> dict[str, Any]:
+    def _features_line(self) -> FeaturesLine:
         for ln in self._simple("--features"):
             if ln.get("type") == "features":
-                return ln
+                return cast(FeaturesLine, ln)
         raise RunnerError("runner --features printed nothing")
 
     def features(self) -> dict[str, int]:
@@ -86,19 +103,19 @@ class Runner:
         path = self._features_line().get("malloc")
         return path if isinstance(path, str) else None
 
-    def calibrate(self) -> dict[str, Any]:
+    def calibrate(self) -> CalibrationLine:
         """The runner's calibration line: timer name and unit, its cost in ticks, the TSC
-        rate from cpuid and as measured against CLOCK_MONOTONIC_RAW."""
+        rate from cpuid and as measured against CLOCK_MONOTONIC_RAW. Raises RunnerError."""
         for ln in self._simple("--calibrate"):
             if ln.get("type") == "calibration":
-                return ln
+                return cast(CalibrationLine, ln)
         raise RunnerError("runner --calibrate printed no calibration")
 
     def probe(self, groups: list[list[Any]]) -> list[str | None]:
         """Try to open each counter group here: None where it opens, else the error text."""
         for ln in self._simple("--probe", *groups_argv(groups)):
             if ln.get("type") == "probe":
-                return list(ln["open_errors"])
+                return list(cast(ProbeLine, ln)["open_errors"])
         raise RunnerError("runner --probe printed nothing")
 
     def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float,
@@ -171,8 +188,8 @@ class Runner:
                 outcomes[i].reason = f"not measured: the runner process it shared failed in {names}"
 
     @staticmethod
-    def _outcome(bench: str, param: int | None, final: dict[str, Any] | None, child: Child, timeout: float,
-                 lines: list[dict[str, Any]]) -> Outcome:
+    def _outcome(bench: str, param: int | None, final: RunnerLine | None, child: Child, timeout: float,
+                 lines: list[RunnerLine]) -> Outcome:
         returncode, stderr = child.returncode, child.stderr
         outcome = Outcome(bench, param, ERROR, stderr=stderr[-4000:], wall_s=child.wall_s, lines=lines)
         ended = classify(child, timeout) if final is None or final["type"] == "error" else None
@@ -183,10 +200,10 @@ class Runner:
             tail = last_stderr_line(stderr)
             outcome.reason = f"runner exited {returncode} without a result" + (f": {tail}" if tail else "")
         elif final["type"] == "result":
-            outcome.result = final
-            if final.get("verified") is False or final.get("reason"):
+            result = outcome.result = cast(RunnerResult, final)
+            if result.get("verified") is False or result.get("reason"):
                 outcome.status = INVALID
-                outcome.reason = f"verification failed: {final.get('reason') or 'verify hook returned false'}"
+                outcome.reason = f"verification failed: {result.get('reason') or 'verify hook returned false'}"
             else:
                 outcome.status = OK
         elif final["type"] == "skip":

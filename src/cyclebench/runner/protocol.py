@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import signal
-from typing import Any
+from typing import cast
 
-from cyclebench.model import CRASHED, FAILED, TIMEOUT
+from cyclebench.model import CRASHED, FAILED, TIMEOUT, RunnerLine
 from cyclebench.runner.child import Child
 
 
-def parse_lines(text: str) -> list[dict[str, Any]]:
-    lines = []
+def parse_lines(text: str) -> list[RunnerLine]:
+    """The JSON objects of the runner's stdout, one a line (engine/runner.c's header), in order;
+    blank lines, a torn line and JSON that is not an object are left out. Each is read as a
+    model.RunnerLine: a reader narrows on its ``type`` to the record of that line."""
+    lines: list[RunnerLine] = []
     for raw in text.splitlines():
         raw = raw.strip()
         if not raw:
@@ -23,7 +26,7 @@ def parse_lines(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             continue  # a torn last line from a crash; the status says why
         if isinstance(obj, dict):
-            lines.append(obj)
+            lines.append(cast(RunnerLine, obj))
     return lines
 
 

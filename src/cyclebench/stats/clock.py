@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from cyclebench.model import RunnerResult
+from cyclebench.model import CalibrationLine, RunnerResult
 
 # A chosen rate that differs from the measured one by more than this is not trusted.
 MAX_DISAGREEMENT = 0.01
 
 
-def timer_rate(calibration: dict[str, Any], kernel: tuple[float, str] | None) -> tuple[float, str]:
+def timer_rate(calibration: CalibrationLine, kernel: tuple[float, str] | None) -> tuple[float, str]:
     """Ticks per second of the runner's timer and the source of that figure.
 
     Args: calibration: the runner's ``--calibrate`` line; kernel: (Hz, source) from the

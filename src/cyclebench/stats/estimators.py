@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TypedDict, cast
 
 import numpy as np
 
@@ -54,6 +54,29 @@ MAX_THEIL_SEN_SAMPLES = 2000
 MAD_SCALE = 1.4826  # MAD → σ for a normal distribution
 OUTLIER_FLOOR = 0.05  # relative distance from the median below which nothing is an outlier
 TRIM_GATE = 0.01  # beyond 1% over its round's fastest, a sample above the round's median is trimmed
+
+
+class EstimateFields(TypedDict):
+    """An Estimate's fields by name (Estimate.to_dict), as the results table's columns of the
+    same names take them (model.Result)."""
+
+    per_op: float
+    ci_low: float
+    ci_high: float
+    intercept: float
+    median: float
+    median_ci_low: float
+    median_ci_high: float
+    min: float | None
+    mad: float
+    mean: float
+    cv: float
+    rcv: float
+    n_samples: int
+    outliers: int
+    confidence: float
+    method: str
+    rounds: int
 
 
 @dataclass(frozen=True)
@@ -90,8 +113,9 @@ class Estimate:
             d[k] = None if d[k] is None else d[k] * factor
         return Estimate(**d)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> EstimateFields:
+        """Every field by name (dataclasses.asdict): the keys of EstimateFields."""
+        return cast(EstimateFields, asdict(self))
 
 
 class NotEnoughSamples(ValueError):

@@ -6,28 +6,29 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from cyclebench.prediction import Prediction
+from cyclebench.model import Result
+from cyclebench.prediction import LoopDetail, Prediction, PredictionDetail, PredictionRow
 from cyclebench.store.db import Store, StoreError, now
 from cyclebench.store.schema import PREDICTION_FIELDS, predictions
 
 
-def rows_of(p: Prediction) -> list[dict[str, Any]]:
+def rows_of(p: Prediction) -> list[PredictionRow]:
     """One row per tool of ``p``: its figures per trip and per op, and in ``detail`` why that CPU
     model, where the loop is and how it was found, its assembly, what is not modelled, notes."""
-    out = []
+    out: list[PredictionRow] = []
     loop = p.loop
     for m in p.models:
-        detail: dict[str, Any] = {"cpu_reason": m.cpu_reason, "notes": list(m.notes), "critical_path": m.critical_path,
-                                  "unpriced": list(m.unpriced)}
+        detail: PredictionDetail = {"cpu_reason": m.cpu_reason, "notes": list(m.notes),
+                                    "critical_path": m.critical_path, "unpriced": list(m.unpriced)}
         if loop is not None:
-            detail.update(loop={"function": loop.function, "object": loop.obj, "start": loop.start, "end": loop.end,
-                                "source": loop.source, "ir_per_op": loop.ir_per_op,
-                                "loop_ir_per_op": loop.loop_ir_per_op, "assembly": loop.assembly()},
+            detail.update(loop=LoopDetail(function=loop.function, object=loop.obj, start=loop.start, end=loop.end,
+                                          source=loop.source, ir_per_op=loop.ir_per_op,
+                                          loop_ir_per_op=loop.loop_ir_per_op, assembly=loop.assembly()),
                           not_modelled=list(loop.unmodelled))
         if p.reason and loop is not None:
             detail["loop_note"] = p.reason
@@ -54,7 +55,7 @@ def add(store: Store, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
     return len(values)
 
 
-def of_run(store: Store, run_id: int) -> list[dict[str, Any]]:
+def of_run(store: Store, run_id: int) -> list[PredictionRow]:
     """The run's prediction rows (PREDICTION_FIELDS), in the order they were stored."""
     try:
         with store.engine.connect() as conn:
@@ -62,7 +63,7 @@ def of_run(store: Store, run_id: int) -> list[dict[str, Any]]:
                                .order_by(predictions.c.id)).mappings().all()
     except (SQLAlchemyError, sqlite3.Error) as e:
         raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
-    return [{k: r[k] for k in PREDICTION_FIELDS} for r in got]
+    return [cast(PredictionRow, {k: r[k] for k in PREDICTION_FIELDS}) for r in got]
 
 
 def by_key(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int | None, str], dict[str, Mapping[str, Any]]]:
@@ -73,9 +74,10 @@ def by_key(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int | None, str
     return out
 
 
-def newest_measured(store: Store, bench: str, param: int | None) -> dict[str, Any] | None:
-    """The newest stored timing result of ``bench`` at ``param`` with cycles~ (its row plus
-    ``run_id``), None when there is none — what `explain` sets its prediction beside."""
+def newest_measured(store: Store, bench: str, param: int | None) -> Result | None:
+    """The newest stored timing result of ``bench`` at ``param`` with cycles~ (its row, ``run_id``
+    included), None when there is none — what `explain` sets its prediction beside. Raises
+    StoreError."""
     from cyclebench.store.schema import results
 
     q = (select(results).where(results.c.bench == bench, results.c.cycles_per_op.is_not(None),
@@ -87,4 +89,4 @@ def newest_measured(store: Store, bench: str, param: int | None) -> dict[str, An
             row = conn.execute(q).mappings().first()
     except (SQLAlchemyError, sqlite3.Error) as e:
         raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
-    return dict(row) if row is not None else None
+    return Result.of(row) if row is not None else None
