@@ -189,8 +189,11 @@ def test_the_served_site_has_no_failed_request(browser: Any, site_lab: BuiltSite
     """`report --serve 0`: the URL it prints serves every page type, nothing missing."""
     src = str(Path(cyclebench.__file__).resolve().parents[1])
     env = {**os.environ, "CYCLEBENCH_DB": site_lab.lab.url, "PYTHONPATH": src, "COLUMNS": "200"}
+    # SIGINT stops it: a shell running the tests in the background may have set it to SIG_IGN, which
+    # children inherit and Python then honours — give the child the default disposition back
     p = subprocess.Popen([sys.executable, "-m", "cyclebench", "report", "-o", str(tmp_path / "served"), "--serve", "0"],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         url = ""
         assert p.stdout is not None
