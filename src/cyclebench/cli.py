@@ -102,7 +102,7 @@ class _Cli(click.Group):
 
     def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
-            from cyclebench.commands._outputs import guard_command
+            from cyclebench.ui.outputs import guard_command
 
             module, attr, _ = COMMANDS[cmd_name]
             cmd = getattr(importlib.import_module(module), attr)
@@ -124,7 +124,7 @@ class _Cli(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # one not handled by the command itself (e.g. during a build)
-            from cyclebench.commands._common import err
+            from cyclebench.ui.common import err
 
             err.print("cyclebench: interrupted", highlight=False)
             sys.exit(130)
@@ -163,7 +163,7 @@ def all_commands(group: click.Group | None = None, prefix: str = "") -> dict[str
 def fail(message: str) -> NoReturn:
     from rich.text import Text
 
-    from cyclebench.commands._common import err
+    from cyclebench.ui.common import err
 
     err.print(Text(f"cyclebench: error: {message}", style="bold red"), soft_wrap=True)
     sys.exit(2)

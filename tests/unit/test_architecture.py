@@ -39,7 +39,9 @@ def test_contracts_kept() -> None:
     ("stats/repetitions.py", "import cyclebench.counters", "stats is pure"),
     ("runner/scaling.py", "from cyclebench.stats import scaling", "runner starts processes"),
     ("stats/clock.py", "import cyclebench.runner", "the layers"),
-    ("commands/_common.py", "import cyclebench.cli", "the layers"),
+    ("ui/common.py", "import cyclebench.cli", "the layers"),
+    ("ui/run.py", "import cyclebench.commands.run", "the layers"),
+    ("experiments/run.py", "import cyclebench.ui.progress", "experiments design and run"),
     ("report/fit.py", "import cyclebench.counters", "report reads the model"),
 ])
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from cyclebench.cli import main
-from cyclebench.commands._outputs import OUTPUTS
+from cyclebench.ui.outputs import OUTPUTS
 
 CASES = [
     (["run", "-b", "timer/rdtsc", "--min-time", "nan"], "nan is not in"),
@@ -56,7 +56,7 @@ def _leaves(group: click.Group) -> list[click.Command]:
 
 def test_every_option_that_writes_a_file_goes_through_the_one_check() -> None:
     """A command with --json, -o, --plot or --csv (now or added later) is checked against its
-    inputs (commands/_outputs.py) before it runs."""
+    inputs (ui/outputs.py) before it runs."""
     writing = [c for c in _leaves(main) if any(p.name in OUTPUTS and isinstance(p.type, click.Path) for p in c.params)]
     assert len(writing) >= 10
     assert [c.name for c in writing if not hasattr(c.callback, "__cyclebench_guarded__")] == []

@@ -1,4 +1,4 @@
-"""A FILE.c argument where benchmarks go is a file (commands/_options.build_options): the fleet
+"""A FILE.c argument where benchmarks go is a file (ui/options.build_options): the fleet
 sends it to the hosts like an -f file, globs expanded (tests/unit/test_cli_grammar.py checks
 that every building command takes one)."""
 
@@ -10,8 +10,8 @@ import click
 import pytest
 
 from cyclebench.cli import main
-from cyclebench.commands._options import take_c_files
 from cyclebench.commands.fleet import job_plan
+from cyclebench.ui.options import take_c_files
 
 
 @pytest.fixture(autouse=True)

@@ -122,11 +122,11 @@ def test_every_command_that_stores_a_run_takes_labels() -> None:
     import inspect
     import re
 
-    def source(cmd: object) -> str:  # the command's module and its design (experiments/<module>.py)
+    def source(cmd: object) -> str:  # the command's module, its ui/ part and its design (experiments/)
         mod = inspect.getmodule(cmd.callback)  # type: ignore[attr-defined]
         text = inspect.getsource(mod)
-        pkg, _, leaf = mod.__name__.rpartition(".")  # type: ignore[union-attr]
-        for design in (f"{pkg}._{leaf}", f"cyclebench.experiments.{leaf}"):
+        _, _, leaf = mod.__name__.rpartition(".")  # type: ignore[union-attr]
+        for design in (f"cyclebench.ui.{leaf}", f"cyclebench.experiments.{leaf}"):
             with contextlib.suppress(ImportError):
                 text += inspect.getsource(importlib.import_module(design))
         return text

@@ -354,7 +354,7 @@ def test_no_nan_reaches_a_json_export() -> None:
 
 def test_run_compare_and_export_share_format_and_output() -> None:
     from cyclebench.cli import all_commands
-    from cyclebench.commands._options import EXPORT_FORMATS
+    from cyclebench.ui.options import EXPORT_FORMATS
 
     assert set(EXPORT_FORMATS) == {"json", *FORMATS}
     for name in ("run", "compare", "export"):

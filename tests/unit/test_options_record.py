@@ -1,4 +1,4 @@
-"""A command's options as one frozen record (commands/_record.py): declared once, parsed by
+"""A command's options as one frozen record (ui/record.py): declared once, parsed by
 click, handed over whole; and no command function takes a long list of parameters."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from cyclebench.commands._options import OutputOptions, format_option
-from cyclebench.commands._record import argument, group, option, takes
+from cyclebench.ui.options import OutputOptions, format_option
+from cyclebench.ui.record import argument, group, option, takes
 
 COMMANDS = Path(__file__).parents[2] / "src" / "cyclebench" / "commands"
 

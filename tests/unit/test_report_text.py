@@ -171,7 +171,7 @@ def test_scale_table_and_chart_literally() -> None:
 
 
 def test_run_list_prints_names_literally(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cyclebench.commands import _run as run
+    from cyclebench.ui import run as run
 
     console = Console(file=io.StringIO(), record=True, width=200, force_terminal=True)
     monkeypatch.setattr(run, "out", console)

@@ -258,7 +258,7 @@ def test_wide_keeps_every_column_at_200(name: str) -> None:
 
 
 def test_a_soft_wrapping_console_prints_every_column_at_its_natural_width() -> None:
-    """A pipe or a file without COLUMNS (commands/_common): every column, lines as long as they
+    """A pipe or a file without COLUMNS (ui/common): every column, lines as long as they
     need, notes beside their rows."""
     table = report.results_table(RESULTS, title="run #1")
     console = Console(record=True, width=80, soft_wrap=True, file=open("/dev/null", "w"))  # noqa: SIM115

@@ -6,20 +6,20 @@ import click
 
 from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
-from cyclebench.commands._common import (
+from cyclebench.report.text import safe_text
+from cyclebench.runner import RunnerError
+from cyclebench.ui.common import (
     UserError,
     err,
     out,
 )
-from cyclebench.commands._options import (
+from cyclebench.ui.options import (
     BuildOptions,
     RunnerOptions,
     build_options,
     not_a_file,
     runner_options,
 )
-from cyclebench.report.text import safe_text
-from cyclebench.runner import RunnerError
 
 
 @click.command("annotate")

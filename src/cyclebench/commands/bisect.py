@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from cyclebench.commands._common import err, open_store, out, parse_params, write_text
-from cyclebench.commands._options import (
+from cyclebench.ui.common import err, open_store, out, parse_params, write_text
+from cyclebench.ui.options import (
     BuildOptions,
     RunnerOptions,
     Seconds,
@@ -24,9 +24,9 @@ from cyclebench.commands._options import (
     runner_options,
     wide_option,
 )
-from cyclebench.commands._progress import progress
-from cyclebench.commands._record import group, option, takes
-from cyclebench.commands._revisions import RepoOptions, repo_options
+from cyclebench.ui.progress import progress
+from cyclebench.ui.record import group, option, takes
+from cyclebench.ui.revisions import RepoOptions, repo_options
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,11 +62,11 @@ class BisectArgs:
 def bisect_cmd(a: BisectArgs) -> None:
     """Find the commit that made benchmarks slower: each step builds a revision in a private
     checkout and measures it paired with GOOD in one sitting, a verdict per benchmark."""
-    from cyclebench.commands._finish import finishing
     from cyclebench.experiments.bisect import Bisection, Plan, run_bisect
     from cyclebench.experiments.revcompare import workspace
     from cyclebench.experiments.revpair import Design
     from cyclebench.report.bisect import step_line
+    from cyclebench.ui.finish import finishing
 
     labels = parse_labels(a.label_args)
     store = open_store(a.db)

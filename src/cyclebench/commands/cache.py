@@ -7,8 +7,8 @@ import time
 import click
 
 from cyclebench.build.compile import PRUNE_AFTER_DAYS, UnsafeCache, cache_entries, cache_root, prune
-from cyclebench.commands._common import UserError, err, out
 from cyclebench.report.text import safe_text
+from cyclebench.ui.common import UserError, err, out
 
 
 @click.group("cache")

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands._common import (
+from cyclebench.report import check as check_report
+from cyclebench.ui.common import (
     UserError,
     err,
     out,
     write_text,
 )
-from cyclebench.commands._options import (
+from cyclebench.ui.options import (
     valid_cpu,
 )
-from cyclebench.report import check as check_report
 
 
 @click.command("check")

@@ -1,6 +1,6 @@
 """`cyclebench compare`: run benchmarks side by side and judge them, or judge stored runs, or
-set hosts side by side (the designs: experiments/compare.py, experiments/comparison.py; around
-them: commands/_compare.py, compare_runs.py, compare_hosts.py).
+set hosts side by side (the designs: experiments/compare.py, experiments/comparison.py,
+experiments/stored.py; what is shown around them: ui/compare.py, ui/stored.py).
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from pathlib import Path
 import click
 
 from cyclebench.build.allocators import Allocator
-from cyclebench.commands import _options as o
-from cyclebench.commands._common import open_store, parse_params
-from cyclebench.commands._compare import finish, measure_and_judge
-from cyclebench.commands._export import check_compare_format
-from cyclebench.commands._predict import after_run, predict_options
-from cyclebench.commands._record import argument, group, option, takes
-from cyclebench.commands._revisions import RepoOptions, compare_revs, repo_options
-from cyclebench.commands.compare_runs import judge_stored
 from cyclebench.experiments.compare import Budget
 from cyclebench.experiments.predict import PredictOptions
 from cyclebench.model import Result
+from cyclebench.ui import options as o
+from cyclebench.ui.common import open_store, parse_params
+from cyclebench.ui.compare import finish, measure_and_judge
+from cyclebench.ui.export import check_compare_format
+from cyclebench.ui.predict import finish_then_predict, predict_options
+from cyclebench.ui.record import argument, group, option, takes
+from cyclebench.ui.revisions import RepoOptions, compare_revs, repo_options
+from cyclebench.ui.stored import judge_stored
 
 VERDICTS = ["slower", "faster", "different", "inconclusive"]
 
@@ -87,14 +87,10 @@ def compare_cmd(a: CompareArgs) -> None:
     verdict only for real differences. With --allocator, the benchmarks given are measured
     under each allocator, each its own binary, as `variants --allocator` does."""
     if a.by == "host":
-        from cyclebench.commands.compare_hosts import compare_by_host
+        from cyclebench.ui.stored import compare_by_host
 
-        if not all(t.isdigit() for t in a.targets):
-            raise click.UsageError("compare --by host takes stored run ids (or none: each host's newest run)")
-        if a.output.asked or a.label_args:
-            raise click.UsageError("compare --by host measures nothing and exports no format: use --json FILE")
-        return compare_by_host(open_store(a.db, create=False), [int(t) for t in a.targets], a.wide, a.json_path)
-    if a.repo.revs or a.repo.build or a.repo.benches:  # two revisions of a repository (commands/_revisions.py)
+        return compare_by_host(a)
+    if a.repo.revs or a.repo.build or a.repo.benches:  # two revisions of a repository (ui/revisions.py)
         return compare_revs(a.repo, a.targets, parse_params(a.params), a.build, a.pin, a.budget, a.equivalence / 100,
                             a.alpha, o.parse_labels(a.label_args), a.db, a.json_path, a.wide, a.fail_on,
                             a.output.asked or a.plot_path is not None or bool(a.allocators) or a.repeat is not None)
@@ -110,14 +106,9 @@ def compare_cmd(a: CompareArgs) -> None:
     if a.predict is not None and (a.stored_runs or a.allocators):
         raise click.UsageError("--predict predicts what compare measures: not stored runs, nor --allocator builds")
     if a.allocators:
-        if a.stored_runs or a.output.asked or a.plot_path is not None:
-            raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
-        from cyclebench.commands._variants import judge_allocators
-        from cyclebench.experiments.variants import allocator_sweep
+        from cyclebench.ui.variants import judge_allocators
 
-        return judge_allocators(allocator_sweep(a.targets, parse_params(a.params), a.repeat, a.min_time, a.allocators,
-                                                labels), a.build, a.pin, open_store(a.db), a.fail_on, a.json_path,
-                                a.wide)
+        return judge_allocators(a, a.stored_runs, labels)
     store = open_store(a.db, create=not a.stored_runs)
     run_id: int | None = None
     measured: list[Result] = []
@@ -126,14 +117,5 @@ def compare_cmd(a: CompareArgs) -> None:
                                    a.output.to_stdout)
     else:
         run_id, rows, measured, title = measure_and_judge(a, labels, store)
-    if a.predict is None or run_id is None:
-        return finish(a, store, rows, measured, title, run_id)
-    from cyclebench.build import build as build_binary
-
-    binaries = {"": build_binary(a.build.spec()).path}
-    try:
-        finish(a, store, rows, measured, title, run_id)
-    except SystemExit:  # exit 1 (a failed benchmark, --fail-on): the predictions are shown first
-        after_run(a.predict, store, run_id, binaries, a.wide, a.output.to_stdout)
-        raise
-    after_run(a.predict, store, run_id, binaries, a.wide, a.output.to_stdout)
+    finish_then_predict(lambda: finish(a, store, rows, measured, title, run_id), a.predict, store, run_id, a.build,
+                        a.wide, a.output.to_stdout)

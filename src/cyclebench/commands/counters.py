@@ -8,8 +8,11 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands._common import err, out, write_text
-from cyclebench.commands._options import (
+from cyclebench.experiments.counters import suite_runner
+from cyclebench.report.listing import events_table, sweep_table
+from cyclebench.report.text import visible
+from cyclebench.ui.common import err, out, write_text
+from cyclebench.ui.options import (
     BuildOptions,
     RunnerOptions,
     build_options,
@@ -17,11 +20,8 @@ from cyclebench.commands._options import (
     not_a_file,
     runner_options,
 )
-from cyclebench.commands._progress import Steps
-from cyclebench.commands._record import argument, group, option, takes
-from cyclebench.experiments.counters import suite_runner
-from cyclebench.report.listing import events_table, sweep_table
-from cyclebench.report.text import visible
+from cyclebench.ui.progress import Steps
+from cyclebench.ui.record import argument, group, option, takes
 
 
 @click.group("counters")

@@ -14,11 +14,11 @@ import sys
 
 import click
 
-from cyclebench.commands._common import UserError, err, open_store
-from cyclebench.commands._options import RUN_ID, db_option
 from cyclebench.report.console import labels_text
 from cyclebench.report.text import safe_text
 from cyclebench.store import liveness
+from cyclebench.ui.common import UserError, err, open_store
+from cyclebench.ui.options import RUN_ID, db_option
 
 
 @click.command("delete")

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands._common import (
+from cyclebench.ui.common import (
     UserError,
     open_store,
 )
-from cyclebench.commands._options import OutputOptions, format_option, writable
+from cyclebench.ui.options import OutputOptions, format_option, writable
 
 
 @click.command("export")
@@ -36,6 +36,6 @@ def export_cmd(run_id: int | None, json_path: Path | None, output: OutputOptions
         raise UserError(f"no runs in {store.url}")
     if store.get_run(rid) is None:
         raise UserError(f"no run {rid} in {store.url}")
-    from cyclebench.commands._export import deliver, export_runs  # heavy (the exports' statistics): here
+    from cyclebench.ui.export import deliver, export_runs  # heavy (the exports' statistics): here
 
     deliver(output, export_runs(store, [rid], output.fmt))

@@ -15,16 +15,16 @@ from pathlib import Path
 import click
 
 from cyclebench.build.wheelhouse import WheelhouseError, wheelhouse
-from cyclebench.commands._common import UserError, err, open_store, out, write_text
-from cyclebench.commands._options import db_option, expand_files, json_option, wide_option
-from cyclebench.commands._progress import Notes
-from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.commands.fleet_agent import agent_cmd, command_line
 from cyclebench.experiments.fleet.inventory import inventory_hosts
 from cyclebench.experiments.fleet.job import Job, run_job
 from cyclebench.experiments.fleet.plan import CommandLine, Plan, check_command, plan
 from cyclebench.report import fleet as report
 from cyclebench.store import fleet as jobs
+from cyclebench.ui.common import UserError, err, open_store, out, write_text
+from cyclebench.ui.options import db_option, expand_files, json_option, wide_option
+from cyclebench.ui.progress import Notes
+from cyclebench.ui.record import argument, group, option, takes
 
 
 @click.group("fleet")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands._common import root_command
-from cyclebench.commands._options import take_c_files
 from cyclebench.experiments.fleet.agent import AgentJob, run_agent
 from cyclebench.experiments.fleet.plan import CommandLine
+from cyclebench.ui.common import root_command
+from cyclebench.ui.options import take_c_files
 
 # the parameters of a command that write a file where it runs, and their options
 _WRITES = (("json_path", "--json"), ("output_path", "-o"), ("plot_path", "--plot"), ("csv_path", "--csv"))

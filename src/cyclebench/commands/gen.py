@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands._common import (
+from cyclebench.ui.common import (
     err,
     write_text,
 )

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands import _options as o
-from cyclebench.commands._common import UserError, err, open_store, out, write_text
-from cyclebench.commands._export import deliver
-from cyclebench.commands._options import parse_labels
-from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.experiments.history import analyse, host_spread, points_of
 from cyclebench.report import history as report
 from cyclebench.report.export import Export, Exported, write
 from cyclebench.report.plots import FORMATS
 from cyclebench.stats import changepoint
 from cyclebench.stats.changepoint import ALPHA
+from cyclebench.ui import options as o
+from cyclebench.ui.common import UserError, err, open_store, out, write_text
+from cyclebench.ui.export import deliver
+from cyclebench.ui.options import parse_labels
+from cyclebench.ui.record import argument, group, option, takes
 
 
 @dataclass(frozen=True, kw_only=True)

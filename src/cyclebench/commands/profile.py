@@ -14,23 +14,6 @@ from pathlib import Path
 import click
 
 from cyclebench.build import BuildError
-from cyclebench.commands._common import UserError, err, open_store, out, write_text
-from cyclebench.commands._options import (
-    BuildOptions,
-    RunnerOptions,
-    build_options,
-    db_option,
-    expand_files,
-    json_option,
-    label_option,
-    not_a_file,
-    parse_labels,
-    runner_options,
-    take_c_files,
-    wide_option,
-)
-from cyclebench.commands._progress import Notes
-from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.env import sysinfo
 from cyclebench.experiments.profile import (
     probe_line,
@@ -45,6 +28,23 @@ from cyclebench.report.profile import profile_table
 from cyclebench.runner import RunnerError
 from cyclebench.runner import profile as tracer
 from cyclebench.store import StoreError
+from cyclebench.ui.common import UserError, err, open_store, out, write_text
+from cyclebench.ui.options import (
+    BuildOptions,
+    RunnerOptions,
+    build_options,
+    db_option,
+    expand_files,
+    json_option,
+    label_option,
+    not_a_file,
+    parse_labels,
+    runner_options,
+    take_c_files,
+    wide_option,
+)
+from cyclebench.ui.progress import Notes
+from cyclebench.ui.record import argument, group, option, takes
 
 
 @dataclass(frozen=True, kw_only=True)

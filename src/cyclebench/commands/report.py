@@ -15,10 +15,10 @@ from pathlib import Path
 
 import click
 
-from cyclebench.commands._common import UserError, err, open_store, out
-from cyclebench.commands._options import db_option, parse_labels
-from cyclebench.commands._record import group, option, takes
 from cyclebench.stats import changepoint
+from cyclebench.ui.common import UserError, err, open_store, out
+from cyclebench.ui.options import db_option, parse_labels
+from cyclebench.ui.record import group, option, takes
 
 DEFAULT_DIR = Path("cyclebench-report")
 

@@ -1,5 +1,5 @@
 """`cyclebench run`: the built-in suite or the user's benchmarks, measured and stored
-(the design: experiments/run.py; will-it-scale test cases: experiments/wis.py, commands/_wis.py).
+(the design: experiments/run.py; will-it-scale test cases: experiments/wis.py, ui/wis.py).
 """
 
 from __future__ import annotations
@@ -11,22 +11,15 @@ from pathlib import Path
 import click
 
 from cyclebench.build.allocators import Allocator
-from cyclebench.commands import _options as o
-from cyclebench.commands._common import err, null_context, open_store, parse_params, write_text
-from cyclebench.commands._export import deliver, export_runs, run_json
-from cyclebench.commands._finish import exit_status, finishing
-from cyclebench.commands._predict import after_run, predict_options
-from cyclebench.commands._record import argument, group, option, takes
-from cyclebench.commands._run import (
-    measure_one,
-    plot_runs,
-    print_list,
-    report,
-)
 from cyclebench.experiments.predict import PredictOptions
-from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, check_events, counting, prepare, run_to_run
-from cyclebench.model import Result
+from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, check_events, counting, prepare
 from cyclebench.runner.plan import MeasureOptions, plan
+from cyclebench.ui import options as o
+from cyclebench.ui.common import err, null_context, parse_params
+from cyclebench.ui.finish import exit_status, finishing
+from cyclebench.ui.predict import predict_options
+from cyclebench.ui.record import argument, group, option, takes
+from cyclebench.ui.run import measure_replicates, print_list
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,9 +97,9 @@ def run(a: RunArgs) -> None:
     if a.min_time > a.max_time:
         raise click.BadParameter(f"--min-time {a.min_time:g} is above --max-time {a.max_time:g}",
                                  param_hint="--min-time")
-    from cyclebench.commands import _wis  # test cases among FILES: measured by intervals
+    from cyclebench.ui import wis as wis_ui  # test cases among FILES: measured by intervals
 
-    if _wis.run_cases(a, refused={"-p/--param": bool(a.params), "--net": a.net, "-e/--events": bool(a.events_spec),
+    if wis_ui.run_cases(a, refused={"-p/--param": bool(a.params), "--net": a.net, "-e/--events": bool(a.events_spec),
                                   "--backend callgrind": a.backend != "timing", "--runs": a.runs > 1,
                                   "--allocator": bool(a.allocators)}):
         return
@@ -120,27 +113,4 @@ def run(a: RunArgs) -> None:
         return
     if cfg.events and (warning := check_events(prepared.runner, cfg.events)):
         err.print(warning, style="yellow")
-
-    store = open_store(a.db)
-    all_rows: list[Result] = []
-    ids: list[int] = []
-    table = not a.output.to_stdout  # with an export on stdout, only the lines on stderr
-    for _ in range(a.runs):  # replicate runs, one after the other, stored as one group (g<first id>)
-        run_id, rows = measure_one(cfg, prepared, store, a.quiet, a.net, a.wide, ids, grouped=a.runs > 1, table=table)
-        ids.append(run_id)
-        rows = run_to_run(store, run_id, rows)
-        all_rows += rows
-        if not a.quiet:
-            report(store, run_id, rows, prepared, a.backend, a.net, a.wide, table=table)
-        after_run(a.predict, store, run_id, {"": prepared.binary.path}, a.wide, a.quiet or not table)
-        if a.json_path is not None:
-            write_text(a.json_path, run_json(store, run_id), stored=f"run #{run_id}")
-        if not a.quiet:
-            err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
-    if a.output.asked:  # every replicate run's rows (json: the last run)
-        deliver(a.output, export_runs(store, ids, a.output.fmt), stored=f"run #{ids[-1]}")
-    if a.plot_path is not None and ids:
-        plot_runs(all_rows, ids, a.plot_path)
-    if len(ids) > 1:
-        err.print(f"replicate group g{ids[0]}: runs {','.join(map(str, ids))} (compare g{ids[0]} g…)", highlight=False)
-    exit_status(all_rows)
+    exit_status(measure_replicates(a, cfg, prepared))

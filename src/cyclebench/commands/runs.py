@@ -6,12 +6,12 @@ import datetime as dt
 
 import click
 
-from cyclebench.commands._common import (
+from cyclebench.ui.common import (
     err,
     open_store,
     out,
 )
-from cyclebench.commands._options import parse_labels
+from cyclebench.ui.options import parse_labels
 
 
 @click.command("runs")

@@ -11,15 +11,15 @@ from pathlib import Path
 import click
 
 from cyclebench.build.allocators import Allocator
-from cyclebench.commands import _options as o
-from cyclebench.commands._common import UserError, err, open_store
-from cyclebench.commands._finish import finishing
-from cyclebench.commands._progress import Steps
-from cyclebench.commands._record import argument, group, option, takes
-from cyclebench.commands._scale import check_wis_csv, finish
 from cyclebench.experiments import wis as _wis
 from cyclebench.experiments.scale import ScaleConfig, execute, prepare
 from cyclebench.report.text import safe_text
+from cyclebench.ui import options as o
+from cyclebench.ui.common import UserError, err, open_store
+from cyclebench.ui.finish import finishing
+from cyclebench.ui.progress import Steps
+from cyclebench.ui.record import argument, group, option, takes
+from cyclebench.ui.scale import check_wis_csv, finish
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cyclebench.commands._common import (
+from cyclebench.ui.common import (
     UserError,
     err,
     open_store,
     out,
 )
-from cyclebench.commands._options import OutputOptions, format_option, wide_option
+from cyclebench.ui.options import OutputOptions, format_option, wide_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,10 +36,10 @@ def print_run(store: Store, run: Mapping[str, Any], wide: bool, console: Console
 def export(store: Store, run: Mapping[str, Any], fmt: str) -> Exported:
     """`show RUN --format F`: what `export RUN --format F` writes, except that csv, markdown and
     text of a compare run are its comparisons, the table show prints (as `compare --format`)."""
-    from cyclebench.commands._export import export_comparisons, export_runs
     from cyclebench.experiments.show import comparisons
     from cyclebench.report.export import TABLE_FORMATS
     from cyclebench.report.show import DAMAGED
+    from cyclebench.ui.export import export_comparisons, export_runs
 
     rid = int(run["id"])
     try:
@@ -61,7 +61,7 @@ def show_cmd(run_id: int | None, db: str | None, wide: bool, output: OutputOptio
     results (callgrind's events, the counters), compare's verdicts, variants' rankings, scale's
     tables, stat's, a profile. --format F [-o FILE]: export it as `export` does (csv, markdown and
     text of a compare run: its comparisons)."""
-    from cyclebench.commands._export import deliver
+    from cyclebench.ui.export import deliver
 
     store = open_store(db, create=False)
     rid = run_id if run_id is not None else store.last_run_id()

@@ -4,20 +4,12 @@ machinery: experiments/stat.py).
 
 from __future__ import annotations
 
-import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
-from rich.console import Console
 
-from cyclebench.commands._common import UserError, err, open_store, write_text
-from cyclebench.commands._finish import finishing
-from cyclebench.commands._options import RunnerOptions, label_option, parse_labels, pin_options
-from cyclebench.commands._progress import Steps
-from cyclebench.commands._record import argument, group, option, takes
 from cyclebench.experiments.stat import (
     Stat,
     StatError,
@@ -30,6 +22,11 @@ from cyclebench.runner import callgrind
 from cyclebench.stats.repetitions import (
     exit_summary,
 )
+from cyclebench.ui.common import UserError, err, open_output, open_store, write_table
+from cyclebench.ui.finish import finishing
+from cyclebench.ui.options import RunnerOptions, label_option, parse_labels, pin_options
+from cyclebench.ui.progress import Steps
+from cyclebench.ui.record import argument, group, option, takes
 
 
 # allow_interspersed_args=False: options end at the command's name, so `stat ls -la` passes -la to ls;
@@ -113,19 +110,3 @@ def stat_cmd(a: StatArgs) -> None:
     if not all_zero:
         sys.exit(1)
 
-
-def open_output(path: Path) -> None:
-    """Create or empty ``path`` before anything runs, as perf stat -o does: a file that cannot be
-    written is one line (UserError, exit 2) before a repetition is spent."""
-    try:
-        with path.open("w"):
-            pass
-    except OSError as e:
-        raise UserError(f"-o: cannot write {path}: {e.strerror or e}") from None
-
-
-def write_table(path: Path, table: Any, stored: str) -> None:
-    """The table as plain text (no colour, 200 columns as when piped) into ``path``."""
-    buf = io.StringIO()
-    Console(file=buf, width=200, color_system=None, markup=False, force_terminal=False).print(table)
-    write_text(path, buf.getvalue(), stored)

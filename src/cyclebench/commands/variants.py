@@ -15,13 +15,13 @@ from pathlib import Path
 import click
 
 from cyclebench.build.allocators import Allocator
-from cyclebench.commands import _options as o
-from cyclebench.commands._common import UserError, open_store, parse_params
-from cyclebench.commands._predict import after_run, predict_options, variant_binaries
-from cyclebench.commands._record import argument, group, option, takes
-from cyclebench.commands._variants import exit_if_failed, measure_and_store, show
 from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.variants import Sweep, VariantError, make_variants
+from cyclebench.ui import options as o
+from cyclebench.ui.common import UserError, open_store, parse_params
+from cyclebench.ui.predict import after_run, predict_options, variant_binaries
+from cyclebench.ui.record import argument, group, option, takes
+from cyclebench.ui.variants import exit_if_failed, measure_and_store, show
 
 SORTS = "cycles|Ir|I1mr|D1mr|DLmr|Bcm|text|dec|body|EVENT"
 

@@ -1,5 +1,5 @@
 """The options an experiment takes, as records: what to build and how to pin the runner. The
-command line parses its flags into these (commands/_options.py) and hands them over."""
+command line parses its flags into these (ui/options.py) and hands them over."""
 
 from __future__ import annotations
 

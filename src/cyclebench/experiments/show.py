@@ -213,7 +213,7 @@ def _row_tables(store: Store, run: Run, rows: Sequence[Result]) -> list[Tables]:
     rid = int(run.id or 0)
     tables: list[Tables] = []
     if others or not (stat or prof or scale):
-        if _doc(_doc(run.env).get("wis")):  # `run FILE.c` of will-it-scale test cases (commands._wis)
+        if _doc(_doc(run.env).get("wis")):  # `run FILE.c` of will-it-scale test cases (ui/wis.py)
             tables.append(WisTables(tuple(others), wis_run_title(rid, RUN_MODE), tuple(wis_cost_lines(others))))
         else:
             build = _doc(run.build)

@@ -14,7 +14,7 @@ that cannot hold them — each row is printed as a record: its name on a line, t
 cell is ever squeezed, folded mid-number or cropped.
 
 A console that soft-wraps (``cyclebench``'s stdout when it is a pipe or a file and
-``COLUMNS`` is unset: commands/_common) has no width to fit: every column is printed at
+``COLUMNS`` is unset: ui/common) has no width to fit: every column is printed at
 its natural width, as ``--wide`` does, for logs and mail that are read at any width.
 
 The choice is made when the table is rendered, at the width of the console (or the

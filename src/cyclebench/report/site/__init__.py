@@ -69,7 +69,7 @@ def history_slug(bench: str, param: int | None, variant: str) -> str:
 
 class Capture:
     """A stand-in for a rich Console that keeps what is printed, in order: show's recipe
-    (commands._show.print_run) prints a stored run into it, and the run's page shows it."""
+    (commands/show.print_run) prints a stored run into it, and the run's page shows it."""
 
     width = 200
 

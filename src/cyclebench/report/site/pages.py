@@ -189,10 +189,10 @@ class Counts:
 @dataclass(frozen=True)
 class Fleet:
     """compare --by host over each host's newest complete run: the hosts in order with their
-    run ids, compare_hosts' rows, each host's CPU. Fewer than two hosts: no rows."""
+    run ids, experiments.stored.host_rows' rows, each host's CPU. Fewer than two hosts: no rows."""
 
     sides: tuple[tuple[str, tuple[int, ...]], ...]
-    rows: Sequence[Any] = ()  # commands.compare_hosts.host_rows's, as report.hosts.hosts_table reads them
+    rows: Sequence[Any] = ()  # experiments.stored.host_rows', as report.hosts.hosts_table reads them
     cpu: Mapping[str, str | None] | None = None
 
 

@@ -227,7 +227,7 @@ class OutputOptions:
 def writable(path: Path, option: str = "-o/--output") -> Path:
     """``path`` when a file can be written there, checked before anything is measured: a
     missing directory, a directory or no permission is a UserError (one line, exit 2)."""
-    from cyclebench.commands._common import UserError
+    from cyclebench.ui.common import UserError
 
     parent = path.parent if str(path.parent) else Path(".")
     why = ("it is a directory" if path.is_dir() else f"no directory {parent}" if not parent.is_dir()

@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from cyclebench.build import BuildError, ToolMissing
-from cyclebench.commands._common import FAILED_STATUSES, UserError, err
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.runner import RunnerError
 from cyclebench.runner.plan import SelectionError
 from cyclebench.store import StoreError
+from cyclebench.ui.common import FAILED_STATUSES, UserError, err
 
 __all__ = ["exit_status", "finishing"]
 

@@ -25,7 +25,7 @@ from typing import Any, TypedDict, cast
 
 import click
 
-from cyclebench.commands._common import UserError
+from cyclebench.ui.common import UserError
 
 # click parameter names of the options that write a file (the command's callback gets these)
 OUTPUTS = ("json_path", "output_path", "plot_path", "csv_path", "output")
@@ -73,7 +73,7 @@ def _build_files(kw: Params, deep: bool) -> Iterator[tuple[Path, str]]:
     include (``cc -MM``: 9 ms of CPU a source here, 100 ms of wall time at a load of 11 on 2
     CPUs; only an output that already exists can be one, so only then is it run)."""
     from cyclebench.build import compile as compiler
-    from cyclebench.commands._options import BuildOptions, expand_files
+    from cyclebench.ui.options import BuildOptions, expand_files
 
     if "file_patterns" not in kw:
         return

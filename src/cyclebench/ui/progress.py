@@ -20,8 +20,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cyclebench.commands._common import err
 from cyclebench.report.text import visible
+from cyclebench.ui.common import err
 
 
 class Notes:

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
-from cyclebench.commands._common import err, out
-from cyclebench.commands._options import BuildOptions, RunnerOptions
+from cyclebench.ui.common import err, out
+from cyclebench.ui.options import BuildOptions, RunnerOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,13 +77,13 @@ def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int
     (``unsupported``: an option of compare's other forms was given)."""
     import json
 
-    from cyclebench.commands._common import open_store, write_text
-    from cyclebench.commands._finish import finishing
-    from cyclebench.commands._progress import progress
     from cyclebench.experiments.comparison import fail_outcomes
     from cyclebench.experiments.revcompare import compare_revisions, workspace
     from cyclebench.experiments.revpair import Design
     from cyclebench.report import console as console_report
+    from cyclebench.ui.common import open_store, write_text
+    from cyclebench.ui.finish import finishing
+    from cyclebench.ui.progress import progress
 
     if unsupported:
         raise click.UsageError("--rev writes its output with --json; --format, --plot, --allocator and --repeat "

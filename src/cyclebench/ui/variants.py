@@ -8,20 +8,21 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
-from cyclebench.commands._common import err, out, write_text
-from cyclebench.commands._finish import finishing
-from cyclebench.commands._options import (
-    BuildOptions,
-    RunnerOptions,
-)
-from cyclebench.commands._progress import Steps
+import click
+
+from cyclebench.build.allocators import Allocator
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
 from cyclebench.model import BenchEntry
 from cyclebench.report import variants as variants_report
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store
+from cyclebench.ui.common import err, out, write_text
+from cyclebench.ui.finish import finishing
+from cyclebench.ui.options import BuildOptions, OutputOptions, RunnerOptions
+from cyclebench.ui.progress import Steps
 
 
 def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,
@@ -99,13 +100,36 @@ def exit_if_failed(data: list[BenchEntry], unbuilt: bool) -> None:
         sys.exit(1)
 
 
-def judge_allocators(sw: Sweep, build: BuildOptions, pin: RunnerOptions, store: Store, fail_on: tuple[str, ...],
-                     json_path: Path | None, wide: bool) -> None:
-    """`compare --allocator`: measured as variants are (experiments/variants.allocator_sweep),
-    the ranked table, then exit 1 for a verdict --fail-on names or a failed benchmark."""
-    from cyclebench.experiments.variants import fail_on_hits
+class AllocatorArgs(Protocol):
+    """What `compare --allocator` reads of compare's options."""
 
-    run_id, data, unbuilt = measure_and_store(sw, build, pin, store)
+    targets: tuple[str, ...]
+    params: tuple[str, ...]
+    repeat: int | None
+    min_time: float
+    allocators: list[Allocator] | None
+    fail_on: tuple[str, ...]
+    json_path: Path | None
+    wide: bool
+    db: str | None
+    plot_path: Path | None
+    output: OutputOptions
+    build: BuildOptions
+    pin: RunnerOptions
+
+
+def judge_allocators(a: AllocatorArgs, stored_runs: bool, labels: dict[str, str]) -> None:
+    """`compare --allocator`: measured as variants are (experiments/variants.allocator_sweep),
+    the ranked table, then exit 1 for a verdict --fail-on names or a failed benchmark.
+    click.UsageError for stored runs, an export format or --plot (it writes --json alone)."""
+    from cyclebench.experiments.variants import allocator_sweep, fail_on_hits
+    from cyclebench.ui.common import open_store, parse_params
+
+    if stored_runs or a.output.asked or a.plot_path is not None:
+        raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
+    sw = allocator_sweep(a.targets, parse_params(a.params), a.repeat, a.min_time, a.allocators or [], labels)
+    fail_on, json_path, wide = a.fail_on, a.json_path, a.wide
+    run_id, data, unbuilt = measure_and_store(sw, a.build, a.pin, open_store(a.db))
     show(data, run_id, unbuilt, json_path, wide, exit_on_failure=False)
     if hit := fail_on_hits(data, fail_on):
         err.print(f"cyclebench: --fail-on: {'; '.join(hit)}", highlight=False)

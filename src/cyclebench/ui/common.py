@@ -1,15 +1,17 @@
 """What every command shares: the two consoles (stdout for results, stderr for the rest),
-the one-line user error (exit 2), parameter lists and opening the database."""
+the one-line user error (exit 2), parameter lists, opening the database, and files written
+whole (``write_text``; a table as plain text: ``write_table``, its file made first: ``open_output``)."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 from cyclebench.atomic import write_atomic
@@ -19,8 +21,8 @@ from cyclebench.report.text import safe_text
 if TYPE_CHECKING:  # imported where used: a command that lists stored runs needs no numpy (bench/startup.py)
     from cyclebench.store import Store
 
-__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_store", "out", "parse_params",
-           "root_command", "write_text"]
+__all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_output", "open_store", "out", "parse_params",
+           "root_command", "write_table", "write_text"]
 
 
 def _unbounded(stream: Any) -> bool:
@@ -113,3 +115,20 @@ def write_text(path: Path, text: str, stored: str = "") -> None:
     except OSError as e:
         kept = f"; the results are stored ({stored})" if stored else ""
         raise UserError(f"cannot write {path}: {e.strerror or e}{kept}") from None
+
+
+def open_output(path: Path) -> None:
+    """Create or empty ``path`` before anything runs, as perf stat -o does: a file that cannot be
+    written is one line (UserError, exit 2) before a repetition is spent."""
+    try:
+        with path.open("w"):
+            pass
+    except OSError as e:
+        raise UserError(f"-o: cannot write {path}: {e.strerror or e}") from None
+
+
+def write_table(path: Path, table: RenderableType, stored: str) -> None:
+    """The table as plain text (no colour, 200 columns as when piped) into ``path``."""
+    buf = io.StringIO()
+    Console(file=buf, width=200, color_system=None, markup=False, force_terminal=False).print(table)
+    write_text(path, buf.getvalue(), stored)

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from cyclebench.commands._common import FAILED_STATUSES, UserError, err, out, write_text
 from cyclebench.model import Series
 from cyclebench.report.show import print_series
 from cyclebench.stats import scaling
+from cyclebench.ui.common import FAILED_STATUSES, UserError, err, out, write_text
 
 
 def check_wis_csv(path: Path, benches: int) -> None:
@@ -60,8 +60,8 @@ def finish(a: Outputs, store: Any, run_id: int, series: list[Series], cpus: Sequ
     import io
     import sys
 
-    from cyclebench.commands._export import run_json
     from cyclebench.report import plots
+    from cyclebench.ui.export import run_json
 
     used = len(set(cpus))
     print_series(series, descriptions, first_mode, a.wide, out)

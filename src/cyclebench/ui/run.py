@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.progress import (
     BarColumn,
@@ -18,12 +18,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cyclebench.commands._common import (
-    UserError,
-    err,
-    out,
-)
-from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan
+from cyclebench.experiments.predict import PredictOptions
+from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan, run_to_run
 from cyclebench.model import Item, Result, suite_order
 from cyclebench.report import console as console_report
 from cyclebench.report.show import print_tables
@@ -31,6 +27,10 @@ from cyclebench.report.titles import SIMULATED_TITLE
 from cyclebench.report.titles import run_title as title
 from cyclebench.runner import RunnerError
 from cyclebench.store import RunGone, Store, StoreError
+from cyclebench.ui.common import UserError, err, open_store, out, write_text
+from cyclebench.ui.export import deliver, export_runs, run_json
+from cyclebench.ui.options import OutputOptions
+from cyclebench.ui.predict import after_run
 
 
 def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,
@@ -47,7 +47,7 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
 
     def on_open(rid: int) -> None:
         opened.append(rid)
-        # how its table was asked for, so `show` prints it so (commands/_show.py)
+        # how its table was asked for, so `show` prints it so (experiments/show.py)
         store.update_run(rid, summary={"display": {"net": net}},
                          **({"group_id": (earlier or [rid])[0]} if grouped else {}))
 
@@ -114,3 +114,47 @@ def plot_runs(rows: Sequence[Result], ids: list[int], path: Path) -> None:
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror or e} (the results are stored)") from None
     err.print(f"plot of {n} result(s): {path}", highlight=False)
+
+
+class Replicates(Protocol):
+    """What the replicate runs read of `run`'s options."""
+
+    runs: int
+    db: str | None
+    quiet: bool
+    net: bool
+    wide: bool
+    backend: str
+    predict: PredictOptions | None
+    json_path: Path | None
+    output: OutputOptions
+    plot_path: Path | None
+
+
+def measure_replicates(a: Replicates, cfg: RunConfig, prepared: Prepared) -> list[Result]:
+    """``a.runs`` runs one after the other (replicates, stored as one group g<first id>), each
+    with its table, predictions (--predict) and --json; then the export (-o: every replicate's
+    rows; json: the last run's) and --plot. Returns every run's rows, for the exit status."""
+    store = open_store(a.db)
+    all_rows: list[Result] = []
+    ids: list[int] = []
+    table = not a.output.to_stdout  # with an export on stdout, only the lines on stderr
+    for _ in range(a.runs):  # replicate runs, one after the other, stored as one group (g<first id>)
+        run_id, rows = measure_one(cfg, prepared, store, a.quiet, a.net, a.wide, ids, grouped=a.runs > 1, table=table)
+        ids.append(run_id)
+        rows = run_to_run(store, run_id, rows)
+        all_rows += rows
+        if not a.quiet:
+            report(store, run_id, rows, prepared, a.backend, a.net, a.wide, table=table)
+        after_run(a.predict, store, run_id, {"": prepared.binary.path}, a.wide, a.quiet or not table)
+        if a.json_path is not None:
+            write_text(a.json_path, run_json(store, run_id), stored=f"run #{run_id}")
+        if not a.quiet:
+            err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
+    if a.output.asked:  # every replicate run's rows (json: the last run)
+        deliver(a.output, export_runs(store, ids, a.output.fmt), stored=f"run #{ids[-1]}")
+    if a.plot_path is not None and ids:
+        plot_runs(all_rows, ids, a.plot_path)
+    if len(ids) > 1:
+        err.print(f"replicate group g{ids[0]}: runs {','.join(map(str, ids))} (compare g{ids[0]} g…)", highlight=False)
+    return all_rows

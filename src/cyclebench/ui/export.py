@@ -10,14 +10,14 @@ from typing import Any
 
 import click
 
-from cyclebench.commands._common import UserError, err, write_text
-from cyclebench.commands._options import OutputOptions
 from cyclebench.experiments.history import host_spread, with_spread
 from cyclebench.model import Result
 from cyclebench.report import console as console_report
 from cyclebench.report.export import TABLE_FORMATS, ComparisonRow, Export, Exported, write
 from cyclebench.report.text import safe_text
 from cyclebench.store import Store, runfile
+from cyclebench.ui.common import UserError, err, write_text
+from cyclebench.ui.options import OutputOptions
 
 MEASURED_ONLY = ("gbench", "benchstat", "pyperf")  # formats of measured results, not of comparisons
 

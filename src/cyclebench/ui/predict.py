@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from cyclebench.commands._common import err, out
+from cyclebench.ui.common import err, out
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,11 +47,11 @@ def after_run(predict: Any, store: Any, run_id: int, binaries: Mapping[str, Path
     ``quiet``. Nothing when ``predict`` is None."""
     if predict is None:
         return
-    from cyclebench.commands._common import UserError
     from cyclebench.experiments.errors import ExperimentError
     from cyclebench.experiments.predict import predict_rows, store_predictions
     from cyclebench.report.predict import predicted_group
     from cyclebench.store import StoreError
+    from cyclebench.ui.common import UserError
 
     rows = store.results(run_id)
 
@@ -77,6 +77,24 @@ def after_run(predict: Any, store: Any, run_id: int, binaries: Mapping[str, Path
     elif not quiet:
         out.print(predicted_group(rows, preds, title=f"run #{run_id} · measured beside predicted", wide=wide,
                                   target_line=tgt.line()))
+
+
+def finish_then_predict(finish: Callable[[], None], predict: Any, store: Any, run_id: int | None, build: Any,
+                        wide: bool, quiet: bool) -> None:
+    """``finish()`` (tables, exports, the exit status), then :func:`after_run` on the run's one
+    build when --predict asked and a run was measured; shown before an exit 1 too (a failed
+    benchmark, ``--fail-on``), so a failing comparison still shows what the models predicted."""
+    if predict is None or run_id is None:
+        return finish()
+    from cyclebench.build import build as build_binary
+
+    binaries = {"": build_binary(build.spec()).path}
+    try:
+        finish()
+    except SystemExit:
+        after_run(predict, store, run_id, binaries, wide, quiet)
+        raise
+    after_run(predict, store, run_id, binaries, wide, quiet)
 
 
 def variant_binaries(sweep: Any, build: Any, pin: Any) -> dict[str, Path]:

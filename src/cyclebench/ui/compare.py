@@ -8,11 +8,6 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-from cyclebench.commands._common import (
-    err,
-    parse_params,
-)
-from cyclebench.commands._options import BuildOptions, OutputOptions, RunnerOptions
 from cyclebench.experiments.compare import Budget, describe, execute, keep_table, param_groups
 from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.run import RunConfig, prepare
@@ -21,6 +16,11 @@ from cyclebench.report.titles import compare_title as title
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store, StoreError
+from cyclebench.ui.common import (
+    err,
+    parse_params,
+)
+from cyclebench.ui.options import BuildOptions, OutputOptions, RunnerOptions
 
 
 class Args(Protocol):
@@ -50,9 +50,9 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     """`compare A B …`: build, measure interleaved (sequential design within ``budget``, or the
     fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
     Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""
-    from cyclebench.commands._common import UserError
-    from cyclebench.commands._finish import finishing
-    from cyclebench.commands._progress import Steps
+    from cyclebench.ui.common import UserError
+    from cyclebench.ui.finish import finishing
+    from cyclebench.ui.progress import Steps
 
     targets, params, repeat, processes, pin = a.targets, parse_params(a.params), a.repeat, a.processes, a.pin
     budget = Budget(a.budget, a.equivalence / 100)
@@ -101,10 +101,10 @@ def finish(a: Args, store: Store, rows: list[Row], measured: list[Result], title
     were compared (nothing stored)."""
     import json
 
-    from cyclebench.commands._common import UserError, out, write_text
-    from cyclebench.commands._export import deliver, export_comparisons
     from cyclebench.experiments.comparison import fail_outcomes
     from cyclebench.report import console as console_report
+    from cyclebench.ui.common import UserError, out, write_text
+    from cyclebench.ui.export import deliver, export_comparisons
 
     if not a.output.to_stdout:  # stdout carries only the export
         console_report.print_comparisons(rows, out, title=title, alpha=a.alpha, wide=a.wide)

@@ -9,11 +9,6 @@ from pathlib import Path
 from typing import Protocol
 
 from cyclebench.build.wis import TestCase
-from cyclebench.commands._common import UserError, err, null_context, open_store, out, write_text
-from cyclebench.commands._export import run_json
-from cyclebench.commands._finish import exit_status, finishing
-from cyclebench.commands._options import BuildOptions, RunnerOptions, parse_labels
-from cyclebench.commands._progress import Steps
 from cyclebench.experiments.wis import (
     RUN_MIN_DURATION,
     RUN_MIN_WARMUP,
@@ -28,6 +23,11 @@ from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text
 from cyclebench.report.titles import wis_cost_lines, wis_run_title
 from cyclebench.runner.plan import SelectionError
+from cyclebench.ui.common import UserError, err, null_context, open_store, out, write_text
+from cyclebench.ui.export import run_json
+from cyclebench.ui.finish import exit_status, finishing
+from cyclebench.ui.options import BuildOptions, RunnerOptions, parse_labels
+from cyclebench.ui.progress import Steps
 
 
 def _print_list(cases: Sequence[TestCase]) -> None:
