@@ -15,6 +15,7 @@ of cli.py behind what no command can catch itself.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import signal
@@ -86,6 +87,11 @@ def main() -> None:
         if _standard_fds():
             _exit(2, "error: stdout is closed: give it a file or /dev/null (cyclebench ... >/dev/null)")
         _watch_stdout()
+        # Importing the CLI and what a command needs (SQLAlchemy, rich: some 10^5 objects) at the
+        # default threshold of 700 allocations runs the cyclic collector dozens of times, full
+        # passes included: 60 ms of `cyclebench runs`' 0.40 s here (bench/startup.py). Every
+        # 10,000 allocations, it costs a few ms; cyclebench makes few reference cycles.
+        gc.set_threshold(10_000, 10, 10)
         from cyclebench.cli import main as cli
 
         cli(prog_name="cyclebench")

@@ -6,6 +6,7 @@ import click
 
 from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.report.text import safe_text
 from cyclebench.runner import RunnerError
 from cyclebench.ui.common import (
@@ -13,13 +14,7 @@ from cyclebench.ui.common import (
     err,
     out,
 )
-from cyclebench.ui.options import (
-    BuildOptions,
-    RunnerOptions,
-    build_options,
-    not_a_file,
-    runner_options,
-)
+from cyclebench.ui.options import build_options, not_a_file, runner_options
 
 
 @click.command("annotate")

@@ -11,10 +11,9 @@ from typing import Any
 
 import click
 
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.ui.common import err, open_store, out, parse_params, write_text
 from cyclebench.ui.options import (
-    BuildOptions,
-    RunnerOptions,
     Seconds,
     build_options,
     db_option,

@@ -12,6 +12,7 @@ import click
 
 from cyclebench.build.allocators import Allocator
 from cyclebench.experiments.compare import Budget
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.predict import PredictOptions
 from cyclebench.model import Result
 from cyclebench.ui import options as o
@@ -70,8 +71,8 @@ class CompareArgs:
     allocators: list[Allocator] | None = group(o.allocator_option)
     repo: RepoOptions = group(repo_options(revs=True))
     predict: PredictOptions | None = group(predict_options)
-    pin: o.RunnerOptions = group(o.runner_options)
-    build: o.BuildOptions = group(o.build_options(files_in="targets"))
+    pin: RunnerOptions = group(o.runner_options)
+    build: BuildOptions = group(o.build_options(files_in="targets"))
 
     @property
     def stored_runs(self) -> bool:

@@ -9,17 +9,11 @@ from pathlib import Path
 import click
 
 from cyclebench.experiments.counters import suite_runner
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.report.listing import events_table, sweep_table
 from cyclebench.report.text import visible
 from cyclebench.ui.common import err, out, write_text
-from cyclebench.ui.options import (
-    BuildOptions,
-    RunnerOptions,
-    build_options,
-    json_option,
-    not_a_file,
-    runner_options,
-)
+from cyclebench.ui.options import build_options, json_option, not_a_file, runner_options
 from cyclebench.ui.progress import Steps
 from cyclebench.ui.record import argument, group, option, takes
 

@@ -6,9 +6,10 @@ import click
 
 from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
+from cyclebench.experiments.options import BuildOptions
 from cyclebench.runner import RunnerError
 from cyclebench.ui.common import UserError, err, open_store, out
-from cyclebench.ui.options import BuildOptions, build_options, db_option, not_a_file, wide_option
+from cyclebench.ui.options import build_options, db_option, not_a_file, wide_option
 from cyclebench.ui.predict import mcpu_option
 
 

@@ -15,6 +15,7 @@ import click
 
 from cyclebench.build import BuildError
 from cyclebench.env import sysinfo
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.profile import (
     probe_line,
     scratch_dir,
@@ -30,8 +31,6 @@ from cyclebench.runner import profile as tracer
 from cyclebench.store import StoreError
 from cyclebench.ui.common import UserError, err, open_store, out, write_text
 from cyclebench.ui.options import (
-    BuildOptions,
-    RunnerOptions,
     build_options,
     db_option,
     expand_files,

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from cyclebench.build.allocators import Allocator
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, check_events, counting, prepare
 from cyclebench.runner.plan import MeasureOptions, plan
@@ -74,8 +75,8 @@ class RunArgs:
     plot_path: Path | None = group(o.plot_option("each result's per op with its CI"))
     allocators: list[Allocator] | None = group(o.allocator_option)
     predict: PredictOptions | None = group(predict_options)
-    pin: o.RunnerOptions = group(o.runner_options)
-    build: o.BuildOptions = group(o.build_options(positional=True))
+    pin: RunnerOptions = group(o.runner_options)
+    build: BuildOptions = group(o.build_options(positional=True))
 
     def config(self) -> RunConfig:
         """The design's record (experiments/run.py) of these options."""

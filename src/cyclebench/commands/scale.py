@@ -12,6 +12,7 @@ import click
 
 from cyclebench.build.allocators import Allocator
 from cyclebench.experiments import wis as _wis
+from cyclebench.experiments.options import BuildOptions
 from cyclebench.experiments.scale import ScaleConfig, execute, prepare
 from cyclebench.report.text import safe_text
 from cyclebench.ui import options as o
@@ -58,7 +59,7 @@ class ScaleArgs:
     wide: bool = group(o.wide_option)
     label_args: tuple[str, ...] = group(o.label_option)
     allocators: list[Allocator] | None = group(o.allocator_option)
-    build: o.BuildOptions = group(o.build_options(files_in="benches"))
+    build: BuildOptions = group(o.build_options(files_in="benches"))
 
     def config(self) -> ScaleConfig:
         """The design's record (experiments/scale.py); click.UsageError or UserError for options

@@ -14,11 +14,12 @@ import click
 from rich.text import Text
 
 from cyclebench.build import BuildError
+from cyclebench.experiments.options import RunnerOptions
 from cyclebench.experiments.selftest import ADVICE, EXIT, FAIL, INCONCLUSIVE, PASS, REPLICATES, run_selftest, to_dict
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.runner import RunnerError
 from cyclebench.ui.common import UserError, err, out, write_text
-from cyclebench.ui.options import RunnerOptions, json_option, runner_options
+from cyclebench.ui.options import json_option, runner_options
 from cyclebench.ui.progress import Steps
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from cyclebench.experiments.options import RunnerOptions
 from cyclebench.experiments.stat import (
     Stat,
     StatError,
@@ -24,7 +25,7 @@ from cyclebench.stats.repetitions import (
 )
 from cyclebench.ui.common import UserError, err, open_output, open_store, write_table
 from cyclebench.ui.finish import finishing
-from cyclebench.ui.options import RunnerOptions, label_option, parse_labels, pin_options
+from cyclebench.ui.options import label_option, parse_labels, pin_options
 from cyclebench.ui.progress import Steps
 from cyclebench.ui.record import argument, group, option, takes
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from cyclebench.build.allocators import Allocator
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 from cyclebench.ui import options as o
@@ -65,8 +66,8 @@ class VariantsArgs:
     wide: bool = group(o.wide_option)
     label_args: tuple[str, ...] = group(o.label_option)
     predict: PredictOptions | None = group(predict_options)
-    pin: o.RunnerOptions = group(o.runner_options)
-    build: o.BuildOptions = group(o.build_options(positional=True, cc=False, cflags_default="",
+    pin: RunnerOptions = group(o.runner_options)
+    build: BuildOptions = group(o.build_options(positional=True, cc=False, cflags_default="",
                                                   cflags_help="Flags every variant shares, before its own --flags."))
 
     def sweep(self) -> Sweep:

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from cyclebench.experiments.compare import Budget, describe, execute, keep_table, param_groups
 from cyclebench.experiments.comparison import Row
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.run import RunConfig, prepare
 from cyclebench.model import FAILED_STATUSES, Result
 from cyclebench.report.titles import compare_title as title
@@ -20,7 +21,7 @@ from cyclebench.ui.common import (
     err,
     parse_params,
 )
-from cyclebench.ui.options import BuildOptions, OutputOptions, RunnerOptions
+from cyclebench.ui.options import OutputOptions
 
 
 class Args(Protocol):

@@ -22,12 +22,12 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cyclebench.build import DEFAULT_CFLAGS
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
+if TYPE_CHECKING:  # built where a command runs: `runs` and `--help` import no compiler driver (bench/startup.py)
+    pass
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,18 +70,25 @@ def take_c_files(values: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def build_options(cflags_help: str = "Flags for the benchmark sources (split like a shell would, passed as argv).",
                   positional: bool = False, cc: bool = True,
-                  cflags_default: str = " ".join(DEFAULT_CFLAGS), files_in: str | None = None,
+                  cflags_default: str | None = None, files_in: str | None = None,
                   one: str | None = None) -> Callable[[F], F]:
     """Adds -f/-I/-D/--cflags/--ldflags(/--cc); the command gets ``build: BuildOptions``. With
     ``positional``, the command's own ``files`` argument (a shorthand) is merged into -f;
     with ``files_in``, the ``FILE.c`` items of the command's positional argument of that name
     (nargs=-1) are (take_c_files), and the rest stay in it — with ``one`` (its metavar) exactly
     one must, which the command then gets alone (click.UsageError otherwise); without ``cc``
-    the command declares its own --cc (variants: one per compiler)."""
+    the command declares its own --cc (variants: one per compiler). ``cflags_default`` None:
+    build.DEFAULT_CFLAGS."""
+    if cflags_default is None:
+        from cyclebench.build import DEFAULT_CFLAGS
+
+        cflags_default = " ".join(DEFAULT_CFLAGS)
 
     def deco(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
+            from cyclebench.experiments.options import BuildOptions
+
             patterns = [*kw.pop("file_patterns")]
             if positional:
                 patterns = [str(p) for p in kw.pop("files")] + patterns
@@ -120,6 +127,8 @@ def build_options(cflags_help: str = "Flags for the benchmark sources (split lik
 def _pinning(f: F, limits: bool) -> F:
     @functools.wraps(f)
     def wrapper(*args: Any, **kw: Any) -> Any:
+        from cyclebench.experiments.options import RunnerOptions
+
         rss = kw.pop("max_rss") if limits else None
         kw["pin"] = RunnerOptions(cpu=valid_cpu(kw.pop("cpu")), fifo=kw.pop("fifo"), max_rss=rss << 20 if rss else None)
         return f(*args, **kw)

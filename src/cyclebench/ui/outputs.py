@@ -73,7 +73,8 @@ def _build_files(kw: Params, deep: bool) -> Iterator[tuple[Path, str]]:
     include (``cc -MM``: 9 ms of CPU a source here, 100 ms of wall time at a load of 11 on 2
     CPUs; only an output that already exists can be one, so only then is it run)."""
     from cyclebench.build import compile as compiler
-    from cyclebench.ui.options import BuildOptions, expand_files
+    from cyclebench.experiments.options import BuildOptions
+    from cyclebench.ui.options import expand_files
 
     if "file_patterns" not in kw:
         return

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.ui.common import err, out
-from cyclebench.ui.options import BuildOptions, RunnerOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -13,6 +13,7 @@ from typing import Protocol
 import click
 
 from cyclebench.build.allocators import Allocator
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
 from cyclebench.model import BenchEntry
@@ -21,7 +22,7 @@ from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store
 from cyclebench.ui.common import err, out, write_text
 from cyclebench.ui.finish import finishing
-from cyclebench.ui.options import BuildOptions, OutputOptions, RunnerOptions
+from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.progress import Steps
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cyclebench.build.wis import TestCase
+from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.wis import (
     RUN_MIN_DURATION,
     RUN_MIN_WARMUP,
@@ -26,7 +27,7 @@ from cyclebench.runner.plan import SelectionError
 from cyclebench.ui.common import UserError, err, null_context, open_store, out, write_text
 from cyclebench.ui.export import run_json
 from cyclebench.ui.finish import exit_status, finishing
-from cyclebench.ui.options import BuildOptions, RunnerOptions, parse_labels
+from cyclebench.ui.options import parse_labels
 from cyclebench.ui.progress import Steps
 
 
