@@ -60,3 +60,16 @@ def test_every_option_that_writes_a_file_goes_through_the_one_check() -> None:
     writing = [c for c in _leaves(main) if any(p.name in OUTPUTS and isinstance(p.type, click.Path) for p in c.params)]
     assert len(writing) >= 10
     assert [c.name for c in writing if not hasattr(c.callback, "__cyclebench_guarded__")] == []
+
+
+def test_every_output_written_says_what_is_stored(tmp_path: Path) -> None:
+    """--json, --csv, -o and --plot all end through ui.common.writing: one line naming the file,
+    why, and the run that holds what was measured."""
+    from cyclebench.ui.common import UserError, writing
+
+    with pytest.raises(UserError) as e, writing(tmp_path / "p.png", "run #3"):
+        raise FileNotFoundError(2, "No such file or directory")
+    assert e.value.message == f"cannot write {tmp_path / 'p.png'}: No such file or directory; the results are " \
+                              "stored (run #3)"
+    with writing(tmp_path / "ok.txt"):  # nothing raised: nothing said
+        (tmp_path / "ok.txt").write_text("x")

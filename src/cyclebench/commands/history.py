@@ -18,7 +18,7 @@ from cyclebench.report.plots import FORMATS
 from cyclebench.stats import changepoint
 from cyclebench.stats.changepoint import ALPHA
 from cyclebench.ui import options as o
-from cyclebench.ui.common import UserError, err, open_store, out, write_text
+from cyclebench.ui.common import UserError, err, open_store, out, write_text, writing
 from cyclebench.ui.export import deliver
 from cyclebench.ui.options import parse_labels
 from cyclebench.ui.record import argument, group, option, takes
@@ -70,10 +70,8 @@ def history_cmd(a: HistoryArgs) -> None:
         err.print(f"cyclebench: {len(points)} runs: a change point needs {changepoint.MIN_SEGMENT} on each side",
                   highlight=False)
     if a.plot_path is not None:
-        try:
+        with writing(a.plot_path):
             report.plot_history(title, points, h, unit, a.plot_path)
-        except OSError as e:
-            raise UserError(f"cannot write {a.plot_path}: {e.strerror or e}") from None
         err.print(f"history plot: {a.plot_path}", highlight=False)
     data = None
     if a.json_path is not None or a.output.asked:

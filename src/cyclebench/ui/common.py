@@ -4,9 +4,11 @@ whole (``write_text``; a table as plain text: ``write_table``, its file made fir
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:  # imported where used: a command that lists stored runs needs
     from cyclebench.store import Store
 
 __all__ = ["FAILED_STATUSES", "UserError", "err", "null_context", "open_output", "open_store", "out", "parse_params",
-           "root_command", "write_table", "write_text"]
+           "root_command", "write_table", "write_text", "writing"]
 
 
 def _unbounded(stream: Any) -> bool:
@@ -106,15 +108,23 @@ class null_context:
         return None
 
 
-def write_text(path: Path, text: str, stored: str = "") -> None:
-    """Write an output file (--json, --csv, -o) whole or not at all (cyclebench.atomic: on a full
-    disk the old file stays); a missing directory, no permission or no space is one line, exit 2,
-    saying that what was measured is stored (``stored``, e.g. "run #3")."""
+@contextlib.contextmanager
+def writing(path: Path, stored: str = "") -> Iterator[None]:
+    """Inside it an output file is written (--json, --csv, -o, --plot): a missing directory, no
+    permission or no space is one line, exit 2, saying that what was measured is stored
+    (``stored``, e.g. "run #3")."""
     try:
-        write_atomic(path, text)
+        yield
     except OSError as e:
         kept = f"; the results are stored ({stored})" if stored else ""
         raise UserError(f"cannot write {path}: {e.strerror or e}{kept}") from None
+
+
+def write_text(path: Path, text: str, stored: str = "") -> None:
+    """Write an output file whole or not at all (cyclebench.atomic: on a full disk the old file
+    stays); its errors as :func:`writing` says them."""
+    with writing(path, stored):
+        write_atomic(path, text)
 
 
 def open_output(path: Path) -> None:

@@ -104,7 +104,7 @@ def finish(a: Args, store: Store, rows: list[Row], measured: list[Result], title
 
     from cyclebench.experiments.comparison import fail_outcomes
     from cyclebench.report import console as console_report
-    from cyclebench.ui.common import UserError, out, write_text
+    from cyclebench.ui.common import out, write_text, writing
     from cyclebench.ui.export import deliver, export_comparisons
 
     if not a.output.to_stdout:  # stdout carries only the export
@@ -117,10 +117,8 @@ def finish(a: Args, store: Store, rows: list[Row], measured: list[Result], title
     if a.plot_path is not None:
         from cyclebench.report import plots
 
-        try:
+        with writing(a.plot_path, f"run #{run_id}" if run_id is not None else ""):
             n = plots.plot_comparisons(rows, a.plot_path, title=title)
-        except OSError as e:
-            raise UserError(f"cannot write {a.plot_path}: {e.strerror or e}") from None
         err.print(f"plot of {n} comparison(s): {a.plot_path}", highlight=False)
     failed = sorted({r["bench"] for r in measured if r.get("status") in FAILED_STATUSES})
     if failed:  # a crash is never a pass: exit 1

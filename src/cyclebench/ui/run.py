@@ -27,7 +27,7 @@ from cyclebench.report.titles import SIMULATED_TITLE
 from cyclebench.report.titles import run_title as title
 from cyclebench.runner import RunnerError
 from cyclebench.store import RunGone, Store, StoreError
-from cyclebench.ui.common import UserError, err, open_store, out, write_text
+from cyclebench.ui.common import UserError, err, open_store, out, write_text, writing
 from cyclebench.ui.export import deliver, export_runs, run_json
 from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.predict import after_run
@@ -109,10 +109,8 @@ def plot_runs(rows: Sequence[Result], ids: list[int], path: Path) -> None:
     """--plot: each result's per op with its CI, titled with the runs' ids."""
     from cyclebench.report import plots
 
-    try:
+    with writing(path, "run #" + ", #".join(map(str, ids))):
         n = plots.plot_results(rows, path, title=f"run{'s' if len(ids) > 1 else ''} #" + ", #".join(map(str, ids)))
-    except OSError as e:
-        raise UserError(f"cannot write {path}: {e.strerror or e} (the results are stored)") from None
     err.print(f"plot of {n} result(s): {path}", highlight=False)
 
 

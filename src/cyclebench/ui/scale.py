@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from cyclebench.model import Series
 from cyclebench.report.show import print_series
 from cyclebench.stats import scaling
-from cyclebench.ui.common import FAILED_STATUSES, UserError, err, out, write_text
+from cyclebench.ui.common import FAILED_STATUSES, UserError, err, out, write_text, writing
 
 
 def check_wis_csv(path: Path, benches: int) -> None:
@@ -69,7 +69,8 @@ def finish(a: Outputs, store: Any, run_id: int, series: list[Series], cpus: Sequ
     err.print(f"run #{run_id} · tasks on CPUs {','.join(map(str, cpus))} ({used} CPUs) · sampler used "
               f"{'-' if pct is None else f'{pct:.3f}'}% of one CPU at most · stored in {store.url}", highlight=False)
     if a.plot_path is not None:
-        w, h = plots.plot_scaling(series, a.plot_path, ncpus=used, title=f"cyclebench scale · run #{run_id}")
+        with writing(a.plot_path, f"run #{run_id}"):
+            w, h = plots.plot_scaling(series, a.plot_path, ncpus=used, title=f"cyclebench scale · run #{run_id}")
         err.print(f"plot written to {a.plot_path} ({w}×{h} px)", highlight=False)
     if a.json_path is not None:
         write_text(a.json_path, run_json(store, run_id), f"run #{run_id}")
