@@ -16,7 +16,7 @@ from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.predict import PredictOptions
 from cyclebench.model import Result
 from cyclebench.ui import options as o
-from cyclebench.ui.common import open_store, parse_params
+from cyclebench.ui.common import open_store
 from cyclebench.ui.compare import finish, measure_and_judge
 from cyclebench.ui.export import check_compare_format
 from cyclebench.ui.predict import finish_then_predict, predict_options
@@ -92,9 +92,7 @@ def compare_cmd(a: CompareArgs) -> None:
 
         return compare_by_host(a)
     if a.repo.revs or a.repo.build or a.repo.benches:  # two revisions of a repository (ui/revisions.py)
-        return compare_revs(a.repo, a.targets, parse_params(a.params), a.build, a.pin, a.budget, a.equivalence / 100,
-                            a.alpha, o.parse_labels(a.label_args), a.db, a.json_path, a.wide, a.fail_on,
-                            a.output.asked or a.plot_path is not None or bool(a.allocators) or a.repeat is not None)
+        return compare_revs(a, a.output.asked or a.plot_path is not None or bool(a.allocators) or a.repeat is not None)
     if not a.targets:
         raise click.UsageError("compare needs benchmarks A B [C...] or stored runs RUN RUN [...]")
     labels = o.parse_labels(a.label_args)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -69,10 +69,25 @@ def repo_options(revs: bool = False) -> Callable[[F], F]:
     return deco
 
 
-def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int], build: BuildOptions,
-                 pin: RunnerOptions, budget: float, equivalence: float, alpha: float, labels: dict[str, str],
-                 db: str | None, json_path: Path | None, wide: bool, fail_on: Sequence[str],
-                 unsupported: bool = False) -> None:
+class RevArgs(Protocol):
+    """What `compare --rev` reads of compare's options (``equivalence`` in %)."""
+
+    repo: RepoOptions
+    targets: tuple[str, ...]
+    params: tuple[str, ...]
+    build: BuildOptions
+    pin: RunnerOptions
+    budget: float
+    equivalence: float
+    alpha: float
+    label_args: tuple[str, ...]
+    db: str | None
+    json_path: Path | None
+    wide: bool
+    fail_on: tuple[str, ...]
+
+
+def compare_revs(a: RevArgs, unsupported: bool = False) -> None:
     """`compare --rev A --rev B`: the table (compare's), --json, --fail-on; exit 2 for bad input
     (``unsupported``: an option of compare's other forms was given)."""
     import json
@@ -81,15 +96,19 @@ def compare_revs(repo: RepoOptions, targets: Sequence[str], params: Sequence[int
     from cyclebench.experiments.revcompare import compare_revisions, workspace
     from cyclebench.experiments.revpair import Design
     from cyclebench.report import console as console_report
-    from cyclebench.ui.common import open_store, write_text
+    from cyclebench.ui.common import open_store, parse_params, write_text
     from cyclebench.ui.finish import finishing
+    from cyclebench.ui.options import parse_labels
     from cyclebench.ui.progress import progress
 
     if unsupported:
         raise click.UsageError("--rev writes its output with --json; --format, --plot, --allocator and --repeat "
                                "are not for revisions")
-    if len(repo.revs) != 2:
+    if len(a.repo.revs) != 2:
         raise click.UsageError("--rev takes two revisions: --rev A --rev B")
+    repo, targets, build, pin, budget, alpha, db = a.repo, a.targets, a.build, a.pin, a.budget, a.alpha, a.db
+    params, labels, equivalence = parse_params(a.params), parse_labels(a.label_args), a.equivalence / 100
+    json_path, wide, fail_on = a.json_path, a.wide, a.fail_on
     if any(t.isdigit() for t in targets):
         raise click.UsageError("--rev measures revisions; stored runs are compared without it")
     repo = RepoOptions(repo.repo, repo.build, (*repo.benches, *targets), repo.revs)
