@@ -319,7 +319,7 @@ class Repetition(TypedDict, total=False):
     rep: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
     """What one runner invocation produced for one item.
 
@@ -631,7 +631,7 @@ class Interval(TypedDict, total=False):
     wait_ns: list[int]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScaleRun:
     """What one runner invocation in scaling mode (one benchmark, mode and task count)
     produced: its start, interval and end lines, the first task crash, the hypervisor's
@@ -645,7 +645,7 @@ class ScaleRun:
     status: str = OK
     reason: str | None = None
     start: ScaleStart | None = None
-    intervals: list[Interval] = field(default_factory=list)
+    intervals: tuple[Interval, ...] = ()
     end: ScaleEnd | None = None
     crash: TaskCrash | None = None
     steal: float | None = None
@@ -821,14 +821,14 @@ class ScalePoint(TypedDict, total=False):
     notes: list[str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Series:
     """One benchmark under `scale` in one mode: a summary per task count, in task order."""
 
     bench: str
     param: int | None
     mode: str
-    points: list[ScalePoint] = field(default_factory=list)  # summaries, each with status/reason
+    points: tuple[ScalePoint, ...] = ()  # summaries, each with status/reason
     variant: str = ""  # e.g. the allocator linked in (scale --allocator)
 
     @property

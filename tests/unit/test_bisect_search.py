@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ class FakeRun(bis._Run):
         self.measured: list[str] = []
         self.steps: list[bis.Step] = []
         self.on_step = self.steps.append
+        self.state, self.states = bis.Bisection(), []
+        self.on_state = self.states.append
 
         class WS:
             pass
@@ -80,7 +83,12 @@ class FakeRun(bis._Run):
 
 def search(run: FakeRun, good: str, bad: str) -> bis.Search:
     s = bis.Search("lib/work", run.repo.revision(good), run.repo.revision(bad))
-    run.search(s, Item("lib/work", None), None, None)  # type: ignore[arg-type]
+    s = run.search(s, Item("lib/work", None), None, None)  # type: ignore[arg-type]
+    # each step made a new Bisection, handed on as it was made, and so did the end: the last holds
+    # the search as it ended
+    assert run.states[-1] is run.state and run.state.searches == {"lib/work": s}
+    assert [x.searches["lib/work"].steps for x in run.states] == [s.steps[:k] for k in range(1, len(s.steps) + 1)] \
+        + [s.steps]
     return s
 
 
@@ -170,12 +178,12 @@ def test_holm_step_down_confirms_more_once_one_is_confirmed() -> None:
     c2, c1 = boundaries(fr, 0.001)[-1], boundaries(fr, 0.002)[-1]
     se = 0.01
     diff = 0.02 + se * (c1 + c2) / 2  # low above T at c1, not at c2
-    a = Sitting(Item("a", None), [], [], "", verdict="slower")
-    a.looks[(0, 1)] = [look(0.1, 0.01, fraction=f) for f in fr]
-    b = Sitting(Item("b", None), [], [], "", verdict="inconclusive")
-    b.looks[(0, 1)] = [PairLook(0, 1, diff, se, c2, diff - c2 * se, diff + c2 * se, 20, f, 1, 1) for f in fr]
+    a = Sitting(Item("a", None), [], [], "", {(0, 1): tuple(look(0.1, 0.01, fraction=f) for f in fr)}, "slower")
+    b = Sitting(Item("b", None), [], [], "", {(0, 1): tuple(PairLook(0, 1, diff, se, c2, diff - c2 * se,
+                                                                     diff + c2 * se, 20, f, 1, 1) for f in fr)},
+                "inconclusive")
     assert bis.holm_step_down([a, b], 0.002, 0.02) == {"a": "slower", "b": "slower"}
-    a.verdict = "no slowdown"
+    a = replace(a, verdict="no slowdown")
     assert bis.holm_step_down([a, b], 0.002, 0.02) == {"a": "no slowdown", "b": "inconclusive"}
     assert np.isfinite(c1) and c1 < c2
 

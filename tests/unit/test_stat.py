@@ -66,11 +66,11 @@ def test_aggregate_recorded_buffers() -> None:
     assert s["stddev"] == pytest.approx(2 ** 0.5) and s["cv"] == pytest.approx(2 ** 0.5 / 3)
     assert s["sem"] == pytest.approx(1.0)
     assert m["cycles"].values == [4000, 6000] and m["instructions"].values == [8000, 12000]
-    assert m["cycles"].notes == []
+    assert m["cycles"].notes == ()
     assert m["branch-misses"].values == [20, 40]  # 10 × 1000/500, 10 × 1000/250
-    assert m["branch-misses"].notes == ["multiplexed 38%"]  # 750 of 2000 ns on the PMU
+    assert m["branch-misses"].notes == ("multiplexed 38%",)  # 750 of 2000 ns on the PMU
     assert m["task-clock"].values == [1.5, 2.5] and m["task-clock"].unit == "ms"
-    assert m["task-clock"].notes == ["0.67 CPUs utilized"]
+    assert m["task-clock"].notes == ("0.67 CPUs utilized",)
     assert m["cache-misses"].status == "not counted" and m["cache-misses"].counted == []
     assert m["IPC"].status == "derived" and m["IPC"].values == [pytest.approx(2.0)]
     assert m["branch-misses MPKI"].values == [pytest.approx(3.0)]
@@ -105,15 +105,18 @@ def test_same_work_rule() -> None:
     # instructions: 0.1% of the others' median, whatever the page faults do
     ins = _metric("instructions", [1_000_000, 1_000_400, 999_700, 1_002_000, 1_000_100])
     pf = _metric("page-faults", [100, 100, 900, 100, 100])
-    assert [ln.split(":")[0] for ln in same_work([ins, pf])] == ["repetition 4 did other work"]
-    assert ins.different == [4] and pf.different == []
+    (ins2, pf2), lines = same_work([ins, pf])
+    assert [ln.split(":")[0] for ln in lines] == ["repetition 4 did other work"]
+    assert ins2.different == (4,) and ins2.notes == ("other work in run 4",) and pf2 is pf and pf.different == ()
+    assert ins.different == ()  # a new metric says so: the one given is as it was
     # without instructions: the others' median ± 5 MAD, never narrower than 3·√median
     pf, cs = _metric("page-faults", [130, 131, 130, 129, 130, 400]), _metric("context-switches", [5, 7, 6, 5, 6, None])
-    assert same_work([pf, cs]) and pf.different == [6] and cs.different == []
-    assert same_work([_metric("page-faults", [130, 131])]) == []  # two repetitions: no majority to judge by
+    (pf, cs), lines = same_work([pf, cs])
+    assert lines and pf.different == (6,) and cs.different == ()
+    assert same_work([_metric("page-faults", [130, 131])])[1] == []  # two repetitions: no majority to judge by
     # 76 faults more than the others (304 KiB touched) is other work, the floor notwithstanding
-    pf = _metric("page-faults", [254, 255, 330, 253, 254])
-    assert same_work([pf]) and pf.different == [3]
+    (pf,), lines = same_work([_metric("page-faults", [254, 255, 330, 253, 254])])
+    assert lines and pf.different == (3,)
 
 
 def test_same_work_ignores_the_jitter_of_identical_work() -> None:
@@ -122,12 +125,12 @@ def test_same_work_ignores_the_jitter_of_identical_work() -> None:
     A MAD of 0–1 count once flagged a repetition 8 faults off, or 9 switches vs 7, or 14 vs 7.5."""
     pf = _metric("page-faults", [254, 262, 16636, 254, 255])
     cs = _metric("context-switches", [9, 7, 14, 7, 7])
-    lines = same_work([pf, cs])
-    assert pf.different == [3] and cs.different == []
-    cs = _metric("context-switches", [7, 8, 27, 14, 7])
-    lines += same_work([cs])
-    assert cs.different == [3]
+    (pf, cs), lines = same_work([pf, cs])
+    assert pf.different == (3,) and cs.different == ()
+    (cs,), more = same_work([_metric("context-switches", [7, 8, 27, 14, 7])])
+    lines += more
+    assert cs.different == (3,)
     assert [ln.split(":")[0] for ln in lines] == ["repetition 3 did other work"] * 2
-    assert pf.notes == ["other work in run 3"]
+    assert pf.notes == ("other work in run 3",)
     quiet = [_metric("page-faults", v) for v in ([253, 258, 248, 257, 255], [251, 255, 254, 250, 258])]
-    assert same_work(quiet) == []
+    assert same_work(quiet) == (quiet, [])

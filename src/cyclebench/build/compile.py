@@ -581,10 +581,10 @@ def cache_entries() -> list[CacheEntry]:
     return sorted(out, key=lambda e: e.last_used)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Pruned:
-    removed: list[CacheEntry] = field(default_factory=list)
-    in_use: list[CacheEntry] = field(default_factory=list)  # held by a running cyclebench: kept
+    removed: tuple[CacheEntry, ...] = ()
+    in_use: tuple[CacheEntry, ...] = ()  # held by a running cyclebench: kept
 
 
 def prune(older_than_days: float = PRUNE_AFTER_DAYS, everything: bool = False) -> Pruned:
@@ -592,15 +592,16 @@ def prune(older_than_days: float = PRUNE_AFTER_DAYS, everything: bool = False) -
     partial builds older than an hour, except those a live process holds (a run measuring with
     that runner, a build in progress): removing its runner mid-run killed the run."""
     now = time.time()
-    done = Pruned()
+    removed: list[CacheEntry] = []
+    in_use: list[CacheEntry] = []
     for e in cache_entries():
         age = now - e.last_used
         if not (everything or age > older_than_days * 86400 or (e.partial and age > TMP_AFTER_S)):
             continue
-        removed = _remove_unused(e.path)
-        if removed is not None:
-            (done.removed if removed else done.in_use).append(e)
-    return done
+        gone = _remove_unused(e.path)
+        if gone is not None:
+            (removed if gone else in_use).append(e)
+    return Pruned(tuple(removed), tuple(in_use))
 
 
 def _remove_unused(entry: Path) -> bool | None:

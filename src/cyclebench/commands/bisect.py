@@ -69,17 +69,17 @@ def bisect_cmd(a: BisectArgs) -> None:
 
     labels = parse_labels(a.label_args)
     store = open_store(a.db)
-    state = Bisection()
+    states = [Bisection()]  # run_bisect hands on each new one: the last is what Ctrl-C prints
     plan = Plan(a.good, a.bad, a.threshold / 100, Design(budget=a.budget, alpha=a.alpha), a.all_parents)
     try:
         with finishing(interrupt=False), progress() as prog:
             ws = workspace(a.repo.repo, a.repo.build, a.build, a.pin, a.repo.benches, parse_params(a.params), prog)
-            run_bisect(ws, plan, store, labels, ["cyclebench", *sys.argv[1:]], state,
+            run_bisect(ws, plan, store, labels, ["cyclebench", *sys.argv[1:]], states[0], on_state=states.append,
                        on_step=lambda s: out.print(step_line(s), highlight=False, markup=False, soft_wrap=True))
     except KeyboardInterrupt:
-        _interrupted(state, store.url)
+        _interrupted(states[-1], store.url)
         sys.exit(130)
-    sys.exit(_finish(state, plan, ws.repo, a.wide, a.json_path))
+    sys.exit(_finish(states[-1], plan, ws.repo, a.wide, a.json_path))
 
 
 def _interrupted(state: Any, url: str) -> None:

@@ -84,19 +84,19 @@ class Step:
         return d
 
 
-@dataclass
+@dataclass(frozen=True)
 class Search:
     """One benchmark's search as it stands: the last revision known good, the first known bad,
     its steps, and how it ended (running, found, no slowdown, inconclusive, ambiguous: several
-    candidates left by skips, failed)."""
+    candidates left by skips, failed). Each decided step makes a new one."""
 
     bench: str
     good: Revision
     bad: Revision
-    steps: list[Step] = field(default_factory=list)
+    steps: tuple[Step, ...] = ()
     status: str = "running"
     first_bad: Revision | None = None
-    candidates: list[Revision] = field(default_factory=list)
+    candidates: tuple[Revision, ...] = ()
     confirm: PairLook | None = None  # BAD against GOOD: Δ and its CI
 
     def measured_steps(self) -> int:
@@ -110,10 +110,11 @@ class Search:
         return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Bisection:
-    """The whole command's state, updated as it goes (what Ctrl-C prints): an id the runs are
-    labelled with, GOOD and BAD, every benchmark's search."""
+    """The whole command's state as it stands (what Ctrl-C prints): an id the runs are labelled
+    with, GOOD and BAD, every benchmark's search. Each decided step makes a new one (run_bisect
+    hands each to its ``on_state``)."""
 
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     good: Revision | None = None
@@ -186,13 +187,21 @@ def holm_step_down(sits: Sequence[Sitting], alpha: float, t: float) -> dict[str,
 
 
 class _Run:
-    """One bisect's moving parts: the workspace, the plan, the store, the labels."""
+    """One bisect's moving parts: the workspace, the plan, the store, the labels, and the current
+    Bisection (working state: replaced, never changed, as each step is decided)."""
 
     def __init__(self, ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], command: Sequence[str],
-                 state: Bisection, on_step: Callable[[Step], None]) -> None:
+                 state: Bisection, on_step: Callable[[Step], None],
+                 on_state: Callable[[Bisection], None] = lambda _b: None) -> None:
         self.ws, self.plan, self.store, self.labels, self.command = ws, plan, store, labels, command
-        self.state, self.on_step = state, on_step
+        self.state, self.on_step, self.on_state = state, on_step, on_state
         self.cpu = ws.cpu()
+
+    def keep(self, search: Search) -> Search:
+        """``search`` becomes its benchmark's in a new current Bisection, handed to ``on_state``."""
+        self.state = replace(self.state, searches={**self.state.searches, search.bench: search})
+        self.on_state(self.state)
+        return search
 
     def sitting(self, built: list[Built], variants: list[str], items: list[Item], pairs: list[tuple[int, int]],
                 design: Design, rule: Any, main: int, step: int, a_names: list[str]) -> tuple[list[Sitting], int]:
@@ -241,13 +250,13 @@ class _Run:
             for s in sits:
                 search = self.state.searches[s.item.label]
                 lk = s.last((0, 1))
-                search.confirm = lk if lk is not None else search.confirm
                 v = got[s.item.label]
                 verdicts[s.item.label] = v
                 step = Step(s.item.label, 0, bad.revision, "failed" if s.failed else v, s.failed or "",
                             lk.diff if lk else None, lk.low if lk else None, lk.high if lk else None, s.seconds,
                             run_id, attempt)
-                search.steps = [x for x in search.steps if x.n != 0] + [step]
+                self.keep(replace(search, confirm=lk if lk is not None else search.confirm,
+                                  steps=(*(x for x in search.steps if x.n != 0), step)))
                 if v != "inconclusive" or attempt == 2:
                     self.on_step(step)
             todo = [i for i in todo if verdicts[i.label] == "inconclusive"]
@@ -274,8 +283,9 @@ class _Run:
         return Step(item.label, n, mid.revision, verdict, reason, lk.diff if lk else None, lk.low if lk else None,
                     lk.high if lk else None, s.seconds, run_id, attempts)
 
-    def search(self, search: Search, item: Item, good: Built, bad: Built) -> None:
-        """Bisect one benchmark's range (first-parent line, or git's bisect over every parent)."""
+    def search(self, search: Search, item: Item, good: Built, bad: Built) -> Search:
+        """Bisect one benchmark's range (first-parent line, or git's bisect over every parent);
+        returns the search as it ended (each step's is kept: ``keep``)."""
         repo = self.ws.repo
         skipped: set[str] = set()
         goods = [search.good.sha]
@@ -285,10 +295,9 @@ class _Run:
             pick, left = _next(repo, linear, search, goods, skipped)
             if pick is None:
                 if len(left) <= 1:
-                    search.status, search.first_bad = "found", search.bad
-                else:
-                    search.status, search.candidates = "ambiguous", [repo.revision(x) for x in left]
-                return
+                    return self.keep(replace(search, status="found", first_bad=search.bad))
+                return self.keep(replace(search, status="ambiguous",
+                                         candidates=tuple(repo.revision(x) for x in left)))
             n += 1
             rev = repo.revision(pick)
             mid = self.ws.build(rev)
@@ -297,15 +306,16 @@ class _Run:
                             log=str(mid.log))
             else:
                 step = self.judge(search, item, good, bad, mid, n)
-            search.steps.append(step)
-            self.on_step(step)
+            search = replace(search, steps=(*search.steps, step))
             if step.verdict == "bad":
-                search.bad = rev
+                search = replace(search, bad=rev)
             elif step.verdict == "good":
-                search.good = rev
+                search = replace(search, good=rev)
                 goods.append(rev.sha)
             else:
                 skipped.add(rev.sha)
+            self.keep(search)
+            self.on_step(step)
 
 
 def _next(repo: Any, linear: list[str] | None, search: Search, goods: list[str], skipped: set[str],
@@ -330,12 +340,14 @@ def _next(repo: Any, linear: list[str] | None, search: Search, goods: list[str],
 
 
 def run_bisect(ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], command: Sequence[str],
-               state: Bisection, on_step: Callable[[Step], None] = lambda _s: None) -> Bisection:
+               state: Bisection, on_step: Callable[[Step], None] = lambda _s: None,
+               on_state: Callable[[Bisection], None] = lambda _b: None) -> Bisection:
     """Resolve, build GOOD and BAD, confirm the slowdown on every benchmark (Holm), then bisect
-    each confirmed one (module doc). ``state`` is updated as it goes (Ctrl-C: what it holds is
-    what was decided); ``on_step`` gets each step as it is decided. Raises ExperimentError:
-    revisions that do not resolve, GOOD not an ancestor of BAD, GOOD or BAD not building, a
-    selection that matches nothing."""
+    each confirmed one (module doc). ``state`` is where it starts (its id labels the runs);
+    ``on_state`` gets each new Bisection as it is made (Ctrl-C: the last one holds what was
+    decided), ``on_step`` each step as it is decided. Returns the last Bisection. Raises
+    ExperimentError: revisions that do not resolve, GOOD not an ancestor of BAD, GOOD or BAD not
+    building, a selection that matches nothing."""
     repo = ws.repo
     good, bad = repo.resolve(plan.good), repo.resolve(plan.bad)
     if good.sha == bad.sha:
@@ -344,23 +356,25 @@ def run_bisect(ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], co
         raise RevisionError(f"GOOD {good.short} is not an ancestor of BAD {bad.short}")
     if not plan.all_parents:
         repo.first_parent(good.sha, bad.sha)  # GOOD on BAD's first-parent line, or say --all-parents
-    state.good, state.bad = good, bad
+    state = replace(state, good=good, bad=bad)
+    on_state(state)
     gb, bb = must_build(ws, good, "GOOD"), must_build(ws, bad, "BAD")
-    run = _Run(ws, plan, store, labels, command, state, on_step)
+    run = _Run(ws, plan, store, labels, command, state, on_step, on_state)
     items = ws.items(gb, run.cpu)
     for it in items:
-        state.searches[it.label] = Search(it.label, good, bad)
+        run.keep(Search(it.label, good, bad))
     verdicts = run.confirm(gb, bb, items)
     for it in items:
-        search = state.searches[it.label]
+        search = run.state.searches[it.label]
         v = verdicts[it.label]
         if v != "slower":
-            search.status = {"no slowdown": "no slowdown", "inconclusive": "inconclusive"}.get(v, "failed")
+            run.keep(replace(search, status={"no slowdown": "no slowdown", "inconclusive": "inconclusive"}.get(
+                v, "failed")))
             continue
         run.search(search, it, gb, bb)
-    if not state.searches:
+    if not run.state.searches:
         raise ExperimentError("no benchmark selected")
-    return state
+    return run.state
 
 
 def exit_status(searches: Sequence[Search]) -> int:

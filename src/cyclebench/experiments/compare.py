@@ -13,7 +13,7 @@ compare.unpaired over the per-round costs recomputed from the stored samples.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -90,7 +90,7 @@ def execute(
             if budget is not None:
                 seq = measure_until_known(prepared.runner, items, cfg.options, budget.seconds * (len(items) - 1),
                                           alpha / n_pairs, budget.equivalence, processes, include_disturbed, step)
-                outs, procs = seq.outs, seq.procs
+                outs, procs = list(seq.outs), seq.procs
             else:
                 outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes, on_process=step)
             spared = [k for k, o in enumerate(outs) if o.status == OK or _not_measured(o)]
@@ -103,7 +103,7 @@ def execute(
             costs = []
             good = [o.result for o in outs if o.status == OK and o.result]
             shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
-            for o in outs:
+            for k, o in enumerate(outs):
                 fields = result_fields(o, rate, "compare")
                 results.append(store.record(run_id, fields, sample_rows(o.result)))
                 ratio = next(shared) if o.status == OK and o.result else None
@@ -111,7 +111,7 @@ def execute(
                 use = usable_for_verdict(fields, include_disturbed) and o.result is not None
                 costs.append(clock.round_costs(o.result, ratio) if use else None)
                 if fields["status"] == DISTURBED and not include_disturbed:
-                    o.status, o.reason = DISTURBED, fields.get("reason")
+                    outs[k] = replace(o, status=DISTURBED, reason=fields.get("reason"))
             base = costs[0]
             for j, (b, o, c) in enumerate(zip(benches[1:], outs[1:], costs[1:], strict=True), start=1):
                 if base is None or c is None:  # the culprit first, then what it cost the other side

@@ -54,7 +54,7 @@ BENCH_OPTS = MeasureOptions(min_time=0.05, repeat=4, warmup=0.005)
 PROBE_DRAWS = 4  # processes the probe is measured in: its drift between them is part of its ±
 
 
-@dataclass
+@dataclass(frozen=True)
 class Clock:
     """ns → the profile's unit: cycles~ (add chains before and after), else ref-cycles, else ns."""
 

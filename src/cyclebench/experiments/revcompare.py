@@ -26,7 +26,7 @@ from cyclebench.stats.ab import MARGIN_REL
 __all__ = ["RevCompare", "Workspace", "compare_revisions"]
 
 
-@dataclass
+@dataclass  # working state of one command: ``builds`` caches each revision built; not a record
 class Workspace:
     """What every sitting between revisions shares: the repository, how a revision is built,
     where the runners are pinned, the benchmarks asked for (globs, parameters) and the builds

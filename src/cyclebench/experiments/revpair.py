@@ -91,7 +91,7 @@ class PairLook:
 Rule = Callable[[dict[Pair, PairLook], bool], str | None]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sitting:
     """One benchmark measured on every side: merged outcomes (per side), the per-invocation
     figures (per side, NaN where an invocation gave none), their unit, every look per pair,
@@ -101,7 +101,7 @@ class Sitting:
     outcomes: list[Outcome]
     costs: list[list[float]]
     unit: str
-    looks: dict[Pair, list[PairLook]] = field(default_factory=dict)
+    looks: dict[Pair, tuple[PairLook, ...]] = field(default_factory=dict)
     verdict: str = "inconclusive"
     failed: str | None = None
     seconds: float = 0.0
@@ -153,7 +153,9 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
         t0 = time.monotonic()
         runs: list[list[Outcome]] = [[] for _ in runners]
         costs: list[list[float]] = [[] for _ in runners]
-        sit = Sitting(item, [], costs, "", budget=design.budget)
+        # the sitting so far (the fields of the Sitting made once it is decided)
+        unit, failed, verdict = "", None, "inconclusive"
+        looks: dict[Pair, list[PairLook]] = {}
         fractions: list[float] = []
         k = 0
         while True:
@@ -164,14 +166,14 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
                 progress.step(f"{item.label} round {k} side {s + 1}")
                 o = runners[s].run(item.bench, item.param, opts, timeout or opts.timeout())
                 runs[s].append(o)
-                c, unit = _invocation_cost(o)
+                c, its_unit = _invocation_cost(o)
                 costs[s].append(c)
-                sit.unit = sit.unit or unit
+                unit = unit or its_unit
                 if o.status != OK:
-                    sit.failed = f"side {s + 1}: {o.status}: {o.reason}"
+                    failed = f"side {s + 1}: {o.status}: {o.reason}"
                     break
-            if sit.failed:
-                sit.verdict = "failed"
+            if failed:
+                verdict = "failed"
                 break
             elapsed = time.monotonic() - t0
             last = elapsed + elapsed / k > design.budget
@@ -186,15 +188,16 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
             for p in pairs:
                 lk = look_at(costs, p, t, c, seed=k)
                 if lk is not None:
-                    sit.looks.setdefault(p, []).append(lk)
+                    looks.setdefault(p, []).append(lk)
                     latest[p] = lk
-            verdict = rule(latest, last) if len(latest) == len(pairs) else ("inconclusive" if last else None)
-            if verdict is not None:
-                sit.verdict = verdict
+            decided = rule(latest, last) if len(latest) == len(pairs) else ("inconclusive" if last else None)
+            if decided is not None:
+                verdict = decided
                 break
-        sit.outcomes = [interleave.combine(r) if all(x.status == OK for x in r) else
-                        next(x for x in r if x.status != OK) for r in runs if r]
-        sit.seconds = time.monotonic() - t0
+        outcomes = [interleave.combine(r) if all(x.status == OK for x in r) else
+                    next(x for x in r if x.status != OK) for r in runs if r]
+        sit = Sitting(item, outcomes, costs, unit, {p: tuple(x) for p, x in looks.items()}, verdict, failed,
+                      time.monotonic() - t0, design.budget)
         out.append(sit)
         on_result(sit)
     return out
@@ -229,7 +232,7 @@ def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: 
     return ComparisonRow(a, b, sit.item.param, sit.unit, cmp, note, seq)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sides:
     """The built revisions of one sitting, in side order, their runners (pinned to ``cpu``) and
     the variant each side's result rows are stored under ("" for the revision the run is

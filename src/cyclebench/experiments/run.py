@@ -45,7 +45,7 @@ LOOP_REFERENCE = "loop/empty"
 DEFAULT_PROCESSES = 3
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunConfig:
     """Everything `cyclebench run` was asked to do."""
 
@@ -69,15 +69,15 @@ class RunConfig:
     allocators: Sequence[Allocator] = ()  # --allocator: one runner each, every item measured on each
 
 
-@dataclass
+@dataclass(frozen=True)
 class Prepared:
     binary: Binary
     runner: Runner
     items: list[Item]
     cpu: int
     # with --allocator, per item: the runner it runs on and its variant (the allocator's name)
-    runners: list[Runner] = field(default_factory=list)
-    variants: list[str] = field(default_factory=list)
+    runners: tuple[Runner, ...] = ()
+    variants: tuple[str, ...] = ()
     allocator: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name → allocators.describe
     skipped: dict[str, str] = field(default_factory=dict)  # allocator not installed → why (the package)
 
@@ -97,36 +97,37 @@ def prepare(cfg: RunConfig) -> Prepared:
     if any(b.name == LOOP_REFERENCE for b in benches):
         items = [ref] + [i for i in items if i != ref]
     prepared = Prepared(binary, runner, items, cpu)
-    if cfg.allocators:
-        _per_allocator(cfg, prepared)
-    return prepared
+    return _per_allocator(cfg, prepared) if cfg.allocators else prepared
 
 
-def _per_allocator(cfg: RunConfig, p: Prepared) -> None:
-    """Every item but the loop reference once per installed allocator, each on its own runner
-    (the same sources linked with it, its malloc checked at run time: allocators)."""
-    from dataclasses import replace
-
+def _per_allocator(cfg: RunConfig, p: Prepared) -> Prepared:
+    """``p`` with every item but the loop reference once per installed allocator, each on its own
+    runner (the same sources linked with it, its malloc checked at run time: allocators)."""
     built: list[tuple[str, Runner]] = []
+    skipped: dict[str, str] = {}
+    described: dict[str, dict[str, str | None]] = {}
     for alloc in cfg.allocators:
         if why := allocators.missing(alloc, cfg.spec.cc):
-            p.skipped[alloc.name] = why
+            skipped[alloc.name] = why
             continue
         b = build(replace(cfg.spec, ldflags=(*cfg.spec.ldflags, *alloc.ldflags())))
         r = Runner(b.path, p.cpu, fifo=cfg.fifo, max_rss=cfg.max_rss)
         where = r.malloc_file()
         if why := allocators.check_resolved(alloc, where):
             raise BuildError(why)
-        p.allocator[alloc.name] = allocators.describe(alloc, where)
+        described[alloc.name] = allocators.describe(alloc, where)
         built.append((alloc.name, r))
     items: list[Item] = []
+    runners: list[Runner] = []
+    variants: list[str] = []
     for it in p.items:
         pairs = [("", p.runner)] if it.bench == LOOP_REFERENCE else built
         for name, r in pairs:
             items.append(it)
-            p.runners.append(r)
-            p.variants.append(name)
-    p.items = items
+            runners.append(r)
+            variants.append(name)
+    return replace(p, items=items, runners=tuple(runners), variants=tuple(variants),
+                   allocator={**p.allocator, **described}, skipped={**p.skipped, **skipped})
 
 
 def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]:

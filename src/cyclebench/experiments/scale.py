@@ -34,7 +34,7 @@ from cyclebench.stats import scaling
 from cyclebench.store import Store
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class ScaleConfig(ScaleOptions):
     """Everything `cyclebench scale` was asked to do (the runner's own options: ScaleOptions)."""
 
@@ -110,7 +110,7 @@ def sweep(binary: Path, bench: str, param: int | None, mode: str, cfg: ScaleConf
     return done
 
 
-@dataclass
+@dataclass(frozen=True)
 class Prepared:
     binary: Binary | None  # the cyclebench benchmarks' runner (without any: a test case's, for the run's record)
     runner: Runner | None  # None: only test cases
@@ -157,18 +157,18 @@ def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None)
         raise SelectionError("no CPU to run tasks on")
     if binary is None and built.binaries:
         binary = next(iter(built.binaries.values()))
-    prepared = Prepared(binary, runner, items, cpus, built, {c.name: c.description for c in cases})
+    allocated: dict[str, tuple[Binary, AllocatorInfo] | str] = {}
     for alloc in cfg.allocators:  # the same sources linked with each allocator, its malloc checked
         if why := allocators.missing(alloc, cfg.spec.cc):
-            prepared.allocated[alloc.name] = why
+            allocated[alloc.name] = why
             continue
         b = build(dataclasses.replace(cfg.spec, sources=tuple(sources), ldflags=(*cfg.spec.ldflags,
                                                                                  *alloc.ldflags())))
         where = Runner(b.path).malloc_file()
         if why := allocators.check_resolved(alloc, where):
             raise BuildError(why)
-        prepared.allocated[alloc.name] = (b, allocators.describe(alloc, where))
-    return prepared
+        allocated[alloc.name] = (b, allocators.describe(alloc, where))
+    return Prepared(binary, runner, items, cpus, built, {c.name: c.description for c in cases}, allocated)
 
 
 def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
@@ -191,12 +191,11 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
                                   if item.bench in prepared.descriptions else {})
             for mode, variant in itertools.product(cfg.modes, prepared.allocated or [""]):
                 ser = Series(item.bench, item.param, mode, variant=variant)
-                series.append(ser)
                 got = prepared.allocated.get(variant)
                 why = prepared.wis.broken.get((item.bench, mode)) or (got if isinstance(got, str) else None)
                 if why:  # one row says why (a test case that does not build, an allocator not installed)
                     run = ScaleRun(item.bench, None, mode, 1, status=ERROR if got is None else SKIPPED, reason=why)
-                    _store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra)
+                    series.append(_store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra))
                     continue
                 binary = got[0].path if isinstance(got, tuple) else prepared.binary_for(item.bench, mode)
                 ex: PointsExtra = {**extra, "allocator": got[1]} if isinstance(got, tuple) else extra
@@ -205,7 +204,7 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
                 except SweepInterrupted as e:  # keep the passes finished before Ctrl-C
                     _store_points(store, run_id, ser, e.done, interrupted=True, extra=ex)
                     raise
-                _store_points(store, run_id, ser, done, extra=ex)
+                series.append(_store_points(store, run_id, ser, done, extra=ex))
     store.update_run(run_id, summary={"scale": [
         {"bench": s.bench, "param": s.param, "mode": s.mode, "variant": s.variant,
          "speedup": {str(p["tasks"]): p.get("speedup") for p in s.points}} for s in series]})
@@ -223,7 +222,9 @@ class PointsExtra(TypedDict, total=False):
 
 
 def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], interrupted: bool = False,
-                  extra: PointsExtra | None = None) -> None:
+                  extra: PointsExtra | None = None) -> Series:
+    """Store a result row per task count of ``done``; ``ser`` with their points added."""
+    points = []
     for run, s in done:
         fields = scaling.row_fields(run, s)
         ex = {**(fields.extra or {}), **(extra or {})}
@@ -233,4 +234,5 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
         variant = fields.variant + (f":alloc={ser.variant}" if ser.variant else "")
         fields = dataclasses.replace(fields, extra=ex, variant=variant)
         store.add_result(run_id, fields)
-        ser.points.append({**s, "status": run.status, "reason": run.reason, "notes": ex["notes"]})
+        points.append({**s, "status": run.status, "reason": run.reason, "notes": ex["notes"]})
+    return dataclasses.replace(ser, points=(*ser.points, *points))

@@ -224,7 +224,7 @@ def _paired_rounds(outs: list[Outcome], procs: np.ndarray) -> tuple[np.ndarray, 
     return a[ok], b[ok], g
 
 
-@dataclass
+@dataclass  # working state of one run_selftest (its host watch, the fault seen), never returned: not a record
 class _Ctx:
     runner: Runner
     quick: bool

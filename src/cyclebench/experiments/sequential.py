@@ -24,7 +24,7 @@ from cyclebench.stats.sequential import Look, boundaries, decide, median_se
 ROUNDS = 10  # rounds per process: fewer made the process-level CI too coarse (interleave.SAFE_ROUNDS)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sequential:
     """What one set (benchmarks at one parameter) came to: the merged outcomes, the process
     of each round, and per compared pair (index of B in the set) its deciding look and every
@@ -32,7 +32,7 @@ class Sequential:
 
     outs: list[Outcome]
     procs: np.ndarray
-    looks: dict[int, list[Look]] = field(default_factory=dict)
+    looks: dict[int, tuple[Look, ...]] = field(default_factory=dict)
     final: dict[int, Look] = field(default_factory=dict)
     a_median: dict[int, float] = field(default_factory=dict)
     b_median: dict[int, float] = field(default_factory=dict)
@@ -92,11 +92,19 @@ def measure_until_known(runner: Runner, items: list[tuple[str, int | None]], opt
     ``equivalence``: relative margin of A's median inside which a difference is ruled out."""
     t0 = time.monotonic()
     pending = set(range(1, len(items)))
-    seq = Sequential([], np.empty(0, dtype=int), budget=budget)
+    outs: list[Outcome] = []
+    procs = np.empty(0, dtype=int)
+    # what the looks found so far, per pair (the fields of the Sequential returned)
+    looks: dict[int, list[Look]] = {}
+    final: dict[int, Look] = {}
+    a_median: dict[int, float] = {}
+    b_median: dict[int, float] = {}
+    pairs: dict[int, int] = {}
+    margins: dict[int, float] = {}
+    decided_s: dict[int, float] = {}
     fractions: list[float] = []
     for k, (outs, procs) in enumerate(interleave.stages(runner, items, opts, itertools.repeat(ROUNDS))):
         on_process(k)
-        seq.outs, seq.procs = outs, procs
         elapsed = time.monotonic() - t0
         per_process = elapsed / (k + 1)
         last = elapsed + per_process > budget
@@ -125,17 +133,17 @@ def measure_until_known(runner: Runner, items: list[tuple[str, int | None]], opt
             margin = min(MARGIN_ABS, MARGIN_REL * abs(med_a))
             look = decide(float(np.median(d)), median_se(d, g, seed=k), c, margin, equivalence * abs(med_a), t,
                           last=last)
-            seq.looks.setdefault(j, []).append(look)
-            seq.final[j] = look
-            seq.a_median[j], seq.b_median[j] = med_a, float(np.median(b[:n][ok]))
-            seq.pairs[j], seq.margin[j] = len(d), margin
+            looks.setdefault(j, []).append(look)
+            final[j] = look
+            a_median[j], b_median[j] = med_a, float(np.median(b[:n][ok]))
+            pairs[j], margins[j] = len(d), margin
             if look.decision != "continue":
                 pending.discard(j)
-                seq.decided_s[j] = time.monotonic() - t0
+                decided_s[j] = time.monotonic() - t0
         if not pending or last:
             break
     for j in pending:  # a failure ended the stages before the budget: what was seen decides nothing
-        if j in seq.final and seq.final[j].decision == "continue":
-            seq.final[j] = replace(seq.final[j], decision="inconclusive")
-    seq.seconds = time.monotonic() - t0
-    return seq
+        if j in final and final[j].decision == "continue":
+            final[j] = replace(final[j], decision="inconclusive")
+    return Sequential(outs, procs, {j: tuple(x) for j, x in looks.items()}, final, a_median, b_median, pairs,
+                      margins, decided_s, time.monotonic() - t0, budget)

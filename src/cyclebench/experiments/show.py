@@ -152,8 +152,8 @@ def stat_metrics(rows: Sequence[Result], run: Run) -> list[Metric]:
                   (said if said in ("not counted", "not supported") else "not counted")
                   if row.status == "skipped" else "ok")
         out.append(Metric(name, row.unit or "", list(extra.get("values") or []), status=status,
-                          notes=list(extra.get("notes") or []), reason=row.reason,
-                          different=list(extra.get("different_work") or [])))
+                          notes=tuple(extra.get("notes") or ()), reason=row.reason,
+                          different=tuple(extra.get("different_work") or ())))
     return out
 
 

@@ -214,7 +214,7 @@ def repeat(stat: Stat, store: Any, argv: Sequence[str], labels: dict[str, str], 
     except StoreError as e:
         raise StoreError(f"{e} ({len(reps)} repetition(s) measured)") from None
     metrics = stat.summarize(reps) if reps else []
-    findings = same_work(metrics)  # marks the metrics it flags: before they are stored
+    metrics, findings = same_work(metrics)  # the metrics it flags say so: before they are stored
     if run_id is not None:
         store_results(store, run_id, stat, reps, metrics, status)
     return Repeated(tuple(reps), tuple(metrics), run_id, status, failure, tuple(findings))

@@ -100,7 +100,7 @@ def make_variants(ccs: Sequence[str], flag_sets: Sequence[Sequence[str]], target
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class Built:
     variant: Variant
     binary: Binary
@@ -163,11 +163,11 @@ def _merge(outs: Sequence[Outcome]) -> Outcome:
         return bad
     merged = interleave.combine(list(outs))
     if merged.result is not None:
-        merged.result["invocations"] = len(outs)
+        merged = replace(merged, result={**merged.result, "invocations": len(outs)})
     return merged
 
 
-@dataclass
+@dataclass(frozen=True)
 class BenchResult:
     item: Item
     outcomes: dict[str, Outcome]  # variant label → merged outcome
@@ -257,13 +257,10 @@ def measure(
                     notes[b.variant.label] = f"callgrind: {so.status}: {so.reason}"
         out.append(BenchResult(item, merged, per_inv, unit, comps, notes, sims))
         on_result(out[-1])
-    judged = [(r, k) for r in out for k, c in r.comparisons.items() if c is not None]
-    adjusted = holm([r.comparisons[k].p for r, k in judged])  # type: ignore[union-attr]
-    for (r, k), p in zip(judged, adjusted, strict=True):
-        c = r.comparisons[k]
-        if c is not None:
-            r.comparisons[k] = with_adjusted_p(c, p)
-    return out
+    # Holm across every comparison of the command, in the order they were made
+    adjusted = iter(holm([c.p for r in out for c in r.comparisons.values() if c is not None]))
+    return [replace(r, comparisons={k: None if c is None else with_adjusted_p(c, next(adjusted))
+                                    for k, c in r.comparisons.items()}) for r in out]
 
 
 # Ir per op further than this (relative) from the baseline's: not the same work. Codegen alone

@@ -69,7 +69,7 @@ def matches(name: str, globs: Sequence[str]) -> bool:
                                                                                   else [g]))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Built:
     """The runners of test cases: (name, mode) → Binary; ``broken``: (name, mode) → why it has none."""
 
@@ -92,25 +92,26 @@ def build_cases(base: BuildSpec, cases: Sequence[TestCase], modes: Sequence[str]
     user's build options ``base``, each on its own: a test case that does not compile or link
     in a mode is ``broken`` there with the compiler's first error, and the other builds go on
     (an ``#ifdef THREADS`` may break one mode only); ToolMissing (no compiler) propagates."""
-    built = Built()
+    binaries: dict[tuple[str, str], Binary] = {}
+    broken: dict[tuple[str, str], str] = {}
     for case in cases:
         for mode in modes:
             on_build(f"{case.name} ({mode})")
             try:
-                built.binaries[(case.name, mode)] = build(wis_build.spec(base, case, mode))
+                binaries[(case.name, mode)] = build(wis_build.spec(base, case, mode))
             except ToolMissing:
                 raise
             except BuildError as e:
                 flags = "-DTHREADS" if mode == "threads" else "without -DTHREADS"
                 what = "does not link" if e.file is None else "does not compile"  # file: the source at fault
-                built.broken[(case.name, mode)] = f"{what} ({mode}, {flags}): {first_error(e)}"
-    return built
+                broken[(case.name, mode)] = f"{what} ({mode}, {flags}): {first_error(e)}"
+    return Built(binaries, broken)
 
 
 # ----------------------------------------------------------------------------- run -f FILE.c
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class OpCostConfig:
     """`run` on test cases: what to measure and where (see run_cases)."""
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rich import box
 from rich.cells import cell_len
@@ -80,7 +80,7 @@ class Column:
         return self.names or self.fold is not None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Layout:
     """What a width allows: the indices of the columns shown, their content widths (None
     in record mode), whether notes go under their rows, the headers of the columns left out
@@ -141,7 +141,7 @@ def _width(t: Text) -> int:
     return max((cell_len(line.expandtabs(8)) for line in t.plain.split("\n")), default=0)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Row:
     cells: list[Text]
     style: StyleType
@@ -179,7 +179,7 @@ class FitTable:
     def add_section(self) -> None:
         """A rule under the last row (between groups of rows)."""
         if self._rows:
-            self._rows[-1].end_section = True
+            self._rows[-1] = replace(self._rows[-1], end_section=True)
 
     @property
     def row_count(self) -> int:

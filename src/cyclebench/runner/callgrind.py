@@ -100,35 +100,29 @@ def simulate(binary: Path, bench: str, param: int | None, n1: int = 10, cache: d
         final = next((ln for ln in lines if ln.get("type") in ("sim", "skip", "fail", "error")), None)
         o = Outcome(bench, param, ERROR, stderr=proc.stderr[-4000:], wall_s=wall, lines=lines)
         if proc.returncode < 0 or (final is None and "SIGILL" in proc.stderr):
-            o.status = CRASHED
-            o.reason = "crashed under valgrind" + (" (SIGILL: an instruction valgrind cannot decode, e.g. "
-                                                   "AVX-512: build without -march=native)" if "SIGILL" in proc.stderr
-                                                   else "")
-            return o
+            return replace(o, status=CRASHED, reason="crashed under valgrind" + (
+                " (SIGILL: an instruction valgrind cannot decode, e.g. AVX-512: build without -march=native)"
+                if "SIGILL" in proc.stderr else ""))
         if final is None:
             tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
-            o.reason = f"no result under callgrind (exit {proc.returncode}): {tail[0] if tail else ''}"
-            return o
+            return replace(o, reason=f"no result under callgrind (exit {proc.returncode}): {tail[0] if tail else ''}")
         if final["type"] != "sim":
-            o.status = {"skip": SKIPPED, "fail": FAILED}.get(final["type"], ERROR)
-            o.reason = final.get("reason")
-            return o
+            return replace(o, status={"skip": SKIPPED, "fail": FAILED}.get(final["type"], ERROR),
+                           reason=final.get("reason"))
         dumps = {}
         for f in Path(tmp).glob("cg.out.*"):
             label, ev = parse_dump(f)
             if label:
                 dumps[label] = ev
         if "cb:n1" not in dumps or "cb:n2" not in dumps:
-            o.reason = "callgrind wrote no labelled dumps (built without valgrind/callgrind.h?)"
-            return o
+            return replace(o, reason="callgrind wrote no labelled dumps (built without valgrind/callgrind.h?)")
         n1_, n2_ = final["n"]
-        o.result = {**final, "events": per_op(dumps, n1_, n2_),
-                    "cache": {k: list(v) for k, v in cache.items()}, "unit": "Ir"}
+        result = {**final, "events": per_op(dumps, n1_, n2_),
+                  "cache": {k: list(v) for k, v in cache.items()}, "unit": "Ir"}
         if final.get("verified") is False or final.get("reason"):
-            o.status, o.reason = INVALID, f"verification failed: {final.get('reason') or 'verify hook'}"
-        else:
-            o.status = OK
-        return o
+            return replace(o, status=INVALID, reason=f"verification failed: {final.get('reason') or 'verify hook'}",
+                           result=result)
+        return replace(o, status=OK, result=result)
 
 
 def result_fields(o: Outcome, variant: str = "") -> Result:

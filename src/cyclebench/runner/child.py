@@ -32,7 +32,7 @@ class _PopenArgs(TypedDict):
     env: dict[str, str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Child:
     """What run_child saw: the child's output, exit status (negative: killed by that
     signal), whether it hit the time limit, its wall time in seconds, and ``limit``: why

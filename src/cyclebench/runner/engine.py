@@ -149,13 +149,11 @@ class Runner:
             mine = [ln for ln in finals if ln.get("bench") == bench and ln.get("param") == param]
             k = sum(1 for b, p in items[:i] if (b, p) == (bench, param))
             final = mine[k] if k < len(mine) else (finals[0] if finals and finals[0]["type"] == "error" else None)
+            if events and final is not None and final["type"] == "result":  # before the Outcome holds it
+                decode_counters(cast(RunnerResult, final), events)
             outcomes.append(self._outcome(bench, param, final, child, timeout, lines))
         if len(items) > 1 and child.returncode != 0:
             self._attribute(items, outcomes, opts, timeout, events)
-        if events:
-            for o in outcomes:
-                if o.result is not None:
-                    decode_counters(o.result, events)
         return outcomes
 
     def _attribute(self, items: list[tuple[str, int | None]], outcomes: list[Outcome], opts: MeasureOptions,
@@ -182,39 +180,39 @@ class Runner:
         names = ", ".join(b if p is None else f"{b}[{p}]" for b, p in culprits)
         for i in lost:
             if items[i] in culprits:
-                outcomes[i].reason = f"{outcomes[i].reason}; alone too: {culprits[items[i]].reason}"
+                outcomes[i] = dc_replace(outcomes[i], reason=f"{outcomes[i].reason}; alone too: "
+                                                             f"{culprits[items[i]].reason}")
             else:
-                outcomes[i].status = ERROR
-                outcomes[i].reason = f"not measured: the runner process it shared failed in {names}"
+                outcomes[i] = dc_replace(outcomes[i], status=ERROR,
+                                         reason=f"not measured: the runner process it shared failed in {names}")
 
     @staticmethod
     def _outcome(bench: str, param: int | None, final: RunnerLine | None, child: Child, timeout: float,
                  lines: list[RunnerLine]) -> Outcome:
         returncode, stderr = child.returncode, child.stderr
-        outcome = Outcome(bench, param, ERROR, stderr=stderr[-4000:], wall_s=child.wall_s, lines=lines)
+        status, reason, result = ERROR, None, None
         ended = classify(child, timeout) if final is None or final["type"] == "error" else None
         if ended:
-            outcome.status, outcome.reason = ended
-            return outcome
-        if final is None:
+            status, reason = ended
+        elif final is None:
             tail = last_stderr_line(stderr)
-            outcome.reason = f"runner exited {returncode} without a result" + (f": {tail}" if tail else "")
+            reason = f"runner exited {returncode} without a result" + (f": {tail}" if tail else "")
         elif final["type"] == "result":
-            result = outcome.result = cast(RunnerResult, final)
+            result = cast(RunnerResult, final)
             if result.get("verified") is False or result.get("reason"):
-                outcome.status = INVALID
-                outcome.reason = f"verification failed: {result.get('reason') or 'verify hook returned false'}"
+                status = INVALID
+                reason = f"verification failed: {result.get('reason') or 'verify hook returned false'}"
             else:
-                outcome.status = OK
+                status = OK
         elif final["type"] == "skip":
-            outcome.status, outcome.reason = SKIPPED, final.get("reason")
+            status, reason = SKIPPED, final.get("reason")
         elif final["type"] == "fail":
-            outcome.status, outcome.reason = FAILED, final.get("reason")
+            status, reason = FAILED, final.get("reason")
         else:
-            outcome.status, outcome.reason = ERROR, final.get("reason")
-        if returncode > 0 and outcome.status == OK:
-            outcome.status, outcome.reason = ERROR, f"runner exited {returncode} after its result"
-        return outcome
+            status, reason = ERROR, final.get("reason")
+        if not ended and returncode > 0 and status == OK:
+            status, reason = ERROR, f"runner exited {returncode} after its result"
+        return Outcome(bench, param, status, reason, result, stderr=stderr[-4000:], wall_s=child.wall_s, lines=lines)
 
 
 def decode_counters(result: RunnerResult, events: list[list[Any]]) -> None:

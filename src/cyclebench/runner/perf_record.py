@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cyclebench.build import ToolMissing
@@ -36,7 +36,7 @@ MAX_SAMPLES = 8000
 MIN_SHARE = 0.01  # a symbol under 1 % of the body's samples is not annotated
 
 
-@dataclass
+@dataclass(frozen=True)
 class Hot:
     """A symbol the body reached: ``samples`` with it at the top of a call chain holding the
     body, ``share`` of the body's samples (0..1), ``listing`` its perf annotate text."""
@@ -48,13 +48,13 @@ class Hot:
     listing: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Annotation:
     samples: int  # every sample of the process
     top: str  # perf report --sort dso,sym, as text
     body: str  # the body's symbol
     under_body: int = 0  # samples whose call chain holds the body
-    hot: list[Hot] = field(default_factory=list)  # the hottest symbols reached, hottest first
+    hot: tuple[Hot, ...] = ()  # the hottest symbols reached, hottest first
 
 
 def _frames(block: str) -> list[tuple[str, str]]:
@@ -159,10 +159,11 @@ def annotate(binary: Path, bench: str, param: int | None, cpu: int | None, secon
         hot = hottest(counts, under, top, body)
         if not hot:  # no chain reached the body (a perf without DWARF unwinding): the body alone, as flat samples
             hot = [Hot(body, "", 0, 0.0)]
+        annotated = []
         for h in hot:
             ann = _perf([perf, "annotate", "-i", str(data), "--stdio", *(["--dsos", h.dso] if h.dso else []),
                          "-s", h.symbol], 120)
-            h.listing = _listing(ann, h.dso)
+            annotated.append(replace(h, listing=_listing(ann, h.dso)))
     top_text = "\n".join(ln for ln in report.stdout.splitlines() if ln.strip() and not ln.startswith("#"))
     samples = sum(1 for block in script.stdout.split("\n\n") if block.strip())  # perf report rounds: "# Samples: 1K"
-    return Annotation(samples, top_text, body, under, hot)
+    return Annotation(samples, top_text, body, under, tuple(annotated))

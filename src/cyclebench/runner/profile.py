@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from cyclebench.runner.child import run_child
@@ -29,7 +29,7 @@ class ProfileError(Exception):
     """The profiler is missing, the program cannot run, or it left no trace: one line."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Calls:
     """Every call of one function: durations (total, self: without its children) in the trace's
     unit, per call the number of child calls, of those that made calls of their own (``branches``:
@@ -99,7 +99,7 @@ def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
     its children, child calls, descendant calls, off-CPU time inside it, id, parent's id, child
     calls that made calls]; an E
     that does not match the innermost frame (longjmp, a lost record) closes frames up to its match."""
-    out: dict[str, Calls] = {}
+    out: dict[str, tuple[list, ...]] = {}  # per function, the columns of its Calls as they fill
     stacks: dict[tuple[int, int], list[list]] = {}
     next_id = 0
     for ev in events:
@@ -124,15 +124,10 @@ def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
                     parent[5] += dur
             else:
                 on = dur - off
-                c = out.setdefault(name, Calls())
-                c.total.append(on)
-                c.self.append(on - child_on)
-                c.children.append(nchild)
-                c.descendants.append(ndesc)
-                c.branches.append(nbranch)
-                c.id.append(ident)
-                c.parent.append(up)
-                c.depth.append(len(stack))
+                cols = out.setdefault(name, tuple([] for _ in fields(Calls)))
+                for col, v in zip(cols, (on, on - child_on, nchild, ndesc, nbranch, ident, up, len(stack)),
+                                  strict=True):
+                    col.append(v)
                 if parent is not None:
                     parent[2] += on
                     parent[3] += 1
@@ -141,13 +136,13 @@ def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
                     parent[8] += nchild > 0
             if name == ev["name"]:
                 break
-    return out
+    return {name: Calls(*cols) for name, cols in out.items()}
 
 
 # ---------------------------------------------------------------------------------- callgrind
 
 
-@dataclass
+@dataclass(frozen=True)
 class Simulated:
     """One function under callgrind: exact calls into it, its own Ir and Ir with its callees."""
 
@@ -175,10 +170,10 @@ def read_callgrind(text: str) -> dict[str, Simulated]:
     """The callgrind format (valgrind manual, "Callgrind Format Specification"): ``fn=`` opens
     a function's cost lines (position, then events; Ir first); ``cfn=`` + ``calls=N …`` say
     the next cost line is the inclusive cost of N calls into cfn."""
-    out: dict[str, Simulated] = {}
+    out: dict[str, list[int]] = {}  # per function, [calls, self Ir, total Ir] as they add up
     names: dict[str, str] = {}
     positions, ir_col = 1, 0
-    fn: Simulated | None = None
+    fn: list[int] | None = None
     callee: str | None = None
     pending: int | None = None  # calls of the cost line to come
 
@@ -197,7 +192,7 @@ def read_callgrind(text: str) -> dict[str, Simulated]:
             evs = line.split()[1:]
             ir_col = evs.index("Ir") if "Ir" in evs else 0
         elif line.startswith("fn="):
-            fn = out.setdefault(name_of(line[3:]), Simulated())
+            fn = out.setdefault(name_of(line[3:]), [0, 0, 0])
         elif line.startswith("cfn="):
             callee = name_of(line[4:])
         elif line.startswith("calls="):
@@ -208,14 +203,13 @@ def read_callgrind(text: str) -> dict[str, Simulated]:
             if fn is None:
                 continue
             if pending is not None and callee is not None:
-                target = out.setdefault(callee, Simulated())
-                target.calls += pending
-                fn.total_ir += ir
+                out.setdefault(callee, [0, 0, 0])[0] += pending
+                fn[2] += ir
                 pending = None
             else:
-                fn.self_ir += ir
-                fn.total_ir += ir
-    return out
+                fn[1] += ir
+                fn[2] += ir
+    return {name: Simulated(*sums) for name, sums in out.items()}
 
 
 def exit_note(returncode: int) -> str:

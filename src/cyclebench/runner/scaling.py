@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, SKIPPED, ScaleRun
@@ -74,7 +74,7 @@ def parse_modes(text: str) -> list[str]:
     return [text]
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class ScaleOptions:
     """How long and how finely one runner invocation samples."""
 
@@ -140,77 +140,76 @@ def run_one(binary: Path, bench: str, param: int | None, mode: str, tasks: int, 
     """Run the runner in scaling mode once. Never raises for the benchmark's own faults (crash,
     hang, skip): they come back in the ScaleRun, with every interval printed before them.
     KeyboardInterrupt kills the runner (all its tasks) and propagates."""
-    run = ScaleRun(bench, param, mode, tasks)
     stat0 = _cpu_stat()
     timeout = opts.timeout()
     # own_pdeathsig: supervised like run's runners (engine/runner.c), so a task that daemonized goes too
     child = run_child(_argv(binary, bench, param, mode, tasks, opts, cpus), timeout, own_pdeathsig=True)
-    run.wall_s = child.wall_s
     stat1 = _cpu_stat()
-    run.steal = _steal_share(stat0, stat1, {cpus[i % len(cpus)] for i in range(tasks)} if cpus else set())
-    run.idle = _idle_share(stat0, stat1)
-    run.stderr = child.stderr[-4000:]
     lines = parse_lines(child.stdout)
+    start = end = crash = None
+    intervals = []
     for ln in lines:
         kind = ln.get("type")
         if kind == "scale_start":
-            run.start = ln
+            start = ln
         elif kind == "interval":
-            run.intervals.append(ln)
+            intervals.append(ln)
         elif kind == "scale_end":
-            run.end = ln
-        elif kind == "task_crash" and run.crash is None:
-            run.crash = ln
+            end = ln
+        elif kind == "task_crash" and crash is None:
+            crash = ln
+    run = ScaleRun(bench, param, mode, tasks, start=start, intervals=tuple(intervals), end=end, crash=crash,
+                   steal=_steal_share(stat0, stat1, {cpus[i % len(cpus)] for i in range(tasks)} if cpus else set()),
+                   wall_s=child.wall_s, stderr=child.stderr[-4000:], idle=_idle_share(stat0, stat1))
     finals = [ln for ln in lines if ln.get("type") in ("skip", "fail", "error")]
     ended = classify(child, timeout)
     if ended is not None:  # a limit, the timeout or a signal: the intervals printed before it are kept
-        run.status, reason = ended
-        run.reason = f"{reason} after {len(run.intervals)} interval(s)"
-        if run.status == CRASHED and mode == "threads":
-            run.reason += " (threads mode: a crashing task kills the whole runner)"
-    elif run.crash is not None:
+        status, reason = ended
+        reason = f"{reason} after {len(run.intervals)} interval(s)"
+        if status == CRASHED and mode == "threads":
+            reason += " (threads mode: a crashing task kills the whole runner)"
+        return replace(run, status=status, reason=reason)
+    if run.crash is not None:
         tail = last_stderr_line(child.stderr)  # an assert's message, a helper's complaint
-        run.status, run.reason = CRASHED, (f"{run.crash.get('reason')} after {len(run.intervals)} interval(s)"
-                                           + (f" ({tail})" if tail else ""))
-    elif finals:
+        return replace(run, status=CRASHED, reason=f"{run.crash.get('reason')} after {len(run.intervals)} "
+                       "interval(s)" + (f" ({tail})" if tail else ""))
+    if finals:
         f = finals[0]
-        run.status = {"skip": SKIPPED, "fail": FAILED}.get(f["type"], ERROR)
-        run.reason = f.get("reason")
-    elif run.end is None:
+        return replace(run, status={"skip": SKIPPED, "fail": FAILED}.get(f["type"], ERROR), reason=f.get("reason"))
+    if run.end is None:
         tail = [ln for ln in child.stderr.strip().splitlines() if ln.strip()]
-        run.status = ERROR
-        run.reason = f"runner exited {child.returncode} without an end line" + (f": {tail[-1][:200]}" if tail else "")
-    else:
-        verified, reasons = run.end.get("verified") or [], run.end.get("reasons") or []
-        bad = [(i, r) for i, (v, r) in enumerate(zip(verified, reasons, strict=False)) if v is False]
-        if bad:
-            run.status, run.reason = INVALID, f"verification failed in task {bad[0][0]}: {bad[0][1]}"
-        elif (run.start or {}).get("wis") is not None:
-            _never_bumped(run)
+        return replace(run, status=ERROR, reason=f"runner exited {child.returncode} without an end line"
+                       + (f": {tail[-1][:200]}" if tail else ""))
+    verified, reasons = run.end.get("verified") or [], run.end.get("reasons") or []
+    bad = [(i, r) for i, (v, r) in enumerate(zip(verified, reasons, strict=False)) if v is False]
+    if bad:
+        return replace(run, status=INVALID, reason=f"verification failed in task {bad[0][0]}: {bad[0][1]}")
+    if (run.start or {}).get("wis") is not None:
+        return _never_bumped(run)
     return run
 
 
-def _never_bumped(run: ScaleRun) -> None:
+def _never_bumped(run: ScaleRun) -> ScaleRun:
     """A will-it-scale task whose counter stayed at 0 to the end fails the run (FAILED); so does
     one that bumped it only outside the measured intervals (in the warm-up, or after the last
     one): its testcase() spent them setting up or blocked — pread1, whose every task makes and
     writes its own file in /tmp first, stayed in it through a 0.1 s warm-up and 0.3 s of
-    intervals while other jobs' compiles loaded this VM, and its row read 0 ops/s as if measured."""
+    intervals while other jobs' compiles loaded this VM, and its row read 0 ops/s as if measured.
+    ``run`` itself when every task counted in the measured intervals, else a new, failed one."""
     total = (run.end or {}).get("total_ops") or []
     idle = [i for i, n in enumerate(total) if not n]
     if idle:
         which = (f"task {idle[0]} never bumped its counter" if len(idle) == 1 else
                  f"tasks {', '.join(map(str, idle))} never bumped their counters")
-        run.status = FAILED
-        run.reason = (f"{which} in {(run.end or {}).get('sampled_s') or 0:.1f} s: testcase() hung, or loops "
-                      "without (*iterations)++")
-        return
+        return replace(run, status=FAILED, reason=f"{which} in {(run.end or {}).get('sampled_s') or 0:.1f} s: "
+                       "testcase() hung, or loops without (*iterations)++")
     measured = [iv for iv in run.intervals if not iv.get("warmup")]
     quiet = [i for i in range(len(total)) if measured and not any((iv.get("deltas") or [0] * len(total))[i]
                                                                   for iv in measured)]
     if quiet:
         which = f"task {quiet[0]}" if len(quiet) == 1 else f"tasks {', '.join(map(str, quiet))}"
-        run.status = FAILED
-        run.reason = (f"{which} counted no operation in the {len(measured)} measured interval(s), only outside "
-                      f"them ({total[quiet[0]]} in all): testcase() was setting up or blocked all along; a longer "
-                      "--warmup or --duration may help")
+        return replace(run, status=FAILED, reason=(
+            f"{which} counted no operation in the {len(measured)} measured interval(s), only outside "
+            f"them ({total[quiet[0]]} in all): testcase() was setting up or blocked all along; a longer "
+            "--warmup or --duration may help"))
+    return run

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypedDict
 
 import numpy as np
@@ -65,7 +65,7 @@ class MetricSummary(Mapping[str, Any]):
         return len(self.__dataclass_fields__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Metric:
     """One line of the table: a metric's value in every repetition (None: not counted there)."""
 
@@ -73,9 +73,9 @@ class Metric:
     unit: str
     values: list[float | None]
     status: str = "ok"  # ok | not counted | not supported | derived
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
     reason: str | None = None  # why there is no number (not counted / not supported: ...)
-    different: list[int] = field(default_factory=list)  # repetitions (1-based) that did other work (same_work)
+    different: tuple[int, ...] = ()  # repetitions (1-based) that did other work (same_work)
 
     @property
     def counted(self) -> list[float]:
@@ -103,9 +103,9 @@ class Metric:
 def time_metrics(reps: Sequence[Repetition], notes: Sequence[str] = ()) -> list[Metric]:
     """wall, user and sys time in ms of every repetition (the launcher's wait4 and clock)."""
     return [
-        Metric("wall", "ms", [r["wall_ns"] / 1e6 for r in reps], notes=list(notes)),
-        Metric("user", "ms", [r["user_us"] / 1e3 for r in reps], notes=list(notes)),
-        Metric("sys", "ms", [r["sys_us"] / 1e3 for r in reps], notes=list(notes)),
+        Metric("wall", "ms", [r["wall_ns"] / 1e6 for r in reps], notes=tuple(notes)),
+        Metric("user", "ms", [r["user_us"] / 1e3 for r in reps], notes=tuple(notes)),
+        Metric("sys", "ms", [r["sys_us"] / 1e3 for r in reps], notes=tuple(notes)),
     ]
 
 
@@ -117,17 +117,16 @@ def _event_metric(c: Mapping[str, Any], n: int, paranoid: str | None) -> Metric:
             why = errors[0]
             if "ermission" in why and paranoid is not None:
                 why = f"{why}, perf_event_paranoid={paranoid}"
-            m.status, m.reason = "not supported", f"not supported: {why}"
-        else:
-            m.status, m.reason = "not counted", "not counted"
-        return m
+            return replace(m, status="not supported", reason=f"not supported: {why}")
+        return replace(m, status="not counted", reason="not counted")
+    notes = []
     if k < n:
-        m.notes.append(f"not counted in {n - k}/{n} runs")
+        notes.append(f"not counted in {n - k}/{n} runs")
     if c["enabled"] and c["running"] < c["enabled"]:
-        m.notes.append(f"multiplexed {100 * c['running'] / c['enabled']:.0f}%")
+        notes.append(f"multiplexed {100 * c['running'] / c['enabled']:.0f}%")
     if c["user_only"]:
-        m.notes.append("user space only (perf_event_paranoid)")
-    return m
+        notes.append("user space only (perf_event_paranoid)")
+    return replace(m, notes=tuple(notes))
 
 
 def aggregate(reps: Sequence[Repetition], counts: Sequence[Mapping[str, Any]],
@@ -139,19 +138,21 @@ def aggregate(reps: Sequence[Repetition], counts: Sequence[Mapping[str, Any]],
     perf_event_paranoid level, added to a permission error."""
     n = len(reps)
     metrics = [*time_metrics(reps), Metric("max-rss", "KiB", [float(r["maxrss_kb"]) for r in reps])]
-    events = [_event_metric(c, n, paranoid) for c in counts]
-    metrics += events
     wall = metrics[0].summary().mean
-    for m in events:
+    inherited = not reps or all(r.get("inherit", True) for r in reps)
+    events = []
+    for c in counts:
+        m = _event_metric(c, n, paranoid)
         mean = m.summary().mean
         if m.unit == "ms" and mean is not None and wall:  # task-clock, cpu-clock
-            m.notes.insert(0, f"{mean / wall:.2f} CPUs utilized")
-    if reps and not all(r.get("inherit", True) for r in reps):
-        for m in events:
-            m.notes.append("children not counted (kernel refused inherit with group reads)")
+            m = replace(m, notes=(f"{mean / wall:.2f} CPUs utilized", *m.notes))
+        if not inherited:
+            m = replace(m, notes=(*m.notes, "children not counted (kernel refused inherit with group reads)"))
+        events.append(m)
+    metrics += events
     means = {m.name: float(np.mean(m.counted)) for m in events if m.counted}
     for name, value in (derive(means) if derive else {}).items():
-        metrics.append(Metric(name, "", [value], status="derived", notes=["derived from the means"]))
+        metrics.append(Metric(name, "", [value], status="derived", notes=("derived from the means",)))
     return metrics
 
 
@@ -187,32 +188,36 @@ def _different(x: np.ndarray, name: str) -> list[int]:
     return out
 
 
-def same_work(metrics: Sequence[Metric]) -> list[str]:
+def same_work(metrics: Sequence[Metric]) -> tuple[list[Metric], list[str]]:
     """Flag the repetitions whose work differs from the others' (≥ 3 repetitions): those whose
     ``instructions`` are off the other repetitions' median by more than SAME_WORK_INSTRUCTIONS
     (relative) or, without instructions, whose page-faults or context-switches lie beyond the
-    others' median ± max(5 scaled MADs, 3·√median, 1 count) (:func:`_different`). Marks each
-    flagged metric (``different``, 1-based; a note) and returns one line per finding, e.g.
-    "repetition 3 did other work: page-faults 16,636 vs median 254 (+6449.61%)". Source: Molnar 2015
+    others' median ± max(5 scaled MADs, 3·√median, 1 count) (:func:`_different`). Returns the
+    metrics, each flagged one a new one that says so (``different``, 1-based; a note), and one
+    line per finding, e.g. "repetition 3 did other work: page-faults 16,636 vs median 254
+    (+6449.61%)". Source: Molnar 2015
     (docs/references.md#icache-alignment-linux-2015); the band's floor: the counts' Poisson
     spread."""
     by_name = {m.name: m for m in metrics if m.status == "ok"}
     judged = ["instructions"] if len(by_name.get("instructions", Metric("", "", [])).counted) >= 3 else \
         [n for n in SAME_WORK_EVENTS if n in by_name]
     lines = []
+    flagged: dict[int, Metric] = {}  # id of a metric of ``metrics`` → the new one that says what it found
     for name in judged:
         m = by_name[name]
         x = np.asarray([np.nan if v is None else v for v in m.values], dtype=float)
         if np.isfinite(x).sum() < 3:
             continue
         med = float(np.nanmedian(x))
+        different = list(m.different)
         for k in _different(x, name):
-            m.different.append(k + 1)
+            different.append(k + 1)
             lines.append(f"repetition {k + 1} did other work: {name} {x[k]:,.0f} vs median {med:,.0f} "
                          f"({100 * (x[k] - med) / med:+.2f}%)" if med else f"repetition {k + 1} did other work")
-        if m.different:
-            m.notes.append("other work in run " + ", ".join(map(str, m.different)))
-    return lines
+        if different:
+            flagged[id(m)] = replace(m, different=tuple(different),
+                                     notes=(*m.notes, "other work in run " + ", ".join(map(str, different))))
+    return [flagged.get(id(m), m) for m in metrics], lines
 
 
 def aggregate_callgrind(reps: Sequence[Repetition], names: Sequence[str]) -> list[Metric]:
@@ -222,7 +227,7 @@ def aggregate_callgrind(reps: Sequence[Repetition], names: Sequence[str]) -> lis
     for e in names:
         if any(e in (r.get("events") or {}) for r in reps):
             vals = [None if (r.get("events") or {}).get(e) is None else float(r["events"][e]) for r in reps]
-            metrics.append(Metric(e, "count", vals, notes=["simulated"]))
+            metrics.append(Metric(e, "count", vals, notes=("simulated",)))
     return metrics
 
 
@@ -289,9 +294,10 @@ def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Repetition],
                           ci_high=None if half is None or s.mean is None else s.mean + half,
                           ns_per_op=s.mean * 1e6 if m.name == "wall" and s.mean is not None else None)
         extra: StatExtra = {
-            "stat": True, "backend": backend, "simulated": backend == "callgrind" and m.notes == ["simulated"],
-            "metric": m.name, "values": m.values, "max": s.max, "stddev": s.stddev, "sem": s.sem, "notes": m.notes,
-            "derived": m.status == "derived", "command": list(argv), "different_work": m.different}
+            "stat": True, "backend": backend, "simulated": backend == "callgrind" and m.notes == ("simulated",),
+            "metric": m.name, "values": m.values, "max": s.max, "stddev": s.stddev, "sem": s.sem,
+            "notes": list(m.notes), "derived": m.status == "derived", "command": list(argv),
+            "different_work": list(m.different)}
         if i == 0:
             row = replace(row, wall_s=sum(r.get("wall_ns", 0) for r in reps) / 1e9)
             extra.update(repetitions=list(reps), exit=text)

@@ -346,21 +346,17 @@ def merge(runs: Sequence[ScaleRun]) -> ScaleRun:
     the sampler's CPU time and the sampled time summed."""
     first = runs[0]
     bad = next((r for r in runs if r.status != OK), None)
-    merged = ScaleRun(first.bench, first.param, first.mode, first.tasks, status=bad.status if bad else OK,
-                      reason=bad.reason if bad else None, start=first.start,
-                      crash=next((r.crash for r in runs if r.crash), None), wall_s=sum(r.wall_s for r in runs),
-                      stderr=runs[-1].stderr)
-    for r in runs:
-        merged.intervals += r.intervals
     ends = [r.end for r in runs if r.end]
-    if ends:
-        merged.end = {**ends[-1], "sampler_cpu_s": sum(e.get("sampler_cpu_s") or 0 for e in ends),
-                      "sampled_s": sum(e.get("sampled_s") or 0 for e in ends)}
+    end = {**ends[-1], "sampler_cpu_s": sum(e.get("sampler_cpu_s") or 0 for e in ends),
+           "sampled_s": sum(e.get("sampled_s") or 0 for e in ends)} if ends else None
     steals = [r.steal for r in runs if r.steal is not None]
-    merged.steal = float(np.mean(steals)) if steals else None
     idles = [r.idle for r in runs if r.idle is not None]
-    merged.idle = float(np.mean(idles)) if idles else None
-    return merged
+    return ScaleRun(first.bench, first.param, first.mode, first.tasks, status=bad.status if bad else OK,
+                    reason=bad.reason if bad else None, start=first.start,
+                    intervals=tuple(iv for r in runs for iv in r.intervals), end=end,
+                    crash=next((r.crash for r in runs if r.crash), None),
+                    steal=float(np.mean(steals)) if steals else None, wall_s=sum(r.wall_s for r in runs),
+                    stderr=runs[-1].stderr, idle=float(np.mean(idles)) if idles else None)
 
 
 def combine(got: Mapping[int, Sequence[tuple[ScaleRun, Summary]]], counts: Sequence[int],
@@ -461,8 +457,8 @@ def series_from_rows(rows: Sequence[Result]) -> list[Series]:
         e = r["extra"]
         alloc = (e.get("allocator") or {}).get("name") or ""
         key = (r["bench"], e.get("bench_param"), e.get("mode") or r.get("variant", "").split(":")[0], alloc)
-        ser = out.setdefault(key, Series(*key[:3], variant=alloc))
-        ser.points.append({**e, "status": r.get("status"), "reason": r.get("reason")})
+        ser = out.get(key) or Series(*key[:3], variant=alloc)
+        out[key] = replace(ser, points=(*ser.points, {**e, "status": r.get("status"), "reason": r.get("reason")}))
     return list(out.values())
 
 

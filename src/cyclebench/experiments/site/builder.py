@@ -162,7 +162,7 @@ class Builder:
         gathered: list[Gathered] = []
         digests: list[Digest] = []
         rows_of = self.store.results_of(ids, raw=False)
-        before = dict(self.site.written.pages)
+        before = dict(self.site.pages)
         for rid in ids:
             run, rows = self.by_id[rid], rows_of[rid]
             counts[rid] = len(rows)
@@ -174,7 +174,7 @@ class Builder:
                          if r.status == OK and self.shown(r.bench)]
             digests += self.run_page(run, rows)
         self.snapshot.current = {}
-        pages = {k: v for k, v in self.site.written.pages.items() if before.get(k) != v}
+        pages = {k: v for k, v in self.site.pages.items() if before.get(k) != v}
         return Batch(counts=counts, gathered=tuple(gathered), digests=tuple(digests), pages=pages)
 
     def run_page(self, run: Run, rows: list[Result]) -> list[Digest]:
@@ -203,7 +203,7 @@ class Builder:
         benchmark and host, its digests."""
         self.counts.update(done.counts)
         self.by_id.update({rid: _slim(self.by_id[rid]) for rid in done.counts})
-        self.site.written.pages.update(done.pages)
+        self.site.pages.update(done.pages)
         for g in done.gathered:
             if g.timed:
                 self.timed.add(g.row.key)
@@ -231,13 +231,13 @@ class Builder:
         for d in done:
             self.lines += d.series
             self.regressions += d.regressions
-            self.site.written.pages.update(d.pages)
+            self.site.pages.update(d.pages)
 
     def history_batch(self, keys: list[Key]) -> HistoryBatch:
         """The history pages of ``keys``: per host, `history`'s series, spread and change points."""
         lines: list[SeriesLine] = []
         regressions: list[Regression] = []
-        before = dict(self.site.written.pages)
+        before = dict(self.site.pages)
         for key in keys:
             bench, _, variant = key
             traces: list[Trace] = []
@@ -251,7 +251,7 @@ class Builder:
             line, found = site_pages.history_page(self.site, key, traces, self.window)
             lines.append(line)
             regressions += found
-        pages = {k: v for k, v in self.site.written.pages.items() if before.get(k) != v}
+        pages = {k: v for k, v in self.site.pages.items() if before.get(k) != v}
         return HistoryBatch(series=tuple(lines), regressions=tuple(regressions), pages=pages)
 
     # ------------------------------------------------------------------ the rest

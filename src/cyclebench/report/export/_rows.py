@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cyclebench.model import OK, SCALING, STAT, TIMING
@@ -21,7 +21,7 @@ def finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Group:
     """One benchmark (name, parameter, variant, kind) and its rows, from one run or several."""
 
@@ -29,7 +29,7 @@ class Group:
     param: int | None
     variant: str
     kind: str
-    rows: list[Row] = field(default_factory=list)
+    rows: tuple[Row, ...] = ()
 
     @property
     def label(self) -> str:
@@ -44,14 +44,11 @@ def kind_of(row: Row) -> str:
 
 def groups(results: Iterable[Row]) -> list[Group]:
     """Rows grouped by (kind, bench, param, variant), in the order each first appears."""
-    out: dict[tuple[Any, ...], Group] = {}
+    out: dict[tuple[Any, ...], list[Row]] = {}
     for r in results:
         key = (kind_of(r), str(r.get("bench") or ""), r.get("param"), str(r.get("variant") or ""))
-        g = out.get(key)
-        if g is None:
-            g = out[key] = Group(key[1], key[2], key[3], key[0])
-        g.rows.append(r)
-    return list(out.values())
+        out.setdefault(key, []).append(r)
+    return [Group(key[1], key[2], key[3], key[0], tuple(rows)) for key, rows in out.items()]
 
 
 def measured(row: Row) -> bool:

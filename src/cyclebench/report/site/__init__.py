@@ -83,7 +83,7 @@ class Capture:
         self.items.append(("rule", title))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Block:
     """A piece of a run's page: a table, a line of text, a rule with a title, or preformatted
     text (a rich renderable that is not a FitTable, e.g. a disassembly)."""
@@ -119,7 +119,7 @@ def blocks_of(items: Iterable[Any], link: Callable[[list[str]], str | None] | No
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class Written:
     """What a build wrote: each page's size in bytes, by its path in the site."""
 
@@ -140,7 +140,7 @@ class Site:
         except ImportError:
             raise SiteError("cyclebench report needs the jinja2 package: pip install 'cyclebench[site]'") from None
         self.root = root
-        self.written = Written()
+        self.pages: dict[str, int] = {}  # each page written so far: its size in bytes, by its path (working state)
         self.env = jinja2.Environment(loader=jinja2.PackageLoader("cyclebench.report.site", "templates"),
                                       autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                                       lstrip_blocks=True)
@@ -161,7 +161,12 @@ class Site:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-        self.written.pages[rel] = len(data)
+        self.pages[rel] = len(data)
+
+    @property
+    def written(self) -> Written:
+        """The pages written so far, as a record (a copy: later pages do not change it)."""
+        return Written(dict(self.pages))
 
 
 def _json_script(value: Any) -> str:

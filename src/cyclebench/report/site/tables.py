@@ -12,7 +12,7 @@ import functools
 import html
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from markupsafe import Markup
@@ -25,7 +25,7 @@ from cyclebench.report.fit import FitTable
 _ATTRS = ("bold", "dim", "italic", "strike")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cell:
     """A cell: its text, its CSS classes and a link (relative to the page). The page sorts a
     column by the number each cell starts with, else by its text (static/site.js)."""
@@ -35,20 +35,20 @@ class Cell:
     href: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Row:
     cells: list[Cell]
     classes: str = ""
     section_end: bool = False  # a rule under it (a group of the suite ends)
 
 
-@dataclass
+@dataclass(frozen=True)
 class HtmlTable:
     title: str
     caption: str
     headers: list[str]
     numeric: list[bool]  # per column: right-aligned (numbers)
-    rows: list[Row] = field(default_factory=list)
+    rows: tuple[Row, ...] = ()
     notes: int | None = None  # the notes column, if any
 
     def html(self) -> Markup:
@@ -107,16 +107,16 @@ def html_table(table: FitTable, link: Callable[[list[str]], str | None] | None =
     """Every column and row of ``table`` (report.fit.FitTable), styles as classes. ``link``:
     given a row's plain cells, the address its first cell links to (None: no link)."""
     cols = table.columns
-    out = HtmlTable(title=_plain(table.title), caption=_plain(table.caption), headers=[c.header for c in cols],
-                    numeric=[c.justify == "right" for c in cols],
-                    notes=next((i for i, c in enumerate(cols) if c.notes), None))
+    rows = []
     for r in _rows_of(table):
         plain = [c.plain for c in r.cells]
         cells = [Cell(c.plain, _cell_classes(c)) for c in r.cells]
         if link is not None and cells:
-            cells[0].href = link(plain)
-        out.rows.append(Row(cells, " ".join(classes_of(r.style)), r.end_section))
-    return out
+            cells[0] = replace(cells[0], href=link(plain))
+        rows.append(Row(cells, " ".join(classes_of(r.style)), r.end_section))
+    return HtmlTable(title=_plain(table.title), caption=_plain(table.caption), headers=[c.header for c in cols],
+                     numeric=[c.justify == "right" for c in cols], rows=tuple(rows),
+                     notes=next((i for i, c in enumerate(cols) if c.notes), None))
 
 
 def _rows_of(table: FitTable) -> Iterable[Any]:
