@@ -912,7 +912,7 @@ class Simulated(TypedDict, total=False):
 
 
 class StatMetric(TypedDict, total=False):
-    """One metric of `stat` (stats.repetitions.result_rows): ``stat`` (true: store.db.guess_kind),
+    """One metric of `stat` (stats.repetitions.result_rows): ``stat`` (true: store.rows.guess_kind),
     the ``backend``, ``simulated`` (a callgrind event), the ``metric``'s name, its ``values`` per
     repetition (None: not counted there), ``max``, ``stddev``, ``sem`` (MetricSummary), its
     ``notes``, ``derived``, the ``command`` (argv) and ``different_work`` (1-based repetitions,

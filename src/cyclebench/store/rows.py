@@ -1,8 +1,8 @@
 """Result records ↔ rows of the results table: the one place a record's typed parts
 (model.Result: what was measured, what the analysis added) become the table's ``extra`` JSON
-column and come back from it (docs/architecture.md, "The store"). The database, the run file
-(store.runfile) and every reader of a stored row go through here; nothing else knows the
-column.
+column and come back from it (docs/architecture.md, "Where a new thing goes"). The database,
+the run file (store.runfile) and every reader of a stored row go through here; nothing else
+knows the column.
 
 The column holds the keys it always held: the measured part's keys as it has them (a runner's
 result line in the runner's order, a scaling point's summary, a stat metric, a profile row…),
@@ -97,9 +97,9 @@ def row_of(r: Result) -> ResultRow:
 
 def result_of(row: Mapping[str, Any]) -> Result:
     """The record of a stored row (a database row, a run file's result): its columns, and the
-    parts of its ``extra`` (by its kind; a row that does not say its kind as store.db.guess_kind
-    tells it). Keys that are not columns (a run file's ``samples``, ``run_to_run``) are not
-    part of it."""
+    parts of its ``extra`` (by its kind; a row that does not say its kind as guess_kind tells
+    it). Keys that are not columns (a run file's ``samples``, ``run_to_run``) are not part of
+    it."""
     fields: dict[str, object] = {k: v for k, v in row.items() if k in _COLUMNS}
     fields.update(parts_of(row.get("kind") or guess_kind(row), row.get("extra")))
     return Result.of(fields)
