@@ -348,7 +348,7 @@ class _Columns(Mapping[str, Any]):
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self.__dataclass_fields__:  # a dict: no scan of the 53 columns per lookup
+        if key not in self.__dataclass_fields__:  # a dict: no scan of a record's fields per lookup
             raise KeyError(key)
         return getattr(self, key)
 
