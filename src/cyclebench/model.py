@@ -21,8 +21,9 @@ STATUSES = (OK, DISTURBED, INVALID, SKIPPED, FAILED, CRASHED, TIMEOUT, ERROR)
 # it is shown marked and left out of verdicts, and the machine, not the code, is at fault.
 FAILED_STATUSES = (INVALID, FAILED, CRASHED, TIMEOUT, ERROR)
 
-# The kinds of rows in the results table (a column since schema 3; guessed from unit/extra before).
-# profile: one function of a `cyclebench profile` (per call, not per op; its row in extra).
+# The kinds of rows in the results table (a column since schema 3; guessed from the unit and the
+# stored JSON before). profile: one function of a `cyclebench profile` (per call, not per op; its
+# row is the result's ``profile``).
 TIMING, SIMULATED, SCALING, STAT, EMULATED, PROFILE = "timing", "simulated", "scaling", "stat", "emulated", "profile"
 KINDS = (TIMING, SIMULATED, SCALING, STAT, EMULATED, PROFILE)
 
@@ -285,7 +286,6 @@ class RunnerResult(TypedDict, total=False):
     counters: ResultCounters
     processes: int
     process_rounds: list[int]
-    calibration_rse: float
     invocations: int
 
 
@@ -348,7 +348,7 @@ class _Columns(Mapping[str, Any]):
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self.__dataclass_fields__:  # a dict: no scan of the 53 columns per lookup
+        if key not in self.__dataclass_fields__:  # a dict: no scan of a record's fields per lookup
             raise KeyError(key)
         return getattr(self, key)
 
@@ -363,15 +363,27 @@ class _Columns(Mapping[str, Any]):
 class Result(_Columns):
     """One row of the results table, as store/ reads it back: a frozen record (a transformation
     makes a new one: ``dataclasses.replace``), read by attribute (``r.cycles_per_op``) or, as
-    the rows stats/ makes before they are stored, as a read-only mapping of its columns
-    (``r["per_op"]``, ``r.get("extra")``, ``dict(r)``); equal to any mapping of the same items.
+    the rows stats/ makes before they are stored, as a read-only mapping of its fields
+    (``r["per_op"]``, ``r.get("counters")``, ``dict(r)``); equal to any mapping of the same items.
 
     ``kind`` says which of the six it is (timing | simulated | scaling | stat | emulated |
     profile); which fields are set depends on it. Units: ``unit`` names the unit of
     per_op/ci/min/median (ref-cycles, ticks, ns, Ir, ops/s, or a stat metric's); cycles_* are
     cycles~ (calibrated core cycles); pmu_* the PMU's cycles event; ns_per_op nanoseconds;
-    wall_s seconds. ``extra`` is the runner's result line minus the samples, with what the
-    analysis added (counters, disturbance, per-process figures, the allocator).
+    wall_s seconds.
+
+    After the columns, the typed parts (store/rows.py keeps them in the table's ``extra`` JSON
+    column, with the keys it always had, and reads them back). The record of what was measured,
+    one per kind: ``line`` (timing, made from a runner: its result line minus the samples),
+    ``wis`` (timing, a will-it-scale test case's cost), ``simulated``, ``stat``, ``scale``
+    (scaling), ``profile``, ``emulated``. Then what the analysis added: ``disturbance`` (a
+    disturbed result's batches), ``per_process`` (each runner process's own estimate),
+    ``calibration_rse`` (the cycles~ clock's relative standard error), ``counters`` (-e: each
+    event per op, derived metrics), ``allocator`` (the one linked in), ``partial`` (fewer
+    processes than planned), ``per_invocation`` (variants, compare --rev: each invocation's
+    median cost per op, in the unit), ``revision`` (compare --rev: the side's commit) and
+    ``run_to_run`` (this host's spread between replicate runs: set for the tables, not by a
+    measurement). None: not part of this row.
     """
 
     id: int | None = None
@@ -424,14 +436,42 @@ class Result(_Columns):
     timer_overhead: float | None = None
     wall_s: float | None = None
     created_at: str | None = None
-    extra: Mapping[str, Any] | None = None
     plan_index: int | None = None  # its item's place in the plan `run` measured (0-based; suite_order)
+    # what was measured, one per kind (the class docstring)
+    line: RunnerResult | None = None
+    wis: WisCost | None = None
+    simulated: Simulated | None = None
+    stat: StatMetric | None = None
+    scale: ScaleRecord | None = None
+    profile: ProfileRow | None = None
+    emulated: Emulated | None = None
+    # what the analysis added
+    disturbance: Disturbance | None = None
+    per_process: PerProcess | None = None
+    calibration_rse: float | None = None
+    counters: Counters | None = None
+    allocator: AllocatorInfo | None = None
+    partial: str | None = None
+    per_invocation: tuple[float, ...] | None = None
+    revision: str | None = None
+    run_to_run: RunToRun | None = None
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Result:
-        """The record of a row (a database row, a run file's result): its known columns; others
-        (a run file's ``samples``, ``run_to_run``) are not part of it."""
+        """The record of a mapping of its fields (``dict(r)`` of a record; a record is itself):
+        its known fields, others are not part of it. A stored row (its ``extra`` JSON column) is
+        store/'s to read (store.rows.result_of)."""
+        if isinstance(row, Result):
+            return row
         return cls(**{k: v for k, v in row.items() if k in RESULT_KEYS})
+
+    @property
+    def processes(self) -> int | None:
+        """How many runner processes the figures pool (the runner line's, or a test case's
+        cost's); None: not said."""
+        part = self.line if self.line is not None else self.wis
+        got = part.get("processes") if part is not None else None
+        return got if isinstance(got, int) else None
 
     def __repr__(self) -> str:
         return f"Result({self.bench!r}, param={self.param!r}, variant={self.variant!r}, status={self.status!r})"
@@ -512,7 +552,7 @@ class TimedProfileRow(_Columns):
     probe may be off by (None without a probe); ``comp_share`` the compensation's share of the
     raw self (``compensated`` when over stats.profile.COMPENSATION_NOTE); ``pct`` the share of
     the profile (calls × max(self, 0)); ``ir_self``/``ir_total`` callgrind's exact instructions
-    per call where it could run the program. Stored whole as its result's ``extra``."""
+    per call where it could run the program. A profile result's ``profile``."""
 
     function: str
     calls: int
@@ -530,12 +570,12 @@ class TimedProfileRow(_Columns):
     ir_total: float | None = None
 
     def to_json(self) -> dict[str, object]:
-        """The row as stored in ``extra`` (Ir only where callgrind counted it)."""
+        """The row as JSON, as stored (Ir only where callgrind counted it)."""
         return {k: v for k, v in self.items() if v is not None or k not in ("ir_self", "ir_total")}
 
     @classmethod
     def of(cls, doc: Mapping[str, Any]) -> TimedProfileRow:
-        """The row of a stored ``extra``."""
+        """The row of its stored JSON."""
         return cls(**{k: doc.get(k) for k in cls.__dataclass_fields__ if k in doc})
 
 
@@ -543,7 +583,7 @@ class TimedProfileRow(_Columns):
 class SimulatedProfileRow(_Columns):
     """One function of a flat profile under callgrind (exact counts, nothing to compensate):
     calls; ``self``/``total`` instructions per call, ``self_ir``/``total_ir`` in all; ``pct``
-    its share of the program's own instructions. Stored whole as its result's ``extra``."""
+    its share of the program's own instructions. A profile result's ``profile``."""
 
     function: str
     calls: int
@@ -554,12 +594,12 @@ class SimulatedProfileRow(_Columns):
     pct: float
 
     def to_json(self) -> dict[str, object]:
-        """The row as stored in ``extra``."""
+        """The row as JSON, as stored."""
         return dict(self)
 
     @classmethod
     def of(cls, doc: Mapping[str, Any]) -> SimulatedProfileRow:
-        """The row of a stored ``extra``."""
+        """The row of its stored JSON."""
         return cls(**{k: doc.get(k) for k in cls.__dataclass_fields__})
 
 
@@ -578,7 +618,7 @@ def suite_order(rows: Iterable[R]) -> list[R]:
     """Result rows in the suite's order, whatever order they finished or were stored in
     (docs/exports.md, "Order"): by group (``bench`` up to its first ``/``), then benchmark, each
     in the order of its first row in the plan; then parameter ascending (None first); then
-    variant and allocator (``extra["allocator"]["name"]``), each in the order it first appears
+    variant and allocator (``allocator["name"]``), each in the order it first appears
     (the first, compare's and variants' baseline, stays first). The plan is ``plan_index`` where
     a row has it (`run` stores it: its passes finish rows out of order), then the rows without
     one in the order given (``store.results``: by id). A scaling row's ``param`` is its task
@@ -609,8 +649,7 @@ def suite_order(rows: Iterable[R]) -> list[R]:
 def _order_names(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """(group, benchmark, variant, allocator name) of a result row, for suite_order."""
     bench = str(row.get("bench") or "")
-    extra = row.get("extra")
-    alloc = extra.get("allocator") if isinstance(extra, Mapping) else None
+    alloc = row.get("allocator")
     name = alloc.get("name") if isinstance(alloc, Mapping) else None
     return bench.split("/", 1)[0], bench, str(row.get("variant") or ""), str(name or "")
 
@@ -855,6 +894,137 @@ class AllocatorInfo(TypedDict):
     name: str
     library: str | None
     version: str | None
+
+
+# The typed parts of a Result (its class docstring): JSON-shaped records, as store/rows.py keeps
+# them in the results table's ``extra`` column (one part's keys, then what the analysis added).
+class Simulated(TypedDict, total=False):
+    """What callgrind simulated for a result of kind simulated (runner.callgrind.result_fields):
+    ``simulated`` (true), the ``backend`` (callgrind), every event per operation (``events``,
+    Ir first), the cache geometry simulated (``cache``: level → size in bytes, ways, line
+    bytes) and the two batch sizes the per-op figures are the difference of (``n``)."""
+
+    simulated: bool
+    backend: str
+    events: dict[str, float]
+    cache: dict[str, list[int]]
+    n: list[int]
+
+
+class StatMetric(TypedDict, total=False):
+    """One metric of `stat` (stats.repetitions.result_rows): ``stat`` (true: store.rows.guess_kind),
+    the ``backend``, ``simulated`` (a callgrind event), the ``metric``'s name, its ``values`` per
+    repetition (None: not counted there), ``max``, ``stddev``, ``sem`` (MetricSummary), its
+    ``notes``, ``derived``, the ``command`` (argv) and ``different_work`` (1-based repetitions,
+    same_work); on the first row only, every repetition's launcher record (``repetitions``)
+    and the ``exit`` summary (exit_summary)."""
+
+    stat: bool
+    backend: str
+    simulated: bool
+    metric: str
+    values: list[float | None]
+    max: float | None
+    stddev: float | None
+    sem: float | None
+    notes: list[str]
+    derived: bool
+    command: list[str]
+    different_work: list[int]
+    repetitions: list[Repetition]
+    exit: str
+
+
+class ScaleRecord(ScalePoint, total=False):
+    """One task count of `scale` as its scaling result keeps it (stats.scaling.row_fields): the
+    summary's keys (ScalePoint; ``status`` and ``reason`` are the result's own columns, not
+    kept here), the benchmark's own parameter (``bench_param``), the table's ``notes``, the
+    runner's start and end lines, its first task crash and its interval lines; a will-it-scale
+    test case's ``description`` (experiments.scale)."""
+
+    bench_param: int | None
+    start: ScaleStart | None
+    end: ScaleEnd | None
+    crash: TaskCrash | None
+    intervals: list[Interval]
+
+
+class WisCost(TypedDict, total=False):
+    """The cost of one operation of a will-it-scale test case at one task (stats.scaling.op_cost,
+    experiments.wis): 1 task in ``mode``, over ``processes`` runner processes of ``interval``
+    seconds' intervals; its throughput (``ops_per_s``, the median interval's), the share of the
+    intervals the task waited for its CPU (``wait_pct``, %), the test case's ``description``,
+    the CPU, each process's interval lines; where cycles~ came from (``cycles_source``), the
+    core clock per tick before and after each process (``chain_clock``), why cycles~ is
+    doubtful when it is (``cycles_doubtful``); the test case's source ``file``."""
+
+    tasks: int
+    mode: str
+    processes: int
+    interval: float | None
+    ops_per_s: float | None
+    wait_pct: float | None
+    description: str | None
+    cpu: int | None
+    intervals: list[list[Interval]]
+    cycles_source: str
+    chain_clock: list[list[float | None]]
+    cycles_doubtful: str
+    file: str
+
+
+class Emulated(TypedDict):
+    """An emulated variant's result (variants under qemu-user: no figure): ``emulated`` (true)
+    and whether its verify hook passed (None: no hook or not run)."""
+
+    emulated: bool
+    verified: bool | None
+
+
+class CounterEntry(TypedDict, total=False):
+    """One requested event of a result's ``counters``: its ``status`` (ok, not counted, …) and,
+    when it was counted in every batch, its slope ``per_op`` (events per operation) with the 95%
+    CI ``ci_low``/``ci_high`` (stats.estimators.estimate)."""
+
+    status: str
+    per_op: float
+    ci_low: float
+    ci_high: float
+
+
+class Counters(TypedDict):
+    """A result's ``counters`` (-e; stats.result.counter_fields): each requested event by name,
+    and the metrics derived from their per-op counts (stats.result.derived: IPC, MPKI,
+    branch-miss rate)."""
+
+    events: dict[str, CounterEntry]
+    derived: dict[str, float]
+
+
+class Disturbance(TypedDict):
+    """A disturbed result's ``disturbance`` (stats.result.disturbance): batches in all, and how
+    many were disturbed, preempted, migrated."""
+
+    batches: int
+    disturbed: int
+    preempted: int
+    migrated: int
+
+
+class PerProcess(TypedDict, total=False):
+    """A result's ``per_process`` (stats.result.two_level): each runner process's own median, in
+    the timer's unit (``per_op``) and in cycles~ (``cycles_per_op``), in process order."""
+
+    per_op: list[float]
+    cycles_per_op: list[float]
+
+
+class RunToRun(TypedDict):
+    """This host's run-to-run spread of the benchmark: the sd of its run estimates pooled over
+    earlier replicate groups and its degrees of freedom (experiments.history.host_spread)."""
+
+    sd: float
+    df: int
 
 
 class _VariantKeys(TypedDict):

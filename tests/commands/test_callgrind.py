@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None,
 
 
 def events(store: Store) -> dict[tuple[str, int | None], dict[str, float]]:
-    return {(r["bench"], r["param"]): r["extra"]["events"] for r in store.results(store.last_run_id())
+    return {(r["bench"], r["param"]): (r.simulated or {})["events"] for r in store.results(store.last_run_id())
             if r["status"] == "ok"}
 
 

@@ -136,11 +136,11 @@ def test_fifo_reaches_the_benchmark(db: str) -> None:
     """--fifo was once dropped before the engine; the body's verify hook checks its policy."""
     assert cli("run", HOSTILE, "-b", "hostile/fifo", *FAST).exit_code == 1
     row = rows(db)["hostile/fifo"]
-    assert row["status"] == "invalid" and row["extra"]["sched"] == {"policy": "SCHED_OTHER", "priority": 0}
+    assert row["status"] == "invalid" and (row.line or {})["sched"] == {"policy": "SCHED_OTHER", "priority": 0}
     r = cli("run", HOSTILE, "-b", "hostile/fifo", "--fifo", "10", *FAST)
     assert r.exit_code == 0, r.output
     row = rows(db)["hostile/fifo"]
-    assert row["status"] == "ok" and row["extra"]["sched"] == {"policy": "SCHED_FIFO", "priority": 10}
+    assert row["status"] == "ok" and (row.line or {})["sched"] == {"policy": "SCHED_FIFO", "priority": 10}
     assert "SCHED_FIFO 10" in r.output  # the table says so
 
 

@@ -58,7 +58,7 @@ def test_run_spreads_rounds_over_processes(db: str) -> None:
     rows = {x["bench"]: x for x in store.results(store.last_run_id())}
     for name in ("chain/add200", "chain/add400"):
         row = rows[name]
-        assert row["extra"]["processes"] == 3 and row["method"] == "rounds-2level"
-        assert len(row["extra"]["per_process"]["cycles_per_op"]) == 3
+        assert row.processes == 3 and row["method"] == "rounds-2level"
+        assert len((row.per_process or {})["cycles_per_op"]) == 3
         assert row["cycles_ci_low"] <= row["cycles_per_op"] <= row["cycles_ci_high"]
     assert 1.8 < rows["chain/add400"]["cycles_per_op"] / rows["chain/add200"]["cycles_per_op"] < 2.2

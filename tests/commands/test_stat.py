@@ -10,6 +10,7 @@ import pytest
 from cyclebench import counters
 from cyclebench.build.statexec import build_statexec
 from cyclebench.env import sysinfo
+from cyclebench.model import Result, StatMetric
 from cyclebench.runner.exec import launch
 from cyclebench.stats.repetitions import exit_summary
 from cyclebench.store import Store
@@ -23,11 +24,17 @@ def one_line_error(text: str) -> str:
     assert "Traceback" not in text
     return lines[0]
 
-def rows_by_metric(db: str) -> dict[str, dict]:
+def rows_by_metric(db: str) -> dict[str, Result]:
     store = Store(db)
     rid = store.last_run_id()
     assert rid is not None
     return {r["bench"].split("/", 1)[1]: r for r in store.results(rid)}
+
+
+def stat_of(row: Result) -> StatMetric:
+    """A stat row's metric (every stat row has one)."""
+    assert row.stat is not None, row
+    return row.stat
 
 
 def test_true_five_runs(db: str) -> None:
@@ -40,8 +47,8 @@ def test_true_five_runs(db: str) -> None:
     wall = rows["wall"]
     assert wall["bench"] == "stat:true/wall" and wall["unit"] == "ms" and wall["status"] == "ok"
     assert wall["n_samples"] == 5 and wall["per_op"] > 0 and wall["min"] > 0
-    assert len(wall["extra"]["values"]) == 5 and all(v > 0 for v in wall["extra"]["values"])
-    assert len(wall["extra"]["repetitions"]) == 5  # every raw launcher record is kept
+    assert len(stat_of(wall)["values"]) == 5 and all(v > 0 for v in stat_of(wall)["values"])
+    assert len(stat_of(wall)["repetitions"]) == 5  # every raw launcher record is kept
     # software events are countable without a PMU
     assert rows["task-clock"]["status"] == "ok" and rows["task-clock"]["per_op"] > 0
     assert rows["context-switches"]["status"] == "ok" and rows["context-switches"]["per_op"] is not None
@@ -87,7 +94,7 @@ def test_exit_code_reported(db: str) -> None:
     assert "exit 3 in 2/2 runs" in r.output
     rows = rows_by_metric(db)
     assert rows["wall"]["status"] == "invalid" and "exit 3" in rows["wall"]["reason"]
-    assert [x["exit"] for x in rows["wall"]["extra"]["repetitions"]] == [3, 3]
+    assert [x["exit"] for x in stat_of(rows["wall"])["repetitions"]] == [3, 3]
 
 
 def test_launcher_json_and_children(tmp_path: Path) -> None:
@@ -114,10 +121,10 @@ def test_callgrind_identical(db: str) -> None:
     assert r.exit_code == 0, r.output
     assert "simulated" in r.output
     rows = rows_by_metric(db)
-    ir = rows["Ir"]["extra"]["values"]
+    ir = stat_of(rows["Ir"])["values"]
     assert len(ir) == 2 and ir[0] == ir[1] > 1000
-    assert rows["Ir"]["extra"]["simulated"] is True and rows["Ir"]["extra"]["stddev"] == 0
-    assert rows["wall"]["extra"]["notes"] == ["under valgrind"]
+    assert stat_of(rows["Ir"])["simulated"] is True and stat_of(rows["Ir"])["stddev"] == 0
+    assert stat_of(rows["wall"])["notes"] == ["under valgrind"]
 
 
 def test_a_repetition_that_did_other_work_is_flagged(db: str, tmp_path: Path) -> None:
@@ -135,7 +142,7 @@ def test_a_repetition_that_did_other_work_is_flagged(db: str, tmp_path: Path) ->
     assert r.exit_code == 0, r.output
     assert "repetition 3 did other work: page-faults" in r.output
     assert not [k for k in (1, 2, 4, 5) if f"repetition {k} did other work: page-faults" in r.output]
-    assert rows_by_metric(db)["page-faults"]["extra"]["different_work"] == [3]
+    assert stat_of(rows_by_metric(db)["page-faults"])["different_work"] == [3]
 
 
 def test_table_on_stderr_command_stdout_untouched(db: str) -> None:

@@ -39,5 +39,5 @@ def test_compare_stores_the_processes(db: str, tmp_path: Path) -> None:
     from cyclebench.store import Store
     s = Store(db)
     rows = s.results(s.last_run_id())
-    assert all((x.get("extra") or {}).get("processes") == 3 for x in rows)
+    assert all(x.processes == 3 for x in rows)
     assert json.loads(out.read_text())[0]["comparison"]["pairs"] == 18

@@ -74,8 +74,8 @@ def test_mostly_disturbed_is_a_status_with_a_note() -> None:
     # figures kept, from every batch (nothing dropped, nothing trimmed): stored and shown, marked
     assert f["per_op"] is not None and f["per_op"] > 10 * 100
     assert f["n_disturbed"] == 0 and f["n_samples"] == 160 and f["n_trimmed"] is None
-    assert f["extra"]["disturbance"] == {"batches": 160, "disturbed": 150, "preempted": 150, "migrated": 0}
-    assert "disturbed_ignored" not in f["extra"]
+    assert f["disturbance"] == {"batches": 160, "disturbed": 150, "preempted": 150, "migrated": 0}
+    assert "disturbed_ignored" not in f["line"]
 
 
 def test_the_threshold_is_half_the_batches() -> None:

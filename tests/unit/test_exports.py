@@ -43,8 +43,8 @@ def timing(bench: str, per: list[float], param: int | None = None, run_id: int =
             "median": mid, "min": min(per) * 0.97, "rcv": 0.04, "ns_per_op": mid * 1e9 / RATE,
             "cycles_per_op": mid * RATIO, "cycles_ci_low": min(per) * RATIO, "cycles_ci_high": max(per) * RATIO,
             "n_samples": 60, "outliers": 0, "method": "rounds-2level",
-            "extra": {"processes": len(per),
-                      "per_process": {"per_op": per, "cycles_per_op": [p * RATIO for p in per]}}}
+            "line": {"processes": len(per)},
+            "per_process": {"per_op": per, "cycles_per_op": [p * RATIO for p in per]}}
 
 
 def results(run_id: int = 1, scale: float = 1.0) -> list[dict[str, Any]]:
@@ -52,23 +52,24 @@ def results(run_id: int = 1, scale: float = 1.0) -> list[dict[str, Any]]:
     return [
         timing("syscall/getpid", GETPID, run_id=run_id, scale=scale),
         timing("copy/memcpy", [60.0, 62.0, 61.0, 63.0, 60.5, 61.5], param=4096, run_id=run_id, scale=scale),
-        {**timing("copy/rep_movsb", [90.0], param=64, run_id=run_id, scale=scale), "extra": {}},  # one process
+        {**timing("copy/rep_movsb", [90.0], param=64, run_id=run_id, scale=scale), "line": None,
+         "per_process": None},  # one process
         {"run_id": run_id, "kind": "timing", "bench": "faults/segv", "param": None, "variant": "", "status": "crashed",
-         "reason": "killed by SIGSEGV", "unit": None, "extra": {}},
+         "reason": "killed by SIGSEGV", "unit": None},
         {**timing("noisy/one", [10.0, 11.0, 12.0], run_id=run_id), "status": "disturbed",
          "reason": "9 of 12 batches preempted"},
         {"run_id": run_id, "kind": "simulated", "bench": "copy/memcpy", "param": 64, "variant": "", "status": "ok",
          "unit": "Ir", "per_op": 153.0, "median": 153.0, "min": 153.0,
-         "extra": {"simulated": True, "events": {"Ir": 153.0, "D1mr": 0.5, "I1mr": -0.01}}},
+         "simulated": {"simulated": True, "events": {"Ir": 153.0, "D1mr": 0.5, "I1mr": -0.01}}},
         {"run_id": run_id, "kind": "scaling", "bench": "contend/shared", "param": 2, "variant": "threads",
          "status": "ok", "unit": "ops/s", "median": 1.5e7 / scale, "ns_per_op": 130.0,
-         "extra": {"intervals_measured": 10, "mode": "threads"}},
+         "scale": {"intervals_measured": 10, "mode": "threads"}},
         {"run_id": run_id, "kind": "stat", "bench": "true/wall", "param": None, "variant": "", "status": "ok",
          "unit": "ms", "per_op": 1.2 * scale, "median": 1.2 * scale, "min": 1.1 * scale,
-         "extra": {"stat": True, "metric": "wall", "values": [1.1 * scale, 1.2 * scale, 1.3 * scale], "notes": []}},
+         "stat": {"stat": True, "metric": "wall", "values": [1.1 * scale, 1.2 * scale, 1.3 * scale], "notes": []}},
         {"run_id": run_id, "kind": "stat", "bench": "true/context-switches", "param": None, "variant": "",
          "status": "ok", "unit": "count", "per_op": 2.0, "median": 2.0,
-         "extra": {"stat": True, "metric": "context-switches", "values": [2.0, 2.0, 3.0], "notes": []}},
+         "stat": {"stat": True, "metric": "context-switches", "values": [2.0, 2.0, 3.0], "notes": []}},
     ]
 
 
@@ -293,8 +294,7 @@ def _cells(line: str) -> list[str]:
 
 def test_markdown_table_cannot_be_broken_by_a_name() -> None:
     rows = [*results(), {**timing("weird|name `x` *y*", [5.0, 6.0]), "reason": None},
-            {"run_id": 1, "kind": "timing", "bench": "x/y", "status": "failed", "reason": "line one\nline | two <b>",
-             "extra": {}}]
+            {"run_id": 1, "kind": "timing", "bench": "x/y", "status": "failed", "reason": "line one\nline | two <b>"}]
     text = write("markdown", Export(rows, {1: run_row(1)}, title="run #1 · box", caption="a caption")).text
     lines = text.splitlines()
     assert lines[0] == "**run #1 · box**" and lines[-1] == "*a caption*"
@@ -346,7 +346,7 @@ def test_every_format_writes_an_empty_export() -> None:
 
 def test_no_nan_reaches_a_json_export() -> None:
     rows = [{**timing("a/b", [1.0, 2.0]), "cycles_per_op": math.nan,
-             "extra": {"per_process": {"per_op": [1.0, math.nan, 2.0]}}}]
+             "per_process": {"per_op": [1.0, math.nan, 2.0]}}]
     for fmt in ("gbench", "pyperf"):
         json.loads(write(fmt, Export(rows, {1: run_row(1)})).text, parse_constant=lambda c: pytest.fail(c))
 
@@ -395,8 +395,7 @@ def test_csv_cells_are_never_formulas_or_terminal_controls() -> None:
     tables show them (report.text.visible)."""
     rows = [{**timing('=HYPERLINK("http://x","y")', [-1.5, -1.5]), "variant": "@SUM(A1)"},
             {**timing("x/\x1b]0;title\x07y", [2.0]), "variant": "-1.5", "reason": "+cmd"},
-            {"run_id": 1, "kind": "timing", "bench": "\tx/tab", "status": "failed", "reason": "\rline\x1b[2J",
-             "extra": {}}]
+            {"run_id": 1, "kind": "timing", "bench": "\tx/tab", "status": "failed", "reason": "\rline\x1b[2J"}]
     got = list(csv.DictReader(io.StringIO(write("csv", Export(rows, {1: run_row(1)})).text)))
     assert [r["bench"] for r in got] == ["'=HYPERLINK(\"http://x\",\"y\")", "x/\\x1b]0;title\\x07y", "'\tx/tab"]
     assert [r["variant"] for r in got[:2]] == ["'@SUM(A1)", "-1.5"] and got[1]["reason"] == "'+cmd"
@@ -412,8 +411,7 @@ def test_no_export_carries_a_raw_control_character(fmt: str) -> None:
     """A name, reason or note with ESC, BEL or CR reaches no export as such (JSON escapes them;
     csv, markdown and text show them as \\x1b)."""
     rows = [*results(), {**timing("x/\x1b]0;owned\x07\x1b[31mred", [5.0, 6.0]), "reason": "a\rb\x1b[2J"},
-            {"run_id": 1, "kind": "timing", "bench": "x/y", "status": "crashed", "reason": "bad\x1b[2J\x07",
-             "extra": {}}]
+            {"run_id": 1, "kind": "timing", "bench": "x/y", "status": "crashed", "reason": "bad\x1b[2J\x07"}]
     text = write(fmt, Export(rows, {1: run_row(1)}, title="t\x1b[1m", caption="c\x07")).text
     assert [hex(ord(ch)) for ch in text if unicodedata.category(ch) == "Cc" and ch not in "\n\t"] == []
 

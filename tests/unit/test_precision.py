@@ -92,9 +92,10 @@ def test_cycles_ci_carries_the_calibration_uncertainty() -> None:
     assert f["cycles_ci_high"] - 300 == pytest.approx(np.hypot(0.1, half), rel=1e-4)
     assert 300 - f["cycles_ci_low"] == pytest.approx(np.hypot(0.1, half), rel=1e-4)
     g = with_calibration(Result(cycles_per_op=300.0, cycles_ci_low=299.9, cycles_ci_high=300.1), 0.002)
-    assert g["cycles_ci_high"] > f["cycles_ci_high"] and g["extra"]["calibration_rse"] > CALIBRATION_FLOOR
+    assert g["cycles_ci_high"] > f["cycles_ci_high"] and g.calibration_rse is not None
+    assert g.calibration_rse > CALIBRATION_FLOOR
     # a new record: the one given is left as it was
-    assert (row.cycles_ci_low, row.cycles_ci_high, row.extra) == (299.9, 300.1, None)
+    assert (row.cycles_ci_low, row.cycles_ci_high, row.calibration_rse) == (299.9, 300.1, None)
     with pytest.raises(TypeError):
         with_calibration(Result(), 0.0)
 

@@ -146,12 +146,12 @@ def test_variants_print_labels_and_reasons_literally() -> None:
 
 def test_simulated_and_counters_literally() -> None:
     rows = [_row(bench=NAME, status="crashed", reason=REASON),
-            _row(bench=ITALIC, extra={"events": {"Ir": 3.0}, "cache": {"I1": [32768, 8, 64]}}),
+            _row(bench=ITALIC, simulated={"events": {"Ir": 3.0}, "cache": {"I1": [32768, 8, 64]}}),
             _row(bench="esc/osc", status="failed", reason=OSC)]
     console = Console(file=io.StringIO(), record=True, width=250, force_terminal=True)
     report.print_simulated(rows, console, title=NAME)
-    counted = [_row(bench=NAME, extra={"counters": {"events": {"cycles": {"per_op": 3.0}, CSI: {
-        "status": ITALIC}}, "derived": {}}}), _row(bench=OSC, extra={"counters": {"events": {"cycles": {}}}})]
+    counted = [_row(bench=NAME, counters={"events": {"cycles": {"per_op": 3.0}, CSI: {
+        "status": ITALIC}}, "derived": {}}), _row(bench=OSC, counters={"events": {"cycles": {}}})]
     report.print_counters(counted, console)
     plain = console.export_text()
     for s in (NAME, ITALIC, REASON, "\\x1b]0;pwned\\x07", "\\x1b[31mred"):

@@ -21,7 +21,8 @@ from cyclebench.report.site.pages import Digest, Regression, RunLine, SeriesLine
 def _result(**kw: object) -> Result:
     base: dict[str, object] = {"bench": "lab/a", "param": 64, "variant": "", "status": "ok", "unit": "ns",
                                "per_op": 2.0, "ci_low": 1.9, "ci_high": 2.1, "cycles_per_op": 7.5,
-                               "cycles_ci_low": 7.0, "cycles_ci_high": 8.0, "extra": {"counters": {}}}
+                               "cycles_ci_low": 7.0, "cycles_ci_high": 8.0,
+                               "counters": {"events": {}, "derived": {}}}
     return Result(**{**base, **kw})  # type: ignore[arg-type]
 
 
@@ -29,9 +30,9 @@ def test_a_light_result_reads_as_its_row() -> None:
     r = _result()
     light = LightResult.of(r)
     assert {k: light[k] for k in light} == {k: r[k] for k in light}
-    assert len(light) == 11 and "extra" not in light and light.get("extra") is None
+    assert len(light) == 11 and "counters" not in light and light.get("counters") is None
     with pytest.raises(KeyError):
-        light["extra"]
+        light["counters"]
     assert estimate_of(light) == (7.5, "cycles~")  # type: ignore[arg-type]
     assert estimate_of(LightResult.of(_result(cycles_per_op=None))) == (2.0, "ns")  # type: ignore[arg-type]
     assert light.key == ("lab/a", 64, "")

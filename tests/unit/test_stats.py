@@ -181,9 +181,10 @@ def test_shared_round_ratio_gives_both_sides_one_clock() -> None:
 
 def test_environment_line_counts_trimmed_of_all_samples() -> None:
     """n_samples counts the samples the estimate used; the trimmed and disturbed ones come on top."""
+    from cyclebench.model import Result
     from cyclebench.report.console import environment_lines
-    rows = [{"extra": {"disturb_source": "perf"}, "n_samples": 150, "n_trimmed": 140, "n_disturbed": 10},
-            {"extra": {"disturb_source": "perf"}, "n_samples": 200, "n_trimmed": 100, "n_disturbed": 0}]
+    rows = [Result(line={"disturb_source": "perf"}, n_samples=150, n_trimmed=140, n_disturbed=10),
+            Result(line={"disturb_source": "perf"}, n_samples=200, n_trimmed=100, n_disturbed=0)]
     line = next(x for x in environment_lines(rows) if x.startswith("slow side trimmed"))
     assert line.startswith("slow side trimmed: 240 of 600 samples")
 

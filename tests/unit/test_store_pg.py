@@ -45,7 +45,7 @@ def test_write_and_read_a_run(pg_url: str) -> None:  # noqa: F811
     assert run["command"][-1] == "postgresql://u:***@h/d"
     rows = s.results(rid)
     assert [(r["bench"], r["kind"], r["param"]) for r in rows] == [("a/b", "timing", big), ("c/d", "simulated", None)]
-    assert rows[0]["extra"] == {"type": "result", "n": [1, 2]}
+    assert rows[0].line == {"type": "result", "n": [1, 2]} and rows[1].line is None
     assert s.samples(res) == [(1, 2, 3, 0, None), (2, big, None, 1, 7)]
     assert [r["id"] for r in s.list_runs(-1)] == [rid] and s.last_run_id() == rid
     # round trip through the run file, into the same database

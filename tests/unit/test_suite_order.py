@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cyclebench.model import SCALING, suite_order
+from cyclebench.model import SCALING, Result, suite_order
 from cyclebench.store import Store
 
 
@@ -17,14 +17,14 @@ def _row(bench: str, param: int | None = None, variant: str = "", at: int | None
          **kw: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"bench": bench, "param": param, "variant": variant, "plan_index": at, **kw}
     if alloc:
-        row["extra"] = {"allocator": {"name": alloc, "library": f"lib{alloc}.so"}}
+        row["allocator"] = {"name": alloc, "library": f"lib{alloc}.so", "version": None}
     return row
 
 
 def _names(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for r in rows:
-        alloc = ((r.get("extra") or {}).get("allocator") or {}).get("name")
+        alloc = (r.get("allocator") or {}).get("name")
         out.append(f"{r['bench']}[{r['param']}]{r['variant']}" + (f"+{alloc}" if alloc else ""))
     return out
 
@@ -94,7 +94,7 @@ def test_the_store_reads_a_run_back_in_the_suite_order(tmp_path: Path) -> None:
     rows = [dict(r) for r in SKIPPED + PLAN]
     random.Random(1).shuffle(rows)
     for r in rows:
-        s.add_result(rid, {**r, "status": r.get("status") or "ok"})
+        s.add_result(rid, Result.of({**r, "status": r.get("status") or "ok"}))
     s.add_result(other, {"bench": "x/y", "status": "ok"})
     assert _names(s.results(rid)) == EXPECTED
     assert _names(s.results_of([rid, other])[rid]) == EXPECTED

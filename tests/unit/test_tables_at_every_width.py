@@ -59,15 +59,15 @@ RESULTS = [
         "status": "failed", "per_op": None,
         "reason": "does not link: undefined reference to 'testcase_setup' (compiler output above)"},
     _row("alloc/pool_random", 100000, 136.2, variant="alloc=jemalloc",
-         extra={"sched": {"policy": "SCHED_FIFO", "priority": 1}}),
+         line={"sched": {"policy": "SCHED_FIFO", "priority": 1}}),
 ]
-SIMULATED = [{**r, "extra": {"events": {k: v * (i + 1) for k, v in EVENTS.items()},
-                             "cache": {"I1": [32768, 8, 64], "D1": [32768, 8, 64], "LL": [8388608, 16, 64]}}}
+SIMULATED = [{**r, "simulated": {"events": {k: v * (i + 1) for k, v in EVENTS.items()},
+                                 "cache": {"I1": [32768, 8, 64], "D1": [32768, 8, 64], "LL": [8388608, 16, 64]}}}
              for i, r in enumerate(RESULTS[:5])] + [RESULTS[5]]
-COUNTED = [{**r, "extra": {"counters": {
+COUNTED = [{**r, "counters": {
     "events": {"task-clock": {"per_op": r["per_op"] / 2.3}, "context-switches": {"per_op": 0.00012},
                "page-faults": {"per_op": 0.0}, "instructions": {"status": "not supported"}},
-    "derived": {"IPC": 2.81}}}} for r in RESULTS[1:5]]
+    "derived": {"IPC": 2.81}}} for r in RESULTS[1:5]]
 
 
 def _cmp(a: float, b: float, verdict: str, note: str = "") -> SimpleNamespace:
@@ -164,7 +164,7 @@ TABLES: dict[str, Callable[[], FitTable]] = {
     "run": lambda: report.results_table(RESULTS, title="run #1 · CPU 1 · gcc 12.2.0"),
     "run --net": lambda: report.results_table(RESULTS, title="run #1", net=True),
     "run --runs (run-to-run sd)": lambda: report.results_table(
-        [{**r, "extra": {"run_to_run": {"sd": 0.43, "df": 4}}} for r in RESULTS], title="run #1"),
+        [{**r, "run_to_run": {"sd": 0.43, "df": 4}} for r in RESULTS], title="run #1"),
     "run --backend callgrind": lambda: report.simulated_table(SIMULATED, title="run #2 · simulated (callgrind)"),
     "run -e (counters)": lambda: report.counters_table(COUNTED),  # type: ignore[return-value]
     "compare": lambda: report.comparisons_table(COMPARISONS, title="run #3"),
@@ -269,7 +269,7 @@ def test_a_soft_wrapping_console_prints_every_column_at_its_natural_width() -> N
     for h in ("min", "rCV", "ns/op", "notes"):
         assert h in head, h
     assert "does not link: undefined reference to 'testcase_setup' (compiler output above)" in text
-    captioned = report.results_table([{**r, "extra": {"run_to_run": {"sd": 0.43, "df": 4}}} for r in RESULTS])
+    captioned = report.results_table([{**r, "run_to_run": {"sd": 0.43, "df": 4}} for r in RESULTS])
     console = Console(record=True, width=80, soft_wrap=True, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(captioned)
     assert "same build (cycles~ where there are cycles~)" in " ".join(console.export_text().split())  # not cropped

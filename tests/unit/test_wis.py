@@ -162,14 +162,15 @@ def test_op_cost_from_interval_ticks() -> None:
     assert f["cycles_per_op"] == pytest.approx(625.0)  # 1.25 core cycles per tick
     assert f["cycles_ci_low"] < 625 < f["cycles_ci_high"]
     assert f["core_ghz"] == pytest.approx(2.5) and f["chain_agreement"] == pytest.approx(1.0)
-    e = f["extra"]
+    e = f.wis
+    assert e is not None and f.line is None and f.processes == 2
     assert e["description"] == "d" and e["ops_per_s"] == pytest.approx(2e6) and e["cpu"] == 1
     assert "before and after" in e["cycles_source"] and "cycles_doubtful" not in e
 
 
 def test_op_cost_flags_a_clock_that_moved() -> None:
     f = scaling.op_cost([_run([500] * 4, before=0.8, after=0.88), _run([500] * 4)], rate_hz=2e9)
-    assert "before and 1.136 after process 1 (-9.1%)" in f["extra"]["cycles_doubtful"]
+    assert "before and 1.136 after process 1 (-9.1%)" in (f.wis or {})["cycles_doubtful"]
     assert f["cycles_ci_high"] - f["cycles_ci_low"] > 0.08 * f["cycles_per_op"]  # widened by the readings' range
 
 

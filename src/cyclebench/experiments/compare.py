@@ -12,9 +12,8 @@ compare.unpaired over the per-round costs recomputed from the stored samples.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -142,11 +141,11 @@ def execute(
     return run_id, rows, results
 
 
-def describe(measured: Sequence[Mapping[str, Any]], cpu: int, budget: Budget | None) -> str:
+def describe(measured: Sequence[Result], cpu: int, budget: Budget | None) -> str:
     """How a compare measured and judged, for its table's title: the design (paired, interleaved,
     rounds over N processes), the CPU, and the test (the fixed design's Wilcoxon signed-rank with
     Holm; or the sequential design's budget, alpha spending and equivalence margin)."""
-    procs = max(((r.get("extra") or {}).get("processes") or 1 for r in measured), default=1)
+    procs = max((r.processes or 1 for r in measured), default=1)
     how = ("Wilcoxon signed-rank, Holm, CI bootstrapped over processes" if budget is None else
            f"sequential (budget {budget.seconds:g} s a pair, O'Brien–Fleming alpha spending, repeated CI, "
            f"equivalent within ±{100 * budget.equivalence:g}%)")

@@ -41,13 +41,13 @@ def host_spread(store: Store, run: Mapping[str, Any], exclude: set[int],
 
 def with_spread(rows: Iterable[Mapping[str, Any]], spreads: Mapping[tuple[Any, ...], tuple[float, int]]
                 ) -> list[Result]:
-    """The rows as records, each with its host's run-to-run (sd, df) in ``extra["run_to_run"]``
+    """The rows as records, each with its host's run-to-run (sd, df) in its ``run_to_run``
     where ``spreads`` (host_spread's) has its benchmark: new records, the given ones unchanged."""
     out = []
     for row in rows:
         r = row if isinstance(row, Result) else Result.of(row)
         sd = spreads.get((r.bench, r.param, r.variant or ""))
-        out.append(r if sd is None else replace(r, extra={**(r.extra or {}), "run_to_run": {"sd": sd[0], "df": sd[1]}}))
+        out.append(r if sd is None else replace(r, run_to_run={"sd": sd[0], "df": sd[1]}))
     return out
 
 

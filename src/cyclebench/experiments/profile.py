@@ -236,20 +236,20 @@ def probe_line(probe: Mapping[str, Any], unit: str) -> str:
             "see docs/method.md §10)")
 
 
-BENCH_MAX = 255  # characters of results.bench (store/schema.py); the whole name stays in extra
+BENCH_MAX = 255  # characters of results.bench (store/schema.py); the whole name stays in the profile row
 
 
 def result_row(row: ProfileRow, unit: str) -> Result:
     """One function of the flat profile as a result row of kind ``profile``: per_op = its
     compensated self per call (a median over the calls, as ``median``), ci = ± what the probe
-    may be off by, mean = gprof's time/calls; calls and the rest of the profile row in ``extra``
+    may be off by, mean = gprof's time/calls; the profile row itself its ``profile``
     (what `show` gives report.profile.profile_table back; no n_samples: calls are not samples
     of a batch, and a row with samples but no min reads as off the line, report.console.notes)."""
     self_, pm = row.self, row.get("self_pm")
     return Result(kind=PROFILE, bench=row.function[:BENCH_MAX], param=None, variant="", status=OK, unit=unit,
                   per_op=self_, median=self_, mean=row.get("self_mean"),
                   ci_low=None if pm is None else self_ - pm, ci_high=None if pm is None else self_ + pm,
-                  method="profile", extra=row.to_json())
+                  method="profile", profile=row)
 
 
 def store_profile(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path],

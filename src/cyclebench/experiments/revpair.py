@@ -257,11 +257,10 @@ def open_sitting(store: Any, sides: Sides, main: int, command: Sequence[str], la
 
 def store_sitting(store: Any, run_id: int, rate: float, sit: Sitting, sides: Sides) -> None:
     """One result row per side of the sitting (result_fields: samples kept), each with its
-    per-invocation figures in ``extra``."""
+    per-invocation figures and its revision."""
     from cyclebench.stats.result import result_fields, sample_rows
 
     for s, o in enumerate(sit.outcomes):
         fields = result_fields(o, rate, sides.variants[s])
-        fields = replace(fields, extra={**(fields.extra or {}), "per_invocation": sit.costs[s],
-                                        "revision": sides.built[s].revision.sha})
+        fields = replace(fields, per_invocation=tuple(sit.costs[s]), revision=sides.built[s].revision.sha)
         store.add_result(run_id, fields, sample_rows(o.result))

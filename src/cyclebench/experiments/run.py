@@ -195,10 +195,9 @@ def execute(
         variant = prepared.variants[i] if prepared.variants else cfg.variant
         fields = result_fields(combined, rate, variant, cfg.events)
         if variant in prepared.allocator:
-            fields = replace(fields, extra={**(fields.extra or {}), "allocator": prepared.allocator[variant]})
+            fields = replace(fields, allocator=prepared.allocator[variant])
         if partial:
-            fields = replace(fields, extra={**(fields.extra or {}),
-                                            "partial": f"{len(outs)} of {pass_plan(cfg)[1]} processes"})
+            fields = replace(fields, partial=f"{len(outs)} of {pass_plan(cfg)[1]} processes")
         if items[i].bench == LOOP_REFERENCE and fields.status == OK:
             loop = fields
         # stored when its last pass ends: the plan's order kept (model.suite_order)
@@ -230,7 +229,7 @@ def execute(
 
 def run_to_run(store: Store, run_id: int, rows: Sequence[Result]) -> list[Result]:
     """The records with this host's run-to-run (sd, df) per benchmark, from earlier replicate
-    groups of the same build (experiments.history), in ``extra["run_to_run"]`` for the table
+    groups of the same build (experiments.history), in their ``run_to_run`` for the table
     (new records; the stored ones keep none: it is the host's, not the run's)."""
     return with_spread(rows, host_spread(store, store.get_run(run_id) or {}, {run_id}))
 

@@ -26,7 +26,7 @@ from cyclebench.build.wis import TestCase
 from cyclebench.env.cpus import cpu_order
 from cyclebench.experiments import wis as _wis
 from cyclebench.experiments.session import open_run
-from cyclebench.model import ERROR, OK, SKIPPED, AllocatorInfo, Item, ScaleRun, Series
+from cyclebench.model import ERROR, OK, SKIPPED, AllocatorInfo, Item, ScaleRecord, ScaleRun, Series
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, run_one
@@ -187,24 +187,24 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     series: list[Series] = []
     with store.finishing(run_id):
         for item in prepared.items:
-            extra: PointsExtra = ({"description": prepared.descriptions[item.bench]}
-                                  if item.bench in prepared.descriptions else {})
+            facts: PointFacts = ({"description": prepared.descriptions[item.bench]}
+                                 if item.bench in prepared.descriptions else {})
             for mode, variant in itertools.product(cfg.modes, prepared.allocated or [""]):
                 ser = Series(item.bench, item.param, mode, variant=variant)
                 got = prepared.allocated.get(variant)
                 why = prepared.wis.broken.get((item.bench, mode)) or (got if isinstance(got, str) else None)
                 if why:  # one row says why (a test case that does not build, an allocator not installed)
                     run = ScaleRun(item.bench, None, mode, 1, status=ERROR if got is None else SKIPPED, reason=why)
-                    series.append(_store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], extra=extra))
+                    series.append(_store_points(store, run_id, ser, [(run, scaling.summarize(run, 0))], facts=facts))
                     continue
                 binary = got[0].path if isinstance(got, tuple) else prepared.binary_for(item.bench, mode)
-                ex: PointsExtra = {**extra, "allocator": got[1]} if isinstance(got, tuple) else extra
+                known: PointFacts = {**facts, "allocator": got[1]} if isinstance(got, tuple) else facts
                 try:
                     done = sweep(binary, item.bench, item.param, mode, cfg, cpus, on_start)
                 except SweepInterrupted as e:  # keep the passes finished before Ctrl-C
-                    _store_points(store, run_id, ser, e.done, interrupted=True, extra=ex)
+                    _store_points(store, run_id, ser, e.done, interrupted=True, facts=known)
                     raise
-                series.append(_store_points(store, run_id, ser, done, extra=ex))
+                series.append(_store_points(store, run_id, ser, done, facts=known))
     store.update_run(run_id, summary={"scale": [
         {"bench": s.bench, "param": s.param, "mode": s.mode, "variant": s.variant,
          "speedup": {str(p["tasks"]): p.get("speedup") for p in s.points}} for s in series]})
@@ -212,27 +212,29 @@ def execute(cfg: ScaleConfig, prepared: Prepared, store: Store,
     return run_id, series
 
 
-class PointsExtra(TypedDict, total=False):
-    """What every stored point of a series carries beside its figures in ``extra``: the test
-    case's own description (will-it-scale's ``testcase_description``) and the allocator linked in
-    (build.allocators.describe)."""
+class PointFacts(TypedDict, total=False):
+    """What every stored point of a series carries beside its figures: the test case's own
+    description (will-it-scale's ``testcase_description``; in the result's ``scale``) and the
+    allocator linked in (build.allocators.describe; its ``allocator``)."""
 
     description: str
     allocator: AllocatorInfo
 
 
 def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], interrupted: bool = False,
-                  extra: PointsExtra | None = None) -> Series:
+                  facts: PointFacts | None = None) -> Series:
     """Store a result row per task count of ``done``; ``ser`` with their points added."""
+    facts = facts or {}
     points = []
     for run, s in done:
         fields = scaling.row_fields(run, s)
-        ex = {**(fields.extra or {}), **(extra or {})}
+        point: ScaleRecord = {**(fields.scale or {}), **({"description": facts["description"]}
+                                                         if "description" in facts else {})}
         if interrupted:
-            ex["notes"] = [*ex["notes"], f"interrupted after {s.passes} pass(es)"]
+            point["notes"] = [*point.get("notes", []), f"interrupted after {s.passes} pass(es)"]
         # mode[:param=N] and the allocator: one row per (mode, allocator, tasks)
         variant = fields.variant + (f":alloc={ser.variant}" if ser.variant else "")
-        fields = dataclasses.replace(fields, extra=ex, variant=variant)
+        fields = dataclasses.replace(fields, scale=point, allocator=facts.get("allocator"), variant=variant)
         store.add_result(run_id, fields)
-        points.append({**s, "status": run.status, "reason": run.reason, "notes": ex["notes"]})
+        points.append({**s, "status": run.status, "reason": run.reason, "notes": point.get("notes", [])})
     return dataclasses.replace(ser, points=(*ser.points, *points))

@@ -7,9 +7,9 @@ What each command stores, and the record its table is rebuilt as:
 ========================  =====================================================  ===========================
 made by                   stored                                                  rebuilt as (report.show)
 ========================  =====================================================  ===========================
-run                       result rows (timing; ``extra.counters`` with -e);       RunTables
+run                       result rows (timing; their ``counters`` with -e);       RunTables
                           ``summary.display.net``
-run --backend callgrind   result rows of kind simulated (``extra.events``)        RunTables
+run --backend callgrind   result rows of kind simulated (``simulated.events``)    RunTables
 run FILE.c (will-it-      result rows; ``env.wis``                                WisTables
 scale test cases)
 compare A B               ``summary.compare`` (its rows) and ``summary.display``  ComparisonTables
@@ -18,10 +18,10 @@ variants, compare         ``summary.variants`` (the ranked data) and            
 --allocator               ``summary.display.sort``
 scale                     result rows of kind scaling; ``env.scale.modes``        ScaleTables
 stat                      result rows of kind stat (values per repetition in      StatTables
-                          ``extra``); ``summary.stat`` (argv, repetitions,
+                          their ``stat``); ``summary.stat`` (argv, repetitions,
                           each metric's status)
-profile                   result rows of kind profile (each function's row in     ProfileTables
-                          ``extra``); ``summary.profile`` (target, unit, clock,
+profile                   result rows of kind profile (each function's row, its   ProfileTables
+                          ``profile``); ``summary.profile`` (target, unit, clock,
                           probe) and ``summary.display.limit``
 ========================  =====================================================  ===========================
 
@@ -48,7 +48,7 @@ from cyclebench.model import (
     ProfileRow,
     Result,
     Run,
-    profile_row,
+    StatMetric,
 )
 from cyclebench.report.show import (
     DAMAGED,
@@ -140,28 +140,28 @@ def comparisons(run: Mapping[str, Any]) -> ComparisonTables | None:
 
 def stat_metrics(rows: Sequence[Result], run: Run) -> list[Metric]:
     """Stored stat rows back as the Metrics `stat` printed: values per repetition, notes and the
-    repetitions that did other work from ``extra``; not counted / not supported from the run's
+    repetitions that did other work from their ``stat``; not counted / not supported from the run's
     ``summary.stat.metrics`` (a row only says skipped)."""
     known = _doc(_doc(_summary(run).get("stat")).get("metrics"))
     out = []
     for row in rows:
-        extra = _doc(row.extra)
-        name = str(extra.get("metric") or row.bench)
+        metric: StatMetric = row.stat or {}
+        name = str(metric.get("metric") or row.bench)
         said = _doc(known.get(name)).get("status")
-        status = ("derived" if extra.get("derived") else
+        status = ("derived" if metric.get("derived") else
                   (said if said in ("not counted", "not supported") else "not counted")
                   if row.status == "skipped" else "ok")
-        out.append(Metric(name, row.unit or "", list(extra.get("values") or []), status=status,
-                          notes=tuple(extra.get("notes") or ()), reason=row.reason,
-                          different=tuple(extra.get("different_work") or ())))
+        out.append(Metric(name, row.unit or "", list(metric.get("values") or []), status=status,
+                          notes=tuple(metric.get("notes") or ()), reason=row.reason,
+                          different=tuple(metric.get("different_work") or ())))
     return out
 
 
 def stat_title(rows: Sequence[Result], run: Run) -> str:
     """`stat`'s title: the command, its repetitions and the backend, from ``summary.stat``
-    (else the first row's ``extra``)."""
+    (else the first row's ``stat``)."""
     info = _doc(_summary(run).get("stat"))
-    first = _doc(rows[0].extra) if rows else _EMPTY
+    first: StatMetric = (rows[0].stat or {}) if rows else {}
     argv = info.get("argv") or first.get("command") or []
     reps = info.get("repetitions") if isinstance(info.get("repetitions"), list) else first.get("repetitions") or []
     backend = str(info.get("backend") or first.get("backend") or "timing")
@@ -169,9 +169,9 @@ def stat_title(rows: Sequence[Result], run: Run) -> str:
 
 
 def profile_rows(rows: Sequence[Result]) -> tuple[ProfileRow, ...]:
-    """The flat profile's rows (stats.profile.flat_profile's, each stored whole in ``extra``:
+    """The flat profile's rows (stats.profile.flat_profile's, each its result's ``profile``:
     experiments.profile.result_row) in the profile's order: as stored (by id), not the suite's."""
-    return tuple(profile_row(_doc(r.extra)) for r in sorted(rows, key=lambda r: r.id or 0))
+    return tuple(r.profile for r in sorted(rows, key=lambda r: r.id or 0) if r.profile is not None)
 
 
 def profile_tables(rows: Sequence[Result], run: Run) -> ProfileTables:
@@ -198,7 +198,7 @@ def scale_tables(rows: Sequence[Result], run: Run) -> ScaleTables:
 
 
 def with_spread(store: Store, run: Run, rows: Sequence[Result]) -> list[Result]:
-    """The rows with this host's run-to-run spread (``extra.run_to_run``) as `run` printed it:
+    """The rows with this host's run-to-run spread (their ``run_to_run``) as `run` printed it:
     from the replicate groups stored before this run (experiments.history.host_spread)."""
     rid = int(run.id or 0)
     return history.with_spread(rows, history.host_spread(store, dict(run), {rid}, before=rid))

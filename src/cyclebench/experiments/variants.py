@@ -49,6 +49,7 @@ from cyclebench.model import (
     Comparison,
     Item,
     Outcome,
+    Result,
     VariantEntry,
 )
 from cyclebench.runner import Runner, RunnerError
@@ -332,14 +333,14 @@ def _counters(o: Outcome, events: list[list[Any]] | None) -> dict[str, float | N
     if not events or o.status != OK or o.result is None:
         return None
     fields = result_fields(o, 1.0, "", events)
-    got = ((fields.get("extra") or {}).get("counters") or {}).get("events") or {}
+    got = (fields.counters or {}).get("events") or {}
     return {name: e.get("per_op") for name, e in got.items()}
 
 
 def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built],
                   events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None) -> None:
     """One result row per benchmark × variant (variant = its label; the allocator linked in, if
-    any, in extra); emulated rows keep their status and reason but no figure: their unit is
+    any, its ``allocator``); emulated rows keep their status and reason but no figure: their unit is
     "emulated"; a skipped variant (label → why) has a skipped row."""
 
     emulated = {b.variant.label for b in built if b.variant.emulated}
@@ -350,14 +351,14 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
                                       "status": SKIPPED, "reason": why})
         for label, o in r.outcomes.items():
             if label in emulated:
-                fields = {"kind": EMULATED, "bench": o.bench, "param": o.param, "variant": label, "status": o.status,
-                          "reason": o.reason, "unit": "emulated", "wall_s": o.wall_s,
-                          "extra": {"emulated": True, "verified": (o.result or {}).get("verified")}}
-                store.add_result(run_id, fields)
+                store.add_result(run_id, Result(kind=EMULATED, bench=o.bench, param=o.param, variant=label,
+                                                status=o.status, reason=o.reason, unit="emulated", wall_s=o.wall_s,
+                                                emulated={"emulated": True,
+                                                          "verified": (o.result or {}).get("verified")}))
                 continue
             fields = result_fields(o, rate, label, events)
-            fields = replace(fields, extra={**(fields.extra or {}), "per_invocation": r.per_invocation.get(label),
-                                            **({"allocator": alloc[label]} if label in alloc else {})})
+            got = r.per_invocation.get(label)
+            fields = replace(fields, per_invocation=None if got is None else tuple(got), allocator=alloc.get(label))
             store.add_result(run_id, fields, sample_rows(o.result))
 
 

@@ -154,9 +154,9 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
                 if runs[-1].status != OK:
                     break
             fields = scaling.op_cost(runs, rate)
-            extra = fields.extra or {}
-            fields = replace(fields, extra={**extra, "file": str(case.path),
-                                            "description": extra.get("description") or case.description})
+            cost = fields.wis or {}
+            fields = replace(fields, wis={**cost, "file": str(case.path),
+                                          "description": cost.get("description") or case.description})
             rows.append(store.record(run_id, fields))
     store.finish_run(run_id, "complete")
     return run_id, rows

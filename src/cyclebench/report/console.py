@@ -87,12 +87,13 @@ def has_min(row: Result) -> bool:
 
 
 def notes(row: Result) -> str:
+    row = Result.of(row)  # a mapping of a record's fields reads as the record
     if row.get("status") != "ok":
         reason = row.get("reason") or ""
         return f"{row.get('status')}: {reason}" if reason else str(row.get("status"))
     out = []
-    sched = (row.get("extra") or {}).get("sched") or {}
-    if sched.get("policy") not in (None, "SCHED_OTHER"):  # what the runner really ran under, not what was asked
+    sched = (row.line or {}).get("sched")  # what the runner really ran under, not what was asked
+    if sched and sched.get("policy") not in (None, "SCHED_OTHER"):
         out.append(f"{sched['policy']} {sched.get('priority')}")
     per_op, low, high = row.get("per_op"), row.get("ci_low"), row.get("ci_high")
     if per_op and low is not None and high is not None and per_op > 0 and (high - low) / 2 / per_op > WIDE_CI:
@@ -120,10 +121,10 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
     Fits the width it is printed at (report.fit): benchmark, param, per op, ±CI95, unit and
     cycles~ stay at any width; the cycles~ CI, ns/op, min and rCV drop in that order from
     the end, and notes go under their row when they do not fit beside it. ``wide``: all.
-    A row whose ``extra["run_to_run"]`` holds this host's run-to-run sd for the benchmark gets
+    A row whose ``run_to_run`` holds this host's run-to-run sd for the benchmark gets
     it in a column of its own, beside (never instead of) the within-run CI."""
-    rows = list(rows)
-    host = any((r.get("extra") or {}).get("run_to_run") for r in rows)
+    rows = [Result.of(r) for r in rows]
+    host = any(r.run_to_run for r in rows)
     table = FitTable([
         Column("benchmark", justify="left", fold=NAME_FOLD),
         Column("param"),
@@ -174,7 +175,7 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
         else:
             cells = ["-", "-", "-", "-", unit, "-", "-", "-"]
         if host:
-            rr = (r.get("extra") or {}).get("run_to_run")
+            rr = r.run_to_run
             cells.append(f"±{fmt(rr['sd'])} (df {rr['df']})" if rr else "-")
         table.add_row(name, param, *cells, safe_text(notes(r)), style=style)
     return table
@@ -250,9 +251,9 @@ def identity_line(run: Run) -> str:
 def environment_lines(rows: Iterable[Result]) -> list[str]:
     """Run-level facts behind the table: how disturbances were detected and what the core
     clock did (the calibration's own stability)."""
-    rows = [r for r in rows if (r.get("extra") or {}).get("disturb_source")]
+    rows = [r for r in map(Result.of, rows) if (r.line or {}).get("disturb_source")]
     lines = []
-    sources = {str(r["extra"].get("disturb_source")) for r in rows}
+    sources = {str((r.line or {}).get("disturb_source")) for r in rows}
     dropped = sum(r.get("n_disturbed") or 0 for r in rows if r.get("status") != "disturbed")
     if any(x.startswith("nivcsw") for x in sources):
         how = ("kept off the CPU while another program ran, or moved to another CPU"
@@ -353,7 +354,7 @@ def simulated_table(rows: Iterable[Result], title: str | None = None, wide: bool
     identical from run to run, for the fixed cache geometry in the caption — not measurements
     of this CPU. Ir and the ``asked`` events stay at any width; the others drop in
     SIM_PRIORITY's order."""
-    rows = list(rows)
+    rows = [Result.of(r) for r in rows]
     keep = set(asked) | {"Ir"}
     table = FitTable([
         Column("benchmark", justify="left", fold=NAME_FOLD),
@@ -363,15 +364,15 @@ def simulated_table(rows: Iterable[Result], title: str | None = None, wide: bool
     ], title=title, wide=wide)
     geometry = None
     for r in rows:
-        extra = r.get("extra") or {}
-        ev = extra.get("events")
+        sim = r.simulated or {}
+        ev = sim.get("events")
         param = "" if r.get("param") is None else str(r["param"])
         name = safe_text(r["bench"], multiline=False)
         if r.get("status") != "ok" or not ev:
             table.add_row(name, param, *["-"] * len(SIM_EVENTS), notes(r),
                           style=STATUS_STYLE.get(str(r.get("status")), ""))
             continue
-        geometry = extra.get("cache") or geometry
+        geometry = sim.get("cache") or geometry
         table.add_row(name, param, *[fmt(ev.get(e)) for e in SIM_EVENTS], "")
     if geometry:
         table.caption = "simulated by callgrind · " + " · ".join(
@@ -389,25 +390,25 @@ def counters_table(rows: Iterable[Result], wide: bool = False) -> FitTable | Non
     an event that could not be counted says why instead of showing 0. Every asked event is
     an answer column (never dropped); derived metrics and reasons are the notes. None when
     no row counted events."""
-    rows = [r for r in rows if ((r.get("extra") or {}).get("counters") or {}).get("events")]
-    if not rows:
+    counted = [(r, r.counters) for r in map(Result.of, rows) if r.counters and r.counters.get("events")]
+    if not counted:
         return None
-    names = list(rows[0]["extra"]["counters"]["events"])
+    names = list(counted[0][1]["events"])
     table = FitTable([
         Column("benchmark", justify="left", fold=NAME_FOLD),
         Column("param", names=True),
         *[Column(n + (" (ns)" if n in ("task-clock", "cpu-clock") else "")) for n in names],
         Column("derived / notes", justify="left", notes=True),
     ], title="counters per op", wide=wide)
-    for r in rows:
-        ev = r["extra"]["counters"]["events"]
+    for r, counters in counted:
+        ev = counters["events"]
         cells, notes_ = [], []
         for n in names:
             e = ev.get(n, {})
             cells.append(fmt(e["per_op"]) if "per_op" in e else "-")
             if e.get("status", "counted") != "counted":
                 notes_.append(f"{n}: {e['status']}")
-        der = r["extra"]["counters"].get("derived") or {}
+        der = counters.get("derived") or {}
         notes_ = [f"{k} {v:.3g}" for k, v in der.items()] + notes_
         table.add_row(safe_text(r["bench"], multiline=False), "" if r.get("param") is None else str(r["param"]),
                       *cells, "; ".join(notes_))

@@ -38,8 +38,8 @@ DAMAGED = (KeyError, TypeError, ValueError, AttributeError)  # what a summary an
 
 @dataclass(frozen=True)
 class RunTables:
-    """`run`'s tables of ``rows`` (timing rows with their run-to-run spread in
-    ``extra.run_to_run``, or callgrind's simulated rows) under ``title``; ``net``: the results
+    """`run`'s tables of ``rows`` (timing rows with their run-to-run spread in their
+    ``run_to_run``, or callgrind's simulated rows) under ``title``; ``net``: the results
     net of the loop's own cost (run --net)."""
 
     rows: tuple[Result, ...]
@@ -68,7 +68,7 @@ class StatTables:
 @dataclass(frozen=True)
 class ProfileTables:
     """`profile`'s flat profile: ``rows`` each function's row as stats.profile.flat_profile made
-    it (stored whole as its result's ``extra``), in the profile's order; ``unit`` of the
+    it (its result's ``profile``), in the profile's order; ``unit`` of the
     per-call costs; ``simulated`` under callgrind (Ir); at most ``limit`` functions;
     ``probe_line``: what was subtracted (None: nothing, or not stored)."""
 

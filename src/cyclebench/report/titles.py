@@ -4,8 +4,9 @@ pure text from a run's figures, no console."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from cyclebench.model import Result, WisCost
 
 SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
 
@@ -28,13 +29,13 @@ def wis_run_title(run_id: int, mode: str) -> str:
     return f"run #{run_id} · 1 task, {mode} mode · interval ticks / operations"
 
 
-def wis_cost_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def wis_cost_lines(rows: Sequence[Result]) -> list[str]:
     """Under a test-case run's table, per result row: its description, the 1-task throughput and
     where cycles~ come from (the add chain before and after the run, not during it), and a
-    second line when they are doubtful (each from the row's ``extra``)."""
+    second line when they are doubtful (each from the row's ``wis``)."""
     lines = []
-    for r in rows:
-        e = r.get("extra") or {}
+    for r in map(Result.of, rows):
+        e: WisCost = r.wis or {}
         parts = [f"{r['bench']}: {e.get('description') or '(no description)'}"]
         if e.get("ops_per_s"):
             parts.append(f"{e['ops_per_s']:.4g} ops/s at 1 task")

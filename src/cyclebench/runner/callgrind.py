@@ -127,13 +127,13 @@ def simulate(binary: Path, bench: str, param: int | None, n1: int = 10, cache: d
 
 def result_fields(o: Outcome, variant: str = "") -> Result:
     """Results-table row of a simulated outcome (a new Result of kind simulated, not stored):
-    per_op = Ir per operation (unit Ir), every event per operation, the cache geometry and the
-    batch sizes in extra."""
+    per_op = Ir per operation (unit Ir); every event per operation, the cache geometry and the
+    batch sizes its ``simulated``."""
     row = Result(kind=SIMULATED, bench=o.bench, param=o.param, variant=variant, status=o.status, reason=o.reason,
                  wall_s=o.wall_s, unit="Ir")
     if not o.result:
         return row
     ev = o.result["events"]
     return replace(row, per_op=ev.get("Ir"), min=ev.get("Ir"), median=ev.get("Ir"), n_samples=2,
-                   extra={"simulated": True, "backend": "callgrind", "events": ev, "cache": o.result["cache"],
-                          "n": o.result["n"]})
+                   simulated={"simulated": True, "backend": "callgrind", "events": ev, "cache": o.result["cache"],
+                              "n": o.result["n"]})

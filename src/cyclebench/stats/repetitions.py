@@ -12,8 +12,8 @@ when a repetition did not count them); derived metrics (IPC, MPKI, …) are comp
 means by the ``derive`` function the caller passes.
 
 Stored as one result row per metric (result_rows: bench ``stat:<command>/<metric>``, the
-mean as per_op, min/median/CV/95% CI columns filled); each row's ``extra`` holds its
-per-repetition values and the wall-time row's every repetition's raw launcher record.
+mean as per_op, min/median/CV/95% CI columns filled); each row's ``stat`` (model.StatMetric)
+holds its per-repetition values and the first row's every repetition's raw launcher record.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
-from cyclebench.model import STAT, Repetition, Result
+from cyclebench.model import STAT, Repetition, Result, StatMetric
 from cyclebench.stats.estimators import MAD_SCALE
 
 SUMMARY_KEYS = ("mean", "stddev", "sem", "min", "max", "cv", "median", "mad", "rcv", "ci95")
@@ -246,36 +246,13 @@ def bench_name(argv: Sequence[str]) -> str:
     return "stat:" + os.path.basename(argv[0])
 
 
-class StatExtra(TypedDict, total=False):
-    """``extra`` of a stat row (JSON, as stored): ``stat`` (true: store.db.guess_kind), the
-    ``backend``, ``simulated`` (a callgrind event), the ``metric``'s name, its ``values`` per
-    repetition (None: not counted there), ``max``, ``stddev``, ``sem`` (MetricSummary), its
-    ``notes``, ``derived``, the ``command`` (argv) and ``different_work`` (1-based repetitions,
-    same_work); on the first row only, every repetition's launcher record (``repetitions``)
-    and the ``exit`` summary (exit_summary)."""
-
-    stat: bool
-    backend: str
-    simulated: bool
-    metric: str
-    values: list[float | None]
-    max: float | None
-    stddev: float | None
-    sem: float | None
-    notes: list[str]
-    derived: bool
-    command: list[str]
-    different_work: list[int]
-    repetitions: list[Repetition]
-    exit: str
-
-
 def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Repetition],
                 metrics: Sequence[Metric]) -> list[Result]:
     """Results-table rows (new Results of kind stat, not stored), one per metric: per_op = mean
     in the metric's unit (min, median, CV, 95% CI of the mean); its per-repetition values,
-    notes and the command in ``extra`` (the first row's also every repetition's record and
-    the exit summary); ns_per_op the wall time's mean in ns, wall_s the repetitions' total."""
+    notes and the command in its ``stat`` (model.StatMetric; the first row's also every
+    repetition's record and the exit summary); ns_per_op the wall time's mean in ns, wall_s the
+    repetitions' total."""
     text, all_zero = exit_summary(reps)
     base = bench_name(argv)
     rows = []
@@ -293,15 +270,15 @@ def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Repetition],
                           ci_low=None if half is None or s.mean is None else s.mean - half,
                           ci_high=None if half is None or s.mean is None else s.mean + half,
                           ns_per_op=s.mean * 1e6 if m.name == "wall" and s.mean is not None else None)
-        extra: StatExtra = {
+        stat: StatMetric = {
             "stat": True, "backend": backend, "simulated": backend == "callgrind" and m.notes == ("simulated",),
             "metric": m.name, "values": m.values, "max": s.max, "stddev": s.stddev, "sem": s.sem,
             "notes": list(m.notes), "derived": m.status == "derived", "command": list(argv),
             "different_work": list(m.different)}
         if i == 0:
             row = replace(row, wall_s=sum(r.get("wall_ns", 0) for r in reps) / 1e9)
-            extra.update(repetitions=list(reps), exit=text)
-        rows.append(replace(row, extra=extra))
+            stat.update(repetitions=list(reps), exit=text)
+        rows.append(replace(row, stat=stat))
     return rows
 
 

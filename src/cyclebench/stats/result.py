@@ -8,12 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, TypedDict
+from typing import Any, cast
 
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, OK, TIMING, Outcome, Result, RunnerResult
+from cyclebench.model import (
+    DISTURBED,
+    OK,
+    TIMING,
+    CounterEntry,
+    Counters,
+    Disturbance,
+    Outcome,
+    PerProcess,
+    Result,
+    RunnerResult,
+)
 from cyclebench.stats import clock
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, round_slopes, slow_side
 
@@ -37,39 +48,14 @@ def derived(per_op: dict[str, float]) -> dict[str, float]:
 
 
 
+# What a runner's result line holds per sample (n, ticks, cal, disturbed, pmu_cycles: the samples
+# table's) and the raw counter reads (decoded into counter_fields'): not part of the result's line.
+_SAMPLES = frozenset(("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters"))
+
 # The runner's per-batch flag (engine/disturb.h): or-ed bits, 0 undisturbed.
 PREEMPTED, MIGRATED = 1, 2
 DISTURBED_SHARE = 0.5  # more batches disturbed than this: rejection cannot apply, the result is disturbed
 MIN_CLEAN = 3  # nor when fewer undisturbed batches than this would be left
-
-
-class CounterEntry(TypedDict, total=False):
-    """One requested event in ``extra["counters"]["events"]`` (JSON, as stored): its ``status``
-    (ok, not counted, …) and, when it was counted in every batch, its slope ``per_op`` (events
-    per operation) with the 95% CI ``ci_low``/``ci_high`` (stats.estimators.estimate)."""
-
-    status: str
-    per_op: float
-    ci_low: float
-    ci_high: float
-
-
-class Counters(TypedDict):
-    """``extra["counters"]`` of a result (JSON, as stored): each requested event by name, and the
-    metrics derived from their per-op counts (:func:`derived`: IPC, MPKI, branch-miss rate)."""
-
-    events: dict[str, CounterEntry]
-    derived: dict[str, float]
-
-
-class Disturbance(TypedDict):
-    """``extra["disturbance"]`` of a disturbed result (JSON, as stored): batches in all, and
-    how many were disturbed, preempted, migrated (disturbance)."""
-
-    batches: int
-    disturbed: int
-    preempted: int
-    migrated: int
 
 
 def disturbance(res: Mapping[str, Any] | None) -> Disturbance:
@@ -144,7 +130,8 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     stored: no id): estimators in the timer's unit and in cycles~ (when the runner timed its
     calibration chain), disturbed samples dropped. ``rate_hz``: the timer's ticks per second
     (for ns_per_op); ``events``: the counter groups read around every batch (their per-op
-    figures go to ``extra["counters"]``, :class:`Counters`).
+    figures go to its ``counters``, model.Counters). Its ``line`` is the runner's result line
+    minus the samples.
 
     When most batches were disturbed (disturbed_note) none are dropped and the figures
     come from all of them, but the status is ``disturbed`` and the reason says what
@@ -156,9 +143,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
         return row
     unit = res.get("unit", "ticks")
     timer_overhead = (res.get("timer_overhead") or {}).get("median")
-    # the runner's result line minus its samples, and what the analysis adds below (JSON, as stored)
-    extra: dict[str, Any] = {k: v for k, v in res.items()
-                             if k not in ("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters")}
+    line = cast(RunnerResult, {k: v for k, v in res.items() if k not in _SAMPLES})
     n = np.asarray(res["n"], dtype=float)
     t = np.asarray(res["ticks"], dtype=float)
     ratio = clock.core_ratio(res)
@@ -167,7 +152,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     storm = note is not None
     status, reason = row.status, row.reason
     if storm:  # rejection cannot apply: keep them all, and say so in the status
-        extra["disturbance"] = disturbance(res)
+        row = replace(row, disturbance=disturbance(res))
         if status == OK:
             status, reason = DISTURBED, note
     else:
@@ -180,7 +165,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
         hit = slow_side(n, t, group, keep, float(timer_overhead or 0))
         n_trimmed = int(hit.sum())
         keep &= ~hit
-    row = replace(row, status=status, reason=reason, unit=unit, timer_overhead=timer_overhead, extra=extra,
+    row = replace(row, status=status, reason=reason, unit=unit, timer_overhead=timer_overhead, line=line,
                   n_disturbed=n_disturbed, n_trimmed=n_trimmed)
     try:
         est = estimate(n, t, seed=seed, group=group, keep=keep)
@@ -207,19 +192,13 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
     if ratio is not None and row.cycles_per_op is not None:
         row = with_calibration(row, clock.calibration_rse(res))
     if events:
-        row = _with_extra(row, counters=counter_fields(res, events, n, group, keep, seed))
+        row = replace(row, counters=counter_fields(res, events, n, group, keep, seed))
     if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
         pmu = estimate(n, np.asarray(res["pmu_cycles"], dtype=float), seed=seed, group=group, keep=keep)
         row = replace(row, pmu_cycles_per_op=pmu.per_op, pmu_ci_low=pmu.ci_low, pmu_ci_high=pmu.ci_high)
         if row.cycles_per_op and pmu.per_op > 0:
             row = replace(row, pmu_agreement=row.cycles_per_op / pmu.per_op)
     return row
-
-
-def _with_extra(row: Result, **added: Any) -> Result:
-    """A new record: ``row`` with ``added`` set in (a new copy of) its ``extra`` JSON, after the
-    keys it had (their order kept: the stored JSON's)."""
-    return replace(row, extra={**(row.extra or {}), **added})
 
 
 # Type B uncertainty of the add-chain clock: the residual error on chains of known length
@@ -234,14 +213,14 @@ def with_calibration(row: Result, rse_fixed: float) -> Result:
     in quadrature: the fixed part's standard error (clock.calibration_rse; ``rse_fixed``, a
     fraction of the clock) and CALIBRATION_FLOOR, both common to every round of a run, so no
     spread between rounds or processes shows them. The total relative standard error goes to
-    ``extra["calibration_rse"]``. Raises TypeError when ``row`` has no cycles~ figure."""
+    its ``calibration_rse``. Raises TypeError when ``row`` has no cycles~ figure."""
     est, lo, hi = row.cycles_per_op, row.cycles_ci_low, row.cycles_ci_high
     if est is None or lo is None or hi is None:
         raise TypeError(f"{row!r} has no cycles~ figure to widen")
     rse = float(np.hypot(rse_fixed, CALIBRATION_FLOOR))
     cal = float(special.ndtri(0.975)) * abs(est) * rse
-    return _with_extra(replace(row, cycles_ci_low=est - float(np.hypot(est - lo, cal)),
-                               cycles_ci_high=est + float(np.hypot(hi - est, cal))), calibration_rse=rse)
+    return replace(row, cycles_ci_low=est - float(np.hypot(est - lo, cal)),
+                   cycles_ci_high=est + float(np.hypot(hi - est, cal)), calibration_rse=rse)
 
 
 def relative_halfwidth(res: Mapping[str, Any] | None, n_resamples: int = 400) -> float:
@@ -311,7 +290,7 @@ def two_level(row: Result, n: np.ndarray, t: np.ndarray, keep: np.ndarray, group
     compare does; Davison & Hinkley 1997 §3.8) — a bias that holds for a whole process (seen:
     ±3 cycles~ on a 300-cycle chain) widens the CI instead of passing for precision. Replaces
     per_op/ci (timer unit) and cycles_per_op/ci (with ``ratio``, per-sample core/TSC ratios);
-    each process's own median goes to ``extra["per_process"]``; ``method`` becomes
+    each process's own median goes to its ``per_process``; ``method`` becomes
     rounds-2level. ``n``, ``t``, ``keep``: operations, ticks and which samples count, per
     sample; ``procs``: rounds per process, in order. When the rounds do not map onto the
     processes, or fewer than two processes have a slope, the figures replaced so far are kept
@@ -334,7 +313,6 @@ def two_level(row: Result, n: np.ndarray, t: np.ndarray, keep: np.ndarray, group
         x, gx = slopes[ok], groups[ok]
         lo, hi = cluster_ci(x, gx, seed=seed)
         per_process[key] = [float(np.median(x[gx == p])) for p in np.unique(gx)]
-        extra = row.extra or {}
         row = replace(row, **{key: float(np.median(x)), lo_key: lo, hi_key: hi},
-                      extra={**extra, "per_process": {**(extra.get("per_process") or {}), **per_process}})
+                      per_process=cast(PerProcess, {**(row.per_process or {}), **per_process}))
     return replace(row, method="rounds-2level")  # fits the column (20)

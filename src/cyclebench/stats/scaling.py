@@ -44,12 +44,25 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from scipy import special
 
-from cyclebench.model import DISTURBED, ERROR, OK, SCALING, TIMING, Chain, Interval, Result, ScaleRun, Series
+from cyclebench.model import (
+    DISTURBED,
+    ERROR,
+    OK,
+    SCALING,
+    TIMING,
+    Chain,
+    Interval,
+    Result,
+    ScaleRecord,
+    ScaleRun,
+    Series,
+    WisCost,
+)
 from cyclebench.stats import clock
 from cyclebench.stats.ab import cluster_ci
 from cyclebench.stats.result import with_calibration
@@ -64,7 +77,7 @@ UNIT = "ops/s"
 @dataclass(frozen=True)
 class Summary(Mapping[str, Any]):
     """The statistics of one task count (module docstring): a frozen record, read by attribute
-    or, as the JSON it is stored as (a scaling row's ``extra``, a ``Series`` point), as a
+    or, as the JSON it is stored as (a scaling result's ``scale``, a ``Series`` point), as a
     read-only mapping of the keys it has — in field order, a key only where the summary says
     it: the runner's placement (``batch``, ``task_cpus``, ``sampler_cpus``) when its start line
     was read (``started``), the interval statistics (``total_median`` … ``ns_per_op``) when an
@@ -401,15 +414,16 @@ def pass_speedup(s: Summary, base: Summary) -> Summary:
 def row_fields(run: ScaleRun, s: Summary) -> Result:
     """The results-table row of one task count (a new Result of kind scaling, not stored):
     bench, param = task count, variant = mode (and the benchmark's own parameter), unit ops/s,
-    median = total ops/s; the summary's JSON and the run's lines in extra."""
+    median = total ops/s; the summary's JSON and the run's lines its ``scale``
+    (model.ScaleRecord)."""
     variant = run.mode + (f":param={run.param}" if run.param is not None else "")
-    extra = {**s, "bench_param": run.param, "notes": notes(s, run.status, run.reason), "start": run.start,
-             "end": run.end, "crash": run.crash, "intervals": run.intervals}
+    scale = cast(ScaleRecord, {**s, "bench_param": run.param, "notes": notes(s, run.status, run.reason),
+                               "start": run.start, "end": run.end, "crash": run.crash, "intervals": run.intervals})
     return Result(
         kind=SCALING, bench=run.bench, param=run.tasks, variant=variant, status=run.status, reason=run.reason,
         unit=UNIT, median=s.total_median, cv=s.total_cv, rounds=s.intervals_kept,
         n_samples=s.intervals_measured, n_disturbed=s.intervals_disturbed,
-        ns_per_op=s.ns_per_op, wall_s=run.wall_s, extra=extra,
+        ns_per_op=s.ns_per_op, wall_s=run.wall_s, scale=scale,
     )
 
 
@@ -443,8 +457,8 @@ def csv_rows(series: Sequence[Series]) -> list[dict[str, CsvCell]]:
 
 
 def is_scale_row(row: Result) -> bool:
-    """A stored result made by the scaling mode (unit ops/s, statistics in extra)."""
-    return row.get("unit") == UNIT and isinstance(row.get("extra"), dict) and "intervals_measured" in row["extra"]
+    """A stored result made by the scaling mode (unit ops/s, statistics in its ``scale``)."""
+    return row.unit == UNIT and row.scale is not None and "intervals_measured" in row.scale
 
 
 def series_from_rows(rows: Sequence[Result]) -> list[Series]:
@@ -454,11 +468,11 @@ def series_from_rows(rows: Sequence[Result]) -> list[Series]:
     for r in rows:
         if not is_scale_row(r):
             continue
-        e = r["extra"]
-        alloc = (e.get("allocator") or {}).get("name") or ""
-        key = (r["bench"], e.get("bench_param"), e.get("mode") or r.get("variant", "").split(":")[0], alloc)
+        e = r.scale or {}
+        alloc = (r.allocator or {}).get("name") or ""
+        key = (r.bench, e.get("bench_param"), e.get("mode") or (r.variant or "").split(":")[0], alloc)
         ser = out.get(key) or Series(*key[:3], variant=alloc)
-        out[key] = replace(ser, points=(*ser.points, {**e, "status": r.get("status"), "reason": r.get("reason")}))
+        out[key] = replace(ser, points=(*ser.points, {**e, "status": r.status, "reason": r.reason}))
     return list(out.values())
 
 
@@ -493,7 +507,7 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
     min, rcv over intervals. cycles~ = per_op × the core clock per tick from the add chain
     timed on the task's CPU before and after each run (chain_clock; not during it: the CPU is
     the task's then), the median of those readings; the CI widened in quadrature by half
-    their relative range; ``extra["cycles_doubtful"]`` says when a run's before and after
+    their relative range; its ``wis["cycles_doubtful"]`` says when a run's before and after
     differ by more than CHAIN_DISAGREEMENT. ``chain_agreement``: the imul chain's clock over
     the add chain's (report.console flags it as for any result). ns_per_op via ``rate_hz``.
     The first run that did not end OK gives the row its status and reason."""
@@ -523,11 +537,11 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
                  status=bad.status if bad else OK, reason=bad.reason if bad else None,
                  wall_s=sum(r.wall_s for r in runs), n_samples=measured, rounds=len(xs),
                  n_disturbed=measured - len(xs),
-                 extra={"tasks": 1, "mode": first.mode, "processes": len(runs),
-                        "interval": (first.start or {}).get("interval"), "ops_per_s": _median(ops_per_s),
-                        "wait_pct": _median(waits),
-                        "description": ((first.start or {}).get("wis") or {}).get("description"),
-                        "cpu": cpu, "intervals": [r.intervals for r in runs]})
+                 wis={"tasks": 1, "mode": first.mode, "processes": len(runs),
+                      "interval": (first.start or {}).get("interval"), "ops_per_s": _median(ops_per_s),
+                      "wait_pct": _median(waits),
+                      "description": ((first.start or {}).get("wis") or {}).get("description"),
+                      "cpu": cpu, "intervals": [r.intervals for r in runs]})
     if len(xs) < MIN_INTERVALS:
         if row.status == OK:
             row = replace(row, status=ERROR, reason=f"{len(xs)} usable interval(s): at least {MIN_INTERVALS} needed")
@@ -557,17 +571,17 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
                  for c in ((r.start or {}).get("chain_before"), (r.end or {}).get("chain_after")) if c]
         agree = [a for a in agree if a]
         source = f"add chain timed on CPU {cpu} before and after each run, not during it"
-        doubtful: dict[str, str] = {}  # cycles_doubtful, when the clock moved
+        cost: WisCost = {
+            **(row.wis or {}),
+            "cycles_source": f"{source} (core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else source,
+            "chain_clock": [list(p) for p in ratios]}
         apart = [abs(a / b - 1) for a, b in ratios if a and b]
-        if apart and max(apart) > CHAIN_DISAGREEMENT:
+        if apart and max(apart) > CHAIN_DISAGREEMENT:  # the clock moved
             i = int(np.argmax(apart))
             a, b = ratios[i]
-            doubtful["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
-                                           f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
-        row = replace(row, chain_agreement=float(np.median(agree)) if agree else None, extra={
-            **(row.extra or {}),
-            "cycles_source": f"{source} (core clock {ratio * rate_hz / 1e9:.3g} GHz)" if rate_hz else source,
-            "chain_clock": [list(p) for p in ratios], **doubtful})
+            cost["cycles_doubtful"] = (f"core clock {a:.3f} cycles/tick before and {b:.3f} after process {i + 1} "
+                                       f"({100 * (b / a - 1):+.1f}%): the clock moved, cycles~ is doubtful")
+        row = replace(row, chain_agreement=float(np.median(agree)) if agree else None, wis=cost)
     return row
 
 

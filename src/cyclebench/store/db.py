@@ -26,6 +26,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -49,13 +50,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from cyclebench.model import EMULATED, KINDS, SCALING, SIMULATED, STAT, TIMING, Result, Run, suite_order
+from cyclebench.model import KINDS, Result, Run, suite_order
 from cyclebench.store import liveness, migrate, urls
+from cyclebench.store.rows import guess_kind, result_of, row_of
 
 T = TypeVar("T")
 
-# the calibration chains' raw readings a result keeps in ``extra`` (stats.clock re-reads them):
-# tick lists no table shows, most of a stored row's bytes (results_of(raw=False) leaves them out)
+# the calibration chains' raw readings a timing result's runner line keeps (``extra`` of its row;
+# stats.clock reads them): tick lists no table shows, most of a stored row's bytes
+# (results_of(raw=False) leaves them out)
 RAW_EXTRA = ("chain", "chains")
 
 from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for the store's users
@@ -88,23 +91,6 @@ def default_url() -> str:
 
 def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def guess_kind(fields: Mapping[str, Any]) -> str:
-    """The kind of a result row that does not say it, told from its unit and extra as the
-    commands made them (stat rows, emulated variants, scaling rows, callgrind's Ir)."""
-    extra = fields.get("extra")
-    extra = extra if isinstance(extra, dict) else {}
-    unit = fields.get("unit")
-    if extra.get("stat"):
-        return STAT
-    if unit == "emulated" or extra.get("emulated"):
-        return EMULATED
-    if unit == "ops/s" and "intervals_measured" in extra:
-        return SCALING
-    if unit == "Ir" or extra.get("simulated"):
-        return SIMULATED
-    return TIMING
 
 
 _REGEX_SPECIAL = frozenset("\\.^$*+?()[]{}|/-")  # escaped with a backslash: literal in Python re and PostgreSQL
@@ -428,12 +414,15 @@ class Store:
 
     @staticmethod
     def _result_values(fields: Mapping[str, Any]) -> ResultRow:
-        """The result's columns as they are inserted: absent ones None, ``variant`` "",
-        ``created_at`` now, ``kind`` guessed (guess_kind). Raises StoreError for an unknown kind."""
-        values = cast(ResultRow, {k: fields.get(k) for k in RESULT_FIELDS})
+        """The result's columns as they are inserted: a record's as store.rows.row_of gives them
+        (its parts in ``extra``), a mapping's as given (``extra`` its JSON); absent ones None,
+        ``variant`` "", ``created_at`` now, ``kind`` guessed (guess_kind). Raises StoreError
+        for an unknown kind."""
+        values = row_of(fields) if isinstance(fields, Result) else cast(ResultRow, {k: fields.get(k)
+                                                                                     for k in RESULT_FIELDS})
         values["variant"] = values.get("variant") or ""
         values["created_at"] = values.get("created_at") or now()
-        values["kind"] = values.get("kind") or guess_kind(fields)
+        values["kind"] = values.get("kind") or guess_kind(values)
         if values["kind"] not in KINDS:
             raise StoreError(f"unknown result kind {values['kind']!r} (one of {', '.join(KINDS)})")
         return values
@@ -455,8 +444,9 @@ class Store:
     @_guard
     def add_result(self, run_id: int, fields: Mapping[str, Any],
                    sample_rows: Sequence[Sequence[int | None]] = ()) -> int:
-        """Insert one result and its raw samples [(iters, ticks[, cal, disturbed, pmu]), ...] in
-        one transaction. ``kind`` (model.KINDS) is guessed from unit/extra when not given."""
+        """Insert one result (a record, or a mapping of its columns) and its raw samples
+        [(iters, ticks[, cal, disturbed, pmu]), ...] in one transaction. ``kind`` (model.KINDS) is
+        guessed from the unit and the stored JSON when not given."""
         values = self._result_values(fields)
         try:
             with self._write() as conn:
@@ -471,7 +461,10 @@ class Store:
                ) -> Result:
         """add_result, and the record of what was stored (its id and run id set): what a design
         hands on to be printed, exported or judged."""
-        return Result.of({**fields, "id": self.add_result(run_id, dict(fields), sample_rows), "run_id": run_id})
+        rid = self.add_result(run_id, fields, sample_rows)
+        if isinstance(fields, Result):
+            return replace(fields, id=rid, run_id=run_id)
+        return result_of({**fields, "id": rid, "run_id": run_id})
 
     @_guard
     def add_results(self, run_id: int, rows: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -609,12 +602,12 @@ class Store:
             rows = conn.execute(
                 select(results).where(results.c.run_id == run_id).order_by(results.c.id)
             ).mappings().all()
-        return suite_order(Result.of(r) for r in rows)
+        return suite_order(result_of(r) for r in rows)
 
     @_guard
     def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[Result]]:
         """The results of several runs in one query: run id → its rows in the suite's order (as
-        results; absent ids: []). ``raw=False``: each row's ``extra`` without the calibration
+        results; absent ids: []). ``raw=False``: each runner line without the calibration
         chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
         shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
         out: dict[int, list[Result]] = {int(r): [] for r in run_ids}
@@ -628,7 +621,7 @@ class Store:
                 select(*columns).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
             ).mappings().all()
         for r in rows:
-            out[int(r["run_id"])].append(Result.of(r))
+            out[int(r["run_id"])].append(result_of(r))
         return {rid: suite_order(got) for rid, got in out.items()}
 
     def _extra_without_raw(self) -> ColumnElement[Any]:

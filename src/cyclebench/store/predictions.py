@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from cyclebench.model import Result
 from cyclebench.prediction import LoopDetail, Prediction, PredictionDetail, PredictionRow
 from cyclebench.store.db import Store, StoreError, now
+from cyclebench.store.rows import result_of
 from cyclebench.store.schema import PREDICTION_FIELDS, predictions
 
 
@@ -89,4 +90,4 @@ def newest_measured(store: Store, bench: str, param: int | None) -> Result | Non
             row = conn.execute(q).mappings().first()
     except (SQLAlchemyError, sqlite3.Error) as e:
         raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
-    return Result.of(row) if row is not None else None
+    return result_of(row) if row is not None else None

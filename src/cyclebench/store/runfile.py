@@ -30,10 +30,11 @@ import jsonschema
 from sqlalchemy import JSON, BigInteger, Boolean, Column, Float, Integer, String, Table, Text
 
 from cyclebench.atomic import write_atomic
-from cyclebench.model import KINDS
+from cyclebench.model import KINDS, RunToRun
 from cyclebench.store import predictions as stored_predictions
 from cyclebench.store import urls
 from cyclebench.store.db import Store
+from cyclebench.store.rows import row_of
 from cyclebench.store.schema import (
     PREDICTION_FIELDS,
     RESULT_FIELDS,
@@ -81,17 +82,10 @@ class RunFileSamples(_SampleTimes, total=False):
     pmu: list[int | None]
 
 
-class RunToRun(TypedDict):
-    """This host's run-to-run spread of the benchmark: the sd of its run estimates pooled over
-    earlier replicate groups and its degrees of freedom (experiments.history.host_spread)."""
-
-    sd: float
-    df: int
-
-
 class RunFileResult(ResultRow, total=False):
     """One of ``results``: a result's row (store/schema.py's results columns but ``id`` and
-    ``run_id``; RESULT_FIELDS; units as model.Result says), its ``samples`` and, written by
+    ``run_id``; RESULT_FIELDS; units as model.Result says; ``extra`` the record's typed parts
+    as store.rows.row_of writes them), its ``samples`` and, written by
     `run` and `export` where the host's replicate groups taught it, ``run_to_run`` (not
     imported: learnt again where the file lands). Only ``bench`` and ``status`` are required
     on import."""
@@ -169,7 +163,7 @@ def run_to_dict(store: Store, run_id: int) -> RunFile:
     out_results = []
     for r in store.results(run_id):
         s = store.samples(r["id"])
-        row = cast(RunFileResult, {k: r[k] for k in RESULT_FIELDS})
+        row = cast(RunFileResult, row_of(r))
         row["samples"] = {"iters": [x[0] for x in s], "ticks": [x[1] for x in s], "cal": [x[2] for x in s],
                           "disturbed": [x[3] for x in s], "pmu": [x[4] for x in s]}
         out_results.append(row)

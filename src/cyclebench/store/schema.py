@@ -106,7 +106,7 @@ results = Table(
     Column("timer_overhead", Float),  # median ticks of a back-to-back start/stop pair
     Column("wall_s", Float),
     Column("created_at", String(40), nullable=False),
-    Column("extra", JSON),  # the runner's result line minus the samples
+    Column("extra", JSON),  # the record's typed parts (model.Result): store/rows.py writes and reads it
     Column("kind", String(20)),  # timing | simulated | scaling | stat | emulated | profile (model.KINDS)
     # its item's place in the plan `run` measured (migration 0007; NULL: by id), model.suite_order
     Column("plan_index", Integer),
@@ -212,7 +212,7 @@ class ResultRow(TypedDict, total=False):
     timer_overhead: float | None
     wall_s: float | None
     created_at: str | None
-    extra: Mapping[str, Any] | None
+    extra: Mapping[str, Any] | None  # a record's typed parts (store.rows.row_of)
     kind: str | None
     plan_index: int | None
 

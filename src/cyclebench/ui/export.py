@@ -23,7 +23,7 @@ MEASURED_ONLY = ("gbench", "benchstat", "pyperf")  # formats of measured results
 
 
 def _with_spread(store: Store, run_id: int, rows: Sequence[Result]) -> list[Result]:
-    """The rows with this host's run-to-run (sd, df) in ``extra["run_to_run"]`` where earlier
+    """The rows with this host's run-to-run (sd, df) in their ``run_to_run`` where earlier
     replicate groups of the same build taught it (as `run` shows it)."""
     return with_spread(rows, host_spread(store, store.get_run(run_id) or {}, {run_id}))
 
@@ -34,8 +34,8 @@ def run_json(store: Store, run_id: int) -> str:
         data = runfile.run_to_dict(store, run_id)
     except runfile.ExportError as e:
         raise UserError(str(e)) from None
-    spread = {(r.get("bench"), r.get("param"), r.get("variant") or ""): r["extra"]["run_to_run"]
-              for r in _with_spread(store, run_id, store.results(run_id)) if "run_to_run" in (r.get("extra") or {})}
+    spread = {(r.get("bench"), r.get("param"), r.get("variant") or ""): r.run_to_run
+              for r in _with_spread(store, run_id, store.results(run_id)) if r.run_to_run is not None}
     for r in data["results"]:
         rr = spread.get((r.get("bench"), r.get("param"), r.get("variant") or ""))
         if rr is not None:

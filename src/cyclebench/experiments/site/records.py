@@ -55,7 +55,7 @@ class LightResult(Mapping[str, Any]):
     """What the site keeps of a valid result row for the histories and of a replicate run's row
     for the run-to-run spread (experiments.history reads either as a mapping, as it reads a
     Result): its benchmark, status, unit, per-op estimate and 95% CI, and the same in cycles~.
-    A few hundred thousand are kept: slots, not a Result's 53 columns."""
+    A few hundred thousand are kept: slots, not a Result's 67 fields."""
 
     bench: str
     param: int | None

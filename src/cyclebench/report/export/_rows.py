@@ -9,11 +9,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cyclebench.model import OK, SCALING, STAT, TIMING
+from cyclebench.model import OK, SCALING, STAT, TIMING, Result
 from cyclebench.report.console import fmt, fmt_ci, has_min, notes
 from cyclebench.report.export.base import ComparisonRow
 
-Row = Mapping[str, Any]
+Row = Result  # a result record (Export makes every row one)
+RunRow = Mapping[str, Any]  # a run's row (model.Run, or a mapping of its columns)
 
 
 def finite(x: Any) -> bool:
@@ -60,16 +61,16 @@ def measured(row: Row) -> bool:
 
 def replicates(row: Row, key: str) -> list[float]:
     """The row's replicate values of ``key`` (per_op, cycles_per_op): each runner process's
-    own estimate (``extra["per_process"]``) when the rounds were spread over processes, else
-    the row's one estimate; empty when there is none."""
-    per = ((row.get("extra") or {}).get("per_process") or {}).get(key)
+    own estimate (its ``per_process``) when the rounds were spread over processes, else the
+    row's one estimate; empty when there is none."""
+    per = (row.per_process or {}).get(key)
     if isinstance(per, list) and per:
         return [float(x) for x in per if finite(x)]
     v = row.get(key)
     return [float(v)] if finite(v) else []
 
 
-def ns_per_unit(row: Row, run: Row | None) -> float | None:
+def ns_per_unit(row: Row, run: RunRow | None) -> float | None:
     """Nanoseconds per unit of the row's per-op figures: ns_per_op / per_op (the timer rate the
     row was converted with), else 1e9 / the run's timer rate; None when neither is known."""
     if row.get("unit") == "ns":
@@ -93,7 +94,7 @@ class Replicate:
     run_id: int | None
 
 
-def timing_replicates(row: Row, run: Row | None) -> list[Replicate]:
+def timing_replicates(row: Row, run: RunRow | None) -> list[Replicate]:
     """A timing row's replicates (see Replicate); empty when ns cannot be had."""
     per = replicates(row, "per_op")
     factor = ns_per_unit(row, run)
@@ -109,7 +110,7 @@ def timing_replicates(row: Row, run: Row | None) -> list[Replicate]:
 
 def stat_values(row: Row) -> list[float]:
     """A stat row's value per repetition of the command, in the row's unit."""
-    return [float(v) for v in ((row.get("extra") or {}).get("values") or []) if finite(v)]
+    return [float(v) for v in ((row.stat or {}).get("values") or []) if finite(v)]
 
 
 def go_token(s: str) -> str:
@@ -138,12 +139,12 @@ def left_out(fmt_name: str, what: dict[str, list[str]]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def run_of(runs: Mapping[int, Row], row: Row) -> Row | None:
+def run_of(runs: Mapping[int, RunRow], row: Row) -> RunRow | None:
     rid = row.get("run_id")
     return runs.get(rid) if isinstance(rid, int) else None
 
 
-def first_run(runs: Mapping[int, Row], results: Sequence[Row]) -> Row:
+def first_run(runs: Mapping[int, RunRow], results: Sequence[Row]) -> RunRow:
     """The run of the first row (or the first run given): the context of a header."""
     for r in results:
         run = run_of(runs, r)
@@ -152,7 +153,7 @@ def first_run(runs: Mapping[int, Row], results: Sequence[Row]) -> Row:
     return next(iter(runs.values()), {})
 
 
-def shared(runs: Mapping[int, Row], key: str) -> Any:
+def shared(runs: Mapping[int, RunRow], key: str) -> Any:
     """The value of ``key`` that every run has (None when they differ or none has it)."""
     values = {str(r.get(key)) for r in runs.values() if r.get(key) is not None}
     if len(values) != 1:
@@ -183,7 +184,7 @@ def result_cells(row: Row) -> list[str]:
     cv = row.get("rcv")
     note = notes(row)
     if kind_of(row) == STAT:
-        note = "; ".join([*((row.get("extra") or {}).get("notes") or []), *([note] if note else [])])
+        note = "; ".join([*((row.stat or {}).get("notes") or []), *([note] if note else [])])
     return [bench, param, fmt(value), fmt_ci(_half(row, "ci_low", "ci_high")), unit, fmt(row.get("cycles_per_op")),
             fmt_ci(_half(row, "cycles_ci_low", "cycles_ci_high")), fmt(row.get("ns_per_op")),
             fmt(row.get("min")) if has_min(row) else "-", "-" if not finite(cv) else f"{100 * cv:.1f}%", note]

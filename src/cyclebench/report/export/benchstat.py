@@ -61,7 +61,7 @@ def _lines(g: Group, data: Export) -> list[list[tuple[float, str]]]:
                     pairs.append((rep.timer, own))
                 out.append(pairs)
         elif g.kind == SIMULATED:
-            events = (row.get("extra") or {}).get("events") or {"Ir": row.get("per_op")}
+            events = (row.simulated or {}).get("events") or {"Ir": row.get("per_op")}
             pairs = [(float(v), go_token(str(k)) + "/op") for k, v in events.items() if finite(v)]
             if pairs:
                 out.append(pairs)

@@ -130,11 +130,10 @@ def cell(v: Any) -> Any:
 
 def result_record(row: Mapping[str, Any]) -> CsvResult:
     """One result as RESULT_COLUMNS (absent: None)."""
-    extra = row.get("extra") or {}
-    per = extra.get("per_process") or {}
-    rr = extra.get("run_to_run") or row.get("run_to_run") or {}
+    per = row.per_process or {}
+    rr = row.run_to_run or {}
     rec = cast(CsvResult, {c: row.get(c) for c in RESULT_COLUMNS})
-    rec.update(kind=kind_of(row), processes=extra.get("processes"), per_process=per.get("per_op"),
+    rec.update(kind=kind_of(row), processes=row.processes, per_process=per.get("per_op"),
                cycles_per_process=per.get("cycles_per_op"), run_to_run_sd=rr.get("sd"), run_to_run_df=rr.get("df"),
                notes=notes(row) or None)
     return rec
