@@ -359,6 +359,28 @@ class _Columns(Mapping[str, Any]):
         return len(self.__dataclass_fields__)
 
 
+@dataclass(frozen=True)
+class PerOp:
+    """One figure per operation with its 95% CI: ``value``, ``ci_low``, ``ci_high`` (None when no
+    CI was computed) in ``unit`` (ref-cycles — TSC ticks —, ns, cycles~ — calibrated core
+    cycles —, cycles — the PMU's event —, Ir, …; docs/method.md). A Result's figures read as
+    these (``Result.timer``, ``cycles``, ``pmu``, ``net``, ``net_cycles``, ``best``)."""
+
+    value: float
+    ci_low: float | None
+    ci_high: float | None
+    unit: str
+
+    @property
+    def half(self) -> float | None:
+        """Half the CI's width (the ± printed); None without a CI."""
+        return None if self.ci_low is None or self.ci_high is None else (self.ci_high - self.ci_low) / 2
+
+
+def _per_op(value: float | None, low: float | None, high: float | None, unit: str | None) -> PerOp | None:
+    return None if value is None else PerOp(value, low, high, unit or "")
+
+
 @dataclass(frozen=True, eq=False)
 class Result(_Columns):
     """One row of the results table, as store/ reads it back: a frozen record (a transformation
@@ -464,6 +486,38 @@ class Result(_Columns):
         if isinstance(row, Result):
             return row
         return cls(**{k: v for k, v in row.items() if k in RESULT_KEYS})
+
+    # the figures as typed values, each with its CI and unit (the columns stay flat: store/)
+    @property
+    def timer(self) -> PerOp | None:
+        """Per op in the timer's unit (``unit``: ref-cycles, ns, Ir, …); None: not measured."""
+        return _per_op(self.per_op, self.ci_low, self.ci_high, self.unit)
+
+    @property
+    def cycles(self) -> PerOp | None:
+        """Calibrated core cycles per op (cycles~); None without a calibrated clock."""
+        return _per_op(self.cycles_per_op, self.cycles_ci_low, self.cycles_ci_high, "cycles~")
+
+    @property
+    def pmu(self) -> PerOp | None:
+        """The PMU's cycles event per op; None where no PMU counted (a VM without one)."""
+        return _per_op(self.pmu_cycles_per_op, self.pmu_ci_low, self.pmu_ci_high, "cycles")
+
+    @property
+    def net(self) -> PerOp | None:
+        """Per op net of the loop's own cost (loop/empty), in the timer's unit; None: not asked."""
+        return _per_op(self.net_per_op, self.net_ci_low, self.net_ci_high, self.unit)
+
+    @property
+    def net_cycles(self) -> PerOp | None:
+        """cycles~ per op net of the loop's own cost; None: not asked or no calibrated clock."""
+        return _per_op(self.cycles_net, self.cycles_net_ci_low, self.cycles_net_ci_high, "cycles~")
+
+    @property
+    def best(self) -> PerOp | None:
+        """The figure runs and hosts are compared by: cycles~ when the result has it, else
+        the timer's (history, compare --by host, run --plot)."""
+        return self.cycles if self.cycles_per_op is not None else self.timer
 
     @property
     def processes(self) -> int | None:

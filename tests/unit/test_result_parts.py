@@ -172,3 +172,34 @@ def test_an_old_databases_rows_read_into_parts_that_give_their_column_back(compa
         got = extra_of(record)
         assert got == stored and list(got or {}) == list(stored or {}), (row["id"], row["bench"])
         assert record.line is not None or row["kind"] != TIMING
+
+
+def test_a_result_reads_its_figures_as_values_with_their_ci_and_unit() -> None:
+    from dataclasses import replace
+
+    from cyclebench.model import PerOp
+
+    r = Result(bench="x", per_op=10.0, ci_low=9.0, ci_high=11.0, unit="ref-cycles", cycles_per_op=30.0,
+               cycles_ci_low=29.0, cycles_ci_high=31.5, net_per_op=4.0, net_ci_low=3.0, net_ci_high=5.0)
+    assert r.timer == PerOp(10.0, 9.0, 11.0, "ref-cycles") and r.timer.half == 1.0
+    assert r.cycles == PerOp(30.0, 29.0, 31.5, "cycles~") and r.best == r.cycles
+    assert r.net == PerOp(4.0, 3.0, 5.0, "ref-cycles")
+    assert r.pmu is None and r.net_cycles is None  # no PMU here, no cycles~ net asked
+    uncalibrated = replace(r, cycles_per_op=None, cycles_ci_low=None, cycles_ci_high=None)
+    assert uncalibrated.best == uncalibrated.timer and uncalibrated.cycles is None
+    assert replace(r, ci_low=None).timer.half is None  # type: ignore[union-attr]
+    assert not {"timer", "cycles", "best"} & set(dict(r))  # figures are read, not stored: no new column
+
+
+def test_run_plot_draws_cycles_where_calibrated_else_the_timer_unit(tmp_path: Path) -> None:
+    """`run --plot`: one point per valid result, cycles~ with its CI where the result has it, else
+    the timer's figure with its unit named; failed rows are not drawn."""
+    from cyclebench.report import plots
+
+    rows = [Result(bench="a/x", per_op=10.0, ci_low=9.0, ci_high=11.0, unit="ref-cycles", cycles_per_op=30.0,
+                   cycles_ci_low=29.0, cycles_ci_high=31.0),
+            Result(bench="a/y", per_op=5.0, ci_low=4.5, ci_high=5.5, unit="ns"),
+            Result(bench="a/z", status="crashed", reason="SIGSEGV")]
+    assert plots.plot_results(rows, tmp_path / "p.svg", title="run #1") == 2
+    svg = (tmp_path / "p.svg").read_text()
+    assert "a/y (ns)" in svg and "a/x (" not in svg and "a/z" not in svg

@@ -84,9 +84,8 @@ def _side_summary(name: str, results: Sequence[Result], baseline: bool, row: Row
     if len(vals) > 1:
         spread = float(np.std(vals, ddof=1))
     else:
-        r = results[0]
-        lo, hi = (r.cycles_ci_low, r.cycles_ci_high) if r.cycles_per_op is not None else (r.ci_low, r.ci_high)
-        spread = (hi - lo) / 2 if lo is not None and hi is not None else float("nan")
+        fig = results[0].best
+        spread = fig.half if fig is not None and fig.half is not None else float("nan")
     mins = [r.cycles_min if r.cycles_per_op is not None else r.min for r in results]
     best = min((m for m in mins if m is not None), default=float("nan"))
     cmp = row.cmp if row is not None else None
@@ -224,14 +223,11 @@ def host_rows(store: Store, sides: dict[str, list[Run]]) -> list[HostRow]:
     for host, side in sides.items():
         for run in side:
             for row in results[int(run["id"])]:
-                v, unit = estimate_of(row)
-                if row["status"] != OK or v is None:
+                fig = row.best  # as estimate_of reads it: cycles~ when there
+                if row.status != OK or fig is None:
                     continue
-                lo, hi = ((row.get("cycles_ci_low"), row.get("cycles_ci_high")) if unit == "cycles~"
-                          else (row.get("ci_low"), row.get("ci_high")))
-                half = (hi - lo) / 2 if lo is not None and hi is not None else None
-                key = (row["bench"], row["param"], row.get("variant") or "")
-                cells.setdefault(key, {}).setdefault(host, []).append((float(v), half, unit))
+                key = (row.bench, row.param, row.variant or "")
+                cells.setdefault(key, {}).setdefault(host, []).append((float(fig.value), fig.half, fig.unit))
     rows = []
     for (bench, param, variant), by_host in cells.items():
         hosts = {}

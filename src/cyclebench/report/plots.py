@@ -201,9 +201,9 @@ def plot_results(rows: Sequence[Result], path: Path, title: str | None = None) -
     good = [r for r in rows if r.get("status") in ("ok", "disturbed") and r.get("per_op") is not None]
     fig, ax = _figure(len(good), path)
     for y, r in enumerate(good):
-        cyc = r.get("cycles_per_op") is not None
-        v, lo, hi = ((r["cycles_per_op"], r.get("cycles_ci_low"), r.get("cycles_ci_high")) if cyc
-                     else (r["per_op"], r.get("ci_low"), r.get("ci_high")))
+        est = r.best  # cycles~ where the result has it, else the timer's unit
+        assert est is not None  # per_op is set (good)
+        cyc, v, lo, hi = est.unit == "cycles~", est.value, est.ci_low, est.ci_high
         err = [[max(v - lo, 0)], [max(hi - v, 0)]] if lo is not None and hi is not None else None
         ax.errorbar([max(v, 1e-3)], [y], xerr=err, fmt="o" if cyc else "s", ms=4, capsize=3,
                     color="tab:blue" if r.get("status") == "ok" else "tab:gray")
