@@ -106,7 +106,7 @@ def make_repo(root: Path, bench_inside: bool = True) -> list[str]:
     return shas
 
 
-if __name__ == "__main__":  # a repository to try by hand: python tests/commands/gitlib.py DIR
+if __name__ == "__main__":  # a repository to try by hand: python tests/gitlib.py DIR
     import sys
 
     for i, s in enumerate(make_repo(Path(sys.argv[1])), 1):

@@ -10,7 +10,7 @@ function that builds it for the terminal (report.console, report.variants, repor
 report.plots, report.history) and turned into HTML by :mod:`.tables` with every column.
 
 :class:`Site` writes a site into a directory; :mod:`.pages` lays out each page from the records
-experiments/site.py gathers from the database.
+experiments/site/ gathers from the database.
 """
 
 from __future__ import annotations
