@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from cyclebench.model import CalibrationLine, Result, Run
+from cyclebench.model import CalibrationLine, PerOp, Result, Run
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
@@ -65,10 +65,12 @@ def net_fmt(x: float | None, lo: float | None, hi: float | None) -> str:
     return fmt(x)
 
 
-def _half(r: Result, lo: str, hi: str) -> float | None:
-    if r.get(lo) is None or r.get(hi) is None:
-        return None
-    return (r[hi] - r[lo]) / 2
+def _shown(figure: PerOp | None, net: bool) -> tuple[str, str]:
+    """A figure and its ±CI95 as the results table prints them; a net one never as a negative
+    cost (net_fmt)."""
+    if figure is None:
+        return "-", "-"
+    return (net_fmt(figure.value, figure.ci_low, figure.ci_high) if net else fmt(figure.value)), fmt_ci(figure.half)
 
 
 def fmt_ci(x: float | None) -> str:
@@ -143,34 +145,30 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
                  "same build (cycles~ where there are cycles~)") if host else None)
     group = None
     for r in rows:
-        bench = str(r.get("bench") or "")
+        bench = r.bench or ""
         if group is not None and bench.split("/")[0] != group:
             table.add_section()  # a rule between groups: copy/ rows read as one block
         group = bench.split("/")[0]
-        style = STATUS_STYLE.get(str(r.get("status")), "")
-        name = safe_text(bench + (f" [{r['variant']}]" if r.get("variant") else ""), multiline=False)
-        param = "" if r.get("param") is None else str(r["param"])
-        unit = str(r.get("unit") or "")
+        style = STATUS_STYLE.get(r.status, "")
+        name = safe_text(bench + (f" [{r.variant}]" if r.variant else ""), multiline=False)
+        param = "" if r.param is None else str(r.param)
+        unit = r.unit or ""
         cells: list[str | Text]
-        if r.get("per_op") is not None and r.get("status") in ("ok", "invalid", "disturbed"):
-            p, lo, hi = ("net_per_op", "net_ci_low", "net_ci_high") if net else ("per_op", "ci_low", "ci_high")
-            c, clo, chi = (("cycles_net", "cycles_net_ci_low", "cycles_net_ci_high") if net
-                           else ("cycles_per_op", "cycles_ci_low", "cycles_ci_high"))
-            cv = r.get("rcv")
-            low, ns = (r.get("min") if has_min(r) else None), r.get("ns_per_op")
+        if r.per_op is not None and r.status in ("ok", "invalid", "disturbed"):
+            figure, ci = _shown(r.net if net else r.timer, net)
+            cycles, cycles_ci = _shown(r.net_cycles if net else r.cycles, net)
+            low, ns = (r.min if has_min(r) else None), r.ns_per_op
             if net:  # every cost net of the loop (loop per op = gross − net), or none
-                loop = (r["per_op"] - r["net_per_op"]) if r.get("net_per_op") is not None else None
+                loop = (r.per_op - r.net_per_op) if r.net_per_op is not None else None
                 low = None if loop is None or low is None else low - loop
-                scaled = ns is not None and loop is not None and r["per_op"]
-                ns = ns * r["net_per_op"] / r["per_op"] if scaled else None
-            cells = [net_fmt(r.get(p), r.get(lo), r.get(hi)) if net else fmt(r.get(p)), fmt_ci(_half(r, lo, hi)),
-                     (net_fmt(low, None, None) if net else fmt(low)) if low is not None else "-",
-                     "-" if cv is None else f"{100 * cv:.1f}%", unit,
-                     net_fmt(r.get(c), r.get(clo), r.get(chi)) if net else fmt(r.get(c)), fmt_ci(_half(r, clo, chi)),
+                scaled = ns is not None and r.net_per_op is not None and r.per_op
+                ns = ns * r.net_per_op / r.per_op if scaled else None  # type: ignore[operator]
+            cells = [figure, ci, (net_fmt(low, None, None) if net else fmt(low)) if low is not None else "-",
+                     "-" if r.rcv is None else f"{100 * r.rcv:.1f}%", unit, cycles, cycles_ci,
                      (net_fmt(ns, None, None) if net else fmt(ns)) if ns is not None else "-"]
-            if r.get("status") == "invalid":
+            if r.status == "invalid":
                 cells = [safe_text(x, style="strike") if x not in ("", "-") else x for x in cells]
-            elif r.get("status") == "disturbed":
+            elif r.status == "disturbed":
                 cells = [safe_text(x, style=DISTURBED_FIGURES) for x in cells]
         else:
             cells = ["-", "-", "-", "-", unit, "-", "-", "-"]
