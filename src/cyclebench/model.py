@@ -27,6 +27,35 @@ FAILED_STATUSES = (INVALID, FAILED, CRASHED, TIMEOUT, ERROR)
 TIMING, SIMULATED, SCALING, STAT, EMULATED, PROFILE = "timing", "simulated", "scaling", "stat", "emulated", "profile"
 KINDS = (TIMING, SIMULATED, SCALING, STAT, EMULATED, PROFILE)
 
+# A run's purpose: why it was measured (conbench's "run reason"), the runs table's ``purpose``
+# (migration 0009). A series holds runs of one purpose (series_key): a revision a bisect built
+# from a repository's history is not a point in the nightly series of the same benchmark.
+RUN, REVISION, VARIANTS, COMPARE, FLEET = "run", "revision", "variants", "compare", "fleet"
+PURPOSES = (RUN, REVISION, VARIANTS, COMPARE, FLEET)
+# Ordinary measurements, the ones a benchmark's history follows by default: `run` (labelled or
+# not; scale, stat, profile, will-it-scale test cases too) and the same run made by a fleet job.
+ORDINARY = (RUN, FLEET)
+# Set by `cyclebench fleet`'s agent on a host: the runs its command opens are the fleet's.
+PURPOSE_ENV = "CYCLEBENCH_PURPOSE"
+
+
+def infer_purpose(command: Sequence[str] | None, labels: Mapping[str, str] | None) -> str:
+    """The purpose of a run stored before runs had one (or read from a run file without it),
+    told from its command line and labels as the commands made them: a bisect labels its runs
+    ``bisect``, ``compare --rev`` ``rev`` and ``base``; ``variants`` and ``compare --allocator``
+    are builds side by side; ``compare A B`` pairs two benchmarks; anything else is a run."""
+    labels = labels if isinstance(labels, Mapping) else {}
+    argv = [str(a) for a in command] if isinstance(command, (list, tuple)) else []
+    sub = next((a for a in argv[1:] if not a.startswith("-")), "")
+    if "bisect" in labels or ("rev" in labels and "base" in labels) or sub == "bisect" or (
+            sub == "compare" and any(a == "--rev" or a.startswith("--rev=") for a in argv)):
+        return REVISION
+    if sub == "variants" or (sub == "compare" and any(a.startswith("--allocator") for a in argv)):
+        return VARIANTS
+    if sub == "compare":
+        return COMPARE
+    return RUN
+
 
 @dataclass(frozen=True)
 class BenchInfo:
@@ -569,6 +598,7 @@ class Run(_Columns):
     microcode: str | None = None
     compiler: str | None = None
     code_dirty: bool | None = None
+    purpose: str | None = None  # why it was measured (PURPOSES); None: stored before (purpose_of infers it)
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Run:
@@ -580,6 +610,103 @@ class Run(_Columns):
 
 
 RUN_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Run))
+
+
+def purpose_of(run: Mapping[str, Any]) -> str:
+    """A run's purpose (PURPOSES): as stored, else inferred from its command and labels
+    (infer_purpose)."""
+    got = run.get("purpose")
+    return got if isinstance(got, str) and got in PURPOSES else infer_purpose(run.get("command"), run.get("labels"))
+
+
+def host_of(run: Mapping[str, Any]) -> str:
+    """The host a run is shown and followed under: its name, else its host id ("?" without either)."""
+    return str(run.get("host") or run.get("host_id") or "?")
+
+
+def measurement_of(row: Mapping[str, Any]) -> str:
+    """What kind of measurement a result row is, finer than its ``kind`` where figures of one
+    kind still differ: ``timing``, ``counters`` (timed with perf events read around every batch,
+    which cost time of their own), ``callgrind`` (simulated Ir), ``scale threads`` / ``scale
+    processes``, ``stat``, ``emulated``, ``profile``."""
+    kind = row.get("kind") or TIMING
+    if kind == SIMULATED:
+        return "callgrind"
+    if kind == SCALING:
+        scale = row.get("scale")
+        mode = scale.get("mode") if isinstance(scale, Mapping) else None
+        return f"scale {mode}" if mode else "scale"
+    if kind == TIMING and row.get("counters"):
+        return "counters"
+    return str(kind)
+
+
+def source_digest(run: Mapping[str, Any], bench: str) -> str | None:
+    """The digest of the benchmark file that defines ``bench`` in ``run``'s build (the sha256
+    prefix open_run keeps for every source, ``build.digests``): its only source, else the one
+    named after the benchmark's group (the suite's ``syscall.c`` holds ``syscall/*``), else one
+    digest of all its sources; None: stored before digests were kept, or nothing was built."""
+    build = run.get("build")
+    digests = build.get("digests") if isinstance(build, Mapping) else None
+    if not isinstance(digests, Mapping) or not digests:
+        return None
+    if len(digests) == 1:
+        return str(next(iter(digests.values())))
+    group = bench.split("/", 1)[0]
+    named = [d for path, d in digests.items() if str(path).rsplit("/", 1)[-1].rsplit(".", 1)[0] == group]
+    if len(named) == 1:
+        return str(named[0])
+    import hashlib
+
+    return hashlib.sha256("".join(f"{p}={d};" for p, d in sorted(digests.items())).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    """What makes stored results points of one series, the one identity every reader of the
+    past uses (history, --fail-on-regression, the site's histories and open regressions, stored
+    `compare`, `explain`): the host, benchmark, parameter and variant; the measurement
+    (measurement_of) and its unit; the benchmark file's digest (a changed benchmark starts a
+    new series, as asv versions a benchmark by its code; the library under test, the compiler and
+    the kernel stay in it: their changes are what a history is for); the run's purpose
+    (PURPOSES). ``digest`` None: not known (a run stored before digests were kept), which joins
+    the series of any digest (``matches``)."""
+
+    host: str
+    bench: str
+    param: int | None
+    variant: str
+    measurement: str
+    unit: str
+    digest: str | None
+    purpose: str
+
+    def matches(self, other: SeriesKey) -> bool:
+        """Whether ``other`` is a point of this series: every field equal, the digests equal or
+        one of them unknown."""
+        return self.differs(other) is None
+
+    def differs(self, other: SeriesKey) -> str | None:
+        """The first field in which ``other`` is of another series (host, bench, param, variant,
+        measurement, unit, digest, purpose); None: the same series."""
+        for name in ("host", "bench", "param", "variant", "measurement", "unit", "purpose"):
+            if getattr(self, name) != getattr(other, name):
+                return name
+        if self.digest is not None and other.digest is not None and self.digest != other.digest:
+            return "digest"
+        return None
+
+
+def series_key(run: Mapping[str, Any], row: Mapping[str, Any]) -> SeriesKey:
+    """The series of a stored result ``row`` of ``run`` (SeriesKey). The unit is the row's
+    measured one (ref-cycles, ns, Ir, ops/s…); which figure a history follows in it, cycles~ or
+    the timer's, is the history's (experiments.history.points_from)."""
+    measurement = row.get("measurement")  # a slim row that carries it (the site's LightResult)
+    return SeriesKey(host=host_of(run), bench=str(row.get("bench") or ""), param=row.get("param"),
+                     variant=str(row.get("variant") or ""),
+                     measurement=str(measurement) if measurement else measurement_of(row),
+                     unit=str(row.get("unit") or ""),
+                     digest=source_digest(run, str(row.get("bench") or "")), purpose=purpose_of(run))
 
 
 @dataclass(frozen=True, eq=False)

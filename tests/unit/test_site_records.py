@@ -29,8 +29,9 @@ def _result(**kw: object) -> Result:
 def test_a_light_result_reads_as_its_row() -> None:
     r = _result()
     light = LightResult.of(r)
-    assert {k: light[k] for k in light} == {k: r[k] for k in light}
-    assert len(light) == 11 and "counters" not in light and light.get("counters") is None
+    assert {k: light[k] for k in light if k != "measurement"} == {k: r[k] for k in light if k != "measurement"}
+    assert light["measurement"] == "counters"  # what series it is a point of (model.measurement_of)
+    assert len(light) == 12 and "counters" not in light and light.get("counters") is None
     with pytest.raises(KeyError):
         light["counters"]
     assert estimate_of(light) == (7.5, "cycles~")  # type: ignore[arg-type]

@@ -87,6 +87,8 @@ def test_c7ecbb2_database_upgrades_on_open_and_reads_back(tmp_path: Path) -> Non
     assert "S3cret" not in str(runs[6]["command"])  # stored before redaction: masked on read
     kinds = {r["bench"] + "|" + r["variant"] + "|" + str(r["run_id"]): r["kind"]
              for rid in runs for r in s.results(rid)}
+    # 0009: each run's purpose, told from its command line and labels
+    assert [r["purpose"] for r in runs.values()] == ["run", "variants", "run", "run", "run", "run"]
     assert kinds["timer/rdtsc||1"] == "timing" and kinds["loop/empty||1"] == "timing"
     assert kinds["timer/rdtsc||3"] == "simulated"  # callgrind, unit Ir
     assert kinds["stat:true/wall||2"] == "stat" and kinds["stat:true/page-faults||2"] == "stat"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from cyclebench.experiments.history import analyse, host_spread, points_of
+from cyclebench.experiments.history import ALL, analyse, host_spread, points_of
+from cyclebench.model import PURPOSES, RUN, TIMING
 from cyclebench.report import history as report
 from cyclebench.report.export import Export, Exported, write
 from cyclebench.report.plots import FORMATS
@@ -34,6 +35,10 @@ class HistoryArgs:
     host: str | None = option("--host", help="Only runs of this host (its name or host id).")
     label_args: tuple[str, ...] = option("--label", multiple=True, metavar="KEY=VALUE",
                                          help="Only runs with this label.")
+    purpose: str | None = option("--purpose", type=click.Choice([*PURPOSES, ALL]), help="Runs of this purpose "
+                                 "(why they were measured); default: ordinary runs (run, fleet). 'all': every one.")
+    kind: str | None = option("--kind", metavar="KIND", help="Results of this kind of measurement (timing, counters, "
+                              "callgrind, 'scale threads', stat…); default: timing where there is some.")
     since: dt.datetime | None = option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
                                        help="Only runs started on or after this day (UTC).")
     plot_path: Path | None = option("--plot", type=click.Path(dir_okay=False, path_type=Path),
@@ -59,13 +64,19 @@ def history_cmd(a: HistoryArgs) -> None:
     labels = parse_labels(a.label_args)
     store = open_store(a.db, create=False)
     since = a.since.date() if a.since else None
-    points, unit, runs, rows = points_of(store, a.bench, a.param, a.variant, a.host, labels, since)
+    points, unit, runs, rows, chosen = points_of(store, a.bench, a.param, a.variant, a.host, labels, since,
+                                                 a.purpose, a.kind)
     spread = host_spread(store, runs[-1], {r["id"] for r in runs}).get((a.bench, points[-1]["param"], a.variant))
     h, margin = analyse(points, spread, a.alpha)
     name = a.bench + ("" if a.param is None else f" [{a.param}]") + (f" [{a.variant}]" if a.variant else "")
-    title = f"history of {name} · {len(points)} runs · {unit}"
+    key = chosen.key
+    shown = ", ".join(x for x in (key.host, key.measurement if key.measurement != TIMING else "",
+                                  key.purpose if key.purpose != RUN else "") if x)
+    title = f"history of {name} · {shown} · {len(points)} runs · {unit}"
     if not a.output.to_stdout:
         out.print(report.history_table(title, points, h, unit, wide=a.wide))
+    if note := chosen.note(name):
+        err.print(f"cyclebench: {note}", highlight=False)
     if len(points) < 2 * changepoint.MIN_SEGMENT:
         err.print(f"cyclebench: {len(points)} runs: a change point needs {changepoint.MIN_SEGMENT} on each side",
                   highlight=False)
@@ -78,6 +89,7 @@ def history_cmd(a: HistoryArgs) -> None:
         data = json.dumps({
             "format": "cyclebench-history", "version": 1,
             "bench": a.bench, "param": a.param, "variant": a.variant, "unit": unit, "margin": margin,
+            "series": asdict(key), "left_out": [asdict(lo) for lo in chosen.left_out],
             "sigma": h.sigma, "sigma_source": h.sigma_source, "alpha": h.alpha, "min_segment": h.min_segment,
             "points": [dict(p) for p in points], "outliers": h.outliers,
             "changes": [{**asdict(c), "run": points[c.index]["run"], "rel": c.rel} for c in h.changes],

@@ -190,6 +190,8 @@ class _Run:
     """One bisect's moving parts: the workspace, the plan, the store, the labels, and the current
     Bisection (working state: replaced, never changed, as each step is decided)."""
 
+    last: tuple[int, dict[str, Any]] | None = None  # the newest sitting's run and its summary
+
     def __init__(self, ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], command: Sequence[str],
                  state: Bisection, on_step: Callable[[Step], None],
                  on_state: Callable[[Bisection], None] = lambda _b: None) -> None:
@@ -198,9 +200,16 @@ class _Run:
         self.cpu = ws.cpu()
 
     def keep(self, search: Search) -> Search:
-        """``search`` becomes its benchmark's in a new current Bisection, handed to ``on_state``."""
+        """``search`` becomes its benchmark's in a new current Bisection, handed to ``on_state``
+        and stored with the newest sitting's run (its summary's ``bisect.state``), so the
+        database holds the search as it stands, and its answer once it ends (the site's bisect
+        page reads it)."""
         self.state = replace(self.state, searches={**self.state.searches, search.bench: search})
         self.on_state(self.state)
+        if self.last is not None:
+            run_id, summary = self.last
+            self.store.update_run(run_id, summary={**summary, "bisect": {**summary["bisect"],
+                                                                         "state": self.state.to_dict()}})
         return search
 
     def sitting(self, built: list[Built], variants: list[str], items: list[Item], pairs: list[tuple[int, int]],
@@ -227,11 +236,12 @@ class _Run:
             sits = measure(sides.runners, items, pairs, design, rule, self.ws.progress, keep)
         how = (f"bisect {self.state.id} step {step}: {rev.short}, paired invocations · CPU {self.cpu} · sequential "
                f"(budget {design.budget:g} s, repeated CI, threshold {100 * self.plan.threshold:g}%)")
-        self.store.update_run(run_id, summary={
-            "compare": [r.to_dict() for r in rows], "display": {"design": how, "alpha": design.alpha},
-            "bisect": {"id": self.state.id, "step": step, "revision": rev.sha,
-                       "verdicts": {s.item.label: s.verdict for s in sits}}})
+        summary = {"compare": [r.to_dict() for r in rows], "display": {"design": how, "alpha": design.alpha},
+                   "bisect": {"id": self.state.id, "step": step, "revision": rev.sha,
+                              "threshold": self.plan.threshold, "verdicts": {s.item.label: s.verdict for s in sits}}}
+        self.store.update_run(run_id, summary=summary)
         self.store.finish_run(run_id, "complete")
+        self.last = (run_id, summary)
         return sits, run_id
 
     def confirm(self, good: Built, bad: Built, items: list[Item]) -> dict[str, str]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cyclebench.experiments.errors import ExperimentError
-from cyclebench.model import OK, Point, Result, Run
+from cyclebench.model import OK, ORDINARY, TIMING, Point, Result, Run, SeriesKey, measurement_of, purpose_of, series_key
 from cyclebench.stats.runs import pooled_spread
 from cyclebench.store import Store
 
@@ -81,13 +81,106 @@ def pooled_by_bench(replicates: Sequence[Mapping[str, Any]], rows: Mapping[int, 
     return out
 
 
+ALL = "all"  # --purpose all: every purpose in one series
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Runs of a benchmark that a series left out, by the first field of their series key
+    (model.SeriesKey.differs) that differs from the series' and its value there."""
+
+    field: str  # host | measurement | unit | digest | purpose
+    value: str
+    runs: int
+
+    def text(self) -> str:
+        """What they are: "3 revision runs", "1 callgrind run", "2 runs on lab2"…"""
+        runs = f"run{'s' if self.runs != 1 else ''}"
+        if self.field in ("purpose", "measurement"):
+            return f"{self.runs} {self.value} {runs}"
+        where = {"host": f"on {self.value}", "unit": f"in {self.value}",
+                 "digest": "of another version of the benchmark's file"}.get(self.field, f"of another {self.field}")
+        return f"{self.runs} {runs} {where}"
+
+    def option(self) -> str | None:
+        """The option that shows them instead (None: none does)."""
+        value = f"'{self.value}'" if " " in self.value else self.value
+        return {"host": f"--host {value}", "measurement": f"--kind {value}",
+                "purpose": f"--purpose {value}"}.get(self.field)
+
+
+@dataclass(frozen=True)
+class Chosen(Generic[RunT, ResultT]):
+    """A benchmark's series among its stored results (choose): its key, its (run, row) pairs
+    oldest first, and what was left out."""
+
+    key: SeriesKey
+    pairs: list[tuple[RunT, ResultT]]
+    left_out: tuple[LeftOut, ...]
+
+    def note(self, name: str) -> str | None:
+        """The one line naming what was left out and the options that widen the series; None: nothing."""
+        if not self.left_out:
+            return None
+        parts = [lo.text() for lo in self.left_out]
+        said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        options = sorted({o for lo in self.left_out if (o := lo.option())})
+        return f"{said} of {name} not in this series" + (f": {', '.join(options)}" if options else "")
+
+
+def _preference(run: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[bool, bool]:
+    """The series a reader follows unless told: ordinary runs before revisions, variants and
+    compares; timing before callgrind, counters and the rest."""
+    return purpose_of(run) in ORDINARY, measurement_of(row) == TIMING
+
+
+def choose(got: Sequence[tuple[RunT, ResultT]], purpose: str | None = None,
+           measurement: str | None = None) -> Chosen[RunT, ResultT]:
+    """The series among ``got`` (a benchmark's valid (run, row) pairs, oldest first, of one
+    parameter and variant): the series (model.series_key) of the newest pair of the ``purpose``
+    (ALL: any, one series across purposes) and ``measurement`` asked, or, unasked, of the
+    newest ordinary timing pair (else the newest of the most preferred: _preference); every pair
+    of that series, the others counted by why (LeftOut). ExperimentError when none is of the
+    purpose or measurement asked."""
+    keyed = [(run, row, series_key(run, row)) for run, row in got]
+    cand = [(run, row, k) for run, row, k in keyed if (purpose in (None, ALL) or k.purpose == purpose)
+            and (measurement is None or k.measurement == measurement)]
+    if not cand:
+        asked = " and ".join(x for x in (f"purpose {purpose}" if purpose not in (None, ALL) else "",
+                                         f"kind {measurement}" if measurement else "") if x)
+        raise ExperimentError(f"no run of {asked} among those that match (purposes there: "
+                              f"{', '.join(sorted({k.purpose for *_, k in keyed}))}; kinds: "
+                              f"{', '.join(sorted({k.measurement for *_, k in keyed}))})")
+    best = max(_preference(run, row) for run, row, _ in cand)
+    newest = [k for run, row, k in cand if _preference(run, row) == best][-1]
+    if newest.digest is None:  # stored before digests were kept: the series' newest known version
+        known = [k.digest for *_, k in keyed if k.digest is not None and replace(k, digest=None).matches(newest)]
+        newest = replace(newest, digest=known[-1] if known else None)
+    if purpose == ALL:
+        keyed = [(run, row, replace(k, purpose=newest.purpose)) for run, row, k in keyed]
+    pairs: list[tuple[RunT, ResultT]] = []
+    counts: dict[tuple[str, str], int] = {}
+    for run, row, k in keyed:
+        why = newest.differs(k)
+        if why is None:
+            pairs.append((run, row))
+        else:
+            value = str(getattr(k, why))
+            counts[(why, value)] = counts.get((why, value), 0) + 1
+    left = tuple(LeftOut(f, v, n) for (f, v), n in sorted(counts.items(), key=lambda fv: (-fv[1], fv[0])))
+    return Chosen(newest, pairs, left)
+
+
 def points_of(store: Store, bench: str, param: int | None, variant: str, host: str | None,
-              labels: dict[str, str], since: dt.date | None,
-              ) -> tuple[list[Point], str, list[Run], list[Result]]:
+              labels: dict[str, str], since: dt.date | None, purpose: str | None = None,
+              measurement: str | None = None,
+              ) -> tuple[list[Point], str, list[Run], list[Result], Chosen[Run, Result]]:
     """The valid results of ``bench`` (at ``param``, of ``variant``) in the runs that match,
-    oldest first, in one unit (cycles~ when all have it, else the most common timer unit):
-    (points, unit, their runs, their result rows). Raises UserError when the benchmark has
-    several parameters and none was chosen, or nothing matches."""
+    oldest first, of one series (choose: ``purpose``, ``measurement`` or, unasked, the newest
+    ordinary timing series), in one unit (cycles~ when all have it, else the timer's): (points,
+    unit, their runs, their result rows, the series chosen and what it left out). Raises
+    ExperimentError when the benchmark has several parameters and none was chosen, or nothing
+    matches."""
     got: list[tuple[Run, Result]] = []
     found = store.list_runs(None, host=host, since=since, labels=labels)  # filtered in SQL
     rows = store.results_of([r["id"] for r in found])  # one query
@@ -102,7 +195,8 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     if not got:
         raise ExperimentError(f"no valid result of {bench}{'' if param is None else f' [{param}]'} in the runs "
                               f"that match ({store.url})")
-    return points_from(got)
+    chosen = choose(got, purpose, measurement)
+    return (*points_from(chosen.pairs), chosen)
 
 
 def time_order(runs: Sequence[RunT]) -> list[RunT]:

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from cyclebench.experiments.progress import SILENT, Progress
-from cyclebench.model import OK, Comparison, ComparisonRow, Item, Outcome, Revisions, Sequential
+from cyclebench.model import OK, REVISION, Comparison, ComparisonRow, Item, Outcome, Revisions, Sequential
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
@@ -252,7 +252,7 @@ def open_sitting(store: Any, sides: Sides, main: int, command: Sequence[str], la
 
     b = sides.built[main]
     return open_run(store, command, sides.cpu, [Path(s) for s in b.binary.sources], b.binary, sides.runners[main],
-                    env_extra={"revisions": revisions}, labels=labels)
+                    env_extra={"revisions": revisions}, labels=labels, purpose=REVISION)
 
 
 def store_sitting(store: Any, run_id: int, rate: float, sit: Sitting, sides: Sides) -> None:

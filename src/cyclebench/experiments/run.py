@@ -24,7 +24,7 @@ from cyclebench.env import sysinfo
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.history import host_spread, with_spread
 from cyclebench.experiments.session import open_run
-from cyclebench.model import OK, SKIPPED, Item, Outcome, Result
+from cyclebench.model import OK, RUN, SKIPPED, Item, Outcome, Result
 from cyclebench.runner import Runner, callgrind, interleave
 from cyclebench.runner.plan import MeasureOptions, SelectionError, plan
 from cyclebench.stats.result import (
@@ -67,6 +67,7 @@ class RunConfig:
     target_ci: float | None = None  # relative half-width of the CI to reach (passes of 10 rounds), None: fixed
     labels: dict[str, str] | None = None  # --label KEY=VALUE: stored with the run (open_run)
     allocators: Sequence[Allocator] = ()  # --allocator: one runner each, every item measured on each
+    purpose: str = RUN  # why the run is measured (model.PURPOSES): compare and variants say theirs
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def begin(cfg: RunConfig, prepared: Prepared, store: Store) -> tuple[int, float]
     """Open the run of `run`, `compare` and `variants` (see open_run), with ``cfg.labels``.
     Returns (run id, timer Hz)."""
     return open_run(store, cfg.command, prepared.cpu, cfg.spec.sources, prepared.binary, prepared.runner,
-                    labels=cfg.labels)
+                    labels=cfg.labels, purpose=cfg.purpose)
 
 
 def pass_plan(cfg: RunConfig) -> tuple[int, int]:

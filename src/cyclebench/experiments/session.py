@@ -19,6 +19,21 @@ if TYPE_CHECKING:
 
 __all__ = ["HOST_ENV", "open_run"]
 
+
+def _digests(sources: Sequence[str | Path]) -> dict[str, str]:
+    """Each benchmark source's own digest (sha256, 16 hex digits), path → digest: a changed
+    benchmark file starts a new series (model.source_digest, series_key). Sources that cannot be
+    read are left out."""
+    import hashlib
+
+    out = {}
+    for src in sources:
+        try:
+            out[str(src)] = hashlib.sha256(Path(src).read_bytes()).hexdigest()[:16]
+        except OSError:
+            continue
+    return out
+
 # The name a run's host is stored under when not the machine's hostname: `cyclebench fleet` sets it
 # to the inventory name (env["hostname"], host_id and boot_id still say which machine it was).
 HOST_ENV = "CYCLEBENCH_HOST"
@@ -26,13 +41,15 @@ HOST_ENV = "CYCLEBENCH_HOST"
 
 def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[Path], binary: Binary | None,
              runner: Runner | None, cc: str = "cc", env_extra: EnvExtra | None = None,
-             pinned: bool = True, labels: Mapping[str, str] | None = None) -> tuple[int, float]:
+             pinned: bool = True, labels: Mapping[str, str] | None = None,
+             purpose: str | None = None) -> tuple[int, float]:
     """The one way a run is opened: calibrate the timer (when there is a runner), capture the
     environment of ``cpu`` (sysinfo, and what `cyclebench check` says now) plus ``env_extra``,
     and insert the run row (its CPU only when one runner was ``pinned`` there) with its
     identity (host: $CYCLEBENCH_HOST or the hostname; host id, kernel release and version, boot
     id, CPU model and microcode, compiler, cyclebench version, the sources' git revision and
-    dirty flag: env.identity) and the user's ``labels`` (--label KEY=VALUE). Returns (run id,
+    dirty flag: env.identity), the user's ``labels`` (--label KEY=VALUE) and its ``purpose``
+    (model.PURPOSES; None: what its command and labels tell, store.db). Returns (run id,
     timer rate in Hz; 0.0 without a runner)."""
     from cyclebench.env import check, identity, sysinfo
     from cyclebench.stats import clock
@@ -48,11 +65,11 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     env.update(env_extra or {})
     build = None if binary is None else {"cc": binary.cc, "cc_version": binary.cc_version,
                                           "cflags": list(binary.cflags), "sources": list(binary.sources),
-                                          "key": binary.key}
+                                          "key": binary.key, "digests": _digests(binary.sources)}
     ident = identity.columns(env, binary.cc_version if binary is not None else None, identity.code_identity(sources))
     run_id = store.begin_run(
         command=list(command) or sys.argv, host=os.environ.get(HOST_ENV) or env.get("hostname"),
         cpu_model=(env.get("cpu_info") or {}).get("model_name"), cpu=cpu if pinned else None, tool_version=__version__,
-        calibration=calib, env=env, build=build, labels=dict(labels) if labels else None, **ident,
+        calibration=calib, env=env, build=build, labels=dict(labels) if labels else None, purpose=purpose, **ident,
     )
     return run_id, rate

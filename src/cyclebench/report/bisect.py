@@ -4,7 +4,8 @@ answer; subject, seconds and run leave first), and each benchmark's answer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -88,3 +89,77 @@ def answer_lines(searches: Sequence[Any], good: Any, bad: Any, threshold: float,
             reason = next((x.reason for x in s.steps if x.n == 0), "")
             lines.append(f"{s.bench}: not measured at GOOD and BAD: {reason}")
     return lines
+
+
+@dataclass(frozen=True)
+class StoredRevision:
+    """A revision as a bisect's stored state holds it (experiments.bisect.Bisection.to_dict)."""
+
+    sha: str
+    short: str
+    subject: str
+
+    @classmethod
+    def of(cls, d: Any) -> StoredRevision:
+        d = d if isinstance(d, Mapping) else {}
+        sha = str(d.get("sha") or "?")
+        return cls(sha=sha, short=str(d.get("short") or sha[:10]), subject=str(d.get("subject") or ""))
+
+
+@dataclass(frozen=True)
+class StoredStep:
+    """A step as a bisect's stored state holds it, read as steps_table reads a step."""
+
+    bench: str
+    n: int
+    revision: StoredRevision
+    verdict: str
+    reason: str
+    diff: float | None
+    low: float | None
+    high: float | None
+    seconds: float
+    run_id: int | None
+    log: str | None
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> StoredStep:
+        def num(k: str) -> float | None:
+            v = d.get(k)
+            return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+        run, log, n = d.get("run_id"), d.get("log"), d.get("n")
+        return cls(bench=str(d.get("bench") or "?"), n=n if isinstance(n, int) else 0,
+                   revision=StoredRevision.of(d.get("revision")), verdict=str(d.get("verdict") or "?"),
+                   reason=str(d.get("reason") or ""), diff=num("diff"), low=num("low"), high=num("high"),
+                   seconds=num("seconds") or 0.0, run_id=run if isinstance(run, int) else None,
+                   log=log if isinstance(log, str) else None)
+
+
+def stored_answer(search: Mapping[str, Any], threshold: float | None) -> str:
+    """One benchmark's answer from a bisect's stored state (a search of Bisection.to_dict), as
+    answer_lines says it: the first bad commit and its Δ against GOOD, no slowdown, the candidates
+    left by skips, inconclusive, or still running (an interrupted bisect)."""
+    bench = str(search.get("bench") or "?")
+    steps = [StoredStep.of(s) for s in search.get("steps") or [] if isinstance(s, Mapping)]
+    status = str(search.get("status") or "?")
+    t = f"{100 * threshold:g}%" if threshold is not None else "the threshold"
+    if status == "found":
+        bad = StoredRevision.of(search.get("first_bad"))
+        at = next((s for s in steps if s.revision.sha == bad.sha and s.diff is not None
+                   and s.verdict in ("bad", "slower")), None)
+        delta = f"Δ {pct(at.diff)} {ci(at.low, at.high)} vs GOOD; " if at is not None else ""
+        return (f"{bench}: first bad commit {bad.sha} {bad.subject} ({delta}"
+                f"{sum(1 for s in steps if s.n > 0 and s.run_id is not None)} measured steps)")
+    confirm = next((s for s in steps if s.n == 0), None)
+    delta = f" (Δ {pct(confirm.diff)} {ci(confirm.low, confirm.high)})" if confirm and confirm.diff is not None else ""
+    if status == "no slowdown":
+        return f"{bench}: no slowdown between GOOD and BAD beyond {t}{delta}"
+    if status == "ambiguous":
+        cands = ", ".join(StoredRevision.of(c).short for c in search.get("candidates") or [])
+        return f"{bench}: the first bad commit is one of {cands} (the others were skipped)"
+    if status == "inconclusive":
+        return f"{bench}: inconclusive: cannot tell whether BAD is slower than GOOD by more than {t}{delta}"
+    if status == "running":
+        return f"{bench}: not finished (the bisect was interrupted){delta}"
+    return f"{bench}: {status}{delta}"

@@ -50,7 +50,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from cyclebench.model import KINDS, Result, Run, suite_order
+from cyclebench.model import FLEET, KINDS, PURPOSE_ENV, PURPOSES, RUN, Result, Run, infer_purpose, suite_order
 from cyclebench.store import liveness, migrate, urls
 from cyclebench.store.rows import guess_kind, result_of, row_of
 
@@ -69,6 +69,16 @@ from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for
     runs,
     samples,
 )
+
+
+def _purpose(run: Mapping[str, Any]) -> str:
+    """The purpose a run is stored with: as given (model.PURPOSES), else what its command line
+    and labels tell (model.infer_purpose); ``$CYCLEBENCH_PURPOSE`` (a fleet's agent sets it)
+    makes an ordinary run the fleet's."""
+    given = run.get("purpose")
+    purpose = given if isinstance(given, str) and given in PURPOSES else infer_purpose(run.get("command"),
+                                                                                      run.get("labels"))
+    return FLEET if purpose == RUN and os.environ.get(PURPOSE_ENV) == FLEET else purpose
 
 
 class StoreError(Exception):
@@ -362,6 +372,7 @@ class Store:
                   "pid_start": liveness.process_start(os.getpid()), "heartbeat_at": t, **fields}
         if values.get("command") is not None:
             values["command"] = urls.redact_argv(values["command"])
+        values["purpose"] = _purpose(values)
         with self._write() as conn:
             run_id = int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
         if values["status"] == liveness.RUNNING and self.heartbeat_every:
@@ -492,6 +503,7 @@ class Store:
         values["status"] = values.get("status") or "complete"
         if values.get("command") is not None:
             values["command"] = urls.redact_argv(values["command"])
+        values["purpose"] = _purpose(values)
         prepared = [(self._result_values(fields), smp) for fields, smp in rows]
         with self._write() as conn:
             run_id = int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])

@@ -50,6 +50,9 @@ runs = Table(
     Column("microcode", String(40)),
     Column("compiler", String(255)),
     Column("code_dirty", Boolean),
+    # why it was measured (model.PURPOSES: run | revision | variants | compare | fleet; migration 0009):
+    # a series holds one purpose (model.series_key)
+    Column("purpose", String(20)),
 )
 
 results = Table(
@@ -159,6 +162,7 @@ class RunRow(TypedDict, total=False):
     microcode: str | None
     compiler: str | None
     code_dirty: bool | None
+    purpose: str | None
 
 
 class ResultRow(TypedDict, total=False):

@@ -12,7 +12,7 @@ from cyclebench.experiments.compare import Budget, describe, execute, keep_table
 from cyclebench.experiments.comparison import Row
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.run import RunConfig, prepare
-from cyclebench.model import FAILED_STATUSES, Result
+from cyclebench.model import COMPARE, FAILED_STATUSES, Result
 from cyclebench.report.titles import compare_title as title
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import MeasureOptions
@@ -67,7 +67,7 @@ def measure_and_judge(a: Args, labels: dict[str, str],
         err.print(f"cyclebench: warning: {plan[0]} rounds per process; fewer than {interleave.SAFE_ROUNDS} make "
                   "the CI over processes too coarse (false positives seen): raise --repeat", highlight=False)
     cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
-                    fifo=pin.fifo, max_rss=pin.max_rss, labels=labels)
+                    fifo=pin.fifo, max_rss=pin.max_rss, labels=labels, purpose=COMPARE)
     opened: list[int] = []
 
     def kept() -> str:  # what is kept depends on whether the run opened

@@ -16,7 +16,7 @@ from cyclebench.build.allocators import Allocator
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
-from cyclebench.model import BenchEntry
+from cyclebench.model import VARIANTS, BenchEntry
 from cyclebench.report import variants as variants_report
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.store import Store
@@ -58,7 +58,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,
         opts = MeasureOptions(min_time=sw.min_time, repeat=12, warmup=0.005)
         spec = replace(build.spec(cc=first.cc, target=first.target), cflags=(*build.cflags, *first.cflags))
         cfg = RunConfig(spec=spec, cpu=cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
-                        labels=sw.labels)
+                        labels=sw.labels, purpose=VARIANTS)
         rid, rate = begin(cfg, Prepared(built[0].binary, built[0].runner, [], cpu), store)
         run_id = rid
         if sw.events:

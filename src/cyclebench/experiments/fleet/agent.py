@@ -26,7 +26,7 @@ from typing import TypedDict
 from cyclebench.env import identity, sysinfo
 from cyclebench.experiments.fleet.plan import CommandLine
 from cyclebench.experiments.session import HOST_ENV
-from cyclebench.model import CheckFinding, Machine
+from cyclebench.model import FLEET, PURPOSE_ENV, CheckFinding, Machine
 from cyclebench.runner.child import run_child
 from cyclebench.runner.tether import CHAIN_ENV, inherited, tether
 from cyclebench.store import Store, StoreError, liveness
@@ -190,6 +190,7 @@ def run_agent(job: AgentJob) -> AgentReport:
     interrupted = False
     try:
         os.environ[HOST_ENV] = job.host
+        os.environ[PURPOSE_ENV] = FLEET  # the runs the command opens are this job's (model.series_key)
         direct = job.db_url is not None
         if direct:
             os.environ["CYCLEBENCH_DB"], os.environ["CYCLEBENCH_FLEET_MODE"] = str(job.db_url), "direct"

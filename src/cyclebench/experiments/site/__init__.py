@@ -33,6 +33,7 @@ from cyclebench.experiments.site.builder import Builder
 from cyclebench.experiments.site.records import Built, Filters, Show
 from cyclebench.report.site import MARK, Site, SiteError
 from cyclebench.report.site import pages as site_pages
+from cyclebench.report.site.revisions import revision_pages
 from cyclebench.stats import changepoint
 from cyclebench.store import Store
 
@@ -98,6 +99,7 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, show: Show,
         b.run_pages(jobs)
         b.histories(jobs)
         site_pages.lab_pages(site, b.lab())
+        revision_pages(site, b.revisions)
         _swap(tmp, out)
     except OSError as e:
         raise ExperimentError(f"cannot write the site to {out}: {e.strerror or e}") from None

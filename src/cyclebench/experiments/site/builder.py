@@ -12,14 +12,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from cyclebench.experiments.history import analyse, points_from, pooled_by_bench, replicates_of
+from cyclebench.experiments.history import Chosen, analyse, choose, points_from, pooled_by_bench, replicates_of
 from cyclebench.experiments.site.records import Batch, Filters, Gathered, HistoryBatch, LightResult, Show
 from cyclebench.lifetime import die_with_parent
-from cyclebench.model import OK, Result, Run
+from cyclebench.model import OK, ORDINARY, RUN, TIMING, Result, Run, purpose_of, series_key
 from cyclebench.report.site import Capture, Site
 from cyclebench.report.site import pages as site_pages
 from cyclebench.report.site.figures import Figure, Trace, scale_figure
 from cyclebench.report.site.pages import Digest, Fleet, HostLine, Key, Lab, Regression, RunLine, SeriesLine, host_of
+from cyclebench.report.site.revisions import RevisionRun
 from cyclebench.stats import scaling
 from cyclebench.store import Store
 from cyclebench.store.db import bench_regex
@@ -101,6 +102,26 @@ def _child_histories(keys: list[Key]) -> HistoryBatch:
     return _FORKED.history_batch(keys)
 
 
+def _series_of(host: str, pairs: list[tuple[Run, LightResult]]
+               ) -> list[tuple[str, Chosen[Run, LightResult]]]:
+    """A benchmark's series on ``host`` among its ordinary runs' ``pairs`` (oldest first), as
+    `history` chooses one (model.series_key; experiments.history.choose): one per measurement,
+    unit and purpose, each of its benchmark file's newest version. Each labelled by its host and
+    what sets it apart ("lab1 · callgrind", "lab1 · fleet"), the timing series of runs first."""
+    groups: dict[tuple[str, str, str], list[tuple[Run, LightResult]]] = {}
+    for run, row in pairs:
+        k = series_key(run, row)
+        groups.setdefault((k.measurement, k.unit, k.purpose), []).append((run, row))
+    out = []
+    for (measurement, _unit, purpose), got in sorted(groups.items(), key=lambda g: (g[0][0] != TIMING,
+                                                                                     g[0][2] != RUN, g[0])):
+        chosen = choose(got, purpose, measurement)
+        label = " · ".join(x for x in (host, measurement if measurement != TIMING else "",
+                                       purpose if purpose != RUN else "") if x)
+        out.append((label, chosen))
+    return out
+
+
 class Builder:
     """The build under way: the runs shown (newest first), what their pages gave so far."""
 
@@ -121,6 +142,7 @@ class Builder:
         self.spreads: dict[tuple[int, ...], dict[tuple[Any, ...], tuple[float, int]]] = {}
         self.lines: list[SeriesLine] = []
         self.regressions: list[Regression] = []
+        self.revisions: list[RevisionRun] = []  # the runs that measured revisions (report.site.revisions)
 
     def every_run(self) -> list[Run]:
         """Store.list_runs(None): every run in the database, newest first."""
@@ -161,6 +183,7 @@ class Builder:
         counts: dict[int, int] = {}
         gathered: list[Gathered] = []
         digests: list[Digest] = []
+        revisions: list[RevisionRun] = []
         rows_of = self.store.results_of(ids, raw=False)
         before = dict(self.site.pages)
         for rid in ids:
@@ -170,12 +193,16 @@ class Builder:
             if run.group_id is not None:
                 self.snapshot.kept[rid] = [LightResult.of(r) for r in rows]
             host = host_of(run)
-            gathered += [Gathered(LightResult.of(r), r.kind in site_pages.HISTORY_KINDS, host, rid) for r in rows
-                         if r.status == OK and self.shown(r.bench)]
+            ordinary = purpose_of(run) in ORDINARY
+            gathered += [Gathered(LightResult.of(r), ordinary and r.kind in site_pages.HISTORY_KINDS, host, rid)
+                         for r in rows if r.status == OK and self.shown(r.bench)]
             digests += self.run_page(run, rows)
+            if (seen := RevisionRun.of(run, len(rows))) is not None:
+                revisions.append(seen)
         self.snapshot.current = {}
         pages = {k: v for k, v in self.site.pages.items() if before.get(k) != v}
-        return Batch(counts=counts, gathered=tuple(gathered), digests=tuple(digests), pages=pages)
+        return Batch(counts=counts, gathered=tuple(gathered), digests=tuple(digests), pages=pages,
+                     revisions=tuple(revisions))
 
     def run_page(self, run: Run, rows: list[Result]) -> list[Digest]:
         """Write the page of ``run`` (show's tables, its environment); a compare, variants or
@@ -192,7 +219,7 @@ class Builder:
         line, tables = site_pages.run_page(self.site, run, rows, cap, notes, site_pages.link_of(rows, self.shown),
                                            figure)
         digests = [Digest("scale", line, tables, figure)] if figure is not None else []
-        if self.show.is_comparison(run):
+        if self.show.is_comparison(run) and "bisect" not in (run.summary or {}):  # a sitting: on its bisect's page
             digests.append(Digest("compare", line, tables))
         elif self.show.is_variants(run):
             digests.append(Digest("variants", line, tables))
@@ -211,6 +238,7 @@ class Builder:
         for d in done.digests:
             self.n_kind[d.kind] += 1
             self.digests[d.kind].append(d)
+        self.revisions += done.revisions
 
     # ------------------------------------------------------------------ histories
     def spread_for(self, last: Run, exclude: set[int]) -> dict[tuple[Any, ...], tuple[float, int]]:
@@ -243,11 +271,12 @@ class Builder:
             traces: list[Trace] = []
             for host, got in sorted(self.series[key].items(), key=lambda hg: hg[0]):
                 pairs = sorted(got, key=lambda rv: (rv[0].started_at or "", int(rv[0].id or 0)))
-                points, unit, runs, _rows = points_from(pairs)
-                spread = self.spread_for(runs[-1], {int(r["id"]) for r in runs}).get(
-                    (bench, points[-1]["param"], variant))
-                h, margin = analyse(points, spread, self.alpha)
-                traces.append(Trace(host, unit, points, h, margin, runs))
+                for label, chosen in _series_of(host, pairs):
+                    points, unit, runs, _rows = points_from(chosen.pairs)
+                    spread = self.spread_for(runs[-1], {int(r["id"]) for r in runs}).get(
+                        (bench, points[-1]["param"], variant))
+                    h, margin = analyse(points, spread, self.alpha)
+                    traces.append(Trace(label, unit, points, h, margin, runs))
             line, found = site_pages.history_page(self.site, key, traces, self.window)
             lines.append(line)
             regressions += found

@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cyclebench.model import Result, Run
+from cyclebench.model import Result, Run, measurement_of
 from cyclebench.report.site import Capture, Written
 from cyclebench.report.site.pages import Digest, Key, Regression, SeriesLine
+from cyclebench.report.site.revisions import RevisionRun
 from cyclebench.store import Store
 
 
@@ -68,12 +69,13 @@ class LightResult(Mapping[str, Any]):
     cycles_per_op: float | None
     cycles_ci_low: float | None
     cycles_ci_high: float | None
+    measurement: str  # model.measurement_of: what series it can be a point of (model.series_key)
 
     @classmethod
     def of(cls, r: Result) -> LightResult:
         return cls(bench=str(r.bench), param=r.param, variant=str(r.variant or ""), status=r.status, unit=r.unit,
                    per_op=r.per_op, ci_low=r.ci_low, ci_high=r.ci_high, cycles_per_op=r.cycles_per_op,
-                   cycles_ci_low=r.cycles_ci_low, cycles_ci_high=r.cycles_ci_high)
+                   cycles_ci_low=r.cycles_ci_low, cycles_ci_high=r.cycles_ci_high, measurement=measurement_of(r))
 
     @property
     def key(self) -> Key:
@@ -96,8 +98,9 @@ _LIGHT = frozenset(LightResult.__dataclass_fields__)
 
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    """A valid result of a benchmark the site shows, for its history: the row, whether it is of
-    a kind with a history (report.site.pages.HISTORY_KINDS), the host and run it came from."""
+    """A valid result of a benchmark the site shows, for its history: the row, whether it is a
+    point of a history (a kind with one, report.site.pages.HISTORY_KINDS, of an ordinary run,
+    model.ORDINARY: a bisect's revisions have pages of their own), the host and run it came from."""
 
     row: LightResult
     timed: bool
@@ -108,12 +111,14 @@ class Gathered:
 @dataclass(frozen=True)
 class Batch:
     """What a batch of runs gave: each run's number of results, the valid results gathered, the
-    compare, variants and scale runs' digests, the pages written (path → bytes)."""
+    compare, variants and scale runs' digests, the pages written (path → bytes), the runs that
+    measured revisions (a bisect's sittings, `compare --rev`)."""
 
     counts: Mapping[int, int]
     gathered: tuple[Gathered, ...]
     digests: tuple[Digest, ...]
     pages: Mapping[str, int]
+    revisions: tuple[RevisionRun, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ __all__ = ["MARK", "Block", "Capture", "Site", "SiteError", "blocks_of", "histor
 MARK = ".cyclebench-site"  # in the root of every site: a directory holding it may be replaced by a new build
 NAV = (("index.html", "Lab"), ("runs.html", "Runs"), ("history/index.html", "Benchmarks"),
        ("comparisons.html", "Comparisons"), ("variants.html", "Variants"), ("scale.html", "Scale"),
-       ("fleet.html", "Fleet"))
+       ("revisions.html", "Revisions"), ("fleet.html", "Fleet"))
 
 
 class SiteError(Exception):

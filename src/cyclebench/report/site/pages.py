@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cyclebench.model import OK, SIMULATED, TIMING, Result, Run
+from cyclebench.model import OK, SIMULATED, TIMING, Result, Run, host_of
 from cyclebench.report import console as console_report
 from cyclebench.report import history as history_report
 from cyclebench.report import hosts as hosts_report
@@ -29,11 +29,6 @@ HISTORY_KINDS = (TIMING, SIMULATED)  # a benchmark has a history page when it ha
 
 Key = tuple[str, "int | None", str]  # bench, param, variant
 Link = Callable[[list[str]], "str | None"]  # a table row's cells → the page its first cell links to
-
-
-def host_of(run: Run) -> str:
-    """The host a run is shown under (compare --by host's): its name, else its host id."""
-    return str(run.host or run.host_id or "?")
 
 
 def short_time(iso: str | None) -> str:
