@@ -72,7 +72,7 @@ def history_cmd(a: HistoryArgs) -> None:
     key = chosen.key
     shown = ", ".join(x for x in (key.host, key.measurement if key.measurement != TIMING else "",
                                   key.purpose if key.purpose != RUN else "") if x)
-    title = f"history of {name} · {shown} · {len(points)} runs · {unit}"
+    title = f"history of {name} · {shown} · {len(points)} run{'s' * (len(points) != 1)} · {unit}"
     if not a.output.to_stdout:
         out.print(report.history_table(title, points, h, unit, wide=a.wide))
     if note := chosen.note(name):

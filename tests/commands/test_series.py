@@ -1,0 +1,176 @@
+"""One lab, one meaning (model.series_key): on a database that holds what a lab accumulates, every
+reader follows a benchmark's ordinary series and says what it left out.
+
+The lab (written through the store API, as tests/sitelab.py writes its history: measuring a
+real 10% step in 8 runs takes too long for a test): a bisect of lab/lz4 whose sittings measured
+revisions far apart (the library across its history: 900 to 1,400 cycles~), a `compare --rev`
+of it, then 8 labelled nightly runs that step +10% at the 5th. Before runs had a purpose, the
+revisions were points of the nightly series: its sd grew tenfold and the step went unseen."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cyclebench.store import Store
+
+from conftest import DATA, FAST, cli
+from sitelab import cyclebench_cli
+
+BENCH = "lab/lz4"
+FIRST_BAD = "c0ffee" + "0" * 34
+BISECT = "ab12cd34"
+
+
+@dataclass
+class Lab:
+    url: str
+    path: Path
+    nightly: list[int]  # oldest first
+    sittings: list[int]
+    compare_rev: int
+
+    @property
+    def step_run(self) -> int:
+        return self.nightly[4]
+
+
+def _at(store: Store, rid: int, day: int, **fields: object) -> None:
+    t = dt.datetime(2026, 3, 1, 2, 0, tzinfo=dt.timezone.utc) + dt.timedelta(days=day)
+    store.update_run(rid, started_at=t.isoformat(timespec="milliseconds"), status="complete",
+                     finished_at=(t + dt.timedelta(minutes=2)).isoformat(timespec="milliseconds"), **fields)
+
+
+def _row(store: Store, rid: int, value: float, variant: str = "") -> None:
+    half = value * 0.002
+    store.add_result(rid, {"bench": BENCH, "param": None, "variant": variant, "status": "ok", "unit": "ref-cycles",
+                           "per_op": value / 1.3, "ci_low": (value - half) / 1.3, "ci_high": (value + half) / 1.3,
+                           "cycles_per_op": value, "cycles_ci_low": value - half, "cycles_ci_high": value + half,
+                           "n_samples": 40, "kind": "timing"})
+
+
+def _state(steps: list[dict[str, object]]) -> dict[str, object]:
+    """A bisect's state as experiments.bisect.Bisection.to_dict stores it with its sittings."""
+    def rev(sha: str, subject: str) -> dict[str, str]:
+        return {"sha": sha, "short": sha[:10], "tree": "t" * 40, "subject": subject}
+
+    return {"bisect": BISECT, "good": rev("9" * 40, "v1.0"), "bad": rev("8" * 40, "HEAD"),
+            "searches": [{"bench": BENCH, "status": "found", "first_bad": rev(FIRST_BAD, "lz4: a slower match finder"),
+                          "candidates": [], "good": rev("9" * 40, "v1.0"), "bad": rev(FIRST_BAD, "x"),
+                          "measured_steps": 3, "steps": steps}]}
+
+
+def make_lab(directory: Path) -> Lab:
+    path = directory / "lab.db"
+    url = f"sqlite:///{path}"
+    store = Store(url)
+    rng = np.random.default_rng(36)
+    sittings, steps = [], []
+    # the bisect's sittings: GOOD (variant "good") beside the revision measured (variant "")
+    for n, value in enumerate([1400.0, 900.0, 1250.0, 950.0]):
+        sha = FIRST_BAD if n == 3 else f"{n + 1}" * 40
+        rid = store.begin_run(command=["cyclebench", "bisect", "--good", "v1.0", "--bad", "HEAD", "-f", "b.c"],
+                              host="lab1", labels={"bisect": BISECT, "rev": sha, "step": str(n)})
+        _row(store, rid, 1000.0, "good")
+        _row(store, rid, value)
+        steps.append({"bench": BENCH, "n": n, "revision": {"sha": sha, "short": sha[:10], "subject": f"commit {n}"},
+                      "verdict": "slower" if n == 0 else "bad" if value > 1000 else "good", "reason": "",
+                      "diff": value / 1000 - 1, "low": value / 1000 - 1.01, "high": value / 1000 - 0.99,
+                      "seconds": 4.2, "run_id": rid, "attempts": 1, "log": None})
+        summary = {"compare": [], "bisect": {"id": BISECT, "step": n, "revision": sha, "threshold": 0.02}}
+        if n == 3:
+            summary["bisect"]["state"] = _state(steps)  # type: ignore[index]
+        _at(store, rid, n, summary=summary)
+        sittings.append(rid)
+    rid = store.begin_run(command=["cyclebench", "compare", "--rev", "v1.0", "--rev", "HEAD", "-f", "b.c"],
+                          host="lab1", labels={"rev": "8" * 40, "base": "9" * 40})
+    _row(store, rid, 1000.0, "v1.0")
+    _row(store, rid, 1320.0)
+    _at(store, rid, 4)
+    compare_rev = rid
+    nightly = []
+    for i in range(8):
+        rid = store.begin_run(command=["cyclebench", "run", "-b", "lab/*"], host="lab1", cpu=1)
+        _row(store, rid, 1000.0 * (1.10 if i >= 4 else 1.0) * (1 + rng.normal(0, 0.001)))
+        _at(store, rid, 5 + i, labels={"night": f"n{i}"})
+        nightly.append(rid)
+    store.close()
+    return Lab(url, path, nightly, sittings, compare_rev)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return make_lab(tmp_path_factory.mktemp("serieslab"))
+
+
+def test_history_gates_on_the_nightly_step_the_bisect_does_not_hide(lab: Lab) -> None:
+    r = cyclebench_cli(lab.url, "history", BENCH, "--fail-on-regression")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"regression: {BENCH} +10." in r.stderr and f"from run #{lab.step_run}" in r.stderr, r.stderr
+    assert "8 runs" in r.stdout  # the nightly runs, not the revisions
+    assert f"5 revision runs of {BENCH} not in this series: --purpose revision" in r.stderr, r.stderr
+
+
+def test_history_of_a_bisect_by_its_label_and_of_every_purpose(lab: Lab) -> None:
+    """docs/revisions.md: `history --label bisect=ID` reads a bisect's sittings."""
+    r = cyclebench_cli(lab.url, "history", BENCH, "--label", f"bisect={BISECT}")
+    assert r.returncode == 0, r.stderr
+    assert "4 runs" in r.stdout and "revision" in r.stdout
+    r = cyclebench_cli(lab.url, "history", BENCH, "--purpose", "all", "--json", "-")
+    assert r.returncode == 0, r.stderr
+    r = cyclebench_cli(lab.url, "history", BENCH, "--purpose", "fleet")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "purposes there: revision, run" in r.stderr
+
+
+def test_the_site_lists_the_regression_and_gives_the_bisect_its_page(lab: Lab, tmp_path: Path) -> None:
+    r = cyclebench_cli(lab.url, "report", "-o", str(tmp_path / "site"))
+    assert r.returncode == 0, r.stderr
+    index = (tmp_path / "site" / "index.html").read_text()
+    regressions = index.split('id="regressions"')[1].split("</section>")[0]
+    assert BENCH in regressions and f"runs/{lab.step_run}.html" in regressions, regressions
+    page = (tmp_path / "site" / "bisect" / f"{BISECT}.html").read_text()
+    assert f"first bad commit {FIRST_BAD}" in page and "lz4: a slower match finder" in page
+    assert all(f"runs/{rid}.html" in page for rid in lab.sittings)
+    revisions = (tmp_path / "site" / "revisions.html").read_text()
+    assert f"bisect/{BISECT}.html" in revisions and f"runs/{lab.compare_rev}.html" in revisions
+    comparisons = (tmp_path / "site" / "comparisons.html").read_text()
+    assert not any(f"runs/{rid}.html" in comparisons for rid in lab.sittings)  # on their bisect's page
+
+
+def test_a_database_from_before_purposes_reads_the_same(lab: Lab, tmp_path: Path) -> None:
+    """The same lab stored by a cyclebench before migration 0009: upgraded on open, each run's
+    purpose told from its command line and labels, the step found."""
+    old = tmp_path / "old.db"
+    shutil.copy(lab.path, old)
+    con = sqlite3.connect(old)
+    con.execute("ALTER TABLE runs DROP COLUMN purpose")
+    con.execute("UPDATE alembic_version SET version_num = '0008'")
+    con.commit()
+    con.close()
+    r = cyclebench_cli(f"sqlite:///{old}", "history", BENCH, "--fail-on-regression")
+    assert r.returncode == 1 and f"from run #{lab.step_run}" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (apt install valgrind)")
+def test_run_callgrind_run_history(db: str, tmp_path: Path) -> None:
+    """`run; run --backend callgrind; run; history`: the timing series, the callgrind run named
+    as left out, no traceback; `--kind callgrind` its own series."""
+    chain = str(DATA / "chain.c")
+    argv = [chain, "-b", "chain/add200", *FAST]
+    assert cli("run", *argv).exit_code == 0
+    assert cli("run", chain, "-b", "chain/add200", "--backend", "callgrind").exit_code == 0
+    r = cli("history", "chain/add200")  # two runs: the timing one alone, and a line on the other
+    assert r.exit_code == 0 and "1 run · cycles~" in r.output and "callgrind" not in r.output.split("\n")[0]
+    assert "1 callgrind run of chain/add200 not in this series: --kind callgrind" in r.output
+    assert cli("run", *argv).exit_code == 0
+    for gate in ([], ["--fail-on-regression"]):
+        r = cli("history", "chain/add200", *gate)
+        assert r.exit_code == 0 and "2 runs · cycles~" in r.output, r.output
+    r = cli("history", "chain/add200", "--kind", "callgrind")
+    assert r.exit_code == 0 and "callgrind · 1 run · Ir" in r.output and "2 timing runs" in r.output
