@@ -174,3 +174,35 @@ def test_run_callgrind_run_history(db: str, tmp_path: Path) -> None:
         assert r.exit_code == 0 and "2 runs · cycles~" in r.output, r.output
     r = cli("history", "chain/add200", "--kind", "callgrind")
     assert r.exit_code == 0 and "callgrind · 1 run · Ir" in r.output and "2 timing runs" in r.output
+
+
+@pytest.mark.skipif(not (shutil.which("valgrind") and any(shutil.which(f"llvm-mca{v}") for v in
+                                                           ["", *(f"-{n}" for n in range(14, 26))])),
+                    reason="valgrind or llvm-mca missing (apt install valgrind llvm)")
+def test_explain_measured_is_of_its_own_build(db: str) -> None:
+    """`explain` after `variants` with other flags: the newest stored figure of the benchmark is of
+    another build (-O3 -march=native); explain shows the plain run's, of its own build (one
+    explain: OSACA alone takes 20–40 s here)."""
+    src = str(DATA / "predict.c")
+    assert cli("run", src, "-b", "truth/add300", *FAST).exit_code == 0
+    r = cli("variants", src, "-b", "truth/add300", "--flags", "-O3 -march=native", "--flags", "-O1",
+            "--min-time", "0.01", "--rounds", "6")
+    assert r.exit_code == 0, r.output
+    r = cli("explain", src, "truth/add300")
+    assert r.exit_code == 0 and "cycles~ (run #1)" in r.output and "× measured" in r.output, r.output
+
+
+def test_explain_never_measured_in_this_build(db: str) -> None:
+    """store.predictions.newest_measured: rows of another build or of a variant are not this build's."""
+    from cyclebench.store.predictions import newest_measured
+
+    s = Store(db)
+    plain = s.begin_run(command=["cyclebench", "run"], build={"key": "k-plain"})
+    s.add_result(plain, {"bench": "a/b", "status": "ok", "per_op": 3.0, "cycles_per_op": 300.0})
+    other = s.begin_run(command=["cyclebench", "variants"], build={"key": "k-plain"})  # its first variant's build
+    s.add_result(other, {"bench": "a/b", "variant": "-O3", "status": "ok", "per_op": 2.0, "cycles_per_op": 200.0})
+    row, _ = newest_measured(s, "a/b", None, "k-plain")
+    assert row is not None and row.run_id == plain and row.cycles_per_op == 300.0
+    assert newest_measured(s, "a/b", None, "k-native") == (None, other)
+    assert newest_measured(s, "x/y", None, "k-plain") == (None, None)
+    s.close()

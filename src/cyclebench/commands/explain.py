@@ -43,8 +43,9 @@ def explain_cmd(bench: str, build: BuildOptions, param: int | None, mcpu: str | 
             tgt, pred = explain(binary.path, bench, param, PredictOptions(mcpu=mcpu))
     except (BuildError, RunnerError, ExperimentError) as e:
         raise UserError(str(e)) from None
+    other = None
     try:
-        row = newest_measured(open_store(db), bench, param)
+        row, other = newest_measured(open_store(db), bench, param, binary.key)
     except StoreError:
         row = None
     label = bench + ("" if param is None else f" [{param}]")
@@ -52,7 +53,9 @@ def explain_cmd(bench: str, build: BuildOptions, param: int | None, mcpu: str | 
     out.rule(label)
     out.print(explain_group(pred, meas, tgt.line(), wide=wide))
     if row is None:
-        err.print(f"measured: none stored (cyclebench run -b '{bench}' --predict measures it beside the models)",
+        why = ("none stored" if other is None else
+               f"not measured in this build (run #{other} measured another build: other flags, sources or libraries)")
+        err.print(f"measured: {why} (cyclebench run -b '{bench}' --predict measures it beside the models)",
                   highlight=False)
     else:
         err.print(f"measured: {meas:.4g} cycles~ (run #{row['run_id']})", highlight=False)

@@ -75,19 +75,30 @@ def by_key(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int | None, str
     return out
 
 
-def newest_measured(store: Store, bench: str, param: int | None) -> Result | None:
-    """The newest stored timing result of ``bench`` at ``param`` with cycles~ (its row, ``run_id``
-    included), None when there is none — what `explain` sets its prediction beside. Raises
-    StoreError."""
-    from cyclebench.store.schema import results
+def newest_measured(store: Store, bench: str, param: int | None, build_key: str
+                    ) -> tuple[Result | None, int | None]:
+    """What `explain` sets its prediction beside: the newest stored result of ``bench`` at
+    ``param`` with cycles~ measured in the build ``build_key`` (the build cache's key: sources,
+    headers, compiler, flags, link flags), its row with ``run_id``; the plain build only (a
+    ``variants`` flag set or an allocator is another binary). (row, None), or (None, the newest run
+    that measured it in another build; None: none did). Raises StoreError."""
+    from cyclebench.store.schema import results, runs
 
-    q = (select(results).where(results.c.bench == bench, results.c.cycles_per_op.is_not(None),
-                               results.c.status.in_(("ok", "disturbed")))
-         .order_by(results.c.id.desc()).limit(1))
+    q = (select(results, runs.c.build.label("run_build")).join(runs, runs.c.id == results.c.run_id)
+         .where(results.c.bench == bench, results.c.cycles_per_op.is_not(None),
+                results.c.status.in_(("ok", "disturbed")))
+         .order_by(results.c.id.desc()))
     q = q.where(results.c.param.is_(None) if param is None else results.c.param == param)
+    other = None
     try:
         with store.engine.connect() as conn:
-            row = conn.execute(q).mappings().first()
+            for row in conn.execute(q).mappings():
+                build = row["run_build"]
+                if not row["variant"] and isinstance(build, Mapping) and build.get("key") == build_key:
+                    return result_of({k: v for k, v in row.items() if k != "run_build"}), None
+                other = other if other is not None else int(row["run_id"])
     except (SQLAlchemyError, sqlite3.Error) as e:
         raise StoreError(f"database error: {str(e).splitlines()[0]}") from e
-    return result_of(row) if row is not None else None
+    except ValueError as e:  # a damaged build column (JSON that does not decode)
+        raise StoreError(f"a stored run's build is damaged: {e}") from e
+    return None, other
