@@ -506,6 +506,9 @@ class Result(_Columns):
     per_invocation: tuple[float, ...] | None = None
     revision: str | None = None
     run_to_run: RunToRun | None = None
+    # the stored columns a reader found damaged (JSON that does not decode, text in a number's
+    # column) and read as None: store/ sets it, every reader says it in one line
+    damaged: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Result:
@@ -599,6 +602,7 @@ class Run(_Columns):
     compiler: str | None = None
     code_dirty: bool | None = None
     purpose: str | None = None  # why it was measured (PURPOSES); None: stored before (purpose_of infers it)
+    damaged: tuple[str, ...] = ()  # columns found damaged and read as None (Result.damaged)
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Run:

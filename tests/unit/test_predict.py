@@ -199,7 +199,7 @@ def test_predictions_are_stored_exported_and_deleted_with_their_run(tmp_path) ->
     from cyclebench.store import predictions as stored
 
     store = Store(f"sqlite:///{tmp_path / 'p.db'}")
-    rid = store.begin_run(command=["cyclebench", "run"], cpu_model="AMD EPYC")
+    rid = store.begin_run(command=["cyclebench", "run"], cpu_model="AMD EPYC", build={"key": "k1"})
     store.add_result(rid, {"bench": "c/lock", "param": None, "status": "ok", "cycles_per_op": 20.0})
     loop = _loop("lock addq $0x1,(%rdi)", "jb 10 <cb_body_x+0x10>")
     p = Prediction("c/lock", None, "", "AMD EPYC", loop,
@@ -211,12 +211,19 @@ def test_predictions_are_stored_exported_and_deleted_with_their_run(tmp_path) ->
     assert set(rows[0]) == set(PredictionRow.__annotations__)  # the table's columns are the record's keys
     assert rows[0]["cycles_per_op"] == pytest.approx(1.04) and rows[0]["trips_per_op"] == 1.0
     assert rows[0]["detail"]["not_modelled"] == ["lock prefix"] and rows[1]["status"] == MISSING
+    # read back as the Prediction `show` prints beside the run's table
+    (back,) = stored.predictions_of(rows)
+    assert (back.bench, back.cpu_model, back.loop.unmodelled if back.loop else None) == (
+        "c/lock", "AMD EPYC", ("lock prefix",))
+    assert back.cycles_per_op(MCA) == pytest.approx(1.04) and back.model(MCA).cpu == "znver5"  # type: ignore[union-attr]
+    assert back.model(OSACA).status == MISSING and back.model(OSACA).reason == "OSACA not found"  # type: ignore[union-attr]
     data = runfile.run_to_dict(store, rid)
     runfile.validate(data)
     assert len(data["predictions"]) == 2
     new = runfile.import_run(store, data)
     assert len(stored.of_run(store, new)) == 2
-    assert stored.newest_measured(store, "c/lock", None)["cycles_per_op"] == 20.0
+    row, _ = stored.newest_measured(store, "c/lock", None, "k1")
+    assert row is not None and row["cycles_per_op"] == 20.0
     store.delete_runs([rid, new])
     assert stored.of_run(store, rid) == [] and stored.of_run(store, new) == []
     # a run without predictions has no key: the file stays what older readers know

@@ -192,6 +192,6 @@ def test_model_result_names_every_column_of_the_results_table() -> None:
     Its columns are its fields but ``extra``, which holds its typed parts (store.rows)."""
     from cyclebench.model import Result
     from cyclebench.store.db import results
-    from cyclebench.store.rows import ADDED, MEASURED
+    from cyclebench.store.rows import ADDED, MEASURED, READ
 
-    assert set(Result.__annotations__) == {c.name for c in results.columns} - {"extra"} | {*MEASURED, *ADDED}
+    assert set(Result.__annotations__) == {c.name for c in results.columns} - {"extra"} | {*MEASURED, *ADDED, *READ}

@@ -35,5 +35,9 @@ def runs_cmd(db: str | None, limit: int, bench: str | None, host: str | None, la
         err.print(f"no run in {store.url} passes these filters", highlight=False)
         return
     from cyclebench.report.listing import runs_table
+    from cyclebench.report.show import damaged_lines
 
     out.print(runs_table(found))
+    for run in found:
+        for line in damaged_lines(run):
+            err.print(line, highlight=False, markup=False, soft_wrap=True)

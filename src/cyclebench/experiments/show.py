@@ -67,6 +67,7 @@ from cyclebench.report.variants import sort_keys
 from cyclebench.stats import scaling
 from cyclebench.stats.ab import ALPHA
 from cyclebench.stats.repetitions import Metric
+from cyclebench.store.predictions import of_run, predictions_of
 
 if TYPE_CHECKING:
     from cyclebench.store import Store
@@ -236,6 +237,7 @@ def rebuild(store: Store, run: Mapping[str, Any]) -> ShownRun:
     are). Reads the store (the run's results, the host's earlier replicate runs)."""
     rec = as_run(run)
     rows = tuple(store.results(int(rec.id or 0)))
+    preds = tuple(predictions_of(of_run(store, int(rec.id or 0))))
     try:
         data = variants_data(rec)
         compared = comparisons(rec)
@@ -248,5 +250,5 @@ def rebuild(store: Store, run: Mapping[str, Any]) -> ShownRun:
         else:
             tables = _row_tables(store, rec, rows)
     except DAMAGED as e:
-        return ShownRun(rec, rows, problem=f"{type(e).__name__}: {e}")
-    return ShownRun(rec, rows, tuple(tables))
+        return ShownRun(rec, rows, problem=f"{type(e).__name__}: {e}", predictions=preds)
+    return ShownRun(rec, rows, tuple(tables), predictions=preds)

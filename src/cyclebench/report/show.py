@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 
 from cyclebench.model import SIMULATED, BenchEntry, ComparisonRow, ProfileRow, Result, Run, Series
+from cyclebench.prediction import Prediction
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
 from cyclebench.report.profile import profile_table
@@ -125,6 +126,7 @@ class ShownRun:
     rows: tuple[Result, ...]
     tables: tuple[Tables, ...] = ()
     problem: str | None = None
+    predictions: tuple[Prediction, ...] = ()  # stored with the run (--predict): printed beside its table
 
     @property
     def run_id(self) -> int:
@@ -180,11 +182,28 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
         console_report.print_comparisons(t.rows, console, title=t.title, alpha=t.alpha, wide=wide)
 
 
+def damaged_lines(run: Run, rows: Sequence[Result] = ()) -> list[str]:
+    """One line for a run whose stored columns are damaged (JSON that does not decode, text in a
+    number's column: store/ read them as empty, model.Run.damaged) and one for each such row."""
+    lines = []
+    if run.damaged:
+        lines.append(f"cyclebench: run #{run.id}: damaged in the database, read as empty: {', '.join(run.damaged)}")
+    for r in rows:
+        if r.damaged:
+            name = r.bench + ("" if r.param is None else f" [{r.param}]") + (f" [{r.variant}]" if r.variant else "")
+            lines.append(f"cyclebench: run #{run.id}, {name}: damaged in the database, read as empty: "
+                         f"{', '.join(r.damaged)}")
+    return lines
+
+
 def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -> None:
     """Print ``shown`` as its command printed it: its tables to ``console`` (its result rows as
     they are, after one line on ``notes`` saying so, when the stored tables could not be
-    rebuilt or printed), then on ``notes`` its status and start, who made it and the timer."""
+    rebuilt or printed), its predictions measured beside predicted (as --predict printed them),
+    then on ``notes`` its status and start, who made it and the timer."""
     rid, problem = shown.run_id, shown.problem
+    for line in damaged_lines(shown.run, shown.rows):
+        notes.print(safe_text(line, multiline=False), highlight=False, soft_wrap=True)
     if problem is None:
         try:
             for t in shown.tables:
@@ -195,6 +214,11 @@ def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -
         notes.print(safe_text(f"cyclebench: run #{rid}'s stored table is incomplete ({problem}): "
                               "its result rows as they are", multiline=False), highlight=False)
         console_report.print_results(shown.rows, console, title=f"run #{rid}", wide=wide)
+    if shown.predictions:
+        from cyclebench.report.predict import predicted_group
+
+        console.print(predicted_group(shown.rows, shown.predictions, title=f"run #{rid} · measured beside predicted",
+                                      wide=wide))
     run = shown.run
     notes.print(safe_text(f"run #{rid} · {run.status} · {run.started_at}", multiline=False), highlight=False)
     identity = console_report.identity_line(run)

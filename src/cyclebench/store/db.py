@@ -36,6 +36,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Integer,
     create_engine,
     delete,
     event,
@@ -52,7 +53,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from cyclebench.model import FLEET, KINDS, PURPOSE_ENV, PURPOSES, RUN, Result, Run, infer_purpose, suite_order
 from cyclebench.store import liveness, migrate, urls
-from cyclebench.store.rows import guess_kind, result_of, row_of
+from cyclebench.store.rows import guess_kind, lenient_json, result_of, row_of, sound
 
 T = TypeVar("T")
 
@@ -79,6 +80,10 @@ def _purpose(run: Mapping[str, Any]) -> str:
     purpose = given if isinstance(given, str) and given in PURPOSES else infer_purpose(run.get("command"),
                                                                                       run.get("labels"))
     return FLEET if purpose == RUN and os.environ.get(PURPOSE_ENV) == FLEET else purpose
+
+
+_RUN_NUMERIC = frozenset(c.name for c in runs.columns if isinstance(c.type, Integer))
+_RUN_JSON = frozenset(c.name for c in runs.columns if isinstance(c.type, JSON))
 
 
 class StoreError(Exception):
@@ -303,7 +308,8 @@ class Store:
     def _open(self, create: bool, where: str) -> None:
         """Create the engine and bring the schema to the newest revision (see __init__)."""
         try:
-            self.engine: Engine = create_engine(self._url)
+            # a JSON column that does not decode reads as DamagedJSON, not an exception (rows.sound)
+            self.engine: Engine = create_engine(self._url, json_deserializer=lenient_json)
         except ImportError as e:
             raise StoreError(self._missing_driver(e)) from None
         except (SQLAlchemyError, ValueError, TypeError) as e:
@@ -541,8 +547,10 @@ class Store:
     def _run_out(self, row: Mapping[str, Any]) -> Run:
         """A runs row as read: status as it stands now (abandoned when its process is gone),
         command without passwords (rows stored before redaction existed)."""
-        command = row.get("command")
-        return Run.of({**row, "status": self._status(row),
+        fields = dict(row)
+        bad = sound(fields, _RUN_NUMERIC, _RUN_JSON)
+        command = fields.get("command")
+        return Run.of({**fields, "status": self._status(fields), "damaged": bad,
                        "command": urls.redact_argv(command) if isinstance(command, list) else command})
 
     @_guard

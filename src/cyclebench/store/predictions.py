@@ -12,7 +12,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from cyclebench.model import Result
-from cyclebench.prediction import LoopDetail, Prediction, PredictionDetail, PredictionRow
+from cyclebench.prediction import HotLoop, LoopDetail, ModelResult, Prediction, PredictionDetail, PredictionRow
 from cyclebench.store.db import Store, StoreError, now
 from cyclebench.store.rows import result_of
 from cyclebench.store.schema import PREDICTION_FIELDS, predictions
@@ -102,3 +102,36 @@ def newest_measured(store: Store, bench: str, param: int | None, build_key: str
     except ValueError as e:  # a damaged build column (JSON that does not decode)
         raise StoreError(f"a stored run's build is damaged: {e}") from e
     return None, other
+
+
+def predictions_of(rows: Sequence[Mapping[str, Any]]) -> list[Prediction]:
+    """Stored prediction rows (of_run's) back as the Predictions their table is printed from
+    (report.predict.predicted_table): one per benchmark × parameter × variant, its models in the
+    order stored; the loop as far as it was stored (where it is, trips and instructions per op,
+    what is not modelled: not its instructions, which only `explain` prints)."""
+    out: list[Prediction] = []
+    for (bench, param, variant), tools in by_key(rows).items():
+        models, loop, reason, cpu_model = [], None, None, None
+        for tool, r in tools.items():
+            detail = r.get("detail") if isinstance(r.get("detail"), Mapping) else {}
+            ld = detail.get("loop")
+            if loop is None and isinstance(ld, Mapping):
+                trips = r.get("trips_per_op")
+                loop = HotLoop(function=str(ld.get("function") or "?"), obj=str(ld.get("object") or "?"),
+                               start=int(ld.get("start") or 0), end=int(ld.get("end") or 0), instructions=(),
+                               source=str(ld.get("source") or "?"),
+                               trips_per_op=float(trips) if isinstance(trips, (int, float)) else None,
+                               ir_per_op=ld.get("ir_per_op"), loop_ir_per_op=ld.get("loop_ir_per_op"),
+                               outside=tuple(str(x) for x in detail.get("not_modelled") or ()))
+            reason = reason or detail.get("loop_note") or (r.get("reason") if r.get("status") == "no loop" else None)
+            cpu_model = cpu_model or r.get("cpu_model")
+            models.append(ModelResult(tool=str(tool), status=str(r.get("status")), reason=r.get("reason"),
+                                      version=r.get("tool_version"), cpu=r.get("mcpu"),
+                                      cpu_reason=detail.get("cpu_reason"), cycles=r.get("cycles_per_iter"),
+                                      throughput=r.get("throughput"), lcd=r.get("lcd"),
+                                      critical_path=detail.get("critical_path"),
+                                      notes=tuple(detail.get("notes") or ()),
+                                      unpriced=tuple(detail.get("unpriced") or ())))
+        out.append(Prediction(bench=bench, param=param, variant=variant, cpu_model=cpu_model, loop=loop,
+                              models=tuple(models), reason=reason))
+    return out

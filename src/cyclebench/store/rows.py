@@ -13,8 +13,11 @@ row's keys are is told by its kind (a timing row of a will-it-scale test case by
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, cast
+
+from sqlalchemy import JSON, Float, Integer
 
 from cyclebench.model import (
     EMULATED,
@@ -26,7 +29,7 @@ from cyclebench.model import (
     Result,
     profile_row,
 )
-from cyclebench.store.schema import RESULT_FIELDS, ResultRow
+from cyclebench.store.schema import RESULT_FIELDS, ResultRow, results
 
 # What the analysis adds to a measured part, in the order it adds it (stats.result: disturbance,
 # per_process, calibration_rse, counters; then the designs: the allocator, a partial pass, the
@@ -36,6 +39,8 @@ ADDED = ("disturbance", "per_process", "calibration_rse", "counters", "allocator
          "revision", "run_to_run")
 # The measured parts: at most one is set (the kind says which).
 MEASURED = ("line", "wis", "simulated", "stat", "scale", "profile", "emulated")
+# What reading a row sets, never stored: the columns found damaged (sound)
+READ = ("damaged",)
 # The table's columns a record has as fields (``extra`` is the parts).
 _COLUMNS = frozenset(("id", "run_id", *RESULT_FIELDS)) - {"extra"}
 
@@ -95,14 +100,49 @@ def row_of(r: Result) -> ResultRow:
     return cast(ResultRow, row)
 
 
+class DamagedJSON(str):
+    """A JSON column's stored text that does not decode (store.db reads every JSON column through
+    lenient_json): read as None by the records, its column named in their ``damaged``."""
+
+
+def lenient_json(text: str | bytes) -> object:
+    """json.loads, except that text which is not JSON comes back as DamagedJSON: one damaged
+    row must not stop a query that reads thousands (SQLAlchemy decodes as it fetches)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return DamagedJSON(text if isinstance(text, str) else text.decode("utf-8", "replace"))
+
+
+def _number(v: object) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def sound(fields: dict[str, object], numeric: frozenset[str], json: frozenset[str]) -> tuple[str, ...]:
+    """Read a stored row's damaged columns as None (``fields`` changed in place): a JSON column
+    that did not decode (DamagedJSON), a number's column holding something else (SQLite keeps
+    whatever was written: ``UPDATE results SET per_op = 'abc'``). Returns their names."""
+    bad = tuple(k for k, v in fields.items()
+                if (k in json and isinstance(v, DamagedJSON)) or (k in numeric and not _number(v)))
+    for k in bad:
+        fields[k] = None
+    return bad
+
+
+_NUMERIC = frozenset(c.name for c in results.columns if isinstance(c.type, (Float, Integer)))
+_JSON = frozenset(c.name for c in results.columns if isinstance(c.type, JSON))
+
+
 def result_of(row: Mapping[str, Any]) -> Result:
     """The record of a stored row (a database row, a run file's result): its columns, and the
     parts of its ``extra`` (by its kind; a row that does not say its kind as guess_kind tells
     it). Keys that are not columns (a run file's ``samples``, ``run_to_run``) are not part of
-    it."""
-    fields: dict[str, object] = {k: v for k, v in row.items() if k in _COLUMNS}
-    fields.update(parts_of(row.get("kind") or guess_kind(row), row.get("extra")))
-    return Result.of(fields)
+    it. Damaged columns (sound) read as None, named in its ``damaged``."""
+    fields: dict[str, object] = {k: v for k, v in row.items() if k in _COLUMNS or k == "extra"}
+    bad = sound(fields, _NUMERIC, _JSON)
+    extra = fields.pop("extra", None)
+    fields.update(parts_of(fields.get("kind") or guess_kind({**fields, "extra": extra}), extra))
+    return Result.of({**fields, "damaged": bad} if bad else fields)
 
 
 def guess_kind(fields: Mapping[str, Any]) -> str:
