@@ -206,3 +206,61 @@ def test_explain_never_measured_in_this_build(db: str) -> None:
     assert newest_measured(s, "a/b", None, "k-native") == (None, other)
     assert newest_measured(s, "x/y", None, "k-plain") == (None, None)
     s.close()
+
+
+def test_a_damaged_row_is_one_line_and_every_other_run_reads(lab: Lab, tmp_path: Path) -> None:
+    """`show`, `runs`, `history`, `export` and `report` of a database with a run whose summary is
+    not JSON, a result whose extra is not JSON and one whose per_op is text."""
+    path = tmp_path / "damaged.db"
+    shutil.copy(lab.path, path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE runs SET summary = '{not json' WHERE id = ?", (lab.sittings[-1],))
+    con.execute("UPDATE results SET extra = '{bad' WHERE run_id = ?", (lab.nightly[0],))
+    con.execute("UPDATE results SET per_op = 'abc' WHERE run_id = ?", (lab.nightly[1],))
+    con.commit()
+    con.close()
+    url = f"sqlite:///{path}"
+    r = cyclebench_cli(url, "show", str(lab.sittings[-1]))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert f"run #{lab.sittings[-1]}: damaged in the database, read as empty: summary" in r.stderr
+    r = cyclebench_cli(url, "show", str(lab.nightly[1]))
+    assert r.returncode == 0 and f"run #{lab.nightly[1]}, {BENCH}: damaged in the database, read as empty: per_op" \
+        in r.stderr, r.stderr
+    r = cyclebench_cli(url, "runs", "-n", "50")
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    listed = {ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()}
+    assert {str(rid) for rid in (*lab.nightly, *lab.sittings)} <= listed, r.stdout
+    assert r.stderr.count("damaged in the database") == 1  # the run's own column; rows are show's
+    for argv in (["history", BENCH, "--fail-on-regression"], ["export", str(lab.nightly[0]), "--format", "csv"],
+                 ["export", "--json", str(tmp_path / "x.json")], ["report", "-o", str(tmp_path / "site")]):
+        r = cyclebench_cli(url, *argv)
+        assert r.returncode in (0, 1) and "Traceback" not in r.stderr, (argv, r.stderr)
+    assert f"from run #{lab.step_run}" in cyclebench_cli(url, "history", BENCH, "--fail-on-regression").stderr
+
+
+def test_show_prints_a_runs_predictions_and_so_does_its_page(lab: Lab, tmp_path: Path) -> None:
+    from cyclebench.prediction import MCA, OSACA, HotLoop, LoopInstruction, ModelResult, Prediction
+    from cyclebench.store import predictions as stored
+
+    path = tmp_path / "predicted.db"
+    shutil.copy(lab.path, path)
+    url = f"sqlite:///{path}"
+    store = Store(url)
+    rid = lab.nightly[-1]
+    loop = HotLoop("cb_body_lz4", "runner", 0x10, 0x40, (LoopInstruction(0x10, "lock addq $0x1,(%rdi)", 1.0,
+                                                                          "lock prefix"),), "callgrind", 1.0)
+    p = Prediction(BENCH, None, "", "Lab CPU", loop, (ModelResult(MCA, "ok", version="19.1.7", cpu="znver5",
+                                                                  cycles=987.6, throughput=500.0),
+                                                      ModelResult(OSACA, "missing", "OSACA not found")))
+    stored.add(store, rid, stored.rows_of(p))
+    store.close()
+    r = cyclebench_cli(url, "show", str(rid))
+    assert r.returncode == 0, r.stderr
+    text = r.stdout[r.stdout.index("measured beside predicted"):]
+    line = next(ln for ln in text.splitlines() if ln.startswith(BENCH))
+    assert "987.6" in line and "0.90" in line, text  # llvm-mca and its ratio to the measured 1,100
+    assert "not modelled: lock prefix" in " ".join(text.split())
+    r = cyclebench_cli(url, "report", "-o", str(tmp_path / "site"))
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "site" / "runs" / f"{rid}.html").read_text()
+    assert "measured beside predicted" in page and "987.6" in page

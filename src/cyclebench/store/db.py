@@ -37,6 +37,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Integer,
+    case,
     create_engine,
     delete,
     event,
@@ -648,8 +649,10 @@ class Store:
         """results.extra less the RAW_EXTRA keys, computed by SQLite (json_remove keeps the other
         keys in their order: the counters' columns follow it). PostgreSQL could only through
         jsonb, which reorders keys: there extra is read whole."""
-        if self.engine.dialect.name == "sqlite":
-            return type_coerce(func.json_remove(results.c.extra, *(f"$.{k}" for k in RAW_EXTRA)), JSON)
+        if self.engine.dialect.name == "sqlite":  # a damaged extra as it is: json_remove would fail the query
+            return type_coerce(case((func.json_valid(results.c.extra) == 1,
+                                     func.json_remove(results.c.extra, *(f"$.{k}" for k in RAW_EXTRA))),
+                                    else_=results.c.extra), JSON)
         return results.c.extra
 
     @_guard
