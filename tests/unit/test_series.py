@@ -122,3 +122,23 @@ def test_series_key_reads_slim_rows() -> None:
 
     row = Result(bench="x/y", kind="simulated", unit="Ir", per_op=3.0)
     assert series_key(_run(1), LightResult.of(row)) == series_key(_run(1), row)
+
+
+def test_stored_compare_sets_like_beside_like(tmp_path: Path) -> None:
+    """`compare RUN RUN`: a timing result is not judged against one timed with counters (their
+    rows say why); runs of different purposes are compared, and the note says they differ."""
+    from cyclebench.experiments.stored import compare_runs
+
+    s = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    ids = []
+    for purpose, counters in ((RUN, None), (REVISION, None), (RUN, {"events": [], "derived": {}})):
+        rid = s.begin_run(command=["cyclebench", "run"], purpose=purpose)
+        s.add_result(rid, Result(bench="x/y", kind="timing", unit="ref-cycles", per_op=100.0, ci_low=99.0,
+                                 ci_high=101.0, counters=counters))  # type: ignore[arg-type]
+        s.finish_run(rid, "complete")
+        ids.append(rid)
+    (row,) = compare_runs(s, [[ids[0]], [ids[2]]]).rows
+    assert row.cmp is None and row.note == "kinds of measurement differ (timing, counters)"
+    (row,) = compare_runs(s, [[ids[0]], [ids[1]]]).rows
+    assert "runs differ in purpose (run, revision)" in row.note
+    s.close()

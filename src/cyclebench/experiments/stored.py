@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cyclebench.experiments.comparison import CompareError, Row, adjust
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.history import estimate_of, host_spread
-from cyclebench.model import OK, Result, Run
+from cyclebench.model import OK, Result, Run, measurement_of, purpose_of
 from cyclebench.report.hosts import HostCell, HostRow
 from cyclebench.report.ranked import RankedSide
 from cyclebench.stats.ab import ALPHA
@@ -99,6 +99,8 @@ def _differences(runs: Sequence[Run]) -> str:
     what = {"build (source, flags, compiler)": lambda r: (r.build or {}).get("key"),
             "host": lambda r: r.host_id or r.host, "CPU model": lambda r: r.cpu_model}
     differ = [name for name, f in what.items() if len({f(r) for r in runs}) > 1]
+    if len(purposes := list(dict.fromkeys(purpose_of(r) for r in runs))) > 1:  # model.series_key's purpose
+        differ.append(f"purpose ({', '.join(purposes)})")
     return f"runs differ in {', '.join(differ)}" if differ else ""
 
 
@@ -138,6 +140,10 @@ def compare_runs(store: Store, sides: Sequence[Sequence[int]], alpha: float = AL
         if empty:
             rows.append(Row(label, names[1], key[1], "", None,
                             f"no number: run {', '.join(empty)} stored no finite per-op figure for it (NaN)"))
+            continue
+        kinds = list(dict.fromkeys(measurement_of(idx[r][key]) for side in sides for r in side))
+        if len(kinds) > 1:  # timing beside counters or callgrind: not one series (model.series_key)
+            rows.append(Row(label, names[1], key[1], "", None, f"kinds of measurement differ ({', '.join(kinds)})"))
             continue
         units = {u for side in est for _, u in side}
         if len(units) > 1:
