@@ -84,7 +84,7 @@ def test_bundles_into_sqlite_and_an_unreachable_host(tmp_path: Path, ssh_lab: La
     assert "alpha" in header and "beta" in header
     assert any("chain/add200" in line and "cycles~" in line for line in by_host.output.splitlines())
     hist = cli("history", "chain/add200", "--host", "alpha", "--db", db)
-    assert hist.exit_code == 0 and "· 1 runs ·" in hist.output, hist.output  # alpha's run, not beta's
+    assert hist.exit_code == 0 and "alpha, fleet · 1 run ·" in hist.output, hist.output  # alpha's run, not beta's
     assert "alpha" in cli("runs", "--host", "alpha", "--db", db).output
     show = cli("show", str(runs["beta"]["id"]), "--db", db)
     assert f"host beta (machine {socket.gethostname()}" in show.output

@@ -102,6 +102,10 @@ def _child_histories(keys: list[Key]) -> HistoryBatch:
     return _FORKED.history_batch(keys)
 
 
+def _no_link(_cells: list[str]) -> str | None:
+    return None
+
+
 def _series_of(host: str, pairs: list[tuple[Run, LightResult]]
                ) -> list[tuple[str, Chosen[Run, LightResult]]]:
     """A benchmark's series on ``host`` among its ordinary runs' ``pairs`` (oldest first), as
@@ -216,8 +220,9 @@ class Builder:
             cpus = scale.get("cpus") if isinstance(scale, Mapping) else None
             figure = scale_figure(f"cyclebench scale · run #{run.id}", scaling.series_from_rows(scale_rows),
                                   len(set(cpus)) if cpus else None)
-        line, tables = site_pages.run_page(self.site, run, rows, cap, notes, site_pages.link_of(rows, self.shown),
-                                           figure)
+        # names link to their histories, which follow ordinary runs: another run's rows may have none
+        link = site_pages.link_of(rows, self.shown) if purpose_of(run) in ORDINARY else _no_link
+        line, tables = site_pages.run_page(self.site, run, rows, cap, notes, link, figure)
         digests = [Digest("scale", line, tables, figure)] if figure is not None else []
         if self.show.is_comparison(run) and "bisect" not in (run.summary or {}):  # a sitting: on its bisect's page
             digests.append(Digest("compare", line, tables))
