@@ -156,24 +156,41 @@ COMPARISONS = [
 def test_compare_at_80_keeps_delta_ci_and_verdict() -> None:
     text = render(report.comparisons_table(COMPARISONS, title="run #2"), 80)
     head = headers(text)
-    for h in ("A", "B", "param", "A per op", "B per op", "Δ (B−A)", "95% CI of Δ", "verdict"):
-        assert h in head, h
+    for h in ("A", "B", "param", "A per op", "B per op", "Δ (B−A)", "Δ%", "95% CI of Δ", "verdict", "(cycles~)"):
+        assert h in head, h  # the unit, one for every row, in the per-op headers
     assert "p (Holm)" not in head
     for r in COMPARISONS[:2]:  # both sides' per op are the answer too
         assert fmt(r.cmp.median_a) in text and fmt(r.cmp.median_b) in text
     for r in COMPARISONS[:2]:
         c = r.cmp
-        for s in (f"{c.diff:+.3g}", f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", c.verdict):
+        for s in (report.signed(c.diff), f"[{report.signed(c.ci_low)}, {report.signed(c.ci_high)}]",
+                  f"{100 * c.rel:+.2f}%", c.verdict):
             assert s in text, s
     assert "failed" in text and "SIGSEGV" in text
+
+
+def test_compare_of_a_large_cost_keeps_delta_percent_and_unit_in_plain_digits() -> None:
+    """A 64,000-cycle op 2,360 slower: Δ +2,360 (never +2.36e+03), its Δ% and the unit at 80 and 60."""
+    rows = [SimpleNamespace(a="hash/sha256_block_64k", b="hash/sha256_block_64k_unrolled", param=65536,
+                            unit="cycles~", cmp=_cmp(64000.0, 66360.0, 2100.0, 2620.0, "slower"), note="")]
+    for width in (80, 60):
+        text = render(report.comparisons_table(rows, title="run #3"), width)
+        assert "+2,360" in text and "+3.69%" in text and "[+2,100, +2,620]" in text and "(cycles~)" in text, text
+        assert "e+0" not in text and "…" not in text
+
+
+def test_compare_of_several_units_keeps_the_unit_column() -> None:
+    rows = [COMPARISONS[0], SimpleNamespace(**{**vars(COMPARISONS[1]), "unit": "ns"})]
+    text = render(report.comparisons_table(rows), 80)
+    assert "unit" in headers(text) and "ns" in text and "(cycles~)" not in headers(text)
 
 
 def test_compare_wide_keeps_every_column() -> None:
     text = render(report.comparisons_table(COMPARISONS, wide=True), 240)
     head = headers(text)
-    for h in ("A per op", "B per op", "Δ%", "p (Holm)", "unit", "notes"):
+    for h in ("A per op", "B per op", "Δ%", "p (Holm)", "(cycles~)", "notes"):
         assert h in head, h
-    assert "2.5e-05" in text and fmt(123.45) in text and "-20.00%" in text
+    assert "<0.0001" in text and fmt(123.45) in text and "-20.00%" in text
 
 
 def test_variants_ranked_at_80() -> None:
@@ -212,11 +229,14 @@ def test_scale_at_80_keeps_tasks_throughput_speedup() -> None:
     s = Series(bench="contend/padded", param=None, mode="threads", points=pts)
     text = render(plots.scale_table(s), 80)
     head = headers(text)
-    for h in ("tasks", "total ops/s", "speed-up"):
+    for h in ("tasks", "total", "ops/s", "speed-up", "effic./CPU-s"):  # "total ops/s" may wrap at its space
         assert h in head, h
     assert "per task min/med/max" not in head
     for p in pts:
         assert plots.si(p["total_median"]) in text and f"{p['speedup']:.2f}×" in text
+    for width in (80, 60):  # the load-robust answer stays at any width (a loaded host's wall-clock misleads)
+        assert "effic./CPU-s" in headers(render(plots.scale_table(s), width)) or "effic./CPU-s  0.95" in \
+            render(plots.scale_table(s), width)
     assert "oversubscribed: 3 tasks on 2 CPUs" in " ".join(text.split())
     assert plots.scale_table(s).row_count == 3
     wide = headers(render(plots.scale_table(s, wide=True), 200))
