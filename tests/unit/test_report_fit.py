@@ -302,3 +302,48 @@ def test_net_columns_are_all_net_and_never_negative() -> None:
         assert h in head, h
     assert "-0.00" not in text and "≈0" in text
     assert fmt(13.86 - (13.88 - 13.08)) in text and fmt(6.03 * 13.08 / 13.88) in text  # min and ns/op net too
+
+
+def test_a_negative_simulated_count_is_shown_as_zero_with_what_the_subtraction_gave() -> None:
+    """callgrind's per op is E(n2) − E(n1) over n2 − n1 (runner/callgrind.per_op): a branch-miss
+    count can come out below zero; the table says so instead of printing a negative count."""
+    from cyclebench.model import Result
+
+    events = {e: 1.0 for e in report.SIM_EVENTS} | {"Bcm": -0.3}
+    row = Result.of({"bench": "chain/add200", "param": None, "variant": "", "status": "ok", "kind": "simulated",
+                     "unit": "Ir", "per_op": 1.0, "simulated": {"events": events}})
+    text = render(report.simulated_table([row], wide=True), 200)
+    cells = text.splitlines()[2].split("Bcm/op shown")[0]  # the numbers, not the note beside them
+    assert "-0.3" not in cells and "Bcm/op shown as 0" in text and "gave -0.3" in text
+
+
+def test_a_tiny_ci_is_a_plain_number() -> None:
+    assert fmt_ci(5e-05) == "<0.001" and fmt_ci(0.0031) == "0.0031" and fmt_ci(0.0) == "0"
+
+
+def test_a_heading_too_long_for_a_rule_wraps_instead_of_cutting() -> None:
+    from cyclebench.report.fit import Heading
+
+    title = ("cb_body_chain_add400 [runner]: 99.4% of the body's samples; share of its own per instruction "
+             "(skid: charged to the next one)")
+    text = render(Heading(title), 80)  # render() fails on "…"
+    assert " ".join(text.split()).replace("─", "").strip() == title
+    assert "─── short ───" in render(Heading("short"), 80).replace("─" * 4, "───")
+
+
+def test_the_instruction_classes_of_disasm_fold_flags_and_calls_never_cut() -> None:
+    from cyclebench.report.variants import print_variants
+
+    base = {"cc": "aarch64-linux-gnu-gcc", "cflags": [], "target": "aarch64", "emulated": True, "status": "ok",
+            "reason": None, "per_invocation": None, "mean": None, "body_bytes": 96, "disasm": ["ret"]}
+    d = {"bench": "atomic/cas_counter", "param": None, "unit": None, "variants": [
+        {**base, "label": "-O2", "baseline": True, "classes": {"total": 25, "call": 1},
+         "calls": ["__aarch64_cas8_acq_rel"]},
+        {**base, "label": "-O2 -march=armv8.2-a", "classes": {"total": 17, "atomic": 1}, "calls": []},
+        {**base, "label": "-O2 -mno-outline-atomics", "classes": {"total": 19, "atomic": 2}, "calls": []}]}
+    console = Console(record=True, width=80, file=open("/dev/null", "w"))  # noqa: SIM115
+    print_variants([d], console, disasm=True)
+    text = console.export_text()
+    assert "…" not in text and max(cell_len(ln) for ln in text.splitlines()) <= 80
+    flat = " ".join(text.split())
+    assert "-mno-outline-atomics" in flat and "-march=armv8.2-a" in flat and "cas8_acq_rel" in flat
