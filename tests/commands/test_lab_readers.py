@@ -164,3 +164,36 @@ def test_report_explain_and_delete(tmp_path: Path) -> None:
         assert gallery.invoke(["show", "12"], db).exit_code == 2
         assert gallery.invoke(["show", "13"], db).exit_code == 0
         assert gallery.invoke(["runs"], db).exit_code == 0
+
+
+def test_the_order_of_rows_is_stated_alike_in_the_readme_and_the_exports_doc() -> None:
+    """One rule orders every table, show, export and plot (model.suite_order): both documents state it
+    in the same words."""
+    root = Path(__file__).resolve().parents[2]
+    rule = "Rows follow the run's plan: by group, then benchmark, each where the plan first has it"
+    for doc in ("README.md", "docs/exports.md"):
+        text = " ".join((root / doc).read_text().split())
+        assert rule in text, doc
+        assert "the order of the `-b` patterns" in text and "parameter ascending" in text, doc
+
+
+def test_rows_are_in_one_order_in_show_and_every_export() -> None:
+    """Run 1's benchmarks and the allocator run's variants in the same order in show's table and the
+    csv, markdown, text and benchstat exports."""
+    def order(text: str, names: list[str]) -> list[str]:
+        found = sorted((text.find(n), n) for n in names if n in text)
+        return [n for _, n in found]
+
+    with gallery.lab_copy() as db:
+        con = sqlite3.connect(db)
+        try:
+            benches = [b for (b,) in con.execute("select distinct bench from results where run_id = 1")]
+        finally:
+            con.close()
+        shown = order(gallery.invoke(["show", "1"], db, 200).output, benches)
+        assert sorted(shown) == sorted(benches)
+        for fmt in ("csv", "markdown", "text", "benchstat"):
+            assert order(gallery.invoke(["export", "1", "--format", fmt], db).output, benches) == shown, fmt
+        alloc = ["glibc", "jemalloc"]
+        assert order(gallery.invoke(["show", "5"], db, 200).output, alloc) == alloc
+        assert order(gallery.invoke(["export", "5", "--format", "csv"], db).output, alloc) == alloc
