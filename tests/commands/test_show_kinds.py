@@ -56,7 +56,7 @@ KINDS = {
     "variants --sort dec": (["variants", CHAIN, "--flags", "-O1", "--flags", "-O2", "-b", "chain/add200",
                              "--rounds", "6", "--min-time", "0.01", "--sort", "dec"], "ranked by dec", "timing"),
     "scale": (["scale", "chain/add200", "-f", CHAIN, "--tasks", "1,2", "--duration", "0.05", "--passes", "1",
-               "--warmup", "0"], "efficiency (│ = 1.0)", "scaling"),
+               "--warmup", "0"], "efficiency per CPU-second (│ = 1.0)", "scaling"),
     "profile --backend callgrind": (["profile", "--backend", "callgrind", "--", "PROG"], "self Ir/call", "profile"),
 }
 
@@ -153,7 +153,7 @@ STORED = [
     ("24ff9bd.db", 3, ["run #3: comparisons", "95% CI of Δ", "slower"]),
     ("24ff9bd.db", 4, ["chain/add200 · ranked by cycles · run #4", "Δ% median", "(baseline)"]),
     ("24ff9bd.db", 5, ["stat #5 · 'true' · 2 runs · counters enabled at exec", "task-clock"]),
-    ("24ff9bd.db", 6, ["chain/add200 (threads)", "speed-up", "efficiency (│ = 1.0)"]),
+    ("24ff9bd.db", 6, ["chain/add200 (threads)", "speed-up", "efficiency"]),
     ("c7ecbb2.db", 2, ["stat #2 · 'true' · 3 runs", "page-faults"]),
     ("c7ecbb2.db", 3, ["simulated (callgrind)", "Bim/op"]),
     ("c7ecbb2.db", 5, ["emulated", "per op"]),  # variants before its summary was stored: its rows

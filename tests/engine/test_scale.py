@@ -225,7 +225,7 @@ def test_cli_table_chart_and_sampler_line(cli_run: dict[str, Any]) -> None:
     assert res.exit_code == 0, res.output
     assert "contend/getppid (threads)" in res.output and "speed-up" in res.output
     assert "oversubscribed: 3 tasks on 2 CPUs" in res.output
-    assert "efficiency (│ = 1.0)" in res.output and "█" in res.output
+    assert "efficiency per CPU-second (│ = 1.0), wall-clock beside" in res.output and "█" in res.output
     assert "% of one CPU" in res.output
 
 
@@ -245,7 +245,7 @@ def test_show_prints_a_stored_scaling_run(cli_run: dict[str, Any]) -> None:
     res = cli("show", "--db", f"sqlite:///{cli_run['db']}")
     assert res.exit_code == 0, res.output
     assert "contend/padded (threads)" in res.output and "speed-up" in res.output
-    assert "efficiency (│ = 1.0)" in res.output and "oversubscribed" in res.output
+    assert "efficiency per CPU-second (│ = 1.0)" in res.output and "oversubscribed" in res.output
 
 
 def test_cli_exports_and_plot(cli_run: dict[str, Any]) -> None:

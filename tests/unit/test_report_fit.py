@@ -156,24 +156,41 @@ COMPARISONS = [
 def test_compare_at_80_keeps_delta_ci_and_verdict() -> None:
     text = render(report.comparisons_table(COMPARISONS, title="run #2"), 80)
     head = headers(text)
-    for h in ("A", "B", "param", "A per op", "B per op", "Δ (B−A)", "95% CI of Δ", "verdict"):
-        assert h in head, h
+    for h in ("A", "B", "param", "A per op", "B per op", "Δ (B−A)", "Δ%", "95% CI of Δ", "verdict", "(cycles~)"):
+        assert h in head, h  # the unit, one for every row, in the per-op headers
     assert "p (Holm)" not in head
     for r in COMPARISONS[:2]:  # both sides' per op are the answer too
         assert fmt(r.cmp.median_a) in text and fmt(r.cmp.median_b) in text
     for r in COMPARISONS[:2]:
         c = r.cmp
-        for s in (f"{c.diff:+.3g}", f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]", c.verdict):
+        for s in (report.signed(c.diff), f"[{report.signed(c.ci_low)}, {report.signed(c.ci_high)}]",
+                  f"{100 * c.rel:+.2f}%", c.verdict):
             assert s in text, s
     assert "failed" in text and "SIGSEGV" in text
+
+
+def test_compare_of_a_large_cost_keeps_delta_percent_and_unit_in_plain_digits() -> None:
+    """A 64,000-cycle op 2,360 slower: Δ +2,360 (never +2.36e+03), its Δ% and the unit at 80 and 60."""
+    rows = [SimpleNamespace(a="hash/sha256_block_64k", b="hash/sha256_block_64k_unrolled", param=65536,
+                            unit="cycles~", cmp=_cmp(64000.0, 66360.0, 2100.0, 2620.0, "slower"), note="")]
+    for width in (80, 60):
+        text = render(report.comparisons_table(rows, title="run #3"), width)
+        assert "+2,360" in text and "+3.69%" in text and "[+2,100, +2,620]" in text and "(cycles~)" in text, text
+        assert "e+0" not in text and "…" not in text
+
+
+def test_compare_of_several_units_keeps_the_unit_column() -> None:
+    rows = [COMPARISONS[0], SimpleNamespace(**{**vars(COMPARISONS[1]), "unit": "ns"})]
+    text = render(report.comparisons_table(rows), 80)
+    assert "unit" in headers(text) and "ns" in text and "(cycles~)" not in headers(text)
 
 
 def test_compare_wide_keeps_every_column() -> None:
     text = render(report.comparisons_table(COMPARISONS, wide=True), 240)
     head = headers(text)
-    for h in ("A per op", "B per op", "Δ%", "p (Holm)", "unit", "notes"):
+    for h in ("A per op", "B per op", "Δ%", "p (Holm)", "(cycles~)", "notes"):
         assert h in head, h
-    assert "2.5e-05" in text and fmt(123.45) in text and "-20.00%" in text
+    assert "<0.0001" in text and fmt(123.45) in text and "-20.00%" in text
 
 
 def test_variants_ranked_at_80() -> None:
@@ -212,11 +229,14 @@ def test_scale_at_80_keeps_tasks_throughput_speedup() -> None:
     s = Series(bench="contend/padded", param=None, mode="threads", points=pts)
     text = render(plots.scale_table(s), 80)
     head = headers(text)
-    for h in ("tasks", "total ops/s", "speed-up"):
+    for h in ("tasks", "total", "ops/s", "speed-up", "effic./CPU-s"):  # "total ops/s" may wrap at its space
         assert h in head, h
     assert "per task min/med/max" not in head
     for p in pts:
         assert plots.si(p["total_median"]) in text and f"{p['speedup']:.2f}×" in text
+    for width in (80, 60):  # the load-robust answer stays at any width (a loaded host's wall-clock misleads)
+        assert "effic./CPU-s" in headers(render(plots.scale_table(s), width)) or "effic./CPU-s  0.95" in \
+            render(plots.scale_table(s), width)
     assert "oversubscribed: 3 tasks on 2 CPUs" in " ".join(text.split())
     assert plots.scale_table(s).row_count == 3
     wide = headers(render(plots.scale_table(s, wide=True), 200))
@@ -282,3 +302,48 @@ def test_net_columns_are_all_net_and_never_negative() -> None:
         assert h in head, h
     assert "-0.00" not in text and "≈0" in text
     assert fmt(13.86 - (13.88 - 13.08)) in text and fmt(6.03 * 13.08 / 13.88) in text  # min and ns/op net too
+
+
+def test_a_negative_simulated_count_is_shown_as_zero_with_what_the_subtraction_gave() -> None:
+    """callgrind's per op is E(n2) − E(n1) over n2 − n1 (runner/callgrind.per_op): a branch-miss
+    count can come out below zero; the table says so instead of printing a negative count."""
+    from cyclebench.model import Result
+
+    events = {e: 1.0 for e in report.SIM_EVENTS} | {"Bcm": -0.3}
+    row = Result.of({"bench": "chain/add200", "param": None, "variant": "", "status": "ok", "kind": "simulated",
+                     "unit": "Ir", "per_op": 1.0, "simulated": {"events": events}})
+    text = render(report.simulated_table([row], wide=True), 200)
+    cells = text.splitlines()[2].split("Bcm/op shown")[0]  # the numbers, not the note beside them
+    assert "-0.3" not in cells and "Bcm/op shown as 0" in text and "gave -0.3" in text
+
+
+def test_a_tiny_ci_is_a_plain_number() -> None:
+    assert fmt_ci(5e-05) == "<0.001" and fmt_ci(0.0031) == "0.0031" and fmt_ci(0.0) == "0"
+
+
+def test_a_heading_too_long_for_a_rule_wraps_instead_of_cutting() -> None:
+    from cyclebench.report.fit import Heading
+
+    title = ("cb_body_chain_add400 [runner]: 99.4% of the body's samples; share of its own per instruction "
+             "(skid: charged to the next one)")
+    text = render(Heading(title), 80)  # render() fails on "…"
+    assert " ".join(text.split()).replace("─", "").strip() == title
+    assert "─── short ───" in render(Heading("short"), 80).replace("─" * 4, "───")
+
+
+def test_the_instruction_classes_of_disasm_fold_flags_and_calls_never_cut() -> None:
+    from cyclebench.report.variants import print_variants
+
+    base = {"cc": "aarch64-linux-gnu-gcc", "cflags": [], "target": "aarch64", "emulated": True, "status": "ok",
+            "reason": None, "per_invocation": None, "mean": None, "body_bytes": 96, "disasm": ["ret"]}
+    d = {"bench": "atomic/cas_counter", "param": None, "unit": None, "variants": [
+        {**base, "label": "-O2", "baseline": True, "classes": {"total": 25, "call": 1},
+         "calls": ["__aarch64_cas8_acq_rel"]},
+        {**base, "label": "-O2 -march=armv8.2-a", "classes": {"total": 17, "atomic": 1}, "calls": []},
+        {**base, "label": "-O2 -mno-outline-atomics", "classes": {"total": 19, "atomic": 2}, "calls": []}]}
+    console = Console(record=True, width=80, file=open("/dev/null", "w"))  # noqa: SIM115
+    print_variants([d], console, disasm=True)
+    text = console.export_text()
+    assert "…" not in text and max(cell_len(ln) for ln in text.splitlines()) <= 80
+    flat = " ".join(text.split())
+    assert "-mno-outline-atomics" in flat and "-march=armv8.2-a" in flat and "cas8_acq_rel" in flat

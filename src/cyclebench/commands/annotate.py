@@ -7,6 +7,7 @@ import click
 from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
+from cyclebench.report.fit import Heading
 from cyclebench.report.text import safe_text
 from cyclebench.runner import RunnerError
 from cyclebench.ui.common import (
@@ -49,21 +50,21 @@ def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     label = bench + ("" if param is None else f" [{param}]")
-    out.rule(safe_text(f"{label}: hottest symbols ({a.samples} cpu-clock samples; kernel included)"))
+    out.print(Heading(f"{label}: hottest symbols ({a.samples} cpu-clock samples; kernel included)"))
     out.print(a.top, markup=False, highlight=False)
     if not a.under_body:
         err.print(safe_text(f"cyclebench: no sample of {a.samples} has {a.body} on its call chain (perf without DWARF "
                             "unwinding, or too short a --seconds): the body alone, not what it calls"),
                   highlight=False, style="yellow")
-        out.rule(safe_text(f"{label}: body, share of its samples per instruction (skid: charged to the next one)"))
+        out.print(Heading(f"{label}: body, share of its samples per instruction (skid: charged to the next one)"))
         out.print(a.hot[0].listing, markup=False, highlight=False)
         return
     shown = ", ".join(f"{h.symbol} {100 * h.share:.1f}%" for h in a.hot)
-    out.rule(safe_text(f"{label}: {a.under_body} samples ({100 * a.under_body / max(a.samples, 1):.0f}%) have {a.body} "
+    out.print(Heading(f"{label}: {a.under_body} samples ({100 * a.under_body / max(a.samples, 1):.0f}%) have {a.body} "
                        f"on their call chain; annotated, by share of those: {shown}"))
     for h in a.hot:
         name = h.dso.rsplit("/", 1)[-1]
         where = "" if not h.dso else f" {name}" if name.startswith("[") else f" [{name}]"
-        out.rule(safe_text(f"{h.symbol}{where}: {100 * h.share:.1f}% of the body's samples; share of its own per "
+        out.print(Heading(f"{h.symbol}{where}: {100 * h.share:.1f}% of the body's samples; share of its own per "
                            "instruction (skid: charged to the next one)"))
         out.print(h.listing, markup=False, highlight=False)

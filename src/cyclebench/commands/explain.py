@@ -7,6 +7,7 @@ import click
 from cyclebench.build import BuildError
 from cyclebench.build import build as build_binary
 from cyclebench.experiments.options import BuildOptions
+from cyclebench.report.fit import Heading
 from cyclebench.runner import RunnerError
 from cyclebench.ui.common import UserError, err, open_store, out
 from cyclebench.ui.options import build_options, db_option, not_a_file, wide_option
@@ -50,7 +51,7 @@ def explain_cmd(bench: str, build: BuildOptions, param: int | None, mcpu: str | 
         row = None
     label = bench + ("" if param is None else f" [{param}]")
     meas = None if row is None else row.get("cycles_per_op")
-    out.rule(label)
+    out.print(Heading(label))
     out.print(explain_group(pred, meas, tgt.line(), wide=wide))
     if row is None:
         why = ("none stored" if other is None else

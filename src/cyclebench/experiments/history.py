@@ -195,6 +195,11 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     if not got:
         raise ExperimentError(f"no valid result of {bench}{'' if param is None else f' [{param}]'} in the runs "
                               f"that match ({store.url})")
+    kinds = sorted({str(row.get("kind") or "") for _, row in got})
+    got = [(run, row) for run, row in got if estimate_of(row)[0] is not None]
+    if not got:  # emulated (qemu: no time) or scaling (a throughput, not a cost per op: `scale` shows it)
+        raise ExperimentError(f"{bench}{'' if param is None else f' [{param}]'} has no per-op figure to follow "
+                              f"(its results are {', '.join(kinds)}): history follows timed and simulated results")
     chosen = choose(got, purpose, measurement)
     return (*points_from(chosen.pairs), chosen)
 
@@ -213,12 +218,13 @@ def points_from(got: Sequence[tuple[RunT, ResultT]]) -> tuple[list[Point], str, 
     unit = "cycles~" if all(u == "cycles~" for u in units) else max(set(units), key=units.count)
     points, kept = [], []
     for run, row in got:
-        if unit == "cycles~":
-            est, lo, hi = row["cycles_per_op"], row.get("cycles_ci_low"), row.get("cycles_ci_high")
-        elif row.get("unit") == unit:
-            est, lo, hi = row["per_op"], row.get("ci_low"), row.get("ci_high")
-        else:
+        est, u = estimate_of(row)
+        if u != unit or est is None:  # another unit (a simulated row among timed ones), or no figure
             continue
+        if unit == "cycles~":
+            lo, hi = row.get("cycles_ci_low"), row.get("cycles_ci_high")
+        else:
+            lo, hi = row.get("ci_low"), row.get("ci_high")
         points.append(Point(run["id"], run.get("started_at"), dict(run.get("labels") or {}), est, lo, hi, row["param"]))
         kept.append((run, row))
     return points, unit, [run for run, _ in kept], [row for _, row in kept]

@@ -52,6 +52,21 @@ def fmt(x: float | None) -> str:
     return f"{x:.3f}"
 
 
+def signed(x: float) -> str:
+    """A difference with its sign, as :func:`fmt` prints a figure: +2,360 for a 64,000-cycle op's
+    Δ, never +2.36e+03."""
+    if math.isnan(x):
+        return "-"
+    return ("-" if x < 0 else "+") + fmt(abs(x))
+
+
+def fmt_p(p: float) -> str:
+    """A p-value in plain digits (two significant), ``<0.0001`` below: the verdicts' α is 0.002."""
+    if math.isnan(p):
+        return "-"
+    return "<0.0001" if p < 1e-4 else f"{p:.2g}" if p < 0.01 else f"{p:.3f}"
+
+
 def net_fmt(x: float | None, lo: float | None, hi: float | None) -> str:
     """A net cost: ``≈0`` when its CI holds zero (or, without a CI, when it is ≤ 0), ``<0``
     when the whole CI is below zero (the operation overlaps the loop's own work: docs/method.md
@@ -74,9 +89,12 @@ def _shown(figure: PerOp | None, net: bool) -> tuple[str, str]:
 
 
 def fmt_ci(x: float | None) -> str:
-    """A CI half-width: two significant digits when small, so ±0.00 never hides a real 0.003."""
+    """A CI half-width: two significant digits when small, so ±0.00 never hides a real 0.003;
+    below 0.001 (of a cycle, a nanosecond) ``<0.001``, never 5e-05."""
     if x is None or math.isnan(x):
         return "-"
+    if 0 < abs(x) < 1e-3:
+        return "<0.001"
     return f"{x:.2g}" if abs(x) < 10 else fmt(x)
 
 
@@ -292,7 +310,8 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
     """One line per comparison (compare.Row: a, b, param, unit, cmp, note): A, B, their
     medians, B − A with its 95% CI, the Holm-adjusted p and the verdict; `~` means no
     difference worth reporting. A, B, param, both sides' per op, Δ, the CI of Δ and the
-    verdict stay at any width; p, unit and Δ% drop in that order. Rows of the sequential
+    verdict stay at any width, Δ% and the unit too (in the per-op headers when every row has the
+    same one); p drops first. Rows of the sequential
     design (``r.sequential``) show their repeated CI and nominal p, and the caption says how
     they were decided."""
     rows = list(rows)
@@ -305,32 +324,43 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
                    f"({seq[0].get('margin_rule') or '0.25 unit or 0.5%, the smaller'}); "
                    f"equivalent when it lies within ±{eq:g}% of A and Δ within the margin; inconclusive when "
                    "the budget ended first; p nominal, of the deciding look")
-    table = FitTable([
+    units = {r.unit for r in rows if r.unit}
+    # one unit: said in the per-op headers, so it stays at any width (a column of its own would be
+    # the first to go); several: a column among the answer's. A param column only when a row has one.
+    per = f" ({next(iter(units))})" if len(units) == 1 else ""
+    keep = {"param": any(r.param is not None for r in rows), "unit": len(units) != 1}
+    columns = [
         Column("A", justify="left", fold=CMP_NAME_FOLD),
         Column("B", justify="left", fold=CMP_NAME_FOLD),
         Column("param"),
-        Column("A per op"),
-        Column("B per op"),
+        Column(f"A per op{per}"),
+        Column(f"B per op{per}"),
         Column("Δ (B−A)"),
-        Column("Δ%", priority=1),
+        Column("Δ%"),
         Column("repeated CI of Δ" if seq else "95% CI of Δ"),
         Column("p" if seq else "p (Holm)", priority=5),
         Column("verdict", justify="left"),
-        Column("unit", justify="left", priority=2),
+        Column("unit", justify="left"),
         Column("notes", justify="left", notes=True),
-    ], title=title, wide=wide, caption=caption)
+    ]
+    shown = [keep.get(c.header, True) for c in columns]
+    table = FitTable([c for c, k in zip(columns, shown, strict=True) if k], title=title, wide=wide, caption=caption)
+
+    def add(*cells: Any) -> None:
+        table.add_row(*[x for x, k in zip(cells, shown, strict=True) if k])
+
     for r in rows:
         c = r.cmp
         param = "" if r.param is None else str(r.param)
         a, b = safe_text(r.a, multiline=False), safe_text(r.b, multiline=False)
         if c is None:
-            table.add_row(a, b, param, "-", "-", "-", "-", "-", "-", Text("failed", style="red"), r.unit, r.note)
+            add(a, b, param, "-", "-", "-", "-", "-", "-", Text("failed", style="red"), r.unit, r.note)
             continue
         verdict = Text(c.verdict, style=VERDICT_STYLE.get(c.verdict, ""))
         known = not math.isnan(c.ci_low)  # NaN: nothing estimates the spread (stats.runs), no CI, no p
-        table.add_row(a, b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
-                      f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]" if known else "-", f"{c.p:.1e}" if known else "-",
-                      verdict, r.unit, r.note)
+        add(a, b, param, fmt(c.median_a), fmt(c.median_b), signed(c.diff), f"{100 * c.rel:+.2f}%",
+            f"[{signed(c.ci_low)}, {signed(c.ci_high)}]" if known else "-", fmt_p(c.p) if known else "-",
+            verdict, r.unit, r.note)
     return table
 
 
@@ -371,7 +401,12 @@ def simulated_table(rows: Iterable[Result], title: str | None = None, wide: bool
                           style=STATUS_STYLE.get(str(r.get("status")), ""))
             continue
         geometry = sim.get("cache") or geometry
-        table.add_row(name, param, *[fmt(ev.get(e)) for e in SIM_EVENTS], "")
+        # per op is a difference of two runs' counts (runner/callgrind.per_op): a miss count that came
+        # out lower at the longer run (the simulated predictor's state) is no negative count
+        below = [e for e in SIM_EVENTS if (ev.get(e) or 0) < 0]
+        table.add_row(name, param, *["0" if e in below else fmt(ev.get(e)) for e in SIM_EVENTS],
+                      "; ".join(f"{e}/op shown as 0: the difference of the two runs' counts gave {ev[e]:.3g}"
+                                for e in below))
     if geometry:
         table.caption = "simulated by callgrind · " + " · ".join(
             f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items())

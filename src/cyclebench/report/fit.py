@@ -17,6 +17,10 @@ A console that soft-wraps (``cyclebench``'s stdout when it is a pipe or a file a
 ``COLUMNS`` is unset: ui/common) has no width to fit: every column is printed at
 its natural width, as ``--wide`` does, for logs and mail that are read at any width.
 
+Titles and the notes under a table (its caption) are left-aligned and wrap between words, as
+perf stat's and benchstat's notes do: centred, a wrapped note's lines start at a different column
+each and read as scattered words.
+
 The choice is made when the table is rendered, at the width of the console (or the
 space it is given), so one table object prints right on a terminal, a pipe, or a test's
 recording console. Every cell given as a string goes through :func:`safe_text`: data is
@@ -41,7 +45,7 @@ from rich.text import Text
 
 from cyclebench.report.text import safe_text
 
-__all__ = ["NOTES_MIN", "Column", "FitTable", "Layout", "pieces", "wrap_at"]
+__all__ = ["NAME_LINES", "NOTES_MIN", "Column", "FitTable", "Heading", "Layout", "pieces", "wrap_at"]
 
 NOTES_MIN = 40  # narrowest notes column worth keeping beside the others: narrower, a note of
 # a crash or a disturbed row wraps over 3–4 lines beside numbers that take one
@@ -49,6 +53,7 @@ _NOTE_META = "cyclebench.note"  # marks the placeholder row a note under its row
 _NAME_META = "cyclebench.name"  # marks the placeholder row its name above the row replaces
 _UNBOUNDED = 1_000_000
 _RECORD_INDENT = 2
+NAME_LINES = 2  # a name folded onto more lines goes on a line above its row (FitTable._names_fit)
 # as perf stat, benchstat and hyperfine print: a rule under the header, columns two spaces apart, no
 # vertical lines (each costs three cells a column: 24 of 80 for the eight answer columns of compare)
 BOX = box.SIMPLE_HEAD
@@ -153,7 +158,7 @@ class FitTable:
 
     def __init__(self, columns: Sequence[Column], *, title: str | Text | None = None,
                  caption: str | Text | None = None, wide: bool = False, header_style: StyleType = "bold",
-                 title_justify: JustifyMethod = "center", caption_justify: JustifyMethod = "center",
+                 title_justify: JustifyMethod = "left", caption_justify: JustifyMethod = "left",
                  notes_min: int = NOTES_MIN, footer: bool = True, boxed: bool = False) -> None:
         if sum(c.notes for c in columns) > 1:
             raise ValueError("at most one notes column")
@@ -263,13 +268,15 @@ class FitTable:
             for cols, notes_under in tries:
                 need = self._need(console, cols, least)
                 if need <= width:
-                    return Layout(cols, self._spread(cols, full, least, width - need), notes_under, dropped)
+                    return self._names_fit(console, Layout(cols, self._spread(cols, full, least, width - need),
+                                                           notes_under, dropped), full, least, width)
         # only the answer left: names wrap down to their longest piece, headers to their longest word
         answer = [i for i in base if self.columns[i].priority == 0]
         dropped = [self.columns[i].header for i in sorted(order)]
         need = self._need(console, answer, floor)
         if need <= width:
-            return Layout(answer, self._spread(answer, full, floor, width - need), has_notes, dropped)
+            return self._names_fit(console, Layout(answer, self._spread(answer, full, floor, width - need), has_notes,
+                                                   dropped), full, floor, width)
         # the names on a line above their row, the numbers in the grid below them
         numbers = [i for i in answer if self.columns[i].fold is None]
         if numbers != answer and numbers:
@@ -280,6 +287,24 @@ class FitTable:
         # not even that: one record a row, every answer column kept
         return Layout(answer + ([notes] if has_notes and notes is not None else []), None, False, dropped,
                       records=True)
+
+    def _names_fit(self, console: Console, lay: Layout, full: list[int], least: list[int], width: int) -> Layout:
+        """``lay``, unless a name in it folds onto more than NAME_LINES lines (a name, a label and run
+        ids stacked in a cell read as three rows): then the names on a line above their row, when the
+        numbers fit without them."""
+        assert lay.widths is not None
+        tall = any(c.fold is not None and any(len(wrap_at(r.cells[i], w).plain.split("\n")) > NAME_LINES
+                                              for r in self._rows)
+                   for i, w in zip(lay.shown, lay.widths, strict=True) for c in (self.columns[i],))
+        numbers = [i for i in lay.shown if self.columns[i].fold is None and not self.columns[i].notes]
+        if not tall or not numbers:
+            return lay
+        need = self._need(console, numbers, least)
+        if need > width:
+            return lay
+        has_notes = lay.notes_under or any(self.columns[i].notes for i in lay.shown)
+        return Layout(numbers, self._spread(numbers, full, least, width - need), has_notes, lay.dropped,
+                      names_above=True)
 
     def _spread(self, shown: list[int], full: list[int], least: list[int], slack: int) -> list[int]:
         """Content widths: the least each column needs, then the slack to the wrapping
@@ -411,3 +436,22 @@ class FitTable:
             return Measurement(1, options.max_width)
         return Measurement.get(console, options.update_width(width), self._table(lay.shown, lay.widths,
                                                                                   lay.notes_under))
+
+
+class Heading:
+    """A section's heading: rich's rule with the title in it when the title fits, else the title
+    wrapped between words, left-aligned, above a plain rule — rich's Rule crops a long title with
+    "…" (a symbol's name, a variant's flags), and nothing cyclebench prints is cut."""
+
+    def __init__(self, title: str | Text) -> None:
+        self.title = safe_text(title, multiline=False)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.rule import Rule
+
+        width = options.max_width
+        if console.soft_wrap or cell_len(self.title.plain) + 6 <= width:  # rich's rule: "─ title ─" at least
+            yield Rule(self.title)
+            return
+        yield self.title
+        yield Rule()

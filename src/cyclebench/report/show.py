@@ -223,6 +223,8 @@ def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -
     notes.print(safe_text(f"run #{rid} · {run.status} · {run.started_at}", multiline=False), highlight=False)
     identity = console_report.identity_line(run)
     if identity:
-        notes.print(safe_text(identity, multiline=False), highlight=False, soft_wrap=True)
+        # wrapped between words at the console's width (~200 cells of host, kernel, CPU, compiler and
+        # labels); a pipe without COLUMNS keeps it one line (ui/common: its console soft-wraps)
+        notes.print(safe_text(identity, multiline=False), highlight=False)
     if run.calibration:
         notes.print(safe_text(console_report.calibration_line(dict(run.calibration))), highlight=False)

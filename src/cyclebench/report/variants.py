@@ -12,12 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from cyclebench.model import BenchEntry, VariantEntry
 from cyclebench.report.console import SIM_EVENTS, SIM_PRIORITY, VARIANT_FOLD, fmt
-from cyclebench.report.fit import Column, FitTable
+from cyclebench.report.fit import Column, FitTable, Heading
 from cyclebench.report.text import safe_text
 
 SIZE_KEYS = ("text", "data", "bss", "dec")
@@ -139,28 +138,26 @@ def print_variants(data: Sequence[BenchEntry], console: Console, run_id: int | N
         name = d["bench"] + ("" if d["param"] is None else f" [{d['param']}]")
         console.print(variants_ranked(d, sort, run_id, wide))
         if disasm:
-            classes = Table(title=safe_text(f"{name}: instructions in the body", style="table.title"),
-                            header_style="bold")
-            classes.add_column("variant")
+            # the instruction classes: every count is the answer; a variant's flags and the calls
+            # its body makes (__aarch64_cas4_acq_rel) fold at their spaces and '_', never cut
             keys = ["total", "atomic", "fence", "rep-string", "simd", "call"]
-            for k in keys:
-                classes.add_column(k, justify="right")
-            classes.add_column("calls")
+            classes = FitTable([Column("variant", justify="left", fold=VARIANT_FOLD), *[Column(k) for k in keys],
+                                Column("calls", justify="left", fold=12)],
+                               title=f"{name}: instructions in the body", wide=wide)
             for v in d["variants"]:
                 cl = v.get("classes") or {}
-                classes.add_row(*_cells(v["label"], *[str(cl.get(k, 0)) for k in keys],
-                                        ", ".join(v.get("calls") or [])))
+                classes.add_row(v["label"], *[str(cl.get(k, 0)) for k in keys], ", ".join(v.get("calls") or []))
             console.print(classes)
             first = d["variants"][0]
             for v in d["variants"]:
-                console.rule(safe_text(f"{name} · {v['label']}", multiline=False))
+                console.print(Heading(f"{name} · {v['label']}"))
                 console.print(safe_text("\n".join(v.get("disasm") or [])))
             for v in d["variants"][1:]:
                 import difflib
 
                 lines = list(difflib.unified_diff(first.get("disasm") or [], v.get("disasm") or [], first["label"],
                                                   v["label"], lineterm="", n=1))
-                console.rule(safe_text(f"diff {first['label']} → {v['label']}", multiline=False))
+                console.print(Heading(f"diff {first['label']} → {v['label']}"))
                 console.print(safe_text("\n".join(lines) or "(identical)"))
 
 

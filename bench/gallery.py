@@ -1,0 +1,211 @@
+"""docs/gallery.md: every table and answer cyclebench prints, at 80 columns, from the lab fixture
+(tests/data/lab, made by bench/lab_fixture.py), each under the command that prints it.
+
+    .venv/bin/python bench/gallery.py            # rewrite docs/gallery.md
+    .venv/bin/python bench/gallery.py --check    # exit 1 if docs/gallery.md differs from what it would write
+
+tests/commands/test_gallery.py regenerates it and fails on a difference (approval testing, as
+Mercurial's ``.t`` tests and Rust's trycmd do for command lines): every change to what reaches the
+eye is a reviewed diff. The commands run in this process (click's test runner) on a copy of the
+fixture, their consoles ``COLUMNS`` wide; what depends on the machine that reads the fixture (the
+copy's path, the fixture's private directory) is normalised (:func:`normalise`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import sys
+import tempfile
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAB = ROOT / "tests" / "data" / "lab"
+GALLERY = ROOT / "docs" / "gallery.md"
+COLUMNS = 80
+REGENERATE = ".venv/bin/python bench/gallery.py"
+
+
+@dataclass(frozen=True)
+class Said:
+    """What one command printed (stdout and stderr, as a terminal shows them) and how it ended."""
+
+    argv: tuple[str, ...]
+    exit_code: int
+    output: str
+    error: str | None  # the traceback of an exception that escaped the command, else None
+
+
+def manifest(lab: Path = LAB) -> list[dict[str, object]]:
+    steps = json.loads((lab / "manifest.json").read_text())["steps"]
+    assert isinstance(steps, list)
+    return steps
+
+
+@contextmanager
+def lab_copy(lab: Path = LAB) -> Iterator[Path]:
+    """A copy of the fixture's database in a private directory: readers may write (import, delete)."""
+    with tempfile.TemporaryDirectory(prefix="cyclebench-gallery-") as d:
+        path = Path(d) / "lab.db"
+        shutil.copy(lab / "lab.db", path)
+        yield path
+
+
+def invoke(argv: list[str], db: Path, columns: int = COLUMNS) -> Said:
+    """``cyclebench ARGV`` in this process on ``db``, its consoles ``columns`` wide."""
+    from click.testing import CliRunner
+
+    from cyclebench.cli import main
+    from cyclebench.ui import common
+
+    consoles = (common.out, common.err)
+    saved = [(c.width, c.soft_wrap) for c in consoles]
+    for c in consoles:  # the consoles read COLUMNS once, when they are made: set what it would have set
+        c.width, c.soft_wrap = columns, False
+    try:
+        r = CliRunner().invoke(main, argv, env={"COLUMNS": str(columns), "CYCLEBENCH_DB": f"sqlite:///{db}"},
+                               catch_exceptions=True)
+    finally:
+        for c, (w, s) in zip(consoles, saved, strict=True):
+            c.width, c.soft_wrap = w, s
+    error = None
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        error = "".join(traceback.format_exception(r.exception))
+    return Said(tuple(argv), r.exit_code, r.output, error)
+
+
+def series(db: Path) -> list[tuple[str, int | None, str]]:
+    """Every (bench, param, variant) history follows, in name order: results of every kind but a
+    profile's functions (a series per function of libc's start-up, not a benchmark's)."""
+    con = sqlite3.connect(db)
+    try:
+        return [(b, p, v) for b, p, v in con.execute(
+            "select distinct bench, param, variant from results where kind != 'profile' "
+            "order by bench, param, variant")]
+    finally:
+        con.close()
+
+
+def groups(db: Path) -> list[int]:
+    con = sqlite3.connect(db)
+    try:
+        return [int(g) for (g,) in con.execute("select distinct group_id from runs where group_id is not null "
+                                               "order by group_id")]
+    finally:
+        con.close()
+
+
+def history_argv(bench: str, param: int | None, variant: str) -> list[str]:
+    return ["history", bench, *([] if param is None else ["-p", str(param)]),
+            *(["--variant", variant] if variant else [])]
+
+
+def entries(db: Path, lab: Path = LAB) -> list[tuple[str, str, list[list[str]]]]:
+    """The gallery's sections: (heading, what made it, the commands whose output it shows)."""
+    out: list[tuple[str, str, list[list[str]]]] = []
+    for step in manifest(lab):
+        runs = step.get("runs") or []
+        assert isinstance(runs, list)
+        argv = step["argv"]
+        assert isinstance(argv, list)
+        made = "cyclebench " + " ".join(_quote(a) for a in argv)
+        if "left out" in step:
+            out.append((str(step["kind"]), f"{made}\n(left out of the fixture: {step['left out']})", []))
+        elif runs:
+            out.append((str(step["kind"]), made, [["show", str(r)] for r in runs]))
+    g = groups(db)
+    stored = [["compare", "1", "2"], ["compare", "1", "2", "3"]]
+    if len(g) >= 2:
+        stored.append(["compare", f"g{g[0]}", f"g{g[1]}"])
+    stored.append(["compare", "--by", "host"])
+    out.append(("stored runs compared", "runs the fixture stored, compared (no measurement)", stored))
+    out.append(("runs", "the stored runs, newest first", [["runs"], ["runs", "-n", "3", "--bench", "chain/*"]]))
+    out.append(("history", "each series' runs in time order (every series the fixture has)",
+                [history_argv(*s) for s in series(db)]
+                + [[*history_argv("chain/add200", None, ""), "--fail-on-regression"]]))
+    out.append(("export", "run 1 in the formats other tools read (json left out: its bytes are the run's record)",
+                [["export", "1", "--format", f] for f in ("gbench", "benchstat", "pyperf", "csv", "markdown",
+                                                           "text")]))
+    return out
+
+
+def _quote(a: str) -> str:
+    return f'"{a}"' if (" " in a or not a) else a
+
+
+_LAB_DIR = re.compile(r"/tmp/cyclebench-lab-[A-Za-z0-9_]+")
+_COPY = re.compile(r"sqlite:///\S*cyclebench-gallery-[A-Za-z0-9_]+/lab\.db")
+
+
+def normalise(text: str) -> str:
+    """What depends on where the fixture is read, not on the fixture: the copy's path; and the
+    private directory the fixture was made in (in commands it stored), as $LAB."""
+    text = _COPY.sub("sqlite:///$DB", text)
+    return _LAB_DIR.sub("$LAB", text)
+
+
+def render(lab: Path = LAB, columns: int = COLUMNS) -> str:
+    lines = ["# Gallery: what cyclebench prints",
+             "",
+             f"Generated by `{REGENERATE}` from the lab fixture (`tests/data/lab`, made by",
+             "`bench/lab_fixture.py`: one run of every kind cyclebench stores, measured with tiny budgets, so",
+             f"the figures are small-sample ones). Every table at {columns} columns (`COLUMNS={columns}`), stdout and",
+             "stderr as a terminal shows them, each under the command that prints it. Do not edit:",
+             "tests/commands/test_gallery.py fails when this file differs from what the script writes, so a",
+             "change to what reaches the eye is a reviewed diff here. `$LAB` is the private directory the",
+             "fixture was made in.", ""]
+    with lab_copy(lab) as db:
+        for heading, made, commands in entries(db, lab):
+            lines += [f"## {heading}", "", "Made by:", "", "```", made, "```", ""]
+            for argv in commands:
+                said = invoke(argv, db, columns)
+                body = said.error or said.output
+                lines += ["```console", "$ cyclebench " + " ".join(_quote(a) for a in argv)]
+                lines += normalise(body).rstrip("\n").split("\n") if body.strip() else []
+                if said.exit_code:
+                    lines.append(f"[exit {said.exit_code}]")
+                lines += ["```", ""]
+        captured = sorted((lab / "captured").glob("*.txt"))
+        for path in captured:
+            step = next((s for s in manifest(lab) if s.get("kind") == path.stem), None)
+            argv = step["argv"] if step else [path.stem]
+            assert isinstance(argv, list)
+            lines += [f"## {path.stem} (printed when the fixture was made: it stores nothing)", "", "```console",
+                      "$ cyclebench " + " ".join(_quote(a) for a in argv)]
+            lines += normalise(path.read_text()).rstrip("\n").split("\n")
+            lines += ["```", ""]
+    return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
+
+
+def diff(old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "docs/gallery.md (committed)",
+                                        "docs/gallery.md (regenerated)", n=2))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 (with the diff) if docs/gallery.md is not current")
+    args = ap.parse_args()
+    os.environ.pop("CYCLEBENCH_DB", None)
+    new = render()
+    if args.check:
+        old = GALLERY.read_text() if GALLERY.exists() else ""
+        if old != new:
+            sys.stdout.write(diff(old, new))
+            raise SystemExit(f"docs/gallery.md is not current: {REGENERATE}")
+        return
+    GALLERY.write_text(new)
+    print(f"{GALLERY}: {new.count(chr(10))} lines", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
