@@ -142,3 +142,14 @@ def test_stored_compare_sets_like_beside_like(tmp_path: Path) -> None:
     (row,) = compare_runs(s, [[ids[0]], [ids[1]]]).rows
     assert "runs differ in purpose (run, revision)" in row.note
     s.close()
+
+
+def test_a_run_imported_again_is_one_point() -> None:
+    """`import` of a run file already in the database makes a second run of the same measurement
+    (same start, host, process and figure): one point, the copy named."""
+    first = Run(id=1, started_at="2026-01-01T00:00:00+00:00", host="h1", host_id="aa", pid=7, purpose=RUN)
+    again = Run(id=9, started_at="2026-01-01T00:00:00+00:00", host="h1", host_id="aa", pid=7, purpose=RUN)
+    other = Run(id=2, started_at="2026-01-02T00:00:00+00:00", host="h1", host_id="aa", pid=8, purpose=RUN)
+    chosen = choose([(first, _row(100)), (again, _row(100)), (other, _row(101))])
+    assert [r.id for r, _ in chosen.pairs] == [1, 2]
+    assert chosen.note("x/y") == "1 run imported again (the same measurement as a run in it) of x/y not in this series"

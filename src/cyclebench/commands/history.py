@@ -78,7 +78,8 @@ def history_cmd(a: HistoryArgs) -> None:
     if note := chosen.note(name):
         err.print(f"cyclebench: {note}", highlight=False)
     if len(points) < 2 * changepoint.MIN_SEGMENT:
-        err.print(f"cyclebench: {len(points)} runs: a change point needs {changepoint.MIN_SEGMENT} on each side",
+        err.print(f"cyclebench: {len(points)} run{'s' * (len(points) != 1)}: a change point needs "
+                  f"{changepoint.MIN_SEGMENT} on each side",
                   highlight=False)
     if a.plot_path is not None:
         with writing(a.plot_path):

@@ -98,6 +98,8 @@ class LeftOut:
         runs = f"run{'s' if self.runs != 1 else ''}"
         if self.field in ("purpose", "measurement"):
             return f"{self.runs} {self.value} {runs}"
+        if self.field == "copy":
+            return f"{self.runs} {runs} imported again (the same measurement as a run in it)"
         where = {"host": f"on {self.value}", "unit": f"in {self.value}",
                  "digest": "of another version of the benchmark's file"}.get(self.field, f"of another {self.field}")
         return f"{self.runs} {runs} {where}"
@@ -142,7 +144,16 @@ def choose(got: Sequence[tuple[RunT, ResultT]], purpose: str | None = None,
     newest ordinary timing pair (else the newest of the most preferred: _preference); every pair
     of that series, the others counted by why (LeftOut). ExperimentError when none is of the
     purpose or measurement asked."""
-    keyed = [(run, row, series_key(run, row)) for run, row in got]
+    seen: set[tuple[Any, ...]] = set()
+    copies = 0
+    unique: list[tuple[RunT, ResultT]] = []
+    for run, row in got:  # `import` of a run file already in the database: one measurement, one point
+        same = (run.get("started_at"), run.get("host_id"), run.get("pid"), row.get("param"), row.get("per_op"))
+        copies += same in seen
+        if same not in seen:
+            seen.add(same)
+            unique.append((run, row))
+    keyed = [(run, row, series_key(run, row)) for run, row in unique]
     cand = [(run, row, k) for run, row, k in keyed if (purpose in (None, ALL) or k.purpose == purpose)
             and (measurement is None or k.measurement == measurement)]
     if not cand:
@@ -167,6 +178,8 @@ def choose(got: Sequence[tuple[RunT, ResultT]], purpose: str | None = None,
         else:
             value = str(getattr(k, why))
             counts[(why, value)] = counts.get((why, value), 0) + 1
+    if copies:
+        counts[("copy", "")] = copies
     left = tuple(LeftOut(f, v, n) for (f, v), n in sorted(counts.items(), key=lambda fv: (-fv[1], fv[0])))
     return Chosen(newest, pairs, left)
 
