@@ -70,6 +70,7 @@ def parse_dump(path: Path) -> tuple[str | None, dict[str, int]]:
             events = line.split()[1:]
         elif line.startswith("summary:"):
             values = [int(x) for x in line.split()[1:]]
+    values += [0] * (len(events) - len(values))  # callgrind leaves trailing zero counts out of the line
     return label, dict(zip(events, values, strict=False))
 
 
