@@ -4,9 +4,11 @@ benchmark's stored results (experiments.history.choose) with the line naming wha
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.history import choose
@@ -153,3 +155,35 @@ def test_a_run_imported_again_is_one_point() -> None:
     chosen = choose([(first, _row(100)), (again, _row(100)), (other, _row(101))])
     assert [r.id for r, _ in chosen.pairs] == [1, 2]
     assert chosen.note("x/y") == "1 run imported again (the same measurement as a run in it) of x/y not in this series"
+
+
+def test_stored_compare_of_simulated_counts_is_exact(tmp_path: Path) -> None:
+    """Two callgrind runs: their counts are exact, so Δ is the answer (its CI printed "exact", not
+    0), judged against compare's margin; history prints the same "exact"."""
+    from cyclebench.experiments.history import analyse, points_from
+    from cyclebench.experiments.stored import compare_runs
+    from cyclebench.report.console import comparisons_table
+    from cyclebench.report.history import history_table
+
+    def plain(table: object) -> str:
+        console = Console(record=True, width=200, file=io.StringIO())
+        console.print(table)
+        return console.export_text()
+
+    s = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    ids = []
+    for ir in (303.0, 310.0):
+        rid = s.begin_run(command=["cyclebench", "run", "--backend", "callgrind"])
+        s.add_result(rid, Result(bench="x/y", kind="simulated", unit="Ir", per_op=ir))
+        s.finish_run(rid, "complete")
+        ids.append(rid)
+    (row,) = compare_runs(s, [[ids[0]], [ids[1]]]).rows
+    assert row.cmp is not None and row.cmp.verdict == "slower" and row.cmp.diff == 7.0
+    assert "simulated counts (callgrind): exact" in row.note
+    text = plain(comparisons_table([row], wide=True))
+    assert " exact " in text and "[+7" not in text
+    pairs = [(r, x) for r in s.list_runs(None)[::-1] for x in s.results(int(r.id or 0))]
+    points, unit, _, _ = points_from(pairs)
+    h, _ = analyse(points, None)
+    assert " exact " in plain(history_table("t", points, h, unit, wide=True))
+    s.close()

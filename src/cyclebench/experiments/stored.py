@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from cyclebench.experiments.comparison import CompareError, Row, adjust
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.history import estimate_of, host_spread
-from cyclebench.model import OK, Result, Run, measurement_of, purpose_of
+from cyclebench.model import OK, Comparison, Result, Run, measurement_of, purpose_of
 from cyclebench.report.hosts import HostCell, HostRow
 from cyclebench.report.ranked import RankedSide
-from cyclebench.stats.ab import ALPHA
+from cyclebench.stats.ab import ALPHA, MARGIN_ABS, MARGIN_REL
 from cyclebench.stats.result import usable_for_verdict
 from cyclebench.stats.runs import cross_run
 
@@ -94,6 +94,18 @@ def _side_summary(name: str, results: Sequence[Result], baseline: bool, row: Row
                       row.note if row is not None and cmp is None else "")
 
 
+def exact_comparison(a: Sequence[float], b: Sequence[float]) -> Comparison:
+    """Two sides of exact counts (callgrind's): Δ of their means with no CI (low = high = Δ, which
+    the tables print as "exact"), judged against compare's margin alone (stats.ab: 0.25 unit or
+    0.5%, the smaller): slower or faster beyond it, else ``~``."""
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    diff = mb - ma
+    margin = min(MARGIN_ABS, MARGIN_REL * abs(ma))
+    verdict = "slower" if diff > margin else "faster" if diff < -margin else "~"
+    return Comparison(ma, mb, diff, diff, diff, diff / ma if ma else float("nan"), 0.0 if verdict != "~" else 1.0,
+                      len(a) + len(b), margin, verdict)
+
+
 def _differences(runs: Sequence[Run]) -> str:
     """What the compared runs do not share (it may be the point, as with two kernels, but is said)."""
     what = {"build (source, flags, compiler)": lambda r: (r.build or {}).get("key"),
@@ -150,6 +162,12 @@ def compare_runs(store: Store, sides: Sequence[Sequence[int]], alpha: float = AL
             rows.append(Row(label, names[1], key[1], "", None, f"units differ ({', '.join(sorted(units))})"))
             continue
         unit = units.pop()
+        if kinds == ["callgrind"]:  # simulated counts are exact: the difference is the answer, no spread to test
+            for name, side in zip(names[1:], est[1:], strict=True):
+                rows.append(Row(f"{label} {names[0]}", name, key[1], unit,
+                                exact_comparison([v for v, _ in est[0]], [v for v, _ in side]),
+                                "; ".join(x for x in ("simulated counts (callgrind): exact", prov) if x)))
+            continue
         prior = spreads.get(key)
         base = [v for v, _ in est[0]]
         first = len(rows)

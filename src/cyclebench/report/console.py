@@ -358,8 +358,10 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
             continue
         verdict = Text(c.verdict, style=VERDICT_STYLE.get(c.verdict, ""))
         known = not math.isnan(c.ci_low)  # NaN: nothing estimates the spread (stats.runs), no CI, no p
+        exact = known and c.ci_low == c.ci_high == c.diff  # simulated counts: Δ itself, no CI to give
         add(a, b, param, fmt(c.median_a), fmt(c.median_b), signed(c.diff), f"{100 * c.rel:+.2f}%",
-            f"[{signed(c.ci_low)}, {signed(c.ci_high)}]" if known else "-", fmt_p(c.p) if known else "-",
+            "exact" if exact else f"[{signed(c.ci_low)}, {signed(c.ci_high)}]" if known else "-",
+            fmt_p(c.p) if known and not exact else "-",
             verdict, r.unit, r.note)
     return table
 

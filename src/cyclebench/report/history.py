@@ -33,7 +33,8 @@ def marks(points: Sequence[Point], h: History) -> list[str]:
 
 def history_table(title: str, points: Sequence[Point], h: History, unit: str, wide: bool = False,
                   ) -> FitTable:
-    """``points``: the runs' figures (model.Point: run, started_at, labels, estimate, ci_low, ci_high), oldest first."""
+    """``points``: the runs' figures (model.Point: run, started_at, labels, estimate, ci_low, ci_high), oldest first.
+    A simulated count (unit Ir: callgrind) has no CI: it is exact, and says so."""
     table = FitTable([
         Column("run"),
         Column("started", justify="left", priority=2),
@@ -50,7 +51,8 @@ def history_table(title: str, points: Sequence[Point], h: History, unit: str, wi
         half = (p["ci_high"] - p["ci_low"]) / 2 if p.get("ci_low") is not None else None
         style = "red" if mark.startswith("▲") else "green" if mark.startswith("▼") else "dim" if mark else ""
         table.add_row(str(p["run"]), str(p["started_at"])[:19].replace("T", " "),
-                      safe_text(labels, multiline=False), fmt(p["estimate"]), fmt(half) if half is not None else "-",
+                      safe_text(labels, multiline=False), fmt(p["estimate"]),
+                      fmt(half) if half is not None else "exact" if unit == "Ir" else "-",
                       Text(mark, style=style))
     return table
 
