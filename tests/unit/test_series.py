@@ -187,3 +187,20 @@ def test_stored_compare_of_simulated_counts_is_exact(tmp_path: Path) -> None:
     h, _ = analyse(points, None)
     assert " exact " in plain(history_table("t", points, h, unit, wide=True))
     s.close()
+
+
+def test_min_is_not_pushed_below_what_the_samples_support() -> None:
+    """stats.estimators.estimate's min: a small batch whose few ticks of jitter fall on the fixed
+    cost subtracted read far below the per-op cost (ticks/n); the min is over the largest batches."""
+    import numpy as np
+
+    from cyclebench.stats.estimators import estimate
+
+    ladder = np.array([1, 2, 4, 8, 16, 32, 64, 128])
+    n = np.tile(ladder, 12)
+    rng = np.random.default_rng(3)
+    t = 500 + 210.8 * n + rng.normal(0, 15, len(n))  # ±15 ticks of jitter on every sample
+    e = estimate(n, t, group=len(ladder))
+    assert e.min is not None and e.per_op - 1 < e.min <= e.per_op, (e.min, e.per_op)
+    c = (t - e.intercept) / n
+    assert c.min() < e.per_op - 10  # what the smallest batches alone would have said
