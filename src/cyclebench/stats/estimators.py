@@ -235,7 +235,8 @@ def estimate(
     # min: over the largest batches only (docs/method.md §4). In a small batch a few ticks of timer
     # jitter around the subtracted fixed cost move (t − a)/n by ticks/n: a 300-add chain read a min
     # of 196 ref-cycles (≈279 cycles~) beside a per op of 210.8 from its smallest batches
-    lowest = float(np.min(c[n == n.max()]))
+    # (a batch below zero anywhere: the samples do not fit fixed + per_op·n, no min: §8)
+    lowest = float(np.min(c[n == n.max()])) if float(np.min(c)) >= 0 else -1.0
     return Estimate(
         per_op=slope, ci_low=low, ci_high=high, intercept=intercept, median=median,
         median_ci_low=m_low, median_ci_high=m_high, min=lowest if lowest >= 0 else None, mad=mad, mean=mean, cv=cv,
