@@ -62,7 +62,6 @@ def bisect_cmd(a: BisectArgs) -> None:
     """Find the commit that made benchmarks slower: each step builds a revision in a private
     checkout and measures it paired with GOOD in one sitting, a verdict per benchmark."""
     from cyclebench.experiments.bisect import Bisection, Plan, run_bisect
-    from cyclebench.experiments.revcompare import workspace
     from cyclebench.experiments.revpair import Design
     from cyclebench.report.bisect import step_line
     from cyclebench.ui.finish import finishing
@@ -73,7 +72,7 @@ def bisect_cmd(a: BisectArgs) -> None:
     plan = Plan(a.good, a.bad, a.threshold / 100, Design(budget=a.budget, alpha=a.alpha), a.all_parents)
     try:
         with finishing(interrupt=False), progress() as prog:
-            ws = workspace(a.repo.repo, a.repo.build, a.build, a.pin, a.repo.benches, parse_params(a.params), prog)
+            ws = a.repo.workspace(a.build, a.pin, parse_params(a.params), prog, store)
             run_bisect(ws, plan, store, labels, ["cyclebench", *sys.argv[1:]], states[0], on_state=states.append,
                        on_step=lambda s: out.print(step_line(s), highlight=False, markup=False, soft_wrap=True))
     except KeyboardInterrupt:

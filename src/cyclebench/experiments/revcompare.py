@@ -15,7 +15,7 @@ from typing import Any
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.progress import SILENT, Progress
-from cyclebench.experiments.revisions import Built, Recipe, Repo, Revision, prepare
+from cyclebench.experiments.revisions import BUILD_TIMEOUT_S, Built, Confinement, Recipe, Repo, Revision, prepare
 from cyclebench.experiments.revpair import Design, PairLook, Sides, Sitting, measure, open_sitting, relative_row
 from cyclebench.experiments.revpair import store_sitting as _store_sitting
 from cyclebench.model import ComparisonRow, Item
@@ -53,8 +53,10 @@ class Workspace:
         return self.builds[rev.sha]
 
     def runner(self, b: Built, cpu: int) -> Runner:
+        """The revision's runner, confined as its build was (it runs the revision's code)."""
         assert b.binary is not None
-        return Runner(b.binary.path, cpu, fifo=self.pin.fifo, max_rss=self.pin.max_rss)
+        launcher = self.recipe.confine.sandbox([b.directory], [b.binary.path.parent])
+        return Runner(b.binary.path, cpu, fifo=self.pin.fifo, max_rss=self.pin.max_rss, launcher=launcher)
 
     def items(self, b: Built, cpu: int) -> list[Item]:
         """The benchmarks selected in ``b``'s runner (the engine's loop reference left out
@@ -151,11 +153,26 @@ def compare_revisions(ws: Workspace, revs: Sequence[str], design: Design, equiva
 
 
 def workspace(repo_dir: Path, build_cmd: Sequence[str], build: BuildOptions, pin: RunnerOptions,
-              globs: Sequence[str], params: Sequence[int], progress: Progress = SILENT) -> Workspace:
+              globs: Sequence[str], params: Sequence[int], progress: Progress = SILENT,
+              sandbox: str = "off", build_timeout: float = BUILD_TIMEOUT_S, hide: Sequence[Path] = ()) -> Workspace:
     """The workspace of `compare --rev` and `bisect`: the git repository ``repo_dir`` is in,
     each revision built by ``build_cmd`` (argv, run in its private checkout) and then the
-    runner from ``build``'s files. Raises ExperimentError (one line): no benchmark file, not a
-    repository."""
+    runner from ``build``'s files, both confined (``sandbox``: auto, where one can be made —
+    a line says when not —, require, off; $HOME, the work tree and ``hide`` hidden) and the
+    build stopped after ``build_timeout`` s. Raises ExperimentError (one line): no benchmark
+    file, not a repository, no sandbox where one is required."""
     if not build.files:
         raise ExperimentError("give the benchmark files with -f (inside the repository: read from each revision)")
-    return Workspace(Repo(repo_dir), Recipe(build, tuple(build_cmd)), pin, globs, params, progress)
+    repo = Repo(repo_dir)
+    on = False
+    if sandbox != "off":
+        from cyclebench.runner.sandbox import unavailable
+
+        why = unavailable()
+        if why is not None and sandbox == "require":
+            raise ExperimentError(f"--sandbox require: no sandbox can be made here: {why}")
+        if why is not None:
+            progress.note(f"revisions build and run unconfined: {why} (--sandbox require refuses to)")
+        on = why is None
+    confine = Confinement(on, (Path.home(), repo.root, *hide), build_timeout)
+    return Workspace(repo, Recipe(build, tuple(build_cmd), confine), pin, globs, params, progress)

@@ -130,13 +130,34 @@ class Repo:
 
 
 @dataclass(frozen=True)
+class Confinement:
+    """How a revision's code runs (docs/revisions.md, "Sandbox"): in a sandbox (``on``:
+    runner.sandbox) with ``hidden`` directories ($HOME, the user's work tree, the database's)
+    empty and read-only, its build command stopped after ``build_timeout`` seconds."""
+
+    on: bool = False
+    hidden: tuple[Path, ...] = ()
+    build_timeout: float = BUILD_TIMEOUT_S
+
+    def sandbox(self, writable: Sequence[Path], readable: Sequence[Path] = ()) -> list[str]:
+        """The launcher prefix of a step that may write ``writable`` (and read ``readable`` even
+        under a hidden directory); [] when not confined."""
+        if not self.on:
+            return []
+        from cyclebench.runner.sandbox import Sandbox
+
+        return Sandbox(writable=tuple(writable), readable=tuple(readable), hidden=self.hidden).prefix()
+
+
+@dataclass(frozen=True)
 class Recipe:
     """How a revision becomes a runner: the user's build options, the paths of which inside the
-    repository are read from each revision's copy, and an optional build command run there
-    first (argv, no shell)."""
+    repository are read from each revision's copy, an optional build command run there first
+    (argv, no shell), and how both run (``confine``)."""
 
     options: BuildOptions
     command: tuple[str, ...] = ()
+    confine: Confinement = Confinement()
 
     def key(self) -> str:
         """What the build command's output depends on besides the tree: its argv, the compiler
@@ -144,6 +165,8 @@ class Recipe:
         if not self.command:
             return ""
         h = hashlib.sha256("\0".join(self.command).encode())
+        if self.confine.on:  # a build that failed confined (no network) may build unconfined: not one entry
+            h.update(b"\0sandboxed")
         for var in (*BUILD_ENV, *COMPILER_ENV):
             h.update(f"\0{var}={os.environ.get(var, '')}".encode())
         try:
@@ -221,21 +244,28 @@ def _checkout(repo: Repo, rev: Revision, dest: Path) -> None:
         raise RevisionError(f"git archive {rev.short}: {err.strip() or f'exit {code}'}")
 
 
-def _run_build(command: Sequence[str], cwd: Path, log: Path) -> str | None:
+class BuildTimeout(Exception):
+    """The build command ran past --build-timeout (its whole tree is gone): the message says so."""
+
+
+def _run_build(command: Sequence[str], cwd: Path, log: Path, confine: Confinement, entry: Path) -> str | None:
     """Run the build command in ``cwd`` under the group supervisor (lifetime.supervised: make's
-    children die with cyclebench), output to ``log``. None on success, else the reason."""
+    children die with cyclebench), confined (``confine``: it may write ``entry`` only), output to
+    ``log``. None on success, else the reason; BuildTimeout past ``confine.build_timeout``."""
     if shutil.which(command[0], path=os.environ.get("PATH")) is None and not (cwd / command[0]).is_file():
         raise ToolMissing(f"--build: '{command[0]}' not found")
     with open(log, "wb") as fh:
         fh.write(("$ " + " ".join(command) + "\n").encode())
         fh.flush()
-        proc = spawn(supervised(command), cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        argv = [*confine.sandbox([entry]), *command]
+        proc = spawn(supervised(argv), cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            code = proc.wait(BUILD_TIMEOUT_S)
+            code = proc.wait(confine.build_timeout)
         except subprocess.TimeoutExpired:
-            proc.terminate()
+            proc.terminate()  # the supervisor ends the build's whole process group (and the sandbox with it)
             proc.wait()
-            return f"the build command timed out after {BUILD_TIMEOUT_S:g} s"
+            raise BuildTimeout(f"the build command ran past --build-timeout {confine.build_timeout:g} s "
+                               "and was stopped") from None
         except BaseException:
             proc.terminate()
             proc.wait()
@@ -244,8 +274,12 @@ def _run_build(command: Sequence[str], cwd: Path, log: Path) -> str | None:
         return None
     lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines()[1:] if ln.strip()]
     # the compiler's first error says more than make's last line ("Error 1")
-    said = next((ln for ln in lines if "error" in ln.lower()), lines[-1] if lines else "")
-    return f"the build command exited {code}" + (f": {said[:200]}" if said else "")
+    said = next((ln for ln in lines if any(w in ln.lower() for w in ("error", "cannot ", "read-only file system",
+                                                                        "permission denied"))),
+                lines[-1] if lines else "")
+    where = (" (in a sandbox: no network, $HOME, the work tree and the database hidden; --no-sandbox builds "
+             "without it)") if confine.on else ""
+    return f"the build command exited {code}" + (f": {said[:200]}" if said else "") + where
 
 
 def prepare(repo: Repo, rev: Revision, recipe: Recipe) -> Built:
@@ -264,7 +298,11 @@ def prepare(repo: Repo, rev: Revision, recipe: Recipe) -> Built:
             shutil.rmtree(entry, ignore_errors=True)  # half made by a process that was stopped
             entry.mkdir(mode=0o700)
             _checkout(repo, rev, src)
-            reason = _run_build(recipe.command, src, log) if recipe.command else None
+            try:
+                reason = _run_build(recipe.command, src, log, recipe.confine, entry) if recipe.command else None
+            except BuildTimeout as e:  # not cached (another limit may build it): the half-made checkout goes
+                shutil.rmtree(src, ignore_errors=True)
+                return Built(rev, entry, None, str(e), log, False, time.monotonic() - t0)
             if not recipe.command:
                 log.write_text("(no build command)\n")
             status_file.write_text(json.dumps({"sha": rev.sha, "tree": rev.tree, "command": list(recipe.command),

@@ -362,6 +362,12 @@ class Store:
                 yield conn
 
     @property
+    def file(self) -> Path | None:
+        """The SQLite database's file; None for a server's (PostgreSQL)."""
+        path = urls.sqlite_path(self._url)
+        return Path(path) if path is not None else None
+
+    @property
     def host_id(self) -> str:
         if self._host_id is None:
             self._host_id = liveness.host_id()

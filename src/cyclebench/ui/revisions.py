@@ -7,7 +7,7 @@ import functools
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -28,6 +28,18 @@ class RepoOptions:
     build: tuple[str, ...] = ()
     benches: tuple[str, ...] = ()
     revs: tuple[str, ...] = ()
+    sandbox: str = "auto"  # auto | require | off (--no-sandbox): runner.sandbox
+    build_timeout: float = 3600.0
+
+    def workspace(self, build: BuildOptions, pin: RunnerOptions, params: tuple[int, ...] | list[int],
+                  progress: Any, store: Any, benches: tuple[str, ...] | None = None) -> Any:
+        """experiments.revcompare.workspace of these options, the database's directory hidden from
+        the revisions' code as well."""
+        from cyclebench.experiments.revcompare import workspace
+
+        db = store.file
+        return workspace(self.repo, self.build, build, pin, self.benches if benches is None else benches, params,
+                         progress, self.sandbox, self.build_timeout, () if db is None else (db.parent,))
 
 
 def repo_options(revs: bool = False) -> Callable[[F], F]:
@@ -43,8 +55,10 @@ def repo_options(revs: bool = False) -> Callable[[F], F]:
                 raise click.BadParameter(str(e), param_hint="--build") from None
             if text is not None and not argv:
                 raise click.BadParameter("an empty command", param_hint="--build")
+            unconfined, chosen = kw.pop("no_sandbox"), kw.pop("sandbox")
+            sandbox = "off" if unconfined else chosen
             kw["repo"] = RepoOptions(kw.pop("repo_dir"), argv, tuple(kw.pop("bench_globs")),
-                                     tuple(kw.pop("rev_args")) if revs else ())
+                                     tuple(kw.pop("rev_args")) if revs else (), sandbox, kw.pop("build_timeout"))
             return f(*args, **kw)
 
         opts = [
@@ -56,6 +70,15 @@ def repo_options(revs: bool = False) -> Callable[[F], F]:
                               "--ldflags paths, are then taken from that checkout."),
             click.option("-b", "--bench", "bench_globs", multiple=True, metavar="BENCH",
                          help="Benchmarks to measure (globs; repeatable; default: all in the files given)."),
+            click.option("--sandbox", type=click.Choice(["auto", "require"]), default="auto", show_default=True,
+                         help="Build and run each revision's code in a bubblewrap sandbox (its checkout writable, "
+                              "the rest read-only, $HOME, the work tree and the database hidden, no network): "
+                              "auto where one can be made (a line says when not), require: exit 2 where not."),
+            click.option("--no-sandbox", is_flag=True, help="Build and run revisions unconfined, with the user's "
+                                                            "rights and the network."),
+            click.option("--build-timeout", type=click.FloatRange(0, 86400, min_open=True), default=3600.0,
+                         show_default=True, metavar="SECONDS", help="Stop a revision's build command (and everything "
+                         "it started) after SECONDS: the revision is unbuildable, its checkout removed."),
         ]
         if revs:
             opts.insert(0, click.option("--rev", "rev_args", multiple=True, metavar="REV",
@@ -93,7 +116,7 @@ def compare_revs(a: RevArgs, unsupported: bool = False) -> None:
     import json
 
     from cyclebench.experiments.comparison import fail_outcomes
-    from cyclebench.experiments.revcompare import compare_revisions, workspace
+    from cyclebench.experiments.revcompare import compare_revisions
     from cyclebench.experiments.revpair import Design
     from cyclebench.report import console as console_report
     from cyclebench.ui.common import open_store, parse_params, write_text
@@ -111,10 +134,10 @@ def compare_revs(a: RevArgs, unsupported: bool = False) -> None:
     json_path, wide, fail_on = a.json_path, a.wide, a.fail_on
     if any(t.isdigit() for t in targets):
         raise click.UsageError("--rev measures revisions; stored runs are compared without it")
-    repo = RepoOptions(repo.repo, repo.build, (*repo.benches, *targets), repo.revs)
+    repo = replace(repo, benches=(*repo.benches, *targets))
     store = open_store(db)
     with finishing(lambda: f"the benchmarks measured so far are kept ({store.url})"), progress() as prog:
-        ws = workspace(repo.repo, repo.build, build, pin, repo.benches, params, prog)
+        ws = repo.workspace(build, pin, params, prog, store)
         got = compare_revisions(ws, repo.revs, Design(budget=budget, alpha=alpha), equivalence, store, labels,
                                 ["cyclebench", *sys.argv[1:]])
     console_report.print_comparisons(got.rows, out, title=f"run #{got.run_id} · {got.design}", alpha=alpha, wide=wide)
