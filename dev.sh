@@ -25,7 +25,8 @@ TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-o
               "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
               "/usr/sbin/sshd:openssh-server"  # the fleet's tests start a throwaway sshd on 127.0.0.1
               "/usr/share/benchmark/compare.py:libbenchmark-tools"  # google/benchmark's compare.py reads gbench exports
-              "chromium:chromium" "chromedriver:chromium-driver")  # the report site's tests open it in Chromium
+              "chromium:chromium" "chromedriver:chromium-driver"  # the report site's tests open it in Chromium
+              "bwrap:bubblewrap")  # compare --rev and bisect confine each revision's build and runner with it
 # --predict and explain use the newest llvm-mca: Debian's llvm-19 knows Zen 4 and Zen 5 (znver4/5),
 # the default llvm (14 on Debian 12) stops at Zen 3; tried on its own, a distribution without it is fine
 NEWER_LLVM=("llvm-mca-19:llvm-19")

@@ -50,14 +50,19 @@ class Sandbox:
                 "--setenv", "TMPDIR", "/tmp"]  # the caller's private TMPDIR is outside: this /tmp is private
         if not self.network:
             argv.append("--unshare-net")
-        for d in _outermost([p for p in self.hidden if p.is_dir() and p != Path("/")]):
-            argv += ["--tmpfs", str(d), "--remount-ro", str(d)]
+        hidden = _outermost([p for p in self.hidden if p.is_dir() and p != Path("/")])
+        for d in hidden:
+            argv += ["--tmpfs", str(d)]
+        # bound before the tmpfs above them turns read-only: their mount points are made in it
+        # (the build cache under ~/.cache)
         for p in self.readable:
             if p.exists():
                 argv += ["--ro-bind", str(p), str(p)]
         for p in self.writable:
             if p.exists():
                 argv += ["--bind", str(p), str(p)]
+        for d in hidden:
+            argv += ["--remount-ro", str(d)]
         return [*argv, "--"]
 
 
