@@ -131,7 +131,9 @@ def entries(db: Path, lab: Path = LAB) -> list[tuple[str, str, list[list[str]]]]
     out.append(("runs", "the stored runs, newest first", [["runs"], ["runs", "-n", "3", "--bench", "chain/*"]]))
     out.append(("history", "each series' runs in time order (every series the fixture has)",
                 [history_argv(*s) for s in series(db)]
-                + [[*history_argv("chain/add200", None, ""), "--fail-on-regression"]]))
+                + [[*history_argv("chain/add200", None, ""), "--fail-on-regression"],
+                   ["history", "chain/add200", "--kind", "callgrind"],  # another series of one benchmark
+                   ["history", "lib/work", "--purpose", "all"]]))  # revisions from every purpose
     out.append(("export", "run 1 in the formats other tools read (json left out: its bytes are the run's record)",
                 [["export", "1", "--format", f] for f in ("gbench", "benchstat", "pyperf", "csv", "markdown",
                                                            "text")]))

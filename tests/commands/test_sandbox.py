@@ -14,7 +14,6 @@ import pytest
 
 import cyclebench
 from cyclebench.runner.sandbox import unavailable
-
 from gitlib import HEADER, source
 
 pytestmark = [pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox here: {unavailable()}"),

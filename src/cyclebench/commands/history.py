@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from cyclebench.experiments.history import ALL, analyse, host_spread, points_of
+from cyclebench.experiments.history import ALL, analyse, host_spread, points_of, series_spread
 from cyclebench.model import PURPOSES, RUN, TIMING
 from cyclebench.report import history as report
 from cyclebench.report.export import Export, Exported, write
@@ -66,12 +66,12 @@ def history_cmd(a: HistoryArgs) -> None:
     since = a.since.date() if a.since else None
     points, unit, runs, rows, chosen = points_of(store, a.bench, a.param, a.variant, a.host, labels, since,
                                                  a.purpose, a.kind)
-    spread = host_spread(store, runs[-1], {r["id"] for r in runs}).get((a.bench, points[-1]["param"], a.variant))
+    spread = series_spread(host_spread(store, runs[-1], {r["id"] for r in runs}), chosen.key)
     h, margin = analyse(points, spread, a.alpha)
     name = a.bench + ("" if a.param is None else f" [{a.param}]") + (f" [{a.variant}]" if a.variant else "")
     key = chosen.key
-    shown = ", ".join(x for x in (key.host, key.measurement if key.measurement != TIMING else "",
-                                  key.purpose if key.purpose != RUN else "") if x)
+    purpose = "every purpose" if a.purpose == ALL else key.purpose if key.purpose != RUN else ""
+    shown = ", ".join(x for x in (key.host, key.measurement if key.measurement != TIMING else "", purpose) if x)
     title = f"history of {name} · {shown} · {len(points)} run{'s' * (len(points) != 1)} · {unit}"
     if not a.output.to_stdout:
         out.print(report.history_table(title, points, h, unit, wide=a.wide))

@@ -144,16 +144,7 @@ def choose(got: Sequence[tuple[RunT, ResultT]], purpose: str | None = None,
     newest ordinary timing pair (else the newest of the most preferred: _preference); every pair
     of that series, the others counted by why (LeftOut). ExperimentError when none is of the
     purpose or measurement asked."""
-    seen: set[tuple[Any, ...]] = set()
-    copies = 0
-    unique: list[tuple[RunT, ResultT]] = []
-    for run, row in got:  # `import` of a run file already in the database: one measurement, one point
-        same = (run.get("started_at"), run.get("host_id"), run.get("pid"), row.get("param"), row.get("per_op"))
-        copies += same in seen
-        if same not in seen:
-            seen.add(same)
-            unique.append((run, row))
-    keyed = [(run, row, series_key(run, row)) for run, row in unique]
+    keyed = [(run, row, series_key(run, row)) for run, row in got]
     cand = [(run, row, k) for run, row, k in keyed if (purpose in (None, ALL) or k.purpose == purpose)
             and (measurement is None or k.measurement == measurement)]
     if not cand:
@@ -171,9 +162,16 @@ def choose(got: Sequence[tuple[RunT, ResultT]], purpose: str | None = None,
         keyed = [(run, row, replace(k, purpose=newest.purpose)) for run, row, k in keyed]
     pairs: list[tuple[RunT, ResultT]] = []
     counts: dict[tuple[str, str], int] = {}
+    seen: set[tuple[Any, ...]] = set()
+    copies = 0
     for run, row, k in keyed:
         why = newest.differs(k)
-        if why is None:
+        # `import` of a run file already in the database: one measurement, one point
+        same = (run.get("started_at"), run.get("host_id"), run.get("pid"), row.get("param"), row.get("per_op"))
+        if why is None and same in seen:
+            copies += 1
+        elif why is None:
+            seen.add(same)
             pairs.append((run, row))
         else:
             value = str(getattr(k, why))
@@ -241,6 +239,14 @@ def points_from(got: Sequence[tuple[RunT, ResultT]]) -> tuple[list[Point], str, 
         points.append(Point(run["id"], run.get("started_at"), dict(run.get("labels") or {}), est, lo, hi, row["param"]))
         kept.append((run, row))
     return points, unit, [run for run, _ in kept], [row for _, row in kept]
+
+
+def series_spread(spreads: Mapping[tuple[Any, ...], tuple[float, int]], key: SeriesKey
+                  ) -> tuple[float, int] | None:
+    """The host's run-to-run (sd, df) of the series ``key`` (host_spread's, pooled from replicate
+    groups, `run --runs N`, which are timed): for a timing series; None for another kind's (a
+    callgrind count has no run-to-run spread; counters' runs are their own series)."""
+    return spreads.get((key.bench, key.param, key.variant)) if key.measurement == TIMING else None
 
 
 def analyse(points: Sequence[Point], spread: tuple[float, int] | None,

@@ -12,7 +12,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from cyclebench.experiments.history import Chosen, analyse, choose, points_from, pooled_by_bench, replicates_of
+from cyclebench.experiments.history import (
+    Chosen,
+    analyse,
+    choose,
+    points_from,
+    pooled_by_bench,
+    replicates_of,
+    series_spread,
+)
 from cyclebench.experiments.site.records import Batch, Filters, Gathered, HistoryBatch, LightResult, Show
 from cyclebench.lifetime import die_with_parent
 from cyclebench.model import OK, ORDINARY, RUN, TIMING, Result, Run, purpose_of, series_key
@@ -272,14 +280,12 @@ class Builder:
         regressions: list[Regression] = []
         before = dict(self.site.pages)
         for key in keys:
-            bench, _, variant = key
             traces: list[Trace] = []
             for host, got in sorted(self.series[key].items(), key=lambda hg: hg[0]):
                 pairs = sorted(got, key=lambda rv: (rv[0].started_at or "", int(rv[0].id or 0)))
                 for label, chosen in _series_of(host, pairs):
                     points, unit, runs, _rows = points_from(chosen.pairs)
-                    spread = self.spread_for(runs[-1], {int(r["id"]) for r in runs}).get(
-                        (bench, points[-1]["param"], variant))
+                    spread = series_spread(self.spread_for(runs[-1], {int(r["id"]) for r in runs}), chosen.key)
                     h, margin = analyse(points, spread, self.alpha)
                     traces.append(Trace(label, unit, points, h, margin, runs))
             line, found = site_pages.history_page(self.site, key, traces, self.window)
