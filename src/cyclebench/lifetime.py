@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
@@ -104,3 +107,62 @@ def supervised(argv: Sequence[str]) -> list[str]:
     import sys
 
     return [sys.executable, "-S", "-c", _SUPERVISOR, str(os.getpid()), *argv]
+
+
+# ---- what a process leaves on disk while it works (a site being built, a profile's files, a
+# checkout): its name carries the owner's tag, so that a later run can tell debris of a process
+# that is gone (SIGKILL, a power cut) from the work of one still running.
+
+_TAG = re.compile(r"(\d+)-(\d+)")
+
+
+def _start_time(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (proc(5)): the process's start, in clock ticks after boot;
+    with the pid it names one process for the machine's uptime (pids are reused, start times
+    with them are not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def owner_tag() -> str:
+    """This process as "PID-START", for the names of what it leaves on disk while it works."""
+    pid = os.getpid()
+    return f"{pid}-{_start_time(pid) or 0}"
+
+
+def owner_gone(tag: str) -> bool:
+    """True when ``tag`` (:func:`owner_tag`) names a process that has ended; False for one
+    alive and for a name that is no tag (not ours to judge)."""
+    m = _TAG.fullmatch(tag)
+    if m is None:
+        return False
+    return _start_time(int(m[1])) != int(m[2])
+
+
+def sweep(parent: Path, prefix: str) -> list[Path]:
+    """Remove the entries of ``parent`` named ``prefix`` + a tag (+ anything not a digit after
+    it) whose owner is gone; the ones removed. What cannot be removed is left (another user's)."""
+    gone: list[Path] = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return gone
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        m = re.match(r"\d+-\d+(?!\d)", entry.name[len(prefix):])
+        if m is None or not owner_gone(m[0]):
+            continue
+        path = Path(entry.path)
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            continue
+        gone.append(path)
+    return gone
