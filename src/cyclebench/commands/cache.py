@@ -9,6 +9,7 @@ import click
 from cyclebench.build.compile import PRUNE_AFTER_DAYS, UnsafeCache, cache_entries, cache_root, prune
 from cyclebench.report.text import safe_text
 from cyclebench.ui.common import UserError, err, out
+from cyclebench.ui.options import FloatRange
 
 
 @click.group("cache")
@@ -31,7 +32,7 @@ def cache_info() -> None:
 
 @cache_group.command("clean")
 @click.option("--all", "everything", is_flag=True, help="Remove every entry (they are rebuilt on demand).")
-@click.option("--older-than", type=click.FloatRange(0, 36500), default=PRUNE_AFTER_DAYS, show_default=True,
+@click.option("--older-than", type=FloatRange(0, 36500), default=PRUNE_AFTER_DAYS, show_default=True,
               metavar="DAYS", help="Remove entries unused for this many days.")
 def cache_clean(everything: bool, older_than: float) -> None:
     """Remove unused entries and builds killed half-way (done once a day on its own). An entry
