@@ -7,13 +7,14 @@ room may use it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +167,58 @@ def sweep(parent: Path, prefix: str) -> list[Path]:
             continue
         gone.append(path)
     return gone
+
+
+# ---- descendants that detach themselves
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _children() -> list[int]:
+    """This process's live children, from /proc/PID/stat (field 4: the parent; proc(5))."""
+    me, found = os.getpid(), []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and int(fields[1]) == me:
+            found.append(int(entry.name))
+    return found
+
+
+def _subreaper(on: bool) -> None:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
+
+
+@contextlib.contextmanager
+def reaping() -> Iterator[None]:
+    """While the block runs, this process is the subreaper of its descendants (prctl(2)
+    PR_SET_CHILD_SUBREAPER): one orphaned by its parent's death comes back to it, not to PID 1.
+    At the end, every child still alive — a descendant that detached itself (setsid) and
+    outlived its parent: Ansible's forked workers, once ansible-playbook's process group was
+    killed — is killed and reaped, and so are theirs, until none is left. Start no child in the
+    block that must outlive it."""
+    _subreaper(True)
+    try:
+        yield
+    finally:
+        try:
+            for _ in range(100):  # each round: the children, then the orphans they leave
+                left = _children()
+                if not left:
+                    break
+                for pid in left:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                for pid in left:
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, 0)
+        finally:
+            _subreaper(False)

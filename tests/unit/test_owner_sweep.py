@@ -61,3 +61,26 @@ def test_a_profile_sweeps_the_traces_of_profiles_gone(tmp_path: Path, monkeypatc
         assert not reused.exists() and not dead.exists()
     finally:
         work.rmdir()
+
+
+def test_reaping_ends_a_descendant_that_detached_itself(tmp_path: Path) -> None:
+    """A child forks a grandchild that leaves its session (setsid, as Ansible's workers do) and
+    exits: the orphan comes back to this process (PR_SET_CHILD_SUBREAPER) and is ended with the
+    block, not left to PID 1."""
+    from cyclebench.lifetime import reaping
+
+    pidfile = tmp_path / "grandchild"
+    code = ("import os, sys, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            f"    open({str(pidfile) + '.tmp'!r}, 'w').write(str(os.getpid()))\n"
+            f"    os.rename({str(pidfile) + '.tmp'!r}, {str(pidfile)!r})\n"
+            "    time.sleep(300)\n"
+            "    os._exit(0)\n"
+            "while not os.path.exists(" + repr(str(pidfile)) + "): time.sleep(0.01)\n")
+    with reaping():
+        subprocess.run([sys.executable, "-c", code], check=True)
+        grandchild = int(pidfile.read_text())
+        with open(f"/proc/{grandchild}/stat", "rb") as f:
+            assert int(f.read().rsplit(b")", 1)[1].split()[1]) == os.getpid()  # reparented here, not to PID 1
+    assert not os.path.exists(f"/proc/{grandchild}")
