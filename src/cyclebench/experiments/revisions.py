@@ -18,6 +18,7 @@ revision's copy; the others (a benchmark file kept outside the repository) are u
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -231,10 +232,21 @@ def entries() -> list[Entry]:
     found = []
     for d in sorted(root.iterdir()) if root.is_dir() else []:
         if d.is_dir() and not d.is_symlink():
-            size = sum(f.stat(follow_symlinks=False).st_size for f in d.rglob("*") if not f.is_dir())
             status = d / "status.json"
-            found.append(Entry(d, size, (status if status.is_file() else d).stat().st_mtime, not status.is_file()))
+            with contextlib.suppress(OSError):  # removed meanwhile (another cyclebench's sweep)
+                found.append(Entry(d, _size(d), (status if status.is_file() else d).stat().st_mtime,
+                                   not status.is_file()))
     return sorted(found, key=lambda e: e.last_used)
+
+
+def _size(d: Path) -> int:
+    """Bytes of the files under ``d`` (links not followed; a file gone meanwhile counts 0)."""
+    total = 0
+    for top, _dirs, files in os.walk(d):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(top, name)).st_size
+    return total
 
 
 def remove(entry: Entry) -> bool:
