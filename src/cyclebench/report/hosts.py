@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from cyclebench.report.console import fmt, fmt_ci
 from cyclebench.report.fit import Column, FitTable
-from cyclebench.report.text import safe_text, visible
+from cyclebench.report.text import safe_text
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ def hosts_table(hosts: Sequence[str], rows: Sequence[HostRow], cpu: Mapping[str,
     is the most common unit of the row; a cell in another unit names its own, and the max/min
     ratio is given only when every host of the row has one unit."""
     caption = ("± : sd between a host's runs, or the run's own 95% CI. "
-               + "; ".join(visible(f"{h}: {cpu.get(h) or 'CPU model unknown'}", multiline=False) for h in hosts))
+               + "; ".join(f"{h}: {cpu.get(h) or 'CPU model unknown'}" for h in hosts))
     table = FitTable([Column("benchmark", justify="left", fold=20), Column("unit", justify="left"),
-                      *(Column(visible(h, multiline=False)) for h in hosts), Column("max/min", priority=1)],
+                      *(Column(h) for h in hosts), Column("max/min", priority=1)],
                      title="per op, by host",
                      title_justify="left", caption=caption, wide=wide)
     for r in rows:
