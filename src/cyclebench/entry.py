@@ -10,11 +10,15 @@ of cli.py behind what no command can catch itself.
   /dev/null for the same reason.
 * stdout that cannot be written (``>/dev/full``, a full disk, a quota): one line on stderr, exit 2;
   what was measured before is already in the database.
+* stdout a pipe whose reader has gone (``cyclebench show 1 | head -3``): a normal end, exit 0 and
+  nothing more said, as a filter of coreutils ends on SIGPIPE (pipe(7): EPIPE). click and rich
+  would each turn the BrokenPipeError into exit 1, so it is raised as StdoutClosed, neither's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import io
 import os
@@ -29,13 +33,21 @@ class StdoutError(OSError):
     """A write to stdout failed (ENOSPC, EIO, EDQUOT, …): told apart from any other OSError."""
 
 
+class StdoutClosed(Exception):
+    """The reader of stdout has gone (EPIPE): not an OSError, so that neither click nor rich
+    turns it into exit 1 on the way out."""
+
+
 class _Stdout(io.FileIO):
-    """fd 1, its write errors raised as StdoutError (a failed flush leaves no trace to ask later)."""
+    """fd 1, its write errors raised as StdoutError, EPIPE as StdoutClosed (a failed flush
+    leaves no trace to ask later)."""
 
     def write(self, b: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
         try:
             return super().write(b)  # type: ignore[return-value]
         except OSError as e:
+            if e.errno == errno.EPIPE:
+                raise StdoutClosed() from None
             raise StdoutError(e.errno, e.strerror) from None
 
 
@@ -53,6 +65,17 @@ def _exit(code: int, message: str) -> NoReturn:
 def _stdout_failed(e: OSError) -> NoReturn:
     sys.stdout = None  # type: ignore[assignment]  (nothing to flush at exit: no "Exception ignored")
     _exit(2, f"error: cannot write to stdout: {e.strerror} (results already measured are in the database)")
+
+
+def _stdout_closed() -> NoReturn:
+    """The reader went: what was left to print is dropped (nothing to flush at exit) and fd 1
+    becomes /dev/null, so nothing written later (a child's output) meets EPIPE again."""
+    sys.stdout = None  # type: ignore[assignment]
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    sys.exit(0)
 
 
 def _standard_fds() -> bool:
@@ -103,9 +126,13 @@ def main() -> None:
         _exit(INTERRUPTED, "interrupted")
     except StdoutError as e:
         _stdout_failed(e)
+    except StdoutClosed:
+        _stdout_closed()
     finally:
         try:
             if sys.stdout is not None:
                 sys.stdout.flush()
         except StdoutError as e:
             _stdout_failed(e)
+        except StdoutClosed:
+            _stdout_closed()

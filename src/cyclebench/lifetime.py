@@ -7,11 +7,15 @@ room may use it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import re
+import shutil
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
@@ -104,3 +108,117 @@ def supervised(argv: Sequence[str]) -> list[str]:
     import sys
 
     return [sys.executable, "-S", "-c", _SUPERVISOR, str(os.getpid()), *argv]
+
+
+# ---- what a process leaves on disk while it works (a site being built, a profile's files, a
+# checkout): its name carries the owner's tag, so that a later run can tell debris of a process
+# that is gone (SIGKILL, a power cut) from the work of one still running.
+
+_TAG = re.compile(r"(\d+)-(\d+)")
+
+
+def _start_time(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (proc(5)): the process's start, in clock ticks after boot;
+    with the pid it names one process for the machine's uptime (pids are reused, start times
+    with them are not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def owner_tag() -> str:
+    """This process as "PID-START", for the names of what it leaves on disk while it works."""
+    pid = os.getpid()
+    return f"{pid}-{_start_time(pid) or 0}"
+
+
+def owner_gone(tag: str) -> bool:
+    """True when ``tag`` (:func:`owner_tag`) names a process that has ended; False for one
+    alive and for a name that is no tag (not ours to judge)."""
+    m = _TAG.fullmatch(tag)
+    if m is None:
+        return False
+    return _start_time(int(m[1])) != int(m[2])
+
+
+def sweep(parent: Path, prefix: str) -> list[Path]:
+    """Remove the entries of ``parent`` named ``prefix`` + a tag (+ anything not a digit after
+    it) whose owner is gone; the ones removed. What cannot be removed is left (another user's)."""
+    gone: list[Path] = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return gone
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        m = re.match(r"\d+-\d+(?!\d)", entry.name[len(prefix):])
+        if m is None or not owner_gone(m[0]):
+            continue
+        path = Path(entry.path)
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            continue
+        gone.append(path)
+    return gone
+
+
+# ---- descendants that detach themselves
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _children() -> list[int]:
+    """This process's live children, from /proc/PID/stat (field 4: the parent; proc(5))."""
+    me, found = os.getpid(), []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and int(fields[1]) == me:
+            found.append(int(entry.name))
+    return found
+
+
+def _subreaper(on: bool) -> None:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
+
+
+@contextlib.contextmanager
+def reaping() -> Iterator[None]:
+    """While the block runs, this process is the subreaper of its descendants (prctl(2)
+    PR_SET_CHILD_SUBREAPER): one orphaned by its parent's death comes back to it, not to PID 1.
+    At the end, every child still alive — a descendant that detached itself (setsid) and
+    outlived its parent: Ansible's forked workers, once ansible-playbook's process group was
+    killed — is killed and reaped, and so are theirs, until none is left. Start no child in the
+    block that must outlive it."""
+    _subreaper(True)
+    try:
+        yield
+    finally:
+        try:
+            for _ in range(100):  # each round: the children, then the orphans they leave
+                left = _children()
+                if not left:
+                    break
+                for pid in left:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                for pid in left:
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, 0)
+        finally:
+            _subreaper(False)

@@ -19,6 +19,7 @@ ABSENT_CPUS = f"{_N + 5},{_N + 7}"  # CPUs this machine does not have
 # (argv, one line on stderr as well as exit 2)
 REFUSED = {
     "unknown-benchmark-glob": (("run", "-b", "nosuch/*"), True),
+    "profile-timeout-nan": (("profile", "--timeout", "nan", "--", "/bin/true"), True),
     "repeat-0": (("run", "-b", "timer/*", "--repeat", "0"), False),
     "cpu-999": (("run", "-b", "timer/*", "--cpu", "999"), False),
     "cpu-negative": (("run", "-b", "timer/*", "--cpu", "-1"), False),

@@ -262,8 +262,11 @@ def test_a_killed_controller_leaves_no_job_directory_after_the_next_run(tmp_path
     inv = _local(tmp_path / "hosts.ini", fleet_dir, "solo")
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     long_run = ["run", "-b", "syscall/getpid", "--min-time", "30", "--max-time", "60", "--repeat", "40"]
+    tmp = tmp_path / "tmp"  # the controller's $TMPDIR: its Ansible artifacts and fetched files
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
     proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i", str(inv), "--db", db, "--",
-                             *long_run], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             *long_run], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 600
     while not _agents("solo") and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
@@ -272,7 +275,55 @@ def test_a_killed_controller_leaves_no_job_directory_after_the_next_run(tmp_path
     assert _job_dirs(fleet_dir)
     proc.kill()  # SIGKILL: no stop play
     proc.wait(timeout=30)
-    r = fleet("run", "-i", str(inv), "--db", db, "--", *TINY)
+    assert list(tmp.glob("cyclebench-fleet-*"))  # the killed controller's: nothing ran to remove them
+    r = subprocess.run([sys.executable, "-m", "cyclebench", "fleet", "run", "-i", str(inv), "--db", db, "--", *TINY],
+                       capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not _job_dirs(fleet_dir), "a job directory outlived its controller"
     assert not _agents("solo")
+    assert not list(tmp.glob("cyclebench-fleet-*")), "a killed controller's temporary directories were left"
+
+
+def _marked(mark: str) -> list[str]:
+    """The live processes (zombies aside) whose environment carries ``mark``: what one command started."""
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            if f"CYCLEBENCH_TEST_MARK={mark}".encode() not in (d / "environ").read_bytes().split(b"\0"):
+                continue
+            if (d / "stat").read_bytes().rsplit(b")", 1)[1].split()[0] == b"Z":
+                continue
+            argv = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{d.name} {argv[:100]}")
+        except OSError:
+            continue
+    return found
+
+
+def test_ctrl_c_leaves_no_ansible_process_behind(tmp_path: Path, wheels: Path) -> None:  # noqa: F811
+    """Ansible's workers detach (setsid) from ansible-playbook, whose process group a cancel kills:
+    Ctrl-C while two names of this machine measure and queue left an `ansible-playbook` worker
+    reparented to PID 1 for a minute. Everything the command started ends with it."""
+    pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
+    inv = _local(tmp_path / "hosts.ini", tmp_path / "cb", "one", "two")
+    db = f"sqlite:///{tmp_path / 'ctl.db'}"
+    mark = f"{os.getpid()}-{tmp_path.name}"
+    long_run = ["run", "-b", "syscall/getpid", "--min-time", "30", "--max-time", "60", "--repeat", "40"]
+    proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i", str(inv), "--db", db,
+                             "--forks", "2", "--", *long_run], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "CYCLEBENCH_TEST_MARK": mark})
+    try:
+        deadline = time.monotonic() + 600
+        while not (_agents("one") or _agents("two")) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert _agents("one") or _agents("two"), "no agent started"
+        time.sleep(3)  # into the measurement, the other name queued behind it
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, out + err
+        left = _marked(mark)
+        assert not left, f"left behind: {left}"
+    finally:
+        proc.kill()
+        for line in _marked(mark):
+            os.kill(int(line.split()[0]), signal.SIGKILL)

@@ -190,10 +190,11 @@ def test_filters_jobs_and_a_site_replaced_whole(tmp_path: Path, site_lab: BuiltS
     r = cyclebench_cli(url, "report", "-o", str(one), "-j", "1")
     assert r.returncode == 0, r.stderr
     assert _pages(one) == _pages(site_lab.root)  # one process or two: the same pages
-    (one / "runs" / "999999.html").write_text("stale")
+    (one / "runs" / "999999.html").write_text("not the site's")
+    assert "runs/999999.html" in _one_line(cyclebench_cli(url, "report", "-o", str(one)))  # named, kept
+    (one / "runs" / "999999.html").unlink()
     r = cyclebench_cli(url, "report", "-o", str(one), "--host", "lab-a", "--since", "2026-01-08")
-    assert r.returncode == 0, r.stderr
-    assert not (one / "runs" / "999999.html").exists()  # replaced whole
+    assert r.returncode == 0, r.stderr  # replaced whole: the other runs' pages are gone (below)
     shown = sorted(int(p.stem) for p in (one / "runs").glob("*.html"))
     assert shown == lab.step_runs["lab-a"][3:]
     assert "--host lab-a --since 2026-01-08" in (one / "index.html").read_text()

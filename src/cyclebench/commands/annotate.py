@@ -15,13 +15,13 @@ from cyclebench.ui.common import (
     err,
     out,
 )
-from cyclebench.ui.options import build_options, not_a_file, runner_options
+from cyclebench.ui.options import FloatRange, build_options, not_a_file, runner_options
 
 
 @click.command("annotate")
 @click.argument("bench", nargs=-1, metavar="[FILE.c...] BENCH")
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
-@click.option("--seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
+@click.option("--seconds", type=FloatRange(0.05, 60), default=1.0, show_default=True,
               help="About how long to sample.")
 @click.option("--top", type=click.IntRange(1, 10), default=3, show_default=True,
               help="Annotate at most this many of the hottest symbols the body reaches (each ≥ 1 % of its samples).")

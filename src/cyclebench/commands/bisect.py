@@ -14,6 +14,7 @@ import click
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.ui.common import err, open_store, out, parse_params, write_text
 from cyclebench.ui.options import (
+    FloatRange,
     Seconds,
     build_options,
     db_option,
@@ -36,14 +37,14 @@ class BisectArgs:
     bad: str = option("--bad", required=True, metavar="REV", help="A later revision known (or thought) to be slower.")
     params: tuple[str, ...] = option("-p", "--param", multiple=True, metavar="N[,N...]",
                                      help="Parameters to measure at.")
-    threshold: float = option("--threshold", type=click.FloatRange(0, 100, min_open=True), default=2.0,
+    threshold: float = option("--threshold", type=FloatRange(0, 100, min_open=True), default=2.0,
                               show_default=True, metavar="PCT", help="A revision is bad when shown slower than GOOD "
                               "by more than PCT %, good when shown not to be; bisect a slowdown of at least twice "
                               "this.")
     budget: float = option("--budget", type=Seconds(0.2, 3600), default=5.0, show_default=True, help="Seconds of "
                            "measuring per step and benchmark (an unclear step gets one more sitting of twice this, "
                            "then is skipped).")
-    alpha: float = option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
+    alpha: float = option("--alpha", type=FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
                           help="False-verdict rate of each step's verdict.")
     all_parents: bool = option("--all-parents", is_flag=True, help="Walk every parent (git's own bisection over the "
                                "DAG), not only BAD's first-parent line.")

@@ -19,6 +19,7 @@ from cyclebench.ui import options as o
 from cyclebench.ui.common import open_store
 from cyclebench.ui.compare import finish, measure_and_judge
 from cyclebench.ui.export import check_compare_format
+from cyclebench.ui.options import FloatRange
 from cyclebench.ui.predict import finish_then_predict, predict_options
 from cyclebench.ui.record import argument, group, option, takes
 from cyclebench.ui.revisions import RepoOptions, compare_revs, repo_options
@@ -44,7 +45,7 @@ class CompareArgs:
                            "of 10 rounds are looked at one by one until each pair is slower/faster, equivalent, or "
                            "this ends (inconclusive). Error rate held at --alpha by alpha spending (Lan & DeMets "
                            "1983).")
-    equivalence: float = option("--equivalence", type=click.FloatRange(0, 100, min_open=True),
+    equivalence: float = option("--equivalence", type=FloatRange(0, 100, min_open=True),
                                 default=100 * Budget.equivalence, show_default=True, metavar="PCT",
                                 help="Sequential design: 'equivalent' when the difference is shown to lie within ± "
                                 "this % of A.")
@@ -53,7 +54,7 @@ class CompareArgs:
                                       "0 whatever the verdicts.")
     min_time: float = option("--min-time", type=o.Seconds(0, 3600), default=0.2, show_default=True, help="Seconds of "
                              "timed samples per benchmark over 60 rounds (or --repeat): sizes the batches.")
-    alpha: float = option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
+    alpha: float = option("--alpha", type=FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
                           help="Significance level (after Holm correction).")
     processes: int = option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,
                             help="Runner processes the rounds are spread over (order reversed in every other one; "

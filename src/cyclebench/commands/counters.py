@@ -13,7 +13,7 @@ from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.report.listing import events_table, sweep_table
 from cyclebench.report.text import visible
 from cyclebench.ui.common import err, out, write_text
-from cyclebench.ui.options import build_options, json_option, not_a_file, runner_options
+from cyclebench.ui.options import FloatRange, build_options, json_option, not_a_file, runner_options
 from cyclebench.ui.progress import Steps
 from cyclebench.ui.record import argument, group, option, takes
 
@@ -57,7 +57,7 @@ class SweepArgs:
                         help="--raw: the unit mask set with every code, where the PMU has one (Intel, AMD).")
     group_size: int = option("--group-size", type=click.IntRange(1, 8), default=1, show_default=True,
                              help="Events read together per run (fewer: no multiplexing).")
-    min_per_op: float = option("--min-per-op", type=float, default=0.01, show_default=True,
+    min_per_op: float = option("--min-per-op", type=FloatRange(), default=0.01, show_default=True,
                                help="Hide events below this count per op.")
     json_path: Path | None = group(json_option)
     pin: RunnerOptions = group(runner_options)

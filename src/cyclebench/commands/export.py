@@ -16,7 +16,7 @@ from cyclebench.ui.options import OutputOptions, format_option, writable
 @click.command("export")
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1), required=False)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the lossless JSON to FILE (the same as --format json -o FILE).")
+              help="Write the lossless JSON to FILE (the same as --format json -o FILE; - is stdout).")
 @format_option
 @click.option("--db", metavar="URL", help="Database URL.")
 def export_cmd(run_id: int | None, json_path: Path | None, output: OutputOptions, db: str | None) -> None:
@@ -27,7 +27,8 @@ def export_cmd(run_id: int | None, json_path: Path | None, output: OutputOptions
     if json_path is not None:
         if output.asked and (output.fmt != "json" or output.path is not None):
             raise click.UsageError("--json FILE is --format json -o FILE: give one or the other")
-        output = OutputOptions("json", writable(json_path, "--json"))
+        # "-" is stdout, as for -o (POSIX utility syntax guideline 13)
+        output = OutputOptions("json", None if str(json_path) == "-" else writable(json_path, "--json"))
     elif not output.asked:
         output = OutputOptions("json")
     store = open_store(db, create=False)

@@ -22,7 +22,7 @@ from cyclebench.experiments.fleet.plan import CommandLine, Plan, check_command, 
 from cyclebench.report import fleet as report
 from cyclebench.store import fleet as jobs
 from cyclebench.ui.common import UserError, err, open_store, out, write_text
-from cyclebench.ui.options import db_option, expand_files, json_option, wide_option
+from cyclebench.ui.options import FloatRange, db_option, expand_files, json_option, wide_option
 from cyclebench.ui.progress import Notes
 from cyclebench.ui.record import argument, group, option, takes
 
@@ -45,7 +45,7 @@ class FleetArgs:
                           "reach; its URL goes to them on stdin, never in argv or logs).")
     forks: int = option("--forks", type=click.IntRange(1, 500), default=10, show_default=True,
                         help="Hosts worked on at once (Ansible's forks); each host runs one job at a time.")
-    wait: float = option("--wait", type=click.FloatRange(0), default=300.0, show_default=True, metavar="SECONDS",
+    wait: float = option("--wait", type=FloatRange(0), default=300.0, show_default=True, metavar="SECONDS",
                          help="How long a host's job waits for another fleet job on the same machine (two inventory "
                          "names of one machine, another controller) before its row says 'busy' and what held it.")
     artifacts: Path | None = option("--artifacts", type=click.Path(file_okay=False, path_type=Path),

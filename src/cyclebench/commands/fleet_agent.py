@@ -16,7 +16,7 @@ import click
 from cyclebench.experiments.fleet.agent import AgentJob, run_agent
 from cyclebench.experiments.fleet.plan import CommandLine
 from cyclebench.ui.common import root_command
-from cyclebench.ui.options import take_c_files
+from cyclebench.ui.options import FloatRange, take_c_files
 
 # the parameters of a command that write a file where it runs, and their options
 _WRITES = (("json_path", "--json"), ("output_path", "-o"), ("plot_path", "--plot"), ("csv_path", "--csv"))
@@ -52,7 +52,7 @@ def command_line(args: Sequence[str], resilient: bool = False) -> CommandLine:
 @click.option("--host", "host", required=True, help="The inventory name runs are stored under.")
 @click.option("--job-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--db-stdin", is_flag=True, help="Read the shared database's URL from stdin (never argv).")
-@click.option("--timeout", type=click.FloatRange(1), default=7 * 86400.0, help="Seconds the command may take.")
+@click.option("--timeout", type=FloatRange(1), default=7 * 86400.0, help="Seconds the command may take.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, required=True)
 def agent_cmd(host: str, job_dir: Path, db_stdin: bool, timeout: float, args: tuple[str, ...]) -> None:
     """Run one fleet job's command on this host (started by the fleet's playbook)."""

@@ -21,7 +21,7 @@ from cyclebench.stats.changepoint import ALPHA
 from cyclebench.ui import options as o
 from cyclebench.ui.common import UserError, err, open_store, out, write_text, writing
 from cyclebench.ui.export import deliver
-from cyclebench.ui.options import parse_labels
+from cyclebench.ui.options import FloatRange, parse_labels
 from cyclebench.ui.record import argument, group, option, takes
 
 
@@ -47,7 +47,7 @@ class HistoryArgs:
                                       "the last --window runs is a slowdown beyond the margin.")
     window: int = option("--window", type=click.IntRange(1), default=10, show_default=True,
                          help="Runs that count as recent for --fail-on-regression.")
-    alpha: float = option("--alpha", type=click.FloatRange(0, 1, min_open=True), default=ALPHA, show_default=True,
+    alpha: float = option("--alpha", type=FloatRange(0, 1, min_open=True), default=ALPHA, show_default=True,
                           help="Significance of a change point, per segment searched (Bonferroni over its splits).")
     json_path: Path | None = group(o.json_option)
     output: o.OutputOptions = group(o.format_option)

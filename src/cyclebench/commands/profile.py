@@ -31,6 +31,7 @@ from cyclebench.runner import profile as tracer
 from cyclebench.store import StoreError
 from cyclebench.ui.common import UserError, err, open_store, out, write_text
 from cyclebench.ui.options import (
+    FloatRange,
     build_options,
     db_option,
     expand_files,
@@ -55,7 +56,7 @@ class ProfileArgs:
                           show_default=True, help="timing: uftrace (functions built with -pg or "
                           "-finstrument-functions), per-call time with the probe's cost subtracted; callgrind: exact "
                           "calls and simulated Ir of any build.")
-    timeout: float = option("--timeout", type=click.FloatRange(1, 86400), default=600, show_default=True,
+    timeout: float = option("--timeout", type=FloatRange(1, 86400), default=600, show_default=True,
                             help="Seconds the profiled program may run.")
     limit: int = option("--limit", type=click.IntRange(1), default=30, show_default=True, help="Functions shown.")
     json_path: Path | None = group(json_option)

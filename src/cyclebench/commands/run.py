@@ -18,6 +18,7 @@ from cyclebench.runner.plan import MeasureOptions, plan
 from cyclebench.ui import options as o
 from cyclebench.ui.common import err, null_context, parse_params
 from cyclebench.ui.finish import exit_status, finishing
+from cyclebench.ui.options import FloatRange
 from cyclebench.ui.predict import predict_options
 from cyclebench.ui.record import argument, group, option, takes
 from cyclebench.ui.run import measure_replicates, print_list
@@ -49,7 +50,7 @@ class RunArgs:
                             help="Runner processes each benchmark's rounds are spread over, in passes over all "
                                  "benchmarks; the CI is bootstrapped over them (1: one process, the within-process "
                                  "CI only).")
-    target_ci: float = option("--target-ci", type=click.FloatRange(0, 100), default=1.0, show_default=True,
+    target_ci: float = option("--target-ci", type=FloatRange(0, 100), default=1.0, show_default=True,
                               metavar="PCT", help="Measure each benchmark in passes of a quarter of --repeat rounds "
                               "until its 95% CI is within ± this % (at least --processes passes; more, up to twice "
                               "the planned, while wider, within reach and under --max-time); 0: exactly --repeat "

@@ -20,6 +20,7 @@ from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 from cyclebench.ui import options as o
 from cyclebench.ui.common import UserError, open_store, parse_params
+from cyclebench.ui.options import FloatRange
 from cyclebench.ui.predict import after_run, predict_options, variant_binaries
 from cyclebench.ui.record import argument, group, option, takes
 from cyclebench.ui.variants import exit_if_failed, measure_and_store, show
@@ -58,7 +59,7 @@ class VariantsArgs:
                                 "with which every comparison can reach a verdict after Holm (11 for one).")
     min_time: float = option("--min-time", type=o.Seconds(0, 3600), default=0.03, show_default=True,
                              help="Seconds of timed samples per invocation.")
-    timeout: float | None = option("--timeout", type=click.FloatRange(min=0.1, max=86400), help="Seconds before an "
+    timeout: float | None = option("--timeout", type=FloatRange(min=0.1, max=86400), help="Seconds before an "
                                    "invocation is declared hung (default from the timing; 600 under callgrind).")
     allocators: list[Allocator] | None = group(o.allocator_option)
     json_path: Path | None = group(o.json_option)

@@ -14,7 +14,6 @@ simulated Ir per function of any build, nothing to compensate.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import warnings
@@ -32,6 +31,7 @@ from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.experiments.session import open_run
+from cyclebench.lifetime import owner_tag, sweep
 from cyclebench.model import OK, PROFILE, ProfileRow, Result, SimulatedProfileRow, TimedProfileRow
 from cyclebench.runner import Runner
 from cyclebench.runner import profile as tracer
@@ -138,13 +138,12 @@ def _draws(runner: Runner, pin: RunnerOptions, scale: float, work: Path) -> list
 
 
 def scratch_dir() -> Path:
-    """A private scratch directory for the traces, named with this process's pid; those of
-    `cyclebench profile` processes that are gone (SIGKILLed: no cleanup ran) are removed first."""
-    for d in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
-        pid = d.name[len(SCRATCH_PREFIX):].split("-")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(d, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+    """A private scratch directory for the traces, named with this process's tag (pid and start
+    time: lifetime.owner_tag); those of `cyclebench profile` processes that are gone (SIGKILLed:
+    no cleanup ran; a pid reused since) are removed first."""
+    tmp = Path(tempfile.gettempdir())
+    sweep(tmp, SCRATCH_PREFIX)
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{owner_tag()}-", dir=tmp))
 
 
 def target_argv(bench: str | None, command: tuple[str, ...], build_opts: BuildOptions, pin: RunnerOptions,

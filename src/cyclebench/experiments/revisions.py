@@ -18,6 +18,7 @@ revision's copy; the others (a benchmark file kept outside the repository) are u
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -34,9 +35,9 @@ from cyclebench.build import Binary, BuildError, ToolMissing, build
 from cyclebench.build.compile import COMPILER_ENV, cache_root, check_private, compiler_version
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions
-from cyclebench.lifetime import spawn, supervised
+from cyclebench.lifetime import owner_tag, spawn, supervised
 
-__all__ = ["Built", "Recipe", "Repo", "Revision", "RevisionError", "prepare"]
+__all__ = ["Built", "Entry", "Recipe", "Repo", "Revision", "RevisionError", "entries", "prepare", "remove", "sweep"]
 
 BUILD_TIMEOUT_S = 3600.0
 GIT_TIMEOUT_S = 300.0
@@ -222,6 +223,73 @@ def revisions_dir() -> Path:
     return d
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One checkout in the revisions cache: its path, size in bytes, when it was last made or
+    used (mtime), and whether it is half made (no status.json: its process was killed)."""
+
+    path: Path
+    bytes: int
+    last_used: float
+    partial: bool
+
+
+def _lock_of(entry: Path) -> int | None:
+    """The entry's lock (flock(2), the one prepare holds while it makes or reads the entry),
+    taken without waiting; None when a live process holds it."""
+    try:
+        fd = os.open(str(entry) + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def entries() -> list[Entry]:
+    """Every checkout of the revisions cache, oldest use first."""
+    root = cache_root() / "revisions"
+    found = []
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        if d.is_dir() and not d.is_symlink():
+            status = d / "status.json"
+            with contextlib.suppress(OSError):  # removed meanwhile (another cyclebench's sweep)
+                found.append(Entry(d, _size(d), (status if status.is_file() else d).stat().st_mtime,
+                                   not status.is_file()))
+    return sorted(found, key=lambda e: e.last_used)
+
+
+def _size(d: Path) -> int:
+    """Bytes of the files under ``d`` (links not followed; a file gone meanwhile counts 0)."""
+    total = 0
+    for top, _dirs, files in os.walk(d):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(top, name)).st_size
+    return total
+
+
+def remove(entry: Entry) -> bool:
+    """Remove ``entry`` unless a live process holds it: True when removed. Its lock file stays:
+    a process waiting on it must meet the same file as the next one to open it."""
+    fd = _lock_of(entry.path)
+    if fd is None:
+        return False
+    try:
+        shutil.rmtree(entry.path, ignore_errors=True)
+    finally:
+        os.close(fd)
+    return True
+
+
+def sweep() -> list[Path]:
+    """The half-made checkouts no live process is making (a build killed, a power cut) removed."""
+    return [e.path for e in entries() if e.partial and remove(e)]
+
+
 def _checkout(repo: Repo, rev: Revision, dest: Path) -> None:
     """``git archive`` of the revision's tree unpacked into ``dest`` (created)."""
     dest.mkdir(parents=True)
@@ -288,6 +356,7 @@ def prepare(repo: Repo, rev: Revision, recipe: Recipe) -> Built:
     comes back with its ``reason`` and its log; ToolMissing and RevisionError propagate."""
     t0 = time.monotonic()
     key = recipe.key()
+    sweep()
     entry = revisions_dir() / (rev.tree + (f"-{key}" if key else ""))
     lock = os.open(str(entry) + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -296,17 +365,25 @@ def prepare(repo: Repo, rev: Revision, recipe: Recipe) -> Built:
         cached = status_file.is_file()
         if not cached:
             shutil.rmtree(entry, ignore_errors=True)  # half made by a process that was stopped
-            entry.mkdir(mode=0o700)
-            _checkout(repo, rev, src)
             try:
-                reason = _run_build(recipe.command, src, log, recipe.confine, entry) if recipe.command else None
-            except BuildTimeout as e:  # not cached (another limit may build it): the half-made checkout goes
-                shutil.rmtree(src, ignore_errors=True)
-                return Built(rev, entry, None, str(e), log, False, time.monotonic() - t0)
-            if not recipe.command:
-                log.write_text("(no build command)\n")
-            status_file.write_text(json.dumps({"sha": rev.sha, "tree": rev.tree, "command": list(recipe.command),
-                                               "reason": reason}) + "\n")
+                entry.mkdir(mode=0o700)
+                (entry / "owner").write_text(owner_tag() + "\n")  # who is making it, for a reader
+                _checkout(repo, rev, src)
+                try:
+                    reason = _run_build(recipe.command, src, log, recipe.confine, entry) if recipe.command else None
+                except BuildTimeout as e:  # not cached (another limit may build it): the half-made checkout goes
+                    shutil.rmtree(src, ignore_errors=True)
+                    return Built(rev, entry, None, str(e), log, False, time.monotonic() - t0)
+                if not recipe.command:
+                    log.write_text("(no build command)\n")
+                status_file.write_text(json.dumps({"sha": rev.sha, "tree": rev.tree, "command": list(recipe.command),
+                                                   "reason": reason}) + "\n")
+            except BaseException as e:  # a full disk, Ctrl-C: no half-made checkout stays
+                shutil.rmtree(entry, ignore_errors=True)
+                if isinstance(e, OSError):
+                    raise RevisionError(f"cannot check out {rev.short} into {entry.parent}: "
+                                        f"{e.strerror or e}") from None
+                raise
         reason = json.loads(status_file.read_text()).get("reason")
         binary = None
         if reason is None:

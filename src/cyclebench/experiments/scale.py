@@ -26,7 +26,7 @@ from cyclebench.build.wis import TestCase
 from cyclebench.env.cpus import cpu_order
 from cyclebench.experiments import wis as _wis
 from cyclebench.experiments.session import open_run
-from cyclebench.model import ERROR, OK, SKIPPED, AllocatorInfo, Item, ScaleRecord, ScaleRun, Series
+from cyclebench.model import DISTURBED, ERROR, OK, SKIPPED, AllocatorInfo, Item, ScaleRecord, ScaleRun, Series
 from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, run_one
@@ -63,9 +63,10 @@ def measure(binary: Path, bench: str, param: int | None, mode: str, n: int, cfg:
     for attempt in range(1, cfg.retries + 2):
         run = run_one(binary, bench, param, mode, n, cfg, cpus)
         s = dataclasses.replace(scaling.summarize(run, ncpus), attempts=attempt)
-        if best is None or (run.status == OK and (s.wait_pct or 0) < (best[1].wait_pct or 0)):
+        if best is None or (run.status == OK and (best[0].status != OK or (s.wait_pct or 0) < (best[1].wait_pct or 0))):
             best = (run, s)
-        if run.status != OK or not scaling.disturbed(s):
+        # a task the host starved (runner.scaling: DISTURBED) is measured again, as a disturbed summary is
+        if run.status not in (OK, DISTURBED) or (run.status == OK and not scaling.disturbed(s)):
             break
     assert best is not None
     return best[0], dataclasses.replace(best[1], attempts=attempt)
@@ -97,7 +98,7 @@ def sweep(binary: Path, bench: str, param: int | None, mode: str, cfg: ScaleConf
                 on_start(f"{bench} {mode} ×{n}" + (f" (pass {p + 1}/{passes})" if passes > 1 else ""))
                 run, s = measure(binary, bench, param, mode, n, sub, cpus)
                 got[n].append((run, s))
-                if run.status != OK:
+                if run.status not in (OK, DISTURBED):  # disturbed: measured, said so, the sweep goes on
                     stop = True
                     break
             if stop:
@@ -236,5 +237,5 @@ def _store_points(store: Store, run_id: int, ser: Series, done: list[Point], int
         variant = fields.variant + (f":alloc={ser.variant}" if ser.variant else "")
         fields = dataclasses.replace(fields, scale=point, allocator=facts.get("allocator"), variant=variant)
         store.add_result(run_id, fields)
-        points.append({**s, "status": run.status, "reason": run.reason, "notes": point.get("notes", [])})
+        points.append({**s, "status": fields.status, "reason": fields.reason, "notes": point.get("notes", [])})
     return dataclasses.replace(ser, points=(*ser.points, *points))

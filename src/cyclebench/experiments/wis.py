@@ -17,7 +17,7 @@ from cyclebench.build import wis as wis_build
 from cyclebench.build.wis import TestCase
 from cyclebench.env import sysinfo
 from cyclebench.experiments.session import open_run
-from cyclebench.model import ERROR, OK, Result, ScaleRun
+from cyclebench.model import DISTURBED, ERROR, OK, Result, ScaleRun
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import SelectionError
 from cyclebench.runner.scaling import ScaleOptions, run_one
@@ -151,7 +151,7 @@ def measure_cases(cfg: OpCostConfig, binaries: dict[str, Binary], store: Any,
             for p in range(cfg.processes if not runs else 0):
                 on_step(f"{case.name} (process {p + 1}/{cfg.processes})")
                 runs.append(run_one(binaries[case.name].path, case.name, None, RUN_MODE, 1, opts, [cpu]))
-                if runs[-1].status != OK:
+                if runs[-1].status not in (OK, DISTURBED):  # a starved process: the others still measure
                     break
             fields = scaling.op_cost(runs, rate)
             cost = fields.wis or {}

@@ -20,11 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cyclebench.model import CRASHED, ERROR, FAILED, INVALID, SKIPPED, ScaleRun
+from cyclebench.model import CRASHED, DISTURBED, ERROR, FAILED, INVALID, SKIPPED, Interval, ScaleRun
 from cyclebench.runner.child import run_child
 from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines
 
 MODES = ("threads", "processes")
+# A task that waited for its CPU more than this share of the measured time was starved by other
+# programs, whatever its testcase() does (stats.scaling.WAIT_LIMIT judges intervals alike)
+STARVED_WAIT = 0.02
 
 
 class ScaleError(ValueError):
@@ -208,8 +211,28 @@ def _never_bumped(run: ScaleRun) -> ScaleRun:
                                                                   for iv in measured)]
     if quiet:
         which = f"task {quiet[0]}" if len(quiet) == 1 else f"tasks {', '.join(map(str, quiet))}"
+        starved = _starved(measured, quiet)
+        if starved is not None:
+            return replace(run, status=DISTURBED, reason=(
+                f"{which} counted no operation in the {len(measured)} measured interval(s): it waited "
+                f"{100 * starved:.0f}% of them for its CPU (other programs on the host); measure again when it "
+                "is quieter"))
         return replace(run, status=FAILED, reason=(
             f"{which} counted no operation in the {len(measured)} measured interval(s), only outside "
             f"them ({total[quiet[0]]} in all): testcase() was setting up or blocked all along; a longer "
             "--warmup or --duration may help"))
     return run
+
+
+def _starved(measured: Sequence[Interval], tasks: Sequence[int]) -> float | None:
+    """The largest share of the measured time one of ``tasks`` waited for its CPU (schedstat's
+    wait_ns: runnable, not running; Documentation/scheduler/sched-stats.rst) when above
+    STARVED_WAIT: the host kept it from running, its testcase() did not block. None when none
+    waited that long, or the intervals carry no schedstat."""
+    if not measured or not all("wait_ns" in iv for iv in measured):
+        return None
+    total = sum(iv["dt"] for iv in measured)
+    if total <= 0:
+        return None
+    share = max(sum(iv["wait_ns"][t] for iv in measured) / 1e9 / total for t in tasks)
+    return share if share > STARVED_WAIT else None

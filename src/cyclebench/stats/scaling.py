@@ -52,6 +52,7 @@ from scipy import special
 from cyclebench.model import (
     DISTURBED,
     ERROR,
+    FAILED,
     OK,
     SCALING,
     TIMING,
@@ -411,16 +412,34 @@ def pass_speedup(s: Summary, base: Summary) -> Summary:
                    speedup=speedup, passes_disagree=not agree, efficiency=speedup / s.tasks)
 
 
+def judged(run: ScaleRun, s: Summary) -> tuple[str, str | None]:
+    """The row's status and reason: the run's, except that a run that ended well is ``ok`` only
+    with a throughput to show. No operation counted in most kept intervals (a median of 0 ops/s)
+    is ``disturbed`` when the tasks waited for their CPU or stalled (other programs kept them
+    from running: fallocate2 at 1 task read 0 ops/s on a host at load 5), else ``failed``."""
+    if run.status != OK or (s.total_median or 0) > 0:
+        return run.status, run.reason
+    if not s.intervals_measured:
+        return FAILED, "no interval was measured"
+    what = f"no operation counted in most of the {s.intervals_kept} interval(s) kept (median 0 ops/s)"
+    waited = s.wait_pct is not None and s.wait_pct > 100 * WAIT_LIMIT
+    if waited or s.intervals_disturbed or s.disturbed_kept:
+        return DISTURBED, (f"{what}: the tasks waited {s.wait_pct or 0:.0f}% of the time for their CPU or did not run "
+                           "(other programs on the host); measure again when it is quieter")
+    return FAILED, f"{what}: testcase() blocked, or loops without (*iterations)++"
+
+
 def row_fields(run: ScaleRun, s: Summary) -> Result:
     """The results-table row of one task count (a new Result of kind scaling, not stored):
     bench, param = task count, variant = mode (and the benchmark's own parameter), unit ops/s,
     median = total ops/s; the summary's JSON and the run's lines its ``scale``
     (model.ScaleRecord)."""
     variant = run.mode + (f":param={run.param}" if run.param is not None else "")
-    scale = cast(ScaleRecord, {**s, "bench_param": run.param, "notes": notes(s, run.status, run.reason),
+    status, reason = judged(run, s)
+    scale = cast(ScaleRecord, {**s, "bench_param": run.param, "notes": notes(s, status, reason),
                                "start": run.start, "end": run.end, "crash": run.crash, "intervals": run.intervals})
     return Result(
-        kind=SCALING, bench=run.bench, param=run.tasks, variant=variant, status=run.status, reason=run.reason,
+        kind=SCALING, bench=run.bench, param=run.tasks, variant=variant, status=status, reason=reason,
         unit=UNIT, median=s.total_median, cv=s.total_cv, rounds=s.intervals_kept,
         n_samples=s.intervals_measured, n_disturbed=s.intervals_disturbed,
         ns_per_op=s.ns_per_op, wall_s=run.wall_s, scale=scale,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import math
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -289,6 +290,18 @@ def not_a_file(name: str, command: str) -> None:
     if name.endswith(".h") or Path(name).is_file():
         raise click.UsageError(f"'{name}' is a file, not a benchmark: give files with -f "
                                f"(cyclebench {command} -f {name} BENCH...)")
+
+
+class FloatRange(click.FloatRange):
+    """click.FloatRange of finite numbers: nan passes every comparison of a range check (IEEE 754)
+    and inf the open ends, and either would reach the code behind the option (int(nan): a
+    traceback); both are refused in one line at parse time."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        x = super().convert(value, param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return x
 
 
 class Seconds(click.ParamType):

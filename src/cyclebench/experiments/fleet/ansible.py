@@ -20,6 +20,7 @@ from typing import TypedDict
 
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.fleet import PLAYBOOK
+from cyclebench.lifetime import reaping
 
 
 class FleetError(ExperimentError):
@@ -188,20 +189,24 @@ def drive(private_dir: Path, inventory: Path, extravars: ExtraVars, limit: str |
         return True
 
     stop = threading.Event()
-    with _stopping(stop):
-        r = ansible_runner.run(
-            private_data_dir=str(private_dir), playbook=str(PLAYBOOK), inventory=str(inventory.resolve()),
-            limit=limit, extravars=dict(extravars), forks=forks, quiet=True, envvars=dict(envvars or {}),
-            event_handler=handle, cancel_callback=stop.is_set,
-            settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
-        )
-    state = Drive(dict(hosts), str(r.status), stop.is_set() or r.status == "canceled")
-    # every host still in its play: one measuring has an agent to stop, one copying files a job
-    # directory to remove (the stop play does both)
-    busy = [h for h, hs in state.hosts.items() if hs.status is None and not hs.done]
-    if state.canceled and busy:
-        progress(",".join(busy), "stopping the agents")
-        with _stopping(threading.Event()):  # a second Ctrl-C does not leave them running
+    # A cancel kills ansible-playbook's process group, but its workers detached (setsid) and
+    # would run on under PID 1, a queued host waiting minutes for its machine: as their
+    # subreaper, cyclebench gets them back and ends them once the stop play is done.
+    # a Ctrl-C after the run (a second one) neither leaves the agents running nor stops the reaping
+    with _stopping(threading.Event()), reaping():
+        with _stopping(stop):
+            r = ansible_runner.run(
+                private_data_dir=str(private_dir), playbook=str(PLAYBOOK), inventory=str(inventory.resolve()),
+                limit=limit, extravars=dict(extravars), forks=forks, quiet=True, envvars=dict(envvars or {}),
+                event_handler=handle, cancel_callback=stop.is_set,
+                settings={"pexpect_timeout": 0.5, "suppress_ansible_output": True},
+            )
+        state = Drive(dict(hosts), str(r.status), stop.is_set() or r.status == "canceled")
+        # every host still in its play: one measuring has an agent to stop, one copying files a job
+        # directory to remove (the stop play does both)
+        busy = [h for h, hs in state.hosts.items() if hs.status is None and not hs.done]
+        if state.canceled and busy:
+            progress(",".join(busy), "stopping the agents")
             stop_agents(private_dir, inventory, extravars, busy, envvars)
     if not state.hosts and r.status == "failed":  # nothing ran: the inventory or the playbook is wrong
         text = "".join(r.stdout.readlines()) if r.stdout else ""

@@ -19,10 +19,14 @@ from cyclebench.experiments.fleet.agent import AGENT_JSON, read_report
 from cyclebench.experiments.fleet.ansible import Drive, ExtraVars, FileCopy, HostState, drive
 from cyclebench.experiments.fleet.plan import CommandLine, Plan, labelled
 from cyclebench.experiments.progress import Progress
+from cyclebench.lifetime import owner_tag, sweep
 from cyclebench.model import FleetHost
 from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
 from cyclebench.store import runfile as run_file
+
+PRIVATE_PREFIX = "cyclebench-fleet-"  # + owner tag: a job's Ansible artifacts and fetched files
+SECRET_PREFIX = "cyclebench-fleet-db-"  # + owner tag: the database URL a direct job sends
 
 # the playbook's tasks not worth a line of progress
 QUIET_TASKS = ("", "paths", "results", "fetch agent.json")
@@ -99,14 +103,18 @@ def run_job(store: Store, job: Job, line: CommandLine, plan: Plan, wh: Wheelhous
     ExperimentError when Ansible could not start or no host matched."""
     job_id = jobs.begin_job(store, str(job.inventory), line.args, "direct" if job.direct else "bundles")
     sent = labelled(plan, line, f"fleet={job_id}")
-    private = job.artifacts or Path(tempfile.mkdtemp(prefix="cyclebench-fleet-"))
+    # named with this process's tag (lifetime.owner_tag): a killed controller's are removed by the next
+    tmp = Path(tempfile.gettempdir())
+    for prefix in (SECRET_PREFIX, PRIVATE_PREFIX):
+        sweep(tmp, prefix)
+    private = job.artifacts or Path(tempfile.mkdtemp(prefix=f"{PRIVATE_PREFIX}{owner_tag()}-", dir=tmp))
     fetched = private / "fetched"
     fetched.mkdir(parents=True, exist_ok=True)
     extravars = _extravars(job, job_id, wh, sent, fetched)
     envvars = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                # one ssh round trip a task instead of three, unless the user's environment says otherwise
                "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True")}
-    secret_dir = Path(tempfile.mkdtemp(prefix="cyclebench-fleet-db-"))  # 0700, outside Ansible's artifacts
+    secret_dir = Path(tempfile.mkdtemp(prefix=f"{SECRET_PREFIX}{owner_tag()}-", dir=tmp))  # 0700, not Ansible's
     if job.direct:  # read by the playbook's file lookup into the agent's stdin under no_log: never argv, env or a log
         (secret_dir / "url").touch(mode=0o600)
         (secret_dir / "url").write_text(job.db_url)

@@ -31,7 +31,8 @@ from pathlib import Path
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.site.builder import Builder
 from cyclebench.experiments.site.records import Built, Filters, Show
-from cyclebench.report.site import MARK, Site, SiteError
+from cyclebench.lifetime import owner_tag, sweep
+from cyclebench.report.site import Site, SiteError, foreign
 from cyclebench.report.site import pages as site_pages
 from cyclebench.report.site.revisions import revision_pages
 from cyclebench.stats import changepoint
@@ -40,33 +41,52 @@ from cyclebench.store import Store
 __all__ = ["Built", "Filters", "Show", "build"]
 
 
+def _target(out: Path) -> Path:
+    """Where the site goes: ``out`` absolute, a symbolic link followed (the link stays a link to
+    the site), "." and ".." resolved (so `-o .` has a name to build beside)."""
+    return Path(os.path.realpath(out))
+
+
 def _fresh_dir(out: Path) -> Path:
-    """A new empty directory beside ``out`` to build into (renamed over it at the end).
-    ExperimentError when ``out`` is a file, a directory that is neither empty nor a site, or
-    cannot be written."""
+    """A new empty directory beside ``out`` to build into (its contents moved into ``out`` at the
+    end), named with this process's tag, and the builds of processes gone swept from there.
+    ExperimentError when ``out`` is a file, holds anything a site build did not write (the
+    first such path named), or cannot be written."""
     if out.exists() and not out.is_dir():
         raise ExperimentError(f"-o {out}: not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARK).is_file():
-        raise ExperimentError(f"-o {out}: the directory holds files that are not a cyclebench site; give a new or "
-                              "empty directory (a site is replaced whole)")
-    parent = out.absolute().parent
+    if out.is_dir():
+        try:
+            first = foreign(out)
+        except OSError as e:
+            raise ExperimentError(f"cannot write the site to {out}: {e.strerror or e}") from None
+        if first is not None:
+            raise ExperimentError(f"-o {out}: {first} is not a cyclebench site's file; give a new or empty "
+                                  "directory (a site is replaced whole)")
+    if out.parent == out:
+        raise ExperimentError(f"-o {out}: a site is built beside its directory, and / has nothing beside it")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        sweep(out.parent, f".{out.name}.")
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.{owner_tag()}.", dir=out.parent))
     except OSError as e:
         raise ExperimentError(f"cannot write the site to {out}: {e.strerror or e}") from None
 
 
 def _swap(new: Path, out: Path) -> None:
-    """Put the built site ``new`` at ``out``, the old one (a site, or empty) removed."""
-    os.chmod(new, 0o755)  # mkdtemp makes it private; a site is published
-    old = None
-    if out.is_dir():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        out.rename(old)
-    new.rename(out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    """Put the built site ``new`` at ``out``. A directory already there stays the directory it
+    is (a shell's or a web server's working directory, a link's target, its mode): the old
+    site's entries are moved out of it and the new ones in, renames all, then the old removed."""
+    if not out.is_dir():
+        os.chmod(new, 0o755)  # mkdtemp makes it private; a site is published
+        new.rename(out)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.{owner_tag()}.", dir=out.parent))
+    for entry in out.iterdir():  # all the old site's: _fresh_dir refused anything else
+        entry.rename(old / entry.name)
+    for entry in new.iterdir():
+        entry.rename(out / entry.name)
+    new.rmdir()
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def build(store: Store, db: str | None, out: Path, filters: Filters, show: Show, window: int = 10,
@@ -82,6 +102,7 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, show: Show,
         raise ExperimentError(f"no runs in {store.url}" if not filters else
                               f"no run in {store.url} matches {filters.text()}")
     every = store.list_runs(None) if filters else None
+    out = _target(out)
     tmp = _fresh_dir(out)
     collecting = gc.isenabled()
     # Python's cycle collector walks every live object each time enough have been made: a
@@ -100,6 +121,7 @@ def build(store: Store, db: str | None, out: Path, filters: Filters, show: Show,
         b.histories(jobs)
         site_pages.lab_pages(site, b.lab())
         revision_pages(site, b.revisions)
+        site.seal()
         _swap(tmp, out)
     except OSError as e:
         raise ExperimentError(f"cannot write the site to {out}: {e.strerror or e}") from None

@@ -34,9 +34,13 @@ from cyclebench import __version__
 from cyclebench.report.fit import FitTable
 from cyclebench.report.site.tables import HtmlTable, html_table
 
-__all__ = ["MARK", "Block", "Capture", "Site", "SiteError", "blocks_of", "history_slug"]
+__all__ = ["MARK", "Block", "Capture", "Site", "SiteError", "blocks_of", "foreign", "history_slug"]
 
-MARK = ".cyclebench-site"  # in the root of every site: a directory holding it may be replaced by a new build
+# In the root of every site: its first line says what made it, the next ones are its manifest,
+# every path the build wrote ("/"-separated, a directory's ending in "/"). A new build may
+# replace a directory holding it, and only what the manifest lists (never a file put there).
+MARK = ".cyclebench-site"
+_PAGE_SUFFIXES = (".html", ".js", ".css", ".json")  # a site written before manifests: its files
 NAV = (("index.html", "Lab"), ("runs.html", "Runs"), ("history/index.html", "Benchmarks"),
        ("comparisons.html", "Comparisons"), ("variants.html", "Variants"), ("scale.html", "Scale"),
        ("revisions.html", "Revisions"), ("fleet.html", "Fleet"))
@@ -163,10 +167,42 @@ class Site:
         path.write_bytes(data)
         self.pages[rel] = len(data)
 
+    def seal(self) -> None:
+        """Write the manifest (MARK): every path under the root, all written by this build."""
+        paths = sorted(_walk(self.root))
+        (self.root / MARK).write_text(f"cyclebench {__version__} report\n" + "".join(f"{p}\n" for p in paths))
+
     @property
     def written(self) -> Written:
         """The pages written so far, as a record (a copy: later pages do not change it)."""
         return Written(dict(self.pages))
+
+
+def _walk(root: Path) -> Iterable[str]:
+    """Every path under ``root`` ("/"-separated, a directory's ending in "/"), in sorted order,
+    links not followed."""
+    import os
+
+    for top, dirs, files in os.walk(root):
+        dirs.sort()
+        rel = Path(top).relative_to(root).as_posix()
+        base = "" if rel == "." else rel + "/"
+        yield from sorted([*(base + d + "/" for d in dirs), *(base + f for f in files)])
+
+
+def foreign(root: Path) -> str | None:
+    """The first path under the directory ``root`` that no site build wrote there: anything
+    when it holds no MARK, else anything its manifest does not list (a site made before
+    manifests: anything but its pages, scripts and directories); None when there is none."""
+    try:
+        lines: set[str] | None = set((root / MARK).read_text(errors="replace").splitlines()[1:])
+    except OSError:
+        lines = None
+    for path in _walk(root):
+        if lines is None or (path not in lines and path != MARK and (lines or not (
+                path.endswith("/") or path.endswith(_PAGE_SUFFIXES)))):
+            return path
+    return None
 
 
 def _json_script(value: Any) -> str:

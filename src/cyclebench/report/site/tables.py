@@ -20,6 +20,7 @@ from rich.style import Style
 from rich.text import Text
 
 from cyclebench.report.fit import FitTable
+from cyclebench.report.text import visible
 
 # rich style attributes → CSS classes (site.css); colours by name
 _ATTRS = ("bold", "dim", "italic", "strike")
@@ -114,7 +115,9 @@ def html_table(table: FitTable, link: Callable[[list[str]], str | None] | None =
         if link is not None and cells:
             cells[0] = replace(cells[0], href=link(plain))
         rows.append(Row(cells, " ".join(classes_of(r.style)), r.end_section))
-    return HtmlTable(title=_plain(table.title), caption=_plain(table.caption), headers=[c.header for c in cols],
+    # a header can be data (compare --by host's are host names): its controls made visible as a cell's are
+    return HtmlTable(title=visible(_plain(table.title)), caption=visible(_plain(table.caption)),
+                     headers=[visible(c.header, multiline=False) for c in cols],
                      numeric=[c.justify == "right" for c in cols], rows=tuple(rows),
                      notes=next((i for i, c in enumerate(cols) if c.notes), None))
 

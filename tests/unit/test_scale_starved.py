@@ -1,0 +1,71 @@
+"""A scaling row is `ok` only with a throughput, and a task the host starved is `disturbed` with
+its reason, not `failed` as a test case that blocks (runner.scaling, stats.scaling.judged). The
+intervals here are fixtures of what the sampler prints (engine/scale.c), as read under load:
+no load is hoped for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cyclebench.model import DISTURBED, FAILED, OK, ScaleRun
+from cyclebench.runner import scaling as runner_scaling
+from cyclebench.stats import scaling
+
+MS = 1_000_000
+
+
+def _iv(i: int, deltas: list[int], run: list[int], wait: list[int], warmup: bool = False) -> dict[str, Any]:
+    return {"type": "interval", "i": i, "t": 0.1 * i, "dt": 0.1, "warmup": warmup, "deltas": deltas,
+            "run_ns": run, "wait_ns": wait}
+
+
+def _wis(intervals: list[dict[str, Any]], total: list[int]) -> ScaleRun:
+    return ScaleRun("wis/getppid1", None, "processes", len(total), start={"wis": {"description": "getppid"}},
+                    intervals=tuple(intervals), end={"total_ops": total, "sampled_s": 0.6, "sampler_cpu_s": 0.01})  # type: ignore[arg-type]
+
+
+def test_a_task_the_host_starved_is_disturbed_with_its_reason() -> None:
+    """getppid at 2 processes on a host at load 5: task 0 runnable all along, never on its CPU."""
+    ivs = [_iv(0, [900, 40_000], [MS, 90 * MS], [0, 0], warmup=True),
+           *(_iv(i, [0, 40_000], [0, 95 * MS], [70 * MS, 0]) for i in range(1, 6))]
+    run = runner_scaling._never_bumped(_wis(ivs, [900, 240_000]))
+    assert run.status == DISTURBED, run.reason
+    assert "task 0" in (run.reason or "") and "waited 70%" in (run.reason or "")
+    row = scaling.row_fields(run, scaling.summarize(run, 2))
+    assert row.status == DISTURBED and row.reason == run.reason
+
+
+def test_a_task_that_blocked_without_waiting_for_its_cpu_still_fails() -> None:
+    ivs = [_iv(0, [900, 40_000], [MS, 90 * MS], [0, 0], warmup=True),
+           *(_iv(i, [0, 40_000], [0, 95 * MS], [0, 0]) for i in range(1, 6))]
+    run = runner_scaling._never_bumped(_wis(ivs, [900, 240_000]))
+    assert run.status == FAILED and "blocked all along" in (run.reason or "")
+
+
+def _one_task(zero_wait: int) -> ScaleRun:
+    """fallocate2 at 1 task under load: no operation in 4 of 6 intervals (the task ran a little,
+    waiting ``zero_wait`` ns for its CPU in each), some in the other 2."""
+    ivs = [*(_iv(i, [0], [5 * MS], [zero_wait]) for i in range(1, 5)),
+           *(_iv(i, [2_000], [99 * MS], [0]) for i in range(5, 7))]
+    return ScaleRun("wis/fallocate2", None, "threads", 1, intervals=tuple(ivs))  # type: ignore[arg-type]
+
+
+def test_a_row_of_0_ops_per_s_from_a_starved_task_is_disturbed_never_ok() -> None:
+    run = _one_task(zero_wait=40 * MS)
+    s = scaling.summarize(run, 1)
+    assert s.total_median == 0  # the figure that was stored `ok`
+    row = scaling.row_fields(run, s)
+    assert row.status == DISTURBED and "median 0 ops/s" in (row.reason or "") and "CPU" in (row.reason or "")
+    assert any(n.startswith("disturbed: ") for n in row.scale["notes"])  # type: ignore[index]
+
+
+def test_a_row_of_0_ops_per_s_with_no_wait_fails() -> None:
+    row = scaling.row_fields(_one_task(zero_wait=0), scaling.summarize(_one_task(zero_wait=0), 1))
+    assert row.status == FAILED and "median 0 ops/s" in (row.reason or "")
+
+
+def test_a_row_with_a_throughput_stays_ok() -> None:
+    ivs = [_iv(i, [2_000], [99 * MS], [0]) for i in range(1, 7)]
+    run = ScaleRun("wis/fallocate2", None, "threads", 1, intervals=tuple(ivs))  # type: ignore[arg-type]
+    row = scaling.row_fields(run, scaling.summarize(run, 1))
+    assert row.status == OK and row.median and row.median > 0
