@@ -89,7 +89,7 @@ class LeftOut:
     """Runs of a benchmark that a series left out, by the first field of their series key
     (model.SeriesKey.differs) that differs from the series' and its value there."""
 
-    field: str  # host | measurement | unit | digest | purpose
+    field: str  # host | measurement | unit | digest | purpose, or copy: a run imported again
     value: str
     runs: int
 
