@@ -125,7 +125,7 @@ test_phases() {
         shift
     done
     cache=$(mktemp -d "${TMPDIR:-/tmp}/cyclebench-test-cache.XXXXXX")
-    trap 'rm -rf "$cache"' EXIT
+    trap 'rm -rf -- "$CYCLEBENCH_TEST_CACHE"' EXIT  # global: the function's locals are gone at EXIT
     export CYCLEBENCH_TEST_CACHE=$cache
     # --dist loadfile: a module's fixtures (a measured database, a built corpus) are made once, on one worker;
     # --no-loadscope-reorder: the slow files first (tests/conftest.py), not the files with most tests
