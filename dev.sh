@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dev.sh — set up and run cyclebench on a fresh machine.
 #   bash dev.sh run [cyclebench run options]   # built-in suite, results into the SQLite DB
-#   bash dev.sh test [pytest options]          # lint + the test suite (slow audit cases left out)
+#   bash dev.sh test [pytest options]          # lint + the test suite (slow audit cases left out):
+#                                              #   on 2 xdist workers, then the `timing` tests alone
 #   bash dev.sh test --audit [pytest options]  # lint + every audit case (tests/audit), the slow ones included
 #   bash dev.sh setup                          # only (re)create the venv
 # Installs missing system packages with apt when root (says what is missing otherwise),
@@ -108,6 +109,36 @@ install_newer_llvm() {
     fi
 }
 
+# The tests in two phases: those that need no quiet CPU on two xdist workers, then the `timing` ones
+# (they assert measured figures) alone. One build cache serves both (tests/conftest.py). The marker
+# expression is pyproject's default, --audit's (every audit case, the slow ones too) or the user's -m;
+# every other argument goes to both phases. A phase that selects nothing (pytest's exit 5) is no failure
+# unless both do.
+test_phases() {
+    local expr="not audit_slow" args=() rc1=0 rc2=0 cache
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --audit) expr=audit ;;
+            -m) expr=${2:?"-m needs a marker expression"}; shift ;;
+            -m*) expr=${1#-m} ;;
+            *) args+=("$1") ;;
+        esac
+        shift
+    done
+    cache=$(mktemp -d "${TMPDIR:-/tmp}/cyclebench-test-cache.XXXXXX")
+    trap 'rm -rf -- "$CYCLEBENCH_TEST_CACHE"' EXIT  # global: the function's locals are gone at EXIT
+    export CYCLEBENCH_TEST_CACHE=$cache
+    # --dist loadfile: a module's fixtures (a measured database, a built corpus) are made once, on one worker;
+    # --no-loadscope-reorder: the slow files first (tests/conftest.py), not the files with most tests
+    "$VENV/bin/python" -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "($expr) and not timing" ${args[@]+"${args[@]}"} || rc1=$?
+    # -n 0 last: the timing tests run alone whatever -n the user gave
+    "$VENV/bin/python" -m pytest -m "($expr) and timing" ${args[@]+"${args[@]}"} -n 0 || rc2=$?
+    [ $rc1 -eq 5 ] && [ $rc2 -ne 5 ] && rc1=0
+    [ $rc2 -eq 5 ] && [ $rc1 -ne 5 ] && rc2=0
+    [ $rc1 -ne 0 ] && return $rc1
+    return $rc2
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -117,11 +148,7 @@ case "$cmd" in
         setup test
         "$VENV/bin/ruff" check src tests bench
         "$VENV/bin/lint-imports" --no-cache   # the house's arrows (pyproject.toml, docs/architecture.md)
-        args=()
-        for a in "$@"; do  # --audit: the marker expression that selects the audit cases, slow ones too
-            if [ "$a" = --audit ]; then args+=(-m audit); else args+=("$a"); fi
-        done
-        exec "$VENV/bin/python" -m pytest ${args[@]+"${args[@]}"}
+        test_phases "$@"
         ;;
     *) echo "usage: bash dev.sh run|test|setup [args]" >&2; exit 2 ;;
 esac

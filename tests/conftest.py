@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,15 +13,47 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+# GNU readline, which an xdist worker loads, exports COLUMNS=80 and LINES=24 when it starts
+# without a terminal: the CLI's console then fits 80 columns where a test reads a pipe's natural
+# width (ui/common.py). The controller hands its own values to its workers, which take them back.
+_TERMINAL = ("COLUMNS", "LINES")
+if (_given := os.environ.get("CYCLEBENCH_TEST_TERMINAL")) is None:
+    os.environ["CYCLEBENCH_TEST_TERMINAL"] = json.dumps({k: os.environ.get(k) for k in _TERMINAL})
+elif os.environ.get("PYTEST_XDIST_WORKER"):
+    for _k, _v in json.loads(_given).items():
+        if _v is None:
+            os.environ.pop(_k, None)
+        else:
+            os.environ[_k] = _v
+
 DATA = Path(__file__).parent / "data"
 FIXTURES = Path(__file__).parent / "fixtures"  # sysfs/procfs trees of real machines
 # Short measurements: tests assert orderings and ratios, not precision.
 FAST = ["--min-time", "0.01", "--repeat", "12", "--warmup", "0.002"]
 
 
+# One build cache for the whole test run (the build cache is flock-safe: build/compile.py), so the
+# engine, the suite and each test's sources compile once, not once per xdist worker or phase:
+# `bash dev.sh test` names it here for both its phases (the parallel one and the timing one).
+RUN_CACHE_ENV = "CYCLEBENCH_TEST_CACHE"
+
+
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test run's build cache: $CYCLEBENCH_TEST_CACHE when set, else one directory beside
+    every xdist worker's own temporary directory (their common parent), else this session's."""
+    if given := os.environ.get(RUN_CACHE_ENV):
+        cache = Path(given)
+    elif os.environ.get("PYTEST_XDIST_WORKER"):
+        cache = tmp_path_factory.getbasetemp().parent / "cache"
+    else:
+        return tmp_path_factory.mktemp("cache")
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return cache
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    cache = tmp_path_factory.mktemp("cache")
+    cache = session_cache(tmp_path_factory)
     old = os.environ.get("CYCLEBENCH_CACHE")
     os.environ["CYCLEBENCH_CACHE"] = str(cache)
     yield
@@ -62,3 +95,12 @@ def metal(tmp_path: Path) -> Path:
     root = tmp_path / "root"
     shutil.copytree(FIXTURES / "sysroot_baremetal", root)
     return root
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist workers (`bash dev.sh test`: --dist loadfile --no-loadscope-reorder), the files
+    holding a `slow` test go first, each file's order kept: will-it-scale's corpus alone took
+    200 s, and started last it would leave one worker idle that long."""
+    if getattr(config.option, "numprocesses", None):
+        slow = {item.path for item in items if item.get_closest_marker("slow")}
+        items.sort(key=lambda item: item.path not in slow)

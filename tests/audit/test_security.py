@@ -27,6 +27,7 @@ def test_the_sources_never_use_a_shell() -> None:
     assert not hits, hits
 
 
+@pytest.mark.timing  # SCHED_FIFO takes the CPU whole: another test's runner there would stop
 def test_fifo_puts_the_runner_under_sched_fifo_or_says_why_not(new_lab: NewLab) -> None:
     """--fifo was dropped before it reached the runner (sched(7): policy 1 is SCHED_FIFO)."""
     lab = new_lab(watch=True)

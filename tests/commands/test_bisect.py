@@ -62,6 +62,7 @@ def outside(lib: tuple[Path, list[str], Path], *args: str) -> list[str]:
             "-I", str(repo / "lib"), *args]
 
 
+@pytest.mark.timing
 def test_bisect_names_the_regression_and_skips_the_commit_that_does_not_compile(
         db: str, lib: tuple[Path, list[str], Path], untouched: None, tmp_path: Path) -> None:
     """GOOD = commit 14, BAD = 40: the first middle revision is 27, which does not compile. Both
@@ -95,6 +96,7 @@ def test_bisect_names_the_regression_and_skips_the_commit_that_does_not_compile(
     assert r.exit_code == 0 and f"rev={shas[REGRESSION - 1]}" in r.output.replace("\n", ""), r.output
 
 
+@pytest.mark.timing
 def test_bisect_between_two_revisions_before_the_regression_says_no_slowdown(
         db: str, lib: tuple[Path, list[str], Path], untouched: None) -> None:
     _, shas, _ = lib
@@ -104,6 +106,7 @@ def test_bisect_between_two_revisions_before_the_regression_says_no_slowdown(
     assert "first bad commit" not in r.output
 
 
+@pytest.mark.timing
 def test_all_parents_bisects_with_git_s_own_choice(db: str, lib: tuple[Path, list[str], Path], untouched: None,
                                                    tmp_path: Path) -> None:
     """--all-parents: the next revision from git rev-list --bisect-all (a linear history here: the
@@ -117,6 +120,7 @@ def test_all_parents_bisects_with_git_s_own_choice(db: str, lib: tuple[Path, lis
     assert search["first_bad"]["sha"] == shas[REGRESSION - 1] and search["measured_steps"] <= 3, r.output
 
 
+@pytest.mark.timing
 def test_compare_rev_slower_then_equivalent(db: str, lib: tuple[Path, list[str], Path], untouched: None,
                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark file inside the repository (bench/work_bench.c, read from each revision),

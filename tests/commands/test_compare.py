@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cyclebench.store import Store
 
 from conftest import DATA, cli
@@ -12,6 +14,7 @@ from conftest import DATA, cli
 FAST = ["--repeat", "20", "--min-time", "0.05"]
 
 
+@pytest.mark.timing
 def test_a_a_gives_no_verdict(db: str, tmp_path: Path) -> None:
     out = tmp_path / "aa.json"
     # 40 rounds: 10 per process, as selftest's A/A (5 a process gave the odd false positive)
@@ -23,6 +26,7 @@ def test_a_a_gives_no_verdict(db: str, tmp_path: Path) -> None:
     assert row["unit"] in ("cycles~", "ref-cycles", "ticks", "ns")
 
 
+@pytest.mark.timing
 def test_twice_the_work_is_slower_with_a_ci(db: str, tmp_path: Path) -> None:
     out = tmp_path / "ab.json"
     r = cli("compare", "chain/add200", "chain/add400", "-f", str(DATA / "chain.c"), "--json", str(out), *FAST)
@@ -38,6 +42,7 @@ def test_twice_the_work_is_slower_with_a_ci(db: str, tmp_path: Path) -> None:
     assert {r["variant"] for r in store.results(run["id"])} == {"compare"}
 
 
+@pytest.mark.timing
 def test_suite_benchmarks_with_params_and_holm(db: str, tmp_path: Path) -> None:
     out = tmp_path / "copy.json"
     r = cli("compare", "copy/memcpy", "copy/byte_loop", "-p", "48,4096", "--json", str(out), *FAST)
@@ -112,6 +117,7 @@ def test_n_stored_runs_ranked_with_a_baseline(db: str) -> None:
     assert r.exit_code == 2 and "not one of the sides" in r.output
 
 
+@pytest.mark.timing
 def test_sequential_stops_when_the_answer_is_known(db: str, tmp_path: Path) -> None:
     """Without --repeat, compare looks after every process and stops at the first
     conclusive look; twice the work is obvious at the first look, long before the budget."""

@@ -25,9 +25,10 @@ from cyclebench.store import Store
 from conftest import DATA, cli
 
 CPU = 1
-pytestmark = pytest.mark.skipif(
+# what the host did to the measuring CPU is what these read: nothing else may run there
+pytestmark = [pytest.mark.timing, pytest.mark.skipif(
     not hasattr(os, "sched_setaffinity") or CPU not in os.sched_getaffinity(0),
-    reason=f"needs CPU {CPU} and sched_setaffinity")
+    reason=f"needs CPU {CPU} and sched_setaffinity")]
 
 SPIN = (f"import os, sys\nos.sched_setaffinity(0, {{{CPU}}})\nprint('spinning', flush=True)\n"
         "while True:\n    pass\n")

@@ -110,6 +110,7 @@ def test_run_child_stdin_is_devnull_and_fds_private() -> None:
     assert child.stdout.strip() == "''"
 
 
+@pytest.mark.timing
 def test_forked_child_holding_the_pipes_costs_no_result(db: str) -> None:
     """The body's forked child keeps stdout/stderr open for 60 s; the finished result
     stands, and the child is killed with the runner's session."""
@@ -131,6 +132,7 @@ def test_benchmark_cannot_write_into_the_protocol_and_reads_no_terminal(db: str)
     assert got["hostile/stdin_is_null"]["status"] == "ok"
 
 
+@pytest.mark.timing  # SCHED_FIFO takes the CPU whole: another test's runner there would stop
 @pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root or CAP_SYS_NICE")
 def test_fifo_reaches_the_benchmark(db: str) -> None:
     """--fifo was once dropped before the engine; the body's verify hook checks its policy."""

@@ -7,6 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from cyclebench.store import Store
 
 from conftest import DATA, cli, cli_subprocess
@@ -43,6 +45,7 @@ def test_ctrl_c_keeps_measured_results(db: str) -> None:
         (r["bench"], r["status"], r["reason"]) for r in kept]
 
 
+@pytest.mark.timing
 def test_ctrl_c_during_a_build_exits_130_and_leaves_no_compiler(tmp_path: Path) -> None:
     """Ctrl-C mid-build once waited for every queued compile (60 s) and exited 1."""
     import os

@@ -8,6 +8,9 @@ from cyclebench.store import Store
 
 from conftest import DATA, cli
 
+# orderings and ratios of measured figures: a quiet CPU
+pytestmark = pytest.mark.timing
+
 
 def per_op(store: Store, bench: str, param: int | None = None) -> float:
     rows = [r for r in store.results(store.last_run_id()) if r["bench"] == bench and r["param"] == param]

@@ -15,6 +15,7 @@ def rows_by_bench(store: Store) -> dict[str, dict]:
     return {r["bench"]: r for r in store.results(store.last_run_id())}
 
 
+@pytest.mark.timing
 def test_cycles_estimate_counts_a_chain_of_adds(db: str) -> None:
     # A dependent chain of n reg-reg adds costs n core cycles on every x86-64 and arm64 core:
     # cycles~ must say so whatever the core clock was (here it drifts between 2 and 4 GHz).
@@ -34,6 +35,7 @@ def test_cycles_estimate_counts_a_chain_of_adds(db: str) -> None:
     assert add["net_ci_high"] - add["net_ci_low"] >= add["ci_high"] - add["ci_low"]
 
 
+@pytest.mark.timing
 def test_sleeping_benchmark_is_not_disturbed(db: str) -> None:
     # nanosleep is a voluntary context switch in every batch: sleeping by design is not a
     # disturbance (only being kept off the CPU is), so the samples are kept and the result is ok.
@@ -52,6 +54,7 @@ def test_net_table(db: str) -> None:
     assert "net per op" in r.output and "cycles~ net" in r.output
 
 
+@pytest.mark.timing  # SCHED_FIFO takes the CPU whole: another test's runner there would stop
 @pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root here")
 def test_fifo_runs_as_root(db: str) -> None:
     r = cli("run", str(DATA / "chain.c"), "-b", "chain/add200", "--fifo", "1", "--min-time", "0.01", "--repeat", "8",

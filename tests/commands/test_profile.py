@@ -40,6 +40,7 @@ def _profile(tmp_path: Path, *args: str) -> dict:
     return {"rows": {f["function"]: f for f in data["functions"]}, **data}
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(NO_UFTRACE, reason="uftrace not installed (apt-get install uftrace)")
 def test_uftrace_counts_calls_exactly_and_subtracts_the_probe(tmp_path: Path) -> None:
     p = _profile(tmp_path, "--", str(_build(tmp_path, "-pg")))
@@ -67,6 +68,7 @@ def _nest(tmp_path: Path) -> dict:
     return _profile(tmp_path, "--", str(exe))
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(NO_UFTRACE, reason="uftrace not installed (apt-get install uftrace)")
 def test_a_call_tree_adds_up_against_known_truth(tmp_path: Path) -> None:
     """tests/data/profile_nest.c: outer() calls an empty leaf() 10 times, then chain300(), a

@@ -127,6 +127,7 @@ def test_callgrind_identical(db: str) -> None:
     assert stat_of(rows["wall"])["notes"] == ["under valgrind"]
 
 
+@pytest.mark.timing
 def test_a_repetition_that_did_other_work_is_flagged(db: str, tmp_path: Path) -> None:
     """Molnar's alignment study proved each run did the same work by its counts: the third repetition here
     allocates 64 MiB (thousands more page faults) and is named; the others are not."""

@@ -31,6 +31,38 @@ def test_included_header_is_part_of_the_key(tmp_path: Path) -> None:
     assert build(BuildSpec(sources=(src,))).key != a.key
 
 
+def test_engine_objects_are_shared_by_runners_of_one_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine compiles once per compiler, environment and engine, not once per runner; only
+    wis.c, which a will-it-scale test case's -D items reach, is its own per test case."""
+    import subprocess
+
+    from cyclebench.build import wis
+    from cyclebench.build.compile import ENGINE_SOURCES, prune
+
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path / "cache"))
+    objects = lambda: sorted((tmp_path / "cache" / "build").glob(".engine-*.o"))  # noqa: E731
+    a, b = tmp_path / "a.c", tmp_path / "b.c"
+    shutil.copy(DATA / "chain.c", a)
+    shutil.copy(DATA / "spin.c", b)
+    build(BuildSpec(sources=(a,)))
+    shared = objects()
+    assert len(shared) == len(ENGINE_SOURCES)
+    inodes = [o.stat().st_ino for o in shared]
+    build(BuildSpec(sources=(b,)))  # another runner: the same objects, none compiled again
+    assert objects() == shared and [o.stat().st_ino for o in shared] == inodes
+    shared[0].unlink()  # removed (a clean): compiled again, the others kept
+    build(BuildSpec(sources=(a,), cflags=("-O1",)))
+    assert objects() == shared and [o.stat().st_ino for o in shared][1:] == inodes[1:]
+    case = wis.recognise(DATA / "will-it-scale" / "tests" / "getppid1.c")
+    assert case is not None
+    runner = build(wis.spec(BuildSpec(sources=()), case, "processes")).path
+    assert len(objects()) == len(ENGINE_SOURCES) + 1  # its own wis.c
+    listed = subprocess.run([str(runner), "--list"], capture_output=True, text=True, timeout=60)
+    assert "wis/getppid1" in listed.stdout, listed
+    prune(everything=True)
+    assert objects() == []
+
+
 def test_errors() -> None:
     with pytest.raises(ToolMissing, match="not found"):
         build(BuildSpec(sources=(DATA / "chain.c",), cc="no-such-cc"))

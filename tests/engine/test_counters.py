@@ -14,6 +14,7 @@ from cyclebench.runner import Runner
 from conftest import DATA, cli
 
 
+@pytest.mark.timing
 def test_software_events_per_op(db: str, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     r = cli("run", "-b", "syscall/getpid", "-e", "task-clock,context-switches", "--json", str(out),

@@ -73,6 +73,7 @@ def overrun() -> Runner:
     ("overrun/slow_op", 0.05, 0.5),  # 10 ms an op: the old floor of 3 rounds ran 1.1 s
     ("overrun/slows_down", 1.0, 1.0),  # 10× dearer after the sizing: the plan alone ran 9.9 s
 ])
+@pytest.mark.timing
 def test_max_time_caps_the_wall_time(overrun: Runner, bench: str, min_time: float, max_time: float) -> None:
     """--max-time is a cap on a benchmark's sizing, warm-up and rounds, to
     within one round (only whole rounds are run, the first always). Both bodies spin on the

@@ -53,6 +53,7 @@ def test_creat_mix_runs_and_verifies(suite: Runner) -> None:
     assert o.status in (OK, DISTURBED), (o.status, o.reason)  # blocking in the journal is disturbed, not failed
 
 
+@pytest.mark.timing
 def test_a_lock_costs_more_than_a_plain_add_in_one_process(suite: Runner) -> None:
     """A locked RMW drains the store buffer (≥ 8 cycles on every x86 and arm64 core we know);
     a plain add is ≤ 5 — measured interleaved in one process, so the host's mood hits both."""

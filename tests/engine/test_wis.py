@@ -159,6 +159,7 @@ def _figures(points: dict[int, dict[str, Any]]) -> str:
                      f"{p.get('total_min') or 0:.3g}–{p.get('total_max') or 0:.3g}" for n, p in points.items())
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_getppid_test_case_scales(mode: str) -> None:
     cfg = scale.ScaleConfig(spec=BuildSpec(sources=()), tasks=(1, 2), duration=1.2, interval=0.1, warmup=0.1,
@@ -179,6 +180,7 @@ def test_getppid_test_case_scales(mode: str) -> None:
     assert best[2]["speedup"] >= SCALES, _figures(best)
 
 
+@pytest.mark.timing
 def test_getppid_test_case_costs_what_contend_getppid_costs() -> None:
     """The same work (syscall(SYS_getppid) in a loop) counted two ways — will-it-scale's
     (*iterations)++ per call, cyclebench's batches — at one task in processes mode, the runs

@@ -5,6 +5,8 @@ read, and the table's marked cells (docs/method.md §12)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -229,3 +231,31 @@ def test_predictions_are_stored_exported_and_deleted_with_their_run(tmp_path) ->
     # a run without predictions has no key: the file stays what older readers know
     rid2 = store.begin_run(command=["cyclebench", "run"])
     assert "predictions" not in runfile.run_to_dict(store, rid2)
+
+
+def test_an_osaca_analysis_is_remembered_per_arch_and_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker runs once per (arch, loop); a failed or timed-out analysis is run again."""
+    from cyclebench.predict import osaca
+
+    if not osaca.available():
+        pytest.skip("osaca not installed (pip install 'cyclebench[predict]')")
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path / "cache"))
+    calls: list[tuple[str, str]] = []
+    answer: dict[str, Any] = {"version": "x", "throughput": 1.0, "lcd": 2.0, "critical_path": 2.0, "instructions": []}
+
+    def worker(arch: str, source: str, timeout: float) -> dict[str, Any]:
+        calls.append((arch, source))
+        return dict(answer)
+
+    monkeypatch.setattr(osaca, "_run_worker", worker)
+    assert osaca._analyse("ZEN4", "add %rax, %rbx\n", 10) == answer
+    assert osaca._analyse("ZEN4", "add %rax, %rbx\n", 10) == answer
+    assert calls == [("ZEN4", "add %rax, %rbx\n")]
+    osaca._analyse("ZEN3", "add %rax, %rbx\n", 10)
+    osaca._analyse("ZEN4", "add %rcx, %rbx\n", 10)
+    assert len(calls) == 3
+    for kept_not in ({"error": "OSACA took over 10 s"}, {**answer, "timed_out": True}):
+        answer = kept_not
+        osaca._analyse("SKX", "nop\n", 10)
+        osaca._analyse("SKX", "nop\n", 10)
+    assert len(calls) == 7

@@ -12,10 +12,12 @@ from cyclebench.build.compile import (
     compiler_version,
     cross_cc,
     engine_dir,
+    kill_compilers,
     launcher_for,
     objdump_for,
     suite_sources,
 )
 
 __all__ = ["DEFAULT_CFLAGS", "Binary", "BuildError", "BuildSpec", "ToolMissing", "build", "cache_root",
-           "compiler_version", "cross_cc", "engine_dir", "launcher_for", "objdump_for", "suite_sources"]
+           "compiler_version", "cross_cc", "engine_dir", "kill_compilers",
+           "launcher_for", "objdump_for", "suite_sources"]

@@ -56,6 +56,9 @@ COMPILE_TIMEOUT_S = 300
 COMPILER_ENV = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "LIBRARY_PATH",
                 "GCC_EXEC_PREFIX", "COMPILER_PATH", "SOURCE_DATE_EPOCH", "GCC_COMPARE_DEBUG",
                 "LANG", "LC_ALL", "LC_CTYPE")
+# The one engine source BuildSpec.engine_defines reach (the will-it-scale adapter); the others never
+# see them, so their objects are shared by every runner built with the same compiler (_engine_objects).
+ENGINE_DEFINED = "wis.c"
 DEPS_TARGET = b"cyclebench-deps"  # the -MT target of `cc -M`: a name we know, never a path to unescape
 
 
@@ -110,8 +113,8 @@ class BuildSpec:
     werror: bool = False  # the built-in suite is held to -Werror; users' files are not
     target: str | None = None  # None: native; else a key of TARGETS (cc must then be its cross compiler)
     extra_key: tuple[str, ...] = field(default=())
-    # -D items for the engine's own sources, never the benchmark's: a will-it-scale test case's
-    # name (build/wis.py), for the adapter engine/wis.c
+    # -D items for the engine's adapter engine/wis.c (ENGINE_DEFINED) alone, never the benchmark's:
+    # a will-it-scale test case's name (build/wis.py)
     engine_defines: tuple[str, ...] = ()
 
     def bench_flags(self) -> list[str]:
@@ -175,16 +178,19 @@ _live: set[subprocess.Popen[bytes]] = set()  # compilers running now, killed whe
 _live_lock = threading.Lock()
 
 
-def _run_bytes(argv: Sequence[str], cwd: Path | None = None,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def _run_bytes(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+               group: set[subprocess.Popen[bytes]] | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run one compiler command, output captured as bytes. The compiler runs in its own session
     (and process group) under lifetime.supervised, so a kill reaches cc1 and as too, not only the
     driver: the whole group dies with cyclebench (SIGKILL included: cc1 ran on after one) and with
-    an interrupted build (_kill_live)."""
+    an interrupted build (_kill_live; ``group``: the build's own compilers, which a failed build
+    kills, not those of a build beside it)."""
     proc = spawn(supervised(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=cwd,
                  env=env, start_new_session=True)
     with _live_lock:
         _live.add(proc)
+        if group is not None:
+            group.add(proc)
     try:
         out, err = proc.communicate(timeout=COMPILE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -193,14 +199,16 @@ def _run_bytes(argv: Sequence[str], cwd: Path | None = None,
     finally:
         with _live_lock:
             _live.discard(proc)
+            if group is not None:
+                group.discard(proc)
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
-def _run(argv: Sequence[str], cwd: Path | None = None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+         group: set[subprocess.Popen[bytes]] | None = None) -> subprocess.CompletedProcess[str]:
     """_run_bytes with the output decoded, bytes that are not UTF-8 replaced: a compiler
     quoting a Latin-1 source line (``#error café`` in ISO-8859-1) is shown, not a traceback."""
-    p = _run_bytes(argv, cwd, env)
+    p = _run_bytes(argv, cwd, env, group)
     return subprocess.CompletedProcess(p.args, p.returncode, p.stdout.decode(errors="replace"),
                                        p.stderr.decode(errors="replace"))
 
@@ -212,14 +220,21 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def _kill_live() -> None:
+def _kill_live(group: set[subprocess.Popen[bytes]] | None = None) -> None:
+    """Kill every compiler running now (``group``: those of one build)."""
     with _live_lock:
-        live = list(_live)
+        live = list(_live if group is None else group)
     for proc in live:
         _kill_group(proc)
     for proc in live:  # reaped before the caller removes their temporary directory
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
+
+
+def kill_compilers() -> None:
+    """Kill every compiler a build of this process runs now: builds run side by side (threads)
+    and interrupted, which go on to their end otherwise."""
+    _kill_live()
 
 
 def compiler_version(cc: str) -> str:
@@ -301,8 +316,10 @@ def _toolchain(cc: str) -> bytes:
     return b"\0".join(parts)
 
 
-def _engine_flags(spec: BuildSpec) -> list[str]:
-    return [*ENGINE_FLAGS, "-I", str(engine_dir()), *(f"-D{d}" for d in spec.engine_defines)]
+def _engine_flags(spec: BuildSpec, source: str | None = None) -> list[str]:
+    """The flags of engine ``source`` (None: those every engine source shares, without engine_defines)."""
+    defines = spec.engine_defines if source == ENGINE_DEFINED else ()
+    return [*ENGINE_FLAGS, "-I", str(engine_dir()), *(f"-D{d}" for d in defines)]
 
 
 def _engine_reads(spec: BuildSpec, cc_version: str, engine: list[Path]) -> list[bytes]:
@@ -310,7 +327,8 @@ def _engine_reads(spec: BuildSpec, cc_version: str, engine: list[Path]) -> list[
     environment and flags (``cc -M`` of its nine files took 250–300 ms of every cache hit on
     this 2-core VM under load, 5× the rest of the key). The files it names are hashed on every
     build all the same; what it cannot see is a header newly created earlier on the include
-    path than the one the list names, until the compiler, environment or engine changes."""
+    path than the one the list names, until the compiler, environment or engine changes.
+    Without engine_defines: wis.c, which they reach, includes the same files whatever they are."""
     h = hashlib.sha256(cc_version.encode() + b"\0" + _toolchain(spec.cc) + b"\0"
                        + b"\0".join(os.fsencode(a) for a in _engine_flags(spec)))
     for f in engine:
@@ -340,23 +358,8 @@ def included_files(spec: BuildSpec) -> list[Path]:
     return files
 
 
-def _cache_key(spec: BuildSpec, cc_version: str) -> str:
-    h = hashlib.sha256()
-    h.update(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0objects kept\0".encode())
-    h.update(b"\0".join(os.fsencode(a) for a in spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)))
-    if spec.engine_defines:
-        h.update(("\0engine\0" + "\0".join(spec.engine_defines)).encode())
-    h.update(b"\0toolchain\0" + _toolchain(spec.cc))
-    engine = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
-    files: list[bytes] = [os.fsencode(f) for f in engine]
-    files += _engine_reads(spec, cc_version, engine)
-    # the sources' paths as given reach the binary (__FILE__ in CB_BENCH: --list names the file)
-    files += [os.fsencode(src) for src in spec.sources]
-    read = _read_files(spec.cc, spec.bench_flags(), spec.sources)
-    if read is None:  # the compile fails too, and says why
-        h.update(b"\0cc -M failed")
-    files += read or []
-    seen: set[bytes] = set()
+def _hash_files(h: hashlib._Hash, files: Sequence[bytes], seen: set[bytes]) -> None:
+    """Each of ``files`` not in ``seen`` (added to it) into ``h``: its name and its content's digest."""
     for f in files:
         if f in seen:
             continue
@@ -367,7 +370,42 @@ def _cache_key(spec: BuildSpec, cc_version: str) -> str:
                 h.update(hashlib.sha256(fh.read()).digest())
         except OSError:
             h.update(b"\0missing")
+
+
+def _engine_digest(spec: BuildSpec, cc_version: str, seen: set[bytes]) -> bytes:
+    """What every engine object depends on but its own flags: this cyclebench, the compiler, the
+    environment it reads, the target, and every file the engine's sources read (system headers
+    too), each added to ``seen``."""
+    h = hashlib.sha256(f"cyclebench {__version__}\0{cc_version}\0{spec.target}\0".encode())
+    h.update(b"\0toolchain\0" + _toolchain(spec.cc))
+    engine = [engine_dir() / n for n in (*ENGINE_SOURCES, *ENGINE_HEADERS)]
+    _hash_files(h, [os.fsencode(f) for f in engine] + _engine_reads(spec, cc_version, engine), seen)
+    return h.digest()
+
+
+def _cache_key(spec: BuildSpec, cc_version: str, engine: bytes, seen: set[bytes]) -> str:
+    """The runner's key: the engine's digest (_engine_digest, whose files are in ``seen``), the
+    benchmark's flags and every file its sources read."""
+    h = hashlib.sha256(b"objects kept\0" + engine)
+    h.update(b"\0".join(os.fsencode(a) for a in spec.bench_flags() + list(spec.ldflags) + list(spec.extra_key)))
+    if spec.engine_defines:
+        h.update(("\0engine\0" + "\0".join(spec.engine_defines)).encode())
+    # the sources' paths as given reach the binary (__FILE__ in CB_BENCH: --list names the file)
+    files = [os.fsencode(src) for src in spec.sources]
+    read = _read_files(spec.cc, spec.bench_flags(), spec.sources)
+    if read is None:  # the compile fails too, and says why
+        h.update(b"\0cc -M failed")
+    _hash_files(h, files + (read or []), seen)
     return h.hexdigest()[:24]
+
+
+def _engine_object(bdir: Path, engine: bytes, spec: BuildSpec, source: str) -> Path:
+    """Where the build cache keeps engine ``source``'s object for the engine digest ``engine``.
+    Nine engine sources took ~1 s of CPU (~1.5 s alone) in every new runner; one test run builds
+    hundreds of runners (120 for will-it-scale's corpus alone) from the same engine."""
+    h = hashlib.sha256(engine + b"\0" + source.encode() + b"\0")
+    h.update(b"\0".join(os.fsencode(a) for a in _engine_flags(spec, source)))
+    return bdir / f".engine-{h.hexdigest()[:24]}.o"
 
 
 def _user(uid: int) -> str:
@@ -452,7 +490,9 @@ def build(spec: BuildSpec) -> Binary:
         pkg = f"gcc-{target_triplet(spec.target)}"
         raise ToolMissing(f"cross compiler '{spec.cc}' not found: install it (apt-get install {pkg})")
     cc_version = compiler_version(spec.cc)
-    key = _cache_key(spec, cc_version)
+    seen: set[bytes] = set()
+    engine = _engine_digest(spec, cc_version, seen)
+    key = _cache_key(spec, cc_version, engine, seen)
     bdir = build_dir()
     assert bdir is not None
     out_dir = bdir / key
@@ -472,27 +512,46 @@ def build(spec: BuildSpec) -> Binary:
     env = {**os.environ, "TMPDIR": str(tmp / "cctmp")}
     published = False
     try:
-        jobs: list[tuple[Path, list[str]]] = []
-        for name in ENGINE_SOURCES:
-            jobs.append((engine_dir() / name, [spec.cc, *_engine_flags(spec), "-c"]))
-        for src in spec.sources:
-            jobs.append((src, [spec.cc, *spec.bench_flags(), "-c"]))
-        objs = [tmp / f"{i:03d}-{src.stem}.o" for i, (src, _) in enumerate(jobs)]
+        sources = [engine_dir() / name for name in ENGINE_SOURCES] + list(spec.sources)
+        objs = [tmp / f"{i:03d}-{src.stem}.o" for i, src in enumerate(sources)]
+        jobs: list[tuple[int, list[str]]] = []
+        shared: dict[int, Path] = {}  # engine objects compiled here, for the cache
+        for i, name in enumerate(ENGINE_SOURCES):
+            cached = _engine_object(bdir, engine, spec, name)
+            try:  # a hard link: a clean removing the cached object meanwhile leaves this build its own
+                check_private(cached)
+                os.link(cached, objs[i])
+                os.utime(cached)  # last use, for pruning
+                continue
+            except (OSError, UnsafeCache):
+                with contextlib.suppress(OSError):
+                    objs[i].unlink()
+            jobs.append((i, [spec.cc, *_engine_flags(spec, name), "-c"]))
+            shared[i] = cached
+        jobs += [(len(ENGINE_SOURCES) + i, [spec.cc, *spec.bench_flags(), "-c"]) for i in range(len(spec.sources))]
 
-        def compile_one(i: int) -> tuple[Path, subprocess.CompletedProcess[str]]:
-            src, argv = jobs[i]
-            return src, _run([*argv, str(src), "-o", str(objs[i])], env=env)
+        mine: set[subprocess.Popen[bytes]] = set()  # this build's compilers (others may build beside it)
+
+        def compile_one(job: tuple[int, list[str]]) -> tuple[Path, subprocess.CompletedProcess[str]]:
+            i, argv = job
+            return sources[i], _run([*argv, str(sources[i]), "-o", str(objs[i])], env=env, group=mine)
 
         pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
         try:
-            for src, proc in pool.map(compile_one, range(len(jobs))):
+            for src, proc in pool.map(compile_one, jobs):
                 if proc.returncode != 0:
                     raise BuildError(f"{src}: does not compile", proc.stderr.strip(), file=str(src))
         except BaseException:  # Ctrl-C, SIGTERM or a failed source: no compile outlives the build
             pool.shutdown(wait=False, cancel_futures=True)
-            _kill_live()
+            _kill_live(mine)
             raise
         pool.shutdown()
+        for i, cached in shared.items():  # published whole (a rename), readable by others, writable by no one else
+            with contextlib.suppress(OSError):
+                os.chmod(objs[i], 0o644)
+                part = cached.with_name(f"{cached.name}.{os.getpid()}.{threading.get_ident()}")
+                os.link(objs[i], part)
+                os.rename(part, cached)
         # -ldl: dlsym/dladdr (runner --features names the malloc in use) live in libc only since glibc 2.34
         link = _run([spec.cc, "-pthread", *map(str, objs), "-o", str(tmp / "runner"), *spec.ldflags, "-lm", "-ldl"],
                     env=env)
@@ -601,6 +660,12 @@ def prune(older_than_days: float = PRUNE_AFTER_DAYS, everything: bool = False) -
         gone = _remove_unused(e.path)
         if gone is not None:
             (removed if gone else in_use).append(e)
+    root = build_dir(create=False)
+    # engine objects (a build links its own copy first) and remembered analyses (.memo-*: predict/osaca.py)
+    for memo in [f for g in (".engine-*.o*", ".memo-*") for f in root.glob(g)] if root is not None else []:
+        with contextlib.suppress(OSError):
+            if everything or now - memo.stat().st_mtime > older_than_days * 86400:
+                memo.unlink()
     return Pruned(tuple(removed), tuple(in_use))
 
 

@@ -7,18 +7,29 @@ paper's reading of a loop kernel in steady state. Run in its own process
 Where the arch chosen for this CPU has no data for an instruction of the loop (OSACA 0.7's ZEN4
 file lacks ``imul r64,r64``), the next arch of the CPU's list that has is used and named; the
 instructions no arch knows are named in the notes (OSACA prices them at 0).
+
+An analysis is remembered in the build cache, per OSACA version, worker, arch and loop text: it is
+the same every time, and one of a 300-instruction loop took 10–17 s (its loop-carried dependency
+search) on the 2-vCPU VM under load, paid again by every `explain` and `--predict` of that loop.
+One that failed or whose search timed out (which depends on the host's speed) is not kept.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.metadata
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import cast
 
+from cyclebench.build.compile import UnsafeCache, build_dir, check_private
+from cyclebench.predict import osaca_worker
 from cyclebench.predict.hotloop import why_unmodelled
 from cyclebench.predict.osaca_worker import OsacaAnalysis
 from cyclebench.prediction import FAILED, MISSING, OK, OSACA, UNSUPPORTED, InstructionView, ModelResult
@@ -35,9 +46,43 @@ def missing() -> ModelResult:
     return ModelResult(OSACA, MISSING, f"OSACA not found: install {PACKAGE}")
 
 
+def _memo(arch: str, source: str) -> Path | None:
+    """Where the build cache keeps the analysis of ``source`` on ``arch`` (None: no cache here)."""
+    try:
+        version = importlib.metadata.version("osaca")
+        worker = Path(osaca_worker.__file__).read_bytes()
+        bdir = build_dir()
+    except (importlib.metadata.PackageNotFoundError, OSError, UnsafeCache):
+        return None
+    if bdir is None:
+        return None
+    h = hashlib.sha256(f"{version}\0{arch}\0".encode() + hashlib.sha256(worker).digest() + source.encode())
+    return bdir / f".memo-osaca-{h.hexdigest()[:24]}.json"
+
+
 def _analyse(arch: str, source: str, timeout: float) -> OsacaAnalysis:
-    """The worker's analysis of ``source`` on ``arch``, or one with ``error`` alone (a timeout,
-    a worker that printed no JSON)."""
+    """The worker's analysis of ``source`` on ``arch`` (remembered: _memo), or one with ``error``
+    alone (a timeout, a worker that printed no JSON)."""
+    memo = _memo(arch, source)
+    if memo is not None:
+        with contextlib.suppress(OSError, ValueError, UnsafeCache):
+            check_private(memo)
+            known = cast(OsacaAnalysis, json.loads(memo.read_text()))
+            with contextlib.suppress(OSError):
+                os.utime(memo)  # last use, for pruning (build.compile.prune)
+            return known
+    d = _run_worker(arch, source, timeout)
+    if memo is not None and "error" not in d and not d.get("timed_out"):
+        with contextlib.suppress(OSError):
+            part = memo.with_name(f"{memo.name}.{os.getpid()}")
+            part.write_text(json.dumps(d))
+            os.chmod(part, 0o644)
+            part.rename(memo)
+    return d
+
+
+def _run_worker(arch: str, source: str, timeout: float) -> OsacaAnalysis:
+    """The worker's analysis of ``source`` on ``arch``, run now."""
     with tempfile.TemporaryDirectory(prefix="cb-osaca-") as tmp:
         asm = Path(tmp) / "loop.s"
         asm.write_text(source)
