@@ -141,7 +141,12 @@ def test_a_sigkilled_profile_leaves_no_scratch_behind(tmp_path: Path) -> None:
     removes those of processes that are gone."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    exe = _build(tmp_path, "-pg")
+    src = tmp_path / "long.c"  # runs on for a minute: it is still running when cyclebench is killed
+    src.write_text("#include <unistd.h>\n__attribute__((noinline)) int step(int i) { return i + 1; }\n"
+                   "int main(void) { int x = 0; for (int i = 0; i < 600; i++) { x = step(x); usleep(100000); }\n"
+                   "return x == 0; }\n")
+    exe = tmp_path / "long_pg"
+    subprocess.run(["cc", "-O2", "-pg", str(src), "-o", str(exe)], check=True)
     env = {**os.environ, "TMPDIR": str(tmp)}
     proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "profile", "--", str(exe)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -151,7 +156,9 @@ def test_a_sigkilled_profile_leaves_no_scratch_behind(tmp_path: Path) -> None:
     assert list(tmp.glob("cyclebench-profile-*/*")), "the profile never wrote its scratch"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    time.sleep(0.5)  # its uftrace dies with it (PR_SET_PDEATHSIG)
+    time.sleep(0.5)  # its uftrace dies with it (PR_SET_PDEATHSIG), and the program too (lifetime.supervised)
+    left = subprocess.run(["pgrep", "-f", str(exe)], capture_output=True, text=True).stdout.split()
+    assert not left, f"the profiled program outlived a SIGKILLed profile: {left}"
     assert list(tmp.glob("cyclebench-profile-*"))  # left behind: nothing ran to remove it
     r = subprocess.run([sys.executable, "-m", "cyclebench", "profile", "--", str(tmp_path / "missing")], env=env,
                        capture_output=True, text=True)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from cyclebench.lifetime import supervised
 from cyclebench.runner.child import run_child
 from cyclebench.runner.protocol import signal_name
 
@@ -68,11 +69,14 @@ def record(argv: Sequence[str], out_dir: Path, timeout: float, cpu: int | None =
     clock was calibrated there); returns its wall seconds. Raises ProfileError when it does not
     start, crashes, times out, or records no function (a build without -pg / -finstrument-functions)."""
     pin = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
-    child = run_child([*pin, *uftrace_argv(out_dir, argv)], timeout)
+    # under the group supervisor: uftrace dies with cyclebench (PR_SET_PDEATHSIG), the program it
+    # forked would not (a SIGKILLed `profile` left it running under PID 1); the supervisor kills the group
+    child = run_child(supervised([*pin, *uftrace_argv(out_dir, argv)]), timeout)
     if child.timed_out:
         raise ProfileError(f"{argv[0]} did not end within {timeout:g} s (killed)")
-    if child.returncode < 0:
-        raise ProfileError(f"{argv[0]} was killed by {signal_name(-child.returncode)} under uftrace")
+    code = child.returncode if child.returncode < 0 else -(child.returncode - 128) if child.returncode > 128 else 0
+    if code < 0:  # the supervisor says a signal as 128 + N
+        raise ProfileError(f"{argv[0]} was killed by {signal_name(-code)} under uftrace")
     tail = child.stderr.strip().splitlines()[-1:] or [""]
     if not any(out_dir.glob("*.dat")):
         raise ProfileError(f"uftrace recorded nothing for {argv[0]}: {tail[0] or 'no trace'} (build it with -pg "
