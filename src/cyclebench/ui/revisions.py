@@ -15,6 +15,7 @@ import click
 
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.ui.common import err, out
+from cyclebench.ui.options import FloatRange
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,7 +77,7 @@ def repo_options(revs: bool = False) -> Callable[[F], F]:
                               "auto where one can be made (a line says when not), require: exit 2 where not."),
             click.option("--no-sandbox", is_flag=True, help="Build and run revisions unconfined, with the user's "
                                                             "rights and the network."),
-            click.option("--build-timeout", type=click.FloatRange(0, 86400, min_open=True), default=3600.0,
+            click.option("--build-timeout", type=FloatRange(0, 86400, min_open=True), default=3600.0,
                          show_default=True, metavar="SECONDS", help="Stop a revision's build command (and everything "
                          "it started) after SECONDS: the revision is unbuildable, its checkout removed."),
         ]
