@@ -123,7 +123,9 @@ def test_a_build_past_its_timeout_is_unbuildable_and_gone(lab: tuple[Path, Path,
     t0 = time.monotonic()
     r = _cb(home, "compare", "--rev", shas["good"], "--rev", shas["sleepy"], *_opts(repo, "--build-timeout", "2"))
     took = time.monotonic() - t0
-    assert r.returncode == 2 and "ran past --build-timeout 2 s" in r.stderr, r.stderr
+    assert r.returncode == 2 and "ran past --build-timeout 2 s and was stopped (" in r.stderr, r.stderr
+    build_s = float(r.stderr.split("was stopped (")[1].split(" s)")[0])
+    assert build_s <= 5, r.stderr  # the build, from its start to its whole tree gone
     # the good revision's build and runner are made first: the sleepy one's ends at its limit
     assert took < 60, took
     left = subprocess.run(["pgrep", "-f", "sleep 67.25"], capture_output=True, text=True).stdout.split()

@@ -326,6 +326,7 @@ def _run_build(command: Sequence[str], cwd: Path, log: Path, confine: Confinemen
         fh.write(("$ " + " ".join(command) + "\n").encode())
         fh.flush()
         argv = [*confine.sandbox([entry]), *command]
+        t0 = time.monotonic()
         proc = spawn(supervised(argv), cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             code = proc.wait(confine.build_timeout)
@@ -333,7 +334,7 @@ def _run_build(command: Sequence[str], cwd: Path, log: Path, confine: Confinemen
             proc.terminate()  # the supervisor ends the build's whole process group (and the sandbox with it)
             proc.wait()
             raise BuildTimeout(f"the build command ran past --build-timeout {confine.build_timeout:g} s "
-                               "and was stopped") from None
+                               f"and was stopped ({time.monotonic() - t0:.1f} s)") from None
         except BaseException:
             proc.terminate()
             proc.wait()
