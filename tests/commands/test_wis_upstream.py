@@ -59,7 +59,8 @@ def test_every_upstream_test_case_is_a_row_in_both_modes(corpus: dict[str, Any])
             got = [(n, s, r, m) for b, n, v, s, r, m in rows if b == f"wis/{stem}" and v == mode]
             assert got, (stem, mode, res.output[-2000:])
             for n, status, reason, median in got:  # a number, or the reason there is none
-                assert (status in MEASURED and median and median > 0) or (status not in MEASURED and reason), \
+                # ok only with a number; disturbed keeps its number, or says the host starved it (0 ops/s)
+                assert (status in MEASURED and median and median > 0) or (status != "ok" and reason), \
                     (stem, mode, n, status, reason, median)
             if got[0][1] in MEASURED:  # a sweep goes on to 2 tasks unless a run failed
                 assert [n for n, *_ in got] == [1, 2] or got[-1][1] not in MEASURED, (stem, mode, got)
