@@ -174,20 +174,23 @@ def sweep(parent: Path, prefix: str) -> list[Path]:
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _children() -> list[int]:
-    """This process's live children, from /proc/PID/stat (field 4: the parent; proc(5))."""
-    me, found = os.getpid(), []
+def proc_stats() -> Iterator[tuple[int, list[bytes]]]:
+    """Every live process's pid and /proc/PID/stat fields after its command name (field 3, the
+    state, first; proc(5)); processes gone meanwhile are passed over."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
+                yield int(entry.name), f.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if len(fields) > 1 and int(fields[1]) == me:
-            found.append(int(entry.name))
-    return found
+
+
+def _children() -> list[int]:
+    """This process's live children, from /proc/PID/stat (field 4: the parent; proc(5))."""
+    me = os.getpid()
+    return [pid for pid, fields in proc_stats() if len(fields) > 1 and int(fields[1]) == me]
 
 
 def _subreaper(on: bool) -> None:

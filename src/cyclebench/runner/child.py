@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from cyclebench.lifetime import spawn
+from cyclebench.lifetime import proc_stats, spawn
 
 
 class _PopenArgs(TypedDict):
@@ -79,18 +79,8 @@ def _sweep_stale_tmp() -> None:
 def session_rss(sid: int) -> int:
     """Resident set size in bytes summed over every process of session ``sid`` (the child and
     whatever it forked), from /proc/PID/stat (field 6: session, 24: rss in pages; proc(5))."""
-    page, total = os.sysconf("SC_PAGE_SIZE"), 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if int(fields[3]) == sid:
-            total += int(fields[21]) * page
-    return total
+    page = os.sysconf("SC_PAGE_SIZE")
+    return sum(int(fields[21]) * page for _, fields in proc_stats() if int(fields[3]) == sid)
 
 
 def run_child(argv: list[str], timeout: float, max_rss: int | None = None, own_pdeathsig: bool = False) -> Child:
