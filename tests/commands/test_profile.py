@@ -89,9 +89,10 @@ def test_a_call_tree_adds_up_against_known_truth(tmp_path: Path) -> None:
     # a parent's total holds its children's, by construction (per call, so per median here)
     assert outer["total"] >= chain["total"] + 10 * leaf["total"] - 1e-9
     assert rows["main"]["total"] >= 1000 * outer["total"]
-    # % from the figures shown; not "chain300 > 50%": the empty leaf read 48–60 cycles~ in 2 of 45
-    # quiet runs here (10,000 calls of it then outweigh chain300's 1,000), and a fresh CI fell to 39%
-    assert chain["pct"] > outer["pct"]
+    # % from the figures shown. Not an ordering of the shares: outer's self is its raw self less 11
+    # probes measured in other processes, so a process the host slows moves it by hundreds of
+    # cycles~ (outer 46% against chain300's 27% in a fresh CI; 0–22% in 45 quiet runs), and the
+    # empty leaf read 48–60 in 2 of 45 quiet runs: bench/profile.py reports both over repeated runs
     whole = sum(r["calls"] * max(r["self"], 0.0) for r in rows.values())
     assert chain["pct"] == pytest.approx(100 * chain["calls"] * max(chain["self"], 0.0) / whole)
     assert leaf["compensated"] and not chain["compensated"]  # the probe is 95% of an empty call's raw self

@@ -141,3 +141,25 @@ def test_a_parents_total_holds_its_childrens_even_when_medians_do_not_add() -> N
     assert leaf["total"] == pytest.approx(80) and leaf["calls"] == 50
     assert outer["total"] >= 10 * leaf["total"] - 1e-9  # 800, not the median call's 530
     assert rows["main"]["total"] >= 5 * outer["total"] - 1e-9
+
+
+def test_one_interrupted_call_moves_no_total() -> None:
+    """main (called once) → 100 calls of f, each 300 net, one of them interrupted for 1,000,000:
+    main's total is its children's medians propagated (gprof's arcs), not its one call's sum,
+    which held the outlier (main read 4.1M and 30.6M cycles~ in two identical runs). A recursive
+    function keeps its calls' own totals: its depth is in them, not in an arc."""
+    probe = Probe(inner_lo=100, inner_hi=100, outer=0)
+    events, t = [ev("B", 0, "main")], 10.0
+    for k in range(100):
+        dur = 100 + 300 + (1_000_000 if k == 50 else 0)
+        events += [ev("B", t / 1000, "f"), ev("E", (t + dur) / 1000, "f")]
+        t += dur
+    events.append(ev("E", (t + 10) / 1000, "main"))
+    # rec → rec → rec: 500, 500 and 200 net of their own (600, 600, 300 raw)
+    t += 20
+    events += [ev("B", t / 1000, "rec"), ev("B", (t + 300) / 1000, "rec"), ev("B", (t + 600) / 1000, "rec"),
+               ev("E", (t + 900) / 1000, "rec"), ev("E", (t + 1200) / 1000, "rec"), ev("E", (t + 1500) / 1000, "rec")]
+    rows = {r["function"]: r for r in flat_profile(calls_of(events), 1.0, probe)}
+    assert rows["f"]["total"] == pytest.approx(300)
+    assert rows["main"]["total"] == pytest.approx(100 * 300 + max(rows["main"]["self"], 0))
+    assert rows["rec"]["total"] == pytest.approx(700)  # the median of 1200, 700, 200: deeper calls counted

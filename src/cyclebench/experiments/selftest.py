@@ -65,6 +65,7 @@ MAX_BIAS, CHAIN_BIAS = 0.005, 0.03
 # the tool's whatever the host did. An injected 1% calibration fault reads +1.0% (median of chains and 300 adds).
 HOST_BIAS = 0.008
 ATTEMPTS = 3  # a check is measured until it passes, at most this often (docs/method.md §11)
+QUIET_FAILURES = 2  # ... or until it has failed this often with the host quiet: then it FAILs
 # An attempt was disturbed by the host when (docs/method.md §11):
 DISTURBED_MAX = 0.02  # more of its batches than this were preempted or migrated (engine/disturb.c)
 OTHERS_MAX = check.LOAD_PER_CPU  # the other CPUs were busier than this (/proc/stat), as `check`'s load WARN
@@ -277,8 +278,9 @@ def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) 
     at most ATTEMPTS times, watching the host during every attempt; then each check's status
     (docs/method.md §11):
 
-    * PASS — it passed in some attempt;
-    * FAIL — it failed in every attempt, and the host cannot explain it: in some attempt the
+    * PASS — it passed in some attempt before QUIET_FAILURES failed with the host quiet;
+    * FAIL — it failed QUIET_FAILURES times with the host quiet; or it failed in every attempt,
+      and the host cannot explain it: in some attempt the
       host was quiet (no more than DISTURBED_MAX of the batches disturbed, the other CPUs at
       most OTHERS_MAX busy, at most STEAL_MAX stolen), or in every attempt the figure lies
       beyond what a busy host does (``host_can_explain`` False);
@@ -302,7 +304,10 @@ def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) 
         if taken:
             host = replace(host, busy=(*host.busy, taken))
         tries.append((got, host))
-        if all(any(t[i].passed is not False for t, _h in tries) for i in range(len(names))):
+        # settled: passed, or failed often enough with the host quiet to be the tool's
+        if all(any(t[i].passed is not False for t, _h in tries)
+               or sum(t[i].passed is False and not h.busy for t, h in tries) >= QUIET_FAILURES
+               for i in range(len(names))):
             break
     out = []
     for i in range(len(names)):
@@ -332,10 +337,17 @@ def decide(attempts: list[tuple[bool | None, bool, bool]]) -> tuple[str, int]:
     A fault moves every attempt the same way; a busy host's noise moves between them. One busy
     attempt beyond the bound is the host's: beside a busy loop on the other CPU of the AMD EPYC
     guest, 300 adds once read 303.19, 301.91 and 301.56 cycles~ in three attempts (+1.06% in
-    the first, the bound 0.8%) from a correct tool."""
-    for k, (passed, _explained, _busy) in enumerate(attempts):
+    the first, the bound 0.8%) from a correct tool. A failure repeated with the host quiet
+    (QUIET_FAILURES) is the tool's, whatever a later attempt reads: with the 1% calibration
+    fault injected, a third attempt once read the chains' median bias +0.33% (29/36 covered)
+    after +0.98% and +0.94% with the host quiet, and passed the fault."""
+    quiet_failures = 0
+    for k, (passed, _explained, busy) in enumerate(attempts):
         if passed is not False:
             return (NA if passed is None else PASS), k
+        quiet_failures += not busy
+        if quiet_failures == QUIET_FAILURES:
+            return FAIL, k
     if any(not busy for _p, _explained, busy in attempts) or not any(e for _p, e, _b in attempts):
         return FAIL, len(attempts) - 1
     return INCONCLUSIVE, len(attempts) - 1
