@@ -56,6 +56,7 @@ class HotLoop:
     ir_per_op: float | None = None
     loop_ir_per_op: float | None = None
     outside: tuple[str, ...] = ()
+    priced_ir_per_op: float | None = None
 
     @property
     def trips(self) -> float:
@@ -71,6 +72,71 @@ class HotLoop:
     def assembly(self) -> str:
         """The loop's instructions, one a line, for display."""
         return "\n".join(i.text for i in self.instructions)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One basic block an op executes (callgrind's per-op counts split at branch targets and after
+    branches, calls and returns): where it is (``function``, ``obj``, ``start`` and ``end``: the
+    addresses of its first and last instruction, ``line``: its source file:line when the build has
+    debug information), ``count``: executions per op, ``ir``: the instructions it executes per op
+    (a rep string op counts each iteration, as callgrind does), its AT&T ``instructions``, what the
+    models do not model in it (``unmodelled``, classes), and llvm-mca's ``cycles`` per execution
+    (the block repeated: its own dependency chains included) and ``throughput`` bound per
+    execution (None: not priced, ``reason`` says why)."""
+
+    function: str
+    obj: str
+    start: int
+    end: int
+    count: float
+    ir: float
+    instructions: tuple[str, ...]
+    unmodelled: tuple[str, ...] = ()
+    addresses: tuple[int, ...] = ()
+    line: str | None = None
+    cycles: float | None = None
+    throughput: float | None = None
+    reason: str | None = None
+    kind: str = "block"  # or "loop": an innermost loop's main path, ``count`` its trips per op
+
+    @property
+    def per_op(self) -> float | None:
+        """Predicted cycles per op: executions × cycles per execution (None: not priced)."""
+        return None if self.cycles is None else self.count * self.cycles
+
+
+@dataclass(frozen=True)
+class NotModelled:
+    """An instruction the models do not model that the op executes: its class (hotloop's
+    ``why_unmodelled``), text, function, executions per op and its share of the op's instructions
+    (callgrind's Ir: a ``rep stos`` counts its iterations)."""
+
+    what: str
+    text: str
+    function: str
+    count: float
+    share: float
+
+
+@dataclass(frozen=True)
+class BlockProfile:
+    """Block-weighted pricing of one op (docs/method.md §12): every block it executes with its
+    count and llvm-mca's cost, ``ir_per_op`` every instruction it executes, ``coverage`` the share
+    of those in priced blocks (a call is priced through its callee's blocks, not as a block of its
+    own), ``not_modelled`` what runs per op that no model prices, ``cycles_per_op`` Σ count ×
+    cycles and ``throughput_per_op`` Σ count × throughput bound over the priced blocks."""
+
+    blocks: tuple[Block, ...]
+    ir_per_op: float
+    coverage: float
+    not_modelled: tuple[NotModelled, ...] = ()
+    cycles_per_op: float | None = None
+    throughput_per_op: float | None = None
+
+    def ranked(self) -> list[Block]:
+        """The blocks by predicted cycles per op, most first (unpriced ones last, by Ir)."""
+        return sorted(self.blocks, key=lambda b: (b.per_op is None, -(b.per_op or 0.0), -b.ir))
 
 
 @dataclass(frozen=True)
@@ -126,14 +192,30 @@ class Prediction:
     loop: HotLoop | None = None
     models: tuple[ModelResult, ...] = ()
     reason: str | None = None
+    blocks: BlockProfile | None = None
 
     def model(self, tool: str) -> ModelResult | None:
         return next((m for m in self.models if m.tool == tool), None)
 
+    @property
+    def coverage(self) -> float | None:
+        """The share of the op's executed instructions the prediction prices (callgrind's Ir): its
+        blocks', or its loop's; None without callgrind's counts."""
+        if self.blocks is not None:
+            return self.blocks.coverage
+        if self.loop is None or not self.loop.ir_per_op or self.loop.priced_ir_per_op is None:
+            return None
+        return min(self.loop.priced_ir_per_op / self.loop.ir_per_op, 1.0)
+
     def cycles_per_op(self, tool: str) -> float | None:
-        """The tool's cycles per loop trip × trips per op; None without a figure."""
+        """The tool's cycles per op: block-weighted (``blocks``, llvm-mca) where the op's code is
+        priced block by block, else cycles per loop trip × trips per op; None without a figure."""
         m = self.model(tool)
-        if m is None or m.cycles is None or self.loop is None:
+        if m is None or m.cycles is None:
+            return None
+        if self.blocks is not None:
+            return self.blocks.cycles_per_op if tool == MCA else None
+        if self.loop is None:
             return None
         return m.cycles * self.loop.trips
 

@@ -6,13 +6,26 @@ reads them; never stores or prints.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from cyclebench.predict import asm, cpu, hotloop, mca, osaca
-from cyclebench.prediction import NO_LOOP, TOOLS, ModelResult, Prediction
+from cyclebench.predict import asm, blocks, cpu, hotloop, mca, osaca
+from cyclebench.prediction import (
+    CALLGRIND,
+    FAILED,
+    NO_LOOP,
+    OK,
+    OSACA,
+    TOOLS,
+    UNSUPPORTED,
+    HotLoop,
+    LoopInstruction,
+    ModelResult,
+    Prediction,
+)
 
 __all__ = ["Target", "predict", "target", "target_of"]
 
@@ -67,14 +80,72 @@ def target(override: str | None = None) -> Target:
 
 def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant: str = "",
             use_callgrind: bool = True, timeout: float = 600) -> Prediction:
-    """Both models' prediction for ``bench`` at ``param`` in ``binary``. A missing tool, an
-    unknown CPU or a body without a loop is in the Prediction (a status and a reason), never
-    an exception; OSError from objdump or valgrind propagates."""
+    """Both models' prediction for ``bench`` at ``param`` in ``binary``: the hot loop's, where one
+    innermost loop holds blocks.SINGLE_LOOP of the op's instructions, each run once a trip
+    (blocks.one_trip), or callgrind is not used;
+    else every block the op executes priced by llvm-mca and weighted by its count (predict.blocks;
+    OSACA, which reads one loop kernel, is then marked unsupported). A missing tool, an unknown
+    CPU or a body that runs nothing per op is in the Prediction (a status and a reason), never an
+    exception; OSError from objdump or valgrind propagates."""
+    counts, note = None, None
+    if use_callgrind and shutil.which("valgrind") is not None:
+        try:
+            counts = hotloop.callgrind_counts(binary, bench, param, timeout)
+        except hotloop.HotLoopError as e:
+            note = f"callgrind: {e}; the loop read statically"
+    elif use_callgrind:
+        note = "valgrind not found (apt-get install valgrind): the loop read statically, 1 trip an op assumed"
     try:
-        loop, note = hotloop.find(binary, bench, param, use_callgrind=use_callgrind, timeout=timeout)
+        if counts is None:
+            loop = hotloop.static(binary, bench)
+        else:
+            listings = hotloop.listings_of(counts)
+            try:
+                loop = hotloop.from_counts(counts, listings=listings)
+            except hotloop.HotLoopError:
+                if sum(sum(v.values()) for v in counts.values()) < 1:
+                    raise
+                return _by_blocks(bench, param, variant, tgt, counts, listings, None)
+            if not blocks.one_trip(loop):
+                return _by_blocks(bench, param, variant, tgt, counts, listings, loop)
     except hotloop.HotLoopError as e:
         models = tuple(ModelResult(t, NO_LOOP, str(e)) for t in TOOLS)
         return Prediction(bench, param, variant, tgt.model_name, None, models, str(e))
     source, lines = asm.loop_source(loop)
     results = (mca.run(source, lines, tgt.mcpu, tgt.mcpu_reason), osaca.run(source, tgt.osaca, tgt.osaca_reason))
     return Prediction(bench, param, variant, tgt.model_name, loop, results, note)
+
+
+def _by_blocks(bench: str, param: int | None, variant: str, tgt: Target,
+               counts: dict[tuple[str, str], dict[int, float]], listings: dict[tuple[str, str], list[hotloop.Insn]],
+               loop: HotLoop | None) -> Prediction:
+    """The block-weighted Prediction (predict.blocks): llvm-mca's figure Σ count × cycles; its
+    per-instruction view of the block that costs the most per op (the ``loop`` shown); OSACA marked."""
+    tool = mca.find_tool()
+    usable = tgt.mcpu if tool is not None and tgt.mcpu in mca.known_cpus(tool[0]) else None
+    prof, why = blocks.profile(counts, listings, usable)
+    ranked = prof.ranked()
+    top = ranked[0]
+    shown = HotLoop(function=top.function, obj=top.obj, start=top.start, end=top.end,
+                    instructions=tuple(LoopInstruction(a, t, 1.0, hotloop.why_unmodelled(t))
+                                       for a, t in zip(top.addresses, top.instructions, strict=True)),
+                    source=CALLGRIND, trips_per_op=top.count, ir_per_op=prof.ir_per_op, loop_ir_per_op=top.ir,
+                    outside=tuple(f"{n.what}: {n.text} in {n.function}, {n.count:g}/op ({100 * n.share:.0f}% of "
+                                  f"the op's instructions)" for n in prof.not_modelled))
+    if loop is None:
+        hot = "no loop runs per op"
+    else:
+        share = 100 * (loop.loop_ir_per_op or 0) / (loop.ir_per_op or 1)
+        hot = (f"the hot loop holds {share:.0f}%" + (", its instructions run unequally a trip"
+                                                        if share >= 100 * blocks.SINGLE_LOOP else ""))
+    note = (f"block-weighted: {len(prof.blocks)} blocks, {100 * prof.coverage:.0f}% of the op's "
+            f"{prof.ir_per_op:g} instructions priced ({hot})")
+    source, lines = asm.loop_source(shown)
+    m = mca.run(source, lines, tgt.mcpu, tgt.mcpu_reason)
+    if m.status == OK and prof.cycles_per_op is not None:
+        m = replace(m, notes=(note, *m.notes))
+    elif m.status == OK:
+        m = replace(m, status=FAILED, reason=why or "no block priced")
+    o = ModelResult(OSACA, UNSUPPORTED, f"OSACA prices one loop kernel, and this op's code is {len(prof.blocks)} "
+                    "blocks: llvm-mca prices them")
+    return Prediction(bench, param, variant, tgt.model_name, shown, (m, o), None, prof)

@@ -31,7 +31,8 @@ from cyclebench.build.elf import body_symbol
 from cyclebench.prediction import CALLGRIND, STATIC, HotLoop, LoopInstruction
 from cyclebench.runner import run_child
 
-SIM_OPS = 16  # operations in callgrind's first batch: per-op counts resolve to 1/16
+# operations in callgrind's first batch: per-op counts resolve to 1/64 (an arm taken 1 op in 64: 16 saw none)
+SIM_OPS = 64
 OBJDUMP_TIMEOUT_S = 60
 
 # What static throughput models cannot price (llvm-mca's docs, "Limitations": no model of the
@@ -47,6 +48,9 @@ _UNMODELLED: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(rdtscp?|rdpmc)\b"), "timer read (rdtsc)"),
     (re.compile(r"^(call|callq)\b"), "call"),
 ]
+# What a model cannot put a number on at all (its instructions count against the coverage); a lock
+# prefix or a call gets a number, marked (a call's callee is priced where it can be: blocks, splicing)
+NOT_PRICED = frozenset({"system call", "rep string op", "cpuid", "timer read (rdtsc)", "fence"})
 _BRANCH = re.compile(r"^(j[a-z]+|loop[a-z]*)\s+([0-9a-f]+)\s+<")
 _CALL = re.compile(r"^(?:call|callq)\s+[0-9a-f]+\s+<([^>+]+)")
 _LINE = re.compile(r"^\s+([0-9a-f]+):\s+(.*)$")
@@ -198,7 +202,7 @@ def _taken(insns: list[Insn], executed: dict[int, float], start: int) -> float:
     return head - executed.get(before[-1].address, 0.0)
 
 
-def _loops(insns: list[Insn], executed: dict[int, float] | None) -> list[tuple[int, int, Insn]]:
+def loops(insns: list[Insn], executed: dict[int, float] | None) -> list[tuple[int, int, Insn]]:
     """(start, end, branch) of every backward branch among ``insns`` (with counts: run per op and
     taken per op: a compare-and-swap's retry branch that never retries is no loop), innermost
     only: no other's range inside its own."""
@@ -211,20 +215,55 @@ def _loops(insns: list[Insn], executed: dict[int, float] | None) -> list[tuple[i
             if not any(o is not c and c[0] <= o[0] and o[1] <= c[1] and (o[0], o[1]) != (c[0], c[1]) for o in cands)]
 
 
-def from_counts(counts: dict[tuple[str, str], dict[int, float]], objdump: str = "objdump") -> HotLoop:
-    """The hot loop among the per-op counts (see the module's docstring). Raises HotLoopError
-    when no backward branch runs per op."""
-    total = sum(sum(v.values()) for v in counts.values())
-    best: tuple[float, tuple[str, str], int, int, Insn, list[Insn]] | None = None
-    listings: dict[tuple[str, str], list[Insn]] = {}
+def listings_of(counts: dict[tuple[str, str], dict[int, float]], objdump: str = "objdump"
+                ) -> dict[tuple[str, str], list[Insn]]:
+    """The disassembly of every function the per-op counts name, over the range they executed
+    (objects no longer on disk are left out)."""
+    out: dict[tuple[str, str], list[Insn]] = {}
     for key, ex in counts.items():
         obj = Path(key[0])
-        if not obj.is_file():
-            continue
-        insns = disassemble(obj, min(ex), max(ex) + 16, objdump)
-        listings[key] = insns
-        for start, end, _br in _loops(insns, ex):
-            ir = sum(c for a, c in ex.items() if start <= a <= end)
+        if obj.is_file():
+            out[key] = disassemble(obj, min(ex), max(ex) + 16, objdump)
+    return out
+
+
+def _leaf_callees(counts: dict[tuple[str, str], dict[int, float]], listings: dict[tuple[str, str], list[Insn]],
+                  ) -> dict[str, tuple[tuple[str, str], list[Insn]]]:
+    """Functions a loop trip can hold inline, by name: every executed instruction run equally
+    often (straight-line: no loop, no branch taken one call in some), no call of their own."""
+    out: dict[str, tuple[tuple[str, str], list[Insn]]] = {}
+    for key, insns in listings.items():
+        ex = counts[key]
+        run = [i for i in insns if ex.get(i.address, 0) > 0]
+        if run and max(ex[i.address] for i in run) - min(ex[i.address] for i in run) < 1e-6 \
+                and not any(why_unmodelled(i.text) == "call" for i in run):
+            out[key[1]] = (key, run)
+    return out
+
+
+def from_counts(counts: dict[tuple[str, str], dict[int, float]], objdump: str = "objdump",
+                listings: dict[tuple[str, str], list[Insn]] | None = None) -> HotLoop:
+    """The hot loop among the per-op counts (see the module's docstring), ``listings`` their
+    disassembly (listings_of's; made here when None). A call in the loop to a straight-line
+    leaf function is priced through it: the callee's instructions take the call's place in the
+    trip (its ``ret`` dropped), so a dependency that runs through it is the loop's (a loop calling
+    a 50-add chain is 50 cycles a trip, not a 100-cycle call). Raises HotLoopError when no backward
+    branch runs per op."""
+    total = sum(sum(v.values()) for v in counts.values())
+    best: tuple[float, tuple[str, str], int, int, Insn, list[Insn]] | None = None
+    listings = listings_of(counts, objdump) if listings is None else listings
+    leaves = _leaf_callees(counts, listings)
+
+    def inlined(insns: list[Insn], ex: dict[int, float], start: int, end: int) -> float:
+        """Ir per op of the loop's straight-line leaf callees."""
+        names = {m.group(1) for i in insns if start <= i.address <= end and ex.get(i.address, 0) > 0
+                 and (m := _CALL.match(i.text)) and m.group(1) in leaves}
+        return sum(sum(counts[leaves[n][0]].values()) for n in names)
+
+    for key, insns in listings.items():
+        ex = counts[key]
+        for start, end, _br in loops(insns, ex):
+            ir = sum(c for a, c in ex.items() if start <= a <= end) + inlined(insns, ex, start, end)
             if best is None or ir > best[0]:
                 best = (ir, key, start, end, _br, insns)
     if best is None:
@@ -232,23 +271,53 @@ def from_counts(counts: dict[tuple[str, str], dict[int, float]], objdump: str = 
     ir, key, start, end, branch, insns = best
     ex = counts[key]
     trips = ex[branch.address]
-    body = [LoopInstruction(i.address, i.text, round(ex[i.address] / trips, 4), why_unmodelled(i.text))
-            for i in insns if start <= i.address <= end and ex.get(i.address, 0) > 0]
+    body: list[LoopInstruction] = []
+    ir_of: dict[int, float] = {}  # Ir per op of each instruction of the trip (a rep string op: its iterations)
+    spliced: set[tuple[str, str]] = set()
+    for i in insns:
+        if not (start <= i.address <= end and ex.get(i.address, 0) > 0):
+            continue
+        m = _CALL.match(i.text)
+        if m and m.group(1) in leaves:
+            ckey, run = leaves[m.group(1)]
+            spliced.add(ckey)
+            body += [LoopInstruction(c.address, c.text, round(counts[ckey][c.address] / trips, 4),
+                                     why_unmodelled(c.text)) for c in run if not re.match(r"^ret", c.text)]
+            ir_of.update({c.address: counts[ckey][c.address] for c in run})
+            continue
+        body.append(LoopInstruction(i.address, i.text, round(ex[i.address] / trips, 4), why_unmodelled(i.text)))
+        ir_of[i.address] = ex[i.address]
     outside: list[str] = []
     for k, other in listings.items():
         for i in other:
             c = counts[k].get(i.address, 0)
-            if not c or (k == key and start <= i.address <= end):
+            if not c:
                 continue
             if (what := why_unmodelled(i.text)) and what != "call":
-                outside.append(f"{what}: {' '.join(i.text.split()[:2])} in {k[1]} ({_short(k[0])}), {c:g}/op")
+                where = "" if (k == key and start <= i.address <= end) or k in spliced else " outside the loop"
+                outside.append(f"{what}: {' '.join(i.text.split()[:2])} in {k[1]} ({_short(k[0])}), "
+                               f"{_executions(other, counts[k], i):g}/op{where}, {100 * c / total:.0f}% of the "
+                               "op's instructions")
     rest = total - ir
     for i in body:
         if i.unmodelled == "call" and (m := _CALL.match(i.text)):
             outside.insert(0, f"call {m.group(1)}: the op's other {rest:g} instructions are outside the loop")
+    unpriced = sum(ir_of[i.address] for i in body if i.unmodelled in NOT_PRICED)
     return HotLoop(function=key[1], obj=key[0], start=start, end=end, instructions=tuple(body), source=CALLGRIND,
                    trips_per_op=trips, ir_per_op=round(total, 4), loop_ir_per_op=round(ir, 4),
-                   outside=tuple(dict.fromkeys(outside)))
+                   outside=tuple(dict.fromkeys(outside)), priced_ir_per_op=round(max(ir - unpriced, 0.0), 4))
+
+
+def _executions(insns: list[Insn], ex: dict[int, float], i: Insn) -> float:
+    """Executions per op of ``i``: its count, but a rep string op's counts its iterations, so
+    its executions are those of the executed instruction before it (or after it)."""
+    if not re.match(r"^rep[a-z]*\s", i.text):
+        return ex[i.address]
+    k = insns.index(i)
+    for j in (k - 1, k + 1):
+        if 0 <= j < len(insns) and ex.get(insns[j].address, 0) > 0:
+            return ex[insns[j].address]
+    return ex[i.address]
 
 
 def static(binary: Path, bench: str, objdump: str = "objdump") -> HotLoop:
@@ -259,10 +328,10 @@ def static(binary: Path, bench: str, objdump: str = "objdump") -> HotLoop:
     if rng is None:
         raise HotLoopError(f"{sym} is not in the runner's symbol table (stripped, or inlined)")
     insns = disassemble(binary, rng[0], rng[1], objdump)
-    loops = _loops(insns, None)
-    if not loops:
+    found = loops(insns, None)
+    if not found:
         raise HotLoopError("no loop: the body has no backward branch")
-    start, end, _ = max(loops, key=lambda c: sum(1 for i in insns if c[0] <= i.address <= c[1]))
+    start, end, _ = max(found, key=lambda c: sum(1 for i in insns if c[0] <= i.address <= c[1]))
     body = [LoopInstruction(i.address, i.text, None, why_unmodelled(i.text)) for i in insns
             if start <= i.address <= end]
     outside = [f"call {m.group(1)}: its instructions are outside the loop" for i in body

@@ -1,0 +1,293 @@
+"""Block-weighted pricing of an op (docs/method.md §12): every basic block the op executes,
+priced by llvm-mca and weighted by its executions per op.
+
+A single hot loop is the wrong unit for real code: nested loops, bodies that branch, work spread
+over callees. lz4's decompression ran 0% of its instructions in the loop the single-loop path
+chose (84 cycles predicted against 22,124 measured). Callgrind's per-op counts (hotloop's
+``callgrind_counts``) already say how often each instruction runs; here they are cut into basic
+blocks — at branch targets, after every branch, call and return, and where the count changes —
+and each block is priced by llvm-mca as if repeated (TotalCycles / Iterations: its own dependency
+chains count, as they do when the block runs in a loop), all blocks in one llvm-mca process (its
+code regions, ``# LLVM-MCA-BEGIN``/``END``). The op's prediction is Σ count × cycles; the
+throughput bound Σ count × Block RThroughput beside it.
+
+What is not priced is said, never guessed: a ``call`` is priced through its callee's blocks (not
+as llvm-mca's assumed cost of a call), so it is left out of its block's source; an instruction the
+models do not model (a system call, a rep string op, cpuid, rdtsc, a fence) is left out of its
+block and its instructions count against the **coverage** — the share of the op's executed
+instructions (callgrind's Ir) in priced blocks — and is named with its executions per op.
+A rep string op's Ir counts its iterations (a 4 KiB ``rep stosq`` is 512), its executions are its
+block's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from cyclebench.predict import mca
+from cyclebench.predict.asm import _PREFIX
+from cyclebench.predict.hotloop import NOT_PRICED, Insn, loops, why_unmodelled
+from cyclebench.prediction import Block, BlockProfile, HotLoop, NotModelled
+
+SINGLE_LOOP = 0.9  # a loop holding this share of the op's instructions is priced as a loop, as before
+MAX_BLOCKS = 400  # priced blocks (the most executed instructions first): one llvm-mca process prices them
+ITERATIONS = 100  # llvm-mca's repetitions of each block
+_ENDS = re.compile(r"^(j[a-z]+|loop[a-z]*|call[q]?|ret[q]?|jmp[q]?)\b")
+_REP = re.compile(r"^rep[a-z]*\s")
+
+
+def one_trip(loop: HotLoop) -> bool:
+    """Whether the loop alone prices the op: it holds SINGLE_LOOP of the op's instructions (its
+    straight-line callees included) and runs each of its instructions once a trip (a rep string
+    op counts iterations: aside). A loop whose body branches prices an arm run 1 trip in 64 as if
+    it ran every trip; lz4's compression loop ran most of its instructions ~11.6 times a trip."""
+    if loop.ir_per_op is None or (loop.loop_ir_per_op or 0.0) < SINGLE_LOOP * loop.ir_per_op:
+        return False
+    return all(i.per_trip is None or abs(i.per_trip - 1) < 1e-3 for i in loop.instructions if not _REP.match(i.text))
+
+
+def _block(key: tuple[str, str], run: Sequence[Insn], ex: Mapping[int, float]) -> Block:
+    """One block of consecutive executed instructions: its count is its first instruction's that
+    is not a rep string op (whose Ir counts iterations)."""
+    first = next((i for i in run if not _REP.match(i.text)), run[0])
+    return Block(function=key[1], obj=key[0], start=run[0].address, end=run[-1].address, count=ex[first.address],
+                 ir=float(sum(ex[i.address] for i in run)), instructions=tuple(i.text for i in run),
+                 addresses=tuple(i.address for i in run),
+                 unmodelled=tuple(dict.fromkeys(w for i in run if (w := why_unmodelled(i.text)) and w != "call")))
+
+
+def split(counts: Mapping[tuple[str, str], Mapping[int, float]],
+          listings: Mapping[tuple[str, str], Sequence[Insn]]) -> list[Block]:
+    """The basic blocks of the executed instructions: ``counts`` {(object, function): {address:
+    executions per op}}, ``listings`` their disassembly. Unpriced (cycles None)."""
+    out: list[Block] = []
+    for key, insns in listings.items():
+        ex = counts.get(key, {})
+        targets = {i.target for i in insns if i.target is not None}
+        run: list[Insn] = []
+        prev = -2
+        for k, i in enumerate(insns):
+            c = ex.get(i.address, 0.0)
+            if c <= 0:
+                continue
+            head = next((x for x in run if not _REP.match(x.text)), None)
+            new_block = run and (k != prev + 1 or i.address in targets or _ENDS.match(run[-1].text)
+                                 or (head is not None and not _REP.match(i.text) and abs(c - ex[head.address]) > 1e-6))
+            if new_block:
+                out.append(_block(key, run, ex))
+                run = []
+            run.append(i)
+            prev = k
+        if run:
+            out.append(_block(key, run, ex))
+    return out
+
+
+def _source(block: Block, out: str) -> list[str]:
+    """The block as llvm-mca reads it: prefixes dropped, branches to the label ``out`` after it,
+    calls and what the models do not model left out (module docstring)."""
+    lines = []
+    for text in block.instructions:
+        t = _PREFIX.sub("", text)
+        what = why_unmodelled(t)
+        if what == "call" or what in NOT_PRICED:
+            continue
+        m = re.match(r"^((?:j[a-z]+|loop[a-z]*)\s+)[0-9a-f]+(\s+<[^>]*>)?$", t)
+        if m:
+            t = m.group(1) + out
+        lines.append(t)
+    return lines
+
+
+def _priced_ir(block: Block, counts: Mapping[int, float], addresses: Sequence[int]) -> float:
+    """Ir per op of the block's instructions llvm-mca prices, calls included (their callee is priced)."""
+    return float(sum(counts.get(a, 0.0) for a, t in zip(addresses, block.instructions, strict=True)
+                     if why_unmodelled(t) not in NOT_PRICED))
+
+
+def _mca(units: Sequence[Block], mcpu: str, iterations: int, timeout: float
+         ) -> tuple[dict[int, tuple[float, float]], str | None]:
+    """llvm-mca over ``units`` in one process, a code region each, repeated ``iterations`` times:
+    {index: (cycles per iteration, Block RThroughput)} and None, or ({}, why)."""
+    tool = mca.find_tool()
+    if tool is None:
+        return {}, f"llvm-mca not found: install {mca.PACKAGE}"
+    parts, which = [], []
+    for k, b in enumerate(units):
+        out_label = f".Lcb_out{k}"
+        body = _source(b, out_label)
+        if not body:
+            continue
+        parts += [f"# LLVM-MCA-BEGIN b{k}", *body, f"{out_label}:" if any(out_label in x for x in body) else "",
+                  "# LLVM-MCA-END"]
+        which.append(k)
+    if not which:
+        return {}, None
+    with tempfile.TemporaryDirectory(prefix="cb-blocks-") as tmp:
+        asm = Path(tmp) / "blocks.s"
+        asm.write_text("\n".join(x for x in parts if x) + "\n")
+        try:
+            proc = subprocess.run([tool[0], f"-mcpu={mcpu}", f"-iterations={iterations}", "--json", str(asm)],
+                                  capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return {}, f"llvm-mca took over {timeout:g} s"
+    if proc.returncode != 0:
+        err = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
+        return {}, f"llvm-mca: {err.strip()}"
+    by_name = {r.get("Name"): r for r in json.loads(proc.stdout).get("CodeRegions", [])}
+    out: dict[int, tuple[float, float]] = {}
+    for k in which:
+        r = by_name.get(f"b{k}")
+        if r is not None:
+            out[k] = (r["SummaryView"]["TotalCycles"] / r["SummaryView"]["Iterations"],
+                      float(r["SummaryView"]["BlockRThroughput"]))
+    return out, None
+
+
+def loops_of(counts: Mapping[tuple[str, str], Mapping[int, float]],
+             listings: Mapping[tuple[str, str], Sequence[Insn]]) -> list[Block]:
+    """The main path of every innermost loop that runs per op, as a Block: the instructions of
+    [head, backward branch] executed as often as the head (each once a trip; the arms a trip
+    takes only sometimes are left to their blocks), ``count`` the head's executions per op."""
+    out = []
+    for key, insns in listings.items():
+        ex = dict(counts.get(key, {}))
+        for start, end, _branch in loops(list(insns), ex):
+            trips = ex.get(start, 0.0)
+            if trips <= 0:
+                continue
+            path = [i for i in insns if start <= i.address <= end and ex.get(i.address, 0.0) > 0
+                    and (abs(ex[i.address] - trips) <= 1e-6 * max(trips, 1.0) or _REP.match(i.text))]
+            if path:
+                out.append(replace(_block(key, path, ex), count=trips, kind="loop"))
+    return out
+
+
+def price(blocks: Sequence[Block], loops: Sequence[Block], mcpu: str, timeout: float = mca.TIMEOUT_S
+          ) -> tuple[list[Block], str | None]:
+    """Every unit priced by llvm-mca, repeated, in one process. A loop's main path: its cycles per
+    trip (its loop-carried chains are real: the path does repeat). An arm of a loop (a block in its
+    range off the main path): what it adds to a trip that takes it — the path with the arm, less the
+    path — so a chain that runs through the arm is the loop's (an arm of 200 dependent adds taken 1
+    op in 64 costs 3.1 cycles an op; alone, at its throughput, 0.8). A block outside every loop:
+    itself repeated (run a few times an op: a prologue, a set-up). Returns (loops then blocks,
+    priced; why a price is missing)."""
+    home = {}
+    for k, b in enumerate(blocks):
+        home[k] = next((j for j, lp in enumerate(loops) if lp.obj == b.obj and lp.function == b.function
+                        and lp.start <= b.start and b.end <= lp.end), None)
+    units: list[Block] = [*loops]
+    for k, b in enumerate(blocks):
+        j = home[k]
+        if j is None:
+            units.append(b)
+        else:  # the path with the arm, in address order
+            lp = loops[j]
+            merged = sorted([*zip(lp.addresses, lp.instructions, strict=True),
+                             *zip(b.addresses, b.instructions, strict=True)])
+            units.append(replace(lp, addresses=tuple(a for a, _t in merged),
+                                 instructions=tuple(t for _a, t in merged)))
+    got, why = _mca(units, mcpu, ITERATIONS, timeout)
+    out = [replace(lp, cycles=round(got[j][0], 4), throughput=got[j][1]) if j in got else lp
+           for j, lp in enumerate(loops)]
+    for k, b in enumerate(blocks):
+        u = len(loops) + k
+        if u not in got:
+            out.append(b)
+        elif home[k] is None:
+            out.append(replace(b, cycles=round(got[u][0], 4), throughput=got[u][1]))
+        elif home[k] in got:
+            base = got[home[k]]
+            out.append(replace(b, cycles=round(max(got[u][0] - base[0], 0.0), 4),
+                               throughput=round(max(got[u][1] - base[1], 0.0), 4)))
+        else:
+            out.append(b)
+    return out, why
+
+
+def lines_of(blocks: Sequence[Block]) -> list[Block]:
+    """The blocks with their first instruction's source file:line (addr2line, one process an
+    object), where the object has debug information (explain builds with -g); else unchanged."""
+    if shutil.which("addr2line") is None:
+        return list(blocks)
+    out = list(blocks)
+    by_obj: dict[str, list[int]] = {}
+    for k, b in enumerate(blocks):
+        by_obj.setdefault(b.obj, []).append(k)
+    for obj, ks in by_obj.items():
+        try:
+            proc = subprocess.run(["addr2line", "-e", obj, *(f"{blocks[k].start:#x}" for k in ks)],
+                                  capture_output=True, text=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        got = proc.stdout.splitlines()
+        if proc.returncode != 0 or len(got) != len(ks):
+            continue
+        for k, where in zip(ks, got, strict=True):
+            where = where.split(" (discriminator")[0].strip()
+            if where and not where.startswith("??") and not where.endswith(":?"):
+                out[k] = replace(out[k], line=f"{Path(where.split(':')[0]).name}:{where.rsplit(':', 1)[-1]}")
+    return out
+
+
+def profile(counts: Mapping[tuple[str, str], Mapping[int, float]], listings: Mapping[tuple[str, str], Sequence[Insn]],
+            mcpu: str | None) -> tuple[BlockProfile, str | None]:
+    """The op's BlockProfile: the main paths of its loops and its other blocks, priced on ``mcpu``
+    (None: unpriced, with why) and named by source line. Returns (profile, why a price is missing:
+    None when llvm-mca priced them)."""
+    loops = loops_of(counts, listings)
+    on_path = {(b.obj, b.function, a) for b in loops for a in b.addresses}
+    blocks = [b for b in split(counts, listings)
+              if not all((b.obj, b.function, a) in on_path for a in b.addresses)]
+    # a block partly on a loop's path (its tail is an arm): the rest of it, the path's share priced there
+    blocks = [_rest(b, on_path, counts) for b in blocks]
+    blocks = [b for b in blocks if b is not None]
+    total = float(sum(sum(v.values()) for v in counts.values()))
+    keep = sorted(range(len(blocks)), key=lambda k: -blocks[k].ir)[:MAX_BLOCKS]
+    chosen = [blocks[k] for k in sorted(keep)]
+    why: str | None = None
+    if mcpu is None:
+        why = "no llvm-mca model of this CPU"
+        units = [*loops, *chosen]
+    else:
+        units, why = price(chosen, loops, mcpu)
+    units = lines_of(units)
+    covered = 0.0
+    not_modelled: list[NotModelled] = []
+    for b in units:
+        ex = counts.get((b.obj, b.function), {})
+        if b.cycles is not None:
+            covered += _priced_ir(b, ex, b.addresses)
+        for a, t in zip(b.addresses, b.instructions, strict=True):
+            what = why_unmodelled(t)
+            if what and what != "call":
+                not_modelled.append(NotModelled(what, " ".join(t.split()[:2]), b.function, b.count,
+                                                ex.get(a, 0.0) / total if total else 0.0))
+    priced = [b for b in units if b.per_op is not None]
+    cycles = sum(b.per_op or 0.0 for b in priced) if priced else None
+    thr = sum(b.count * (b.throughput or 0.0) for b in priced) if priced else None
+    return BlockProfile(blocks=tuple(units), ir_per_op=round(total, 4), coverage=covered / total if total else 0.0,
+                        not_modelled=tuple(sorted(not_modelled, key=lambda n: -n.share)),
+                        cycles_per_op=None if cycles is None else round(cycles, 4),
+                        throughput_per_op=None if thr is None else round(thr, 4)), why
+
+
+def _rest(b: Block, on_path: set[tuple[str, str, int]], counts: Mapping[tuple[str, str], Mapping[int, float]]
+          ) -> Block | None:
+    """``b`` less its instructions on a loop's main path (None when nothing is left)."""
+    keep = [k for k, a in enumerate(b.addresses) if (b.obj, b.function, a) not in on_path]
+    if len(keep) == len(b.addresses):
+        return b
+    if not keep:
+        return None
+    ex = counts.get((b.obj, b.function), {})
+    addrs = tuple(b.addresses[k] for k in keep)
+    return replace(b, start=addrs[0], end=addrs[-1], addresses=addrs,
+                   instructions=tuple(b.instructions[k] for k in keep), ir=float(sum(ex.get(a, 0.0) for a in addrs)))
