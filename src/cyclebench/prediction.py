@@ -236,6 +236,37 @@ class LoopDetail(TypedDict):
     assembly: str
 
 
+class BlockDetail(TypedDict):
+    """One priced block or loop path of a block-weighted prediction (``detail["blocks"]``; Block):
+    where, what kind, executions per op, Ir per op, cycles and throughput bound per execution,
+    what is not modelled in it, and its instructions."""
+
+    function: str
+    object: str
+    start: int
+    end: int
+    line: str | None
+    kind: str
+    count: float
+    ir: float
+    cycles: float | None
+    throughput: float | None
+    unmodelled: list[str]
+    instructions: list[str]
+
+
+class BlockTotals(TypedDict):
+    """A block-weighted prediction's totals (``detail["block_totals"]``; BlockProfile): Ir per op,
+    coverage, Σ count × cycles and × throughput bound, and the not-modelled instructions (what,
+    text, function, executions per op, share of the op's Ir)."""
+
+    ir_per_op: float
+    coverage: float
+    cycles_per_op: float | None
+    throughput_per_op: float | None
+    not_modelled: list[tuple[str, str, str, float, float]]
+
+
 class PredictionDetail(TypedDict, total=False):
     """A stored prediction's ``detail`` JSON (store/predictions.py): why that CPU model, the tool's
     notes, its critical path (cycles per trip), the instructions it had no data for; with a loop,
@@ -248,6 +279,8 @@ class PredictionDetail(TypedDict, total=False):
     loop: LoopDetail
     not_modelled: list[str]
     loop_note: str
+    blocks: list[BlockDetail]
+    block_totals: BlockTotals
 
 
 class PredictionRow(TypedDict, total=False):
@@ -271,5 +304,6 @@ class PredictionRow(TypedDict, total=False):
     cycles_per_op: float | None
     throughput: float | None
     lcd: float | None
+    coverage: float | None
     detail: PredictionDetail
     created_at: str

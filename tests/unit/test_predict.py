@@ -190,10 +190,10 @@ def test_a_retry_branch_that_never_retries_is_no_loop() -> None:
              hotloop.Insn(0x20, "cmp %rsi,%rdx"),
              hotloop.Insn(0x24, "jb 10 <x+0x10>", 0x10)]
     counts = {a: 1.0 for a in (0x10, 0x14, 0x18, 0x1c, 0x20, 0x24)}
-    assert [(s, e) for s, e, _ in hotloop._loops(insns, counts)] == [(0x10, 0x24)]
+    assert [(s, e) for s, e, _ in hotloop.loops(insns, counts)] == [(0x10, 0x24)]
     retrying = {**counts, 0x14: 3.0, 0x18: 3.0}  # two retries an op: then it is the inner loop
-    assert [(s, e) for s, e, _ in hotloop._loops(insns, retrying)] == [(0x14, 0x18)]
-    assert [(s, e) for s, e, _ in hotloop._loops(insns, None)] == [(0x14, 0x18)]  # statically: innermost
+    assert [(s, e) for s, e, _ in hotloop.loops(insns, retrying)] == [(0x14, 0x18)]
+    assert [(s, e) for s, e, _ in hotloop.loops(insns, None)] == [(0x14, 0x18)]  # statically: innermost
 
 
 def test_predictions_are_stored_exported_and_deleted_with_their_run(tmp_path) -> None:

@@ -124,7 +124,7 @@ def _damaged(tmp_path: Path, sql: str) -> Path:
 
 
 @pytest.mark.parametrize(("sql", "says"), [
-    ("DROP TABLE samples", "is damaged: table samples is missing (schema revision 0009 has it)"),
+    ("DROP TABLE samples", "is damaged: table samples is missing (schema revision 0010 has it)"),
     ("DROP TABLE fleet_hosts", "is damaged: table fleet_hosts is missing"),
     ("ALTER TABLE runs DROP COLUMN labels", "is damaged: column(s) runs.labels missing"),
     ("DROP TABLE alembic_version", "is damaged: it was made by cyclebench under Alembic but its alembic_version "

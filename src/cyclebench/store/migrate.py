@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, inspect, text
 
 # the revisions in migrations/versions, oldest first (a test checks)
-KNOWN = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009")
+KNOWN = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010")
 HEAD = KNOWN[-1]
 BASE = KNOWN[0]  # the revision of a database made before Alembic (c7ecbb2's schema)
 OURS = ("runs", "results", "samples", "meta", "fleet_jobs", "fleet_hosts", "predictions")

@@ -12,7 +12,20 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from cyclebench.model import Result
-from cyclebench.prediction import HotLoop, LoopDetail, ModelResult, Prediction, PredictionDetail, PredictionRow
+from cyclebench.prediction import (
+    MCA,
+    Block,
+    BlockDetail,
+    BlockProfile,
+    BlockTotals,
+    HotLoop,
+    LoopDetail,
+    ModelResult,
+    NotModelled,
+    Prediction,
+    PredictionDetail,
+    PredictionRow,
+)
 from cyclebench.store.db import Store, StoreError, now
 from cyclebench.store.rows import result_of
 from cyclebench.store.schema import PREDICTION_FIELDS, predictions
@@ -33,12 +46,53 @@ def rows_of(p: Prediction) -> list[PredictionRow]:
                           not_modelled=list(loop.unmodelled))
         if p.reason and loop is not None:
             detail["loop_note"] = p.reason
+        if p.blocks is not None and m.tool == MCA:
+            b = p.blocks
+            detail["blocks"] = [_block_detail(x) for x in b.ranked()[:STORED_BLOCKS]]
+            detail["block_totals"] = BlockTotals(ir_per_op=b.ir_per_op, coverage=b.coverage,
+                                                 cycles_per_op=b.cycles_per_op, throughput_per_op=b.throughput_per_op,
+                                                 not_modelled=[(n.what, n.text, n.function, n.count, n.share)
+                                                               for n in b.not_modelled])
         out.append({"bench": p.bench, "param": p.param, "variant": p.variant, "tool": m.tool, "status": m.status,
                     "reason": m.reason, "tool_version": m.version, "mcpu": m.cpu, "cpu_model": p.cpu_model,
                     "cycles_per_iter": m.cycles, "trips_per_op": loop.trips_per_op if loop else None,
                     "cycles_per_op": p.cycles_per_op(m.tool), "throughput": m.throughput, "lcd": m.lcd,
-                    "detail": detail})
+                    "coverage": p.coverage, "detail": detail})
     return out
+
+
+STORED_BLOCKS = 20  # the blocks kept with a prediction, most cycles per op first (lz4's compression: 53)
+
+
+def _priced(coverage: object, ir: object) -> float | None:
+    """The loop's priced instructions per op back from the stored coverage (None: not stored)."""
+    if isinstance(coverage, (int, float)) and isinstance(ir, (int, float)):
+        return float(coverage) * float(ir)
+    return None
+
+
+def _block_detail(b: Block) -> BlockDetail:
+    return BlockDetail(function=b.function, object=b.obj, start=b.start, end=b.end, line=b.line, kind=b.kind,
+                       count=b.count, ir=b.ir, cycles=b.cycles, throughput=b.throughput,
+                       unmodelled=list(b.unmodelled), instructions=list(b.instructions))
+
+
+def _blocks_of(detail: Mapping[str, Any]) -> BlockProfile | None:
+    """The BlockProfile a stored detail holds (its stored blocks only), None when it holds none."""
+    totals, stored = detail.get("block_totals"), detail.get("blocks")
+    if not isinstance(totals, Mapping) or not isinstance(stored, list):
+        return None
+    blocks = tuple(Block(function=str(d.get("function")), obj=str(d.get("object")), start=int(d.get("start") or 0),
+                         end=int(d.get("end") or 0), count=float(d.get("count") or 0), ir=float(d.get("ir") or 0),
+                         instructions=tuple(str(t) for t in d.get("instructions") or ()),
+                         unmodelled=tuple(str(t) for t in d.get("unmodelled") or ()), line=d.get("line"),
+                         cycles=d.get("cycles"), throughput=d.get("throughput"), kind=str(d.get("kind") or "block"))
+                   for d in stored if isinstance(d, Mapping))
+    nm = tuple(NotModelled(str(w), str(t), str(f), float(c), float(sh))
+               for w, t, f, c, sh in (x for x in totals.get("not_modelled") or () if len(x) == 5))
+    return BlockProfile(blocks=blocks, ir_per_op=float(totals.get("ir_per_op") or 0.0),
+                        coverage=float(totals.get("coverage") or 0.0), not_modelled=nm,
+                        cycles_per_op=totals.get("cycles_per_op"), throughput_per_op=totals.get("throughput_per_op"))
 
 
 def add(store: Store, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
@@ -111,9 +165,10 @@ def predictions_of(rows: Sequence[Mapping[str, Any]]) -> list[Prediction]:
     what is not modelled: not its instructions, which only `explain` prints)."""
     out: list[Prediction] = []
     for (bench, param, variant), tools in by_key(rows).items():
-        models, loop, reason, cpu_model = [], None, None, None
+        models, loop, reason, cpu_model, blocks = [], None, None, None, None
         for tool, r in tools.items():
             detail = r.get("detail") if isinstance(r.get("detail"), Mapping) else {}
+            blocks = blocks or _blocks_of(detail)
             ld = detail.get("loop")
             if loop is None and isinstance(ld, Mapping):
                 trips = r.get("trips_per_op")
@@ -122,7 +177,8 @@ def predictions_of(rows: Sequence[Mapping[str, Any]]) -> list[Prediction]:
                                source=str(ld.get("source") or "?"),
                                trips_per_op=float(trips) if isinstance(trips, (int, float)) else None,
                                ir_per_op=ld.get("ir_per_op"), loop_ir_per_op=ld.get("loop_ir_per_op"),
-                               outside=tuple(str(x) for x in detail.get("not_modelled") or ()))
+                               outside=tuple(str(x) for x in detail.get("not_modelled") or ()),
+                               priced_ir_per_op=_priced(r.get("coverage"), ld.get("ir_per_op")))
             reason = reason or detail.get("loop_note") or (r.get("reason") if r.get("status") == "no loop" else None)
             cpu_model = cpu_model or r.get("cpu_model")
             models.append(ModelResult(tool=str(tool), status=str(r.get("status")), reason=r.get("reason"),
@@ -133,5 +189,5 @@ def predictions_of(rows: Sequence[Mapping[str, Any]]) -> list[Prediction]:
                                       notes=tuple(detail.get("notes") or ()),
                                       unpriced=tuple(detail.get("unpriced") or ())))
         out.append(Prediction(bench=bench, param=param, variant=variant, cpu_model=cpu_model, loop=loop,
-                              models=tuple(models), reason=reason))
+                              models=tuple(models), reason=reason, blocks=blocks))
     return out

@@ -113,6 +113,7 @@ class RunFilePrediction(TypedDict, total=False):
     cycles_per_op: float | None
     throughput: float | None
     lcd: float | None
+    coverage: float | None
     detail: Mapping[str, Any] | None
     created_at: str | None
 

@@ -266,6 +266,7 @@ predictions = Table(
     Column("cycles_per_op", Float),  # cycles_per_iter × trips (1 when unknown)
     Column("throughput", Float),  # port-pressure bound per trip
     Column("lcd", Float),  # loop-carried dependency bound per trip (OSACA)
+    Column("coverage", Float),  # share of the op's executed instructions priced (callgrind; migration 0010)
     Column("detail", JSON),  # why that CPU model, the loop (where, source, assembly), not modelled, notes
     Column("created_at", String(40), nullable=False),
 )
