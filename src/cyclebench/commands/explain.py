@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from cyclebench.build import BuildError
@@ -40,8 +42,11 @@ def explain_cmd(bench: str, build: BuildOptions, param: int | None, mcpu: str | 
             raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
         if names[bench].params and param is None:
             param = names[bench].params[0]
+        # the same build with -g names the blocks' source lines (GCC's -g leaves the code as it is)
+        spec = build.spec()
+        debug = None if "-g" in spec.cflags else build_binary(replace(spec, cflags=(*spec.cflags, "-g"))).path
         with err.status(f"finding {bench}'s hot loop", spinner="dots"):
-            tgt, pred = explain(binary.path, bench, param, PredictOptions(mcpu=mcpu))
+            tgt, pred = explain(binary.path, bench, param, PredictOptions(mcpu=mcpu), debug)
     except (BuildError, RunnerError, ExperimentError) as e:
         raise UserError(str(e)) from None
     other = None

@@ -34,12 +34,12 @@ class PredictOptions:
 
 
 def _one(binary: Path, bench: str, param: int | None, variant: str, tgt: Target,
-         opts: PredictOptions) -> Prediction:
+         opts: PredictOptions, debug: Path | None = None) -> Prediction:
     from cyclebench.predict import predict
 
     try:
         return predict(binary, bench, param, tgt, variant=variant, use_callgrind=opts.use_callgrind,
-                       timeout=opts.timeout)
+                       timeout=opts.timeout, debug=debug)
     except (OSError, subprocess.SubprocessError) as e:
         raise ExperimentError(f"cannot predict {bench}: {e}") from None
 
@@ -71,9 +71,11 @@ def store_predictions(store: Store, run_id: int, preds: Sequence[Prediction]) ->
     return stored.add(store, run_id, [row for p in preds for row in stored.rows_of(p)])
 
 
-def explain(binary: Path, bench: str, param: int | None, opts: PredictOptions) -> tuple[Target, Prediction]:
-    """(the predict.Target used, the Prediction) of one benchmark for `explain`."""
+def explain(binary: Path, bench: str, param: int | None, opts: PredictOptions,
+            debug: Path | None = None) -> tuple[Target, Prediction]:
+    """(the predict.Target used, the Prediction) of one benchmark for `explain`; ``debug``: the
+    same build with -g (its line table names the blocks' source lines)."""
     from cyclebench.predict import target
 
     tgt = target(opts.mcpu)
-    return tgt, _one(binary, bench, param, "", tgt, opts)
+    return tgt, _one(binary, bench, param, "", tgt, opts, debug)

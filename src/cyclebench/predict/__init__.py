@@ -79,14 +79,15 @@ def target(override: str | None = None) -> Target:
 
 
 def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant: str = "",
-            use_callgrind: bool = True, timeout: float = 600) -> Prediction:
+            use_callgrind: bool = True, timeout: float = 600, debug: Path | None = None) -> Prediction:
     """Both models' prediction for ``bench`` at ``param`` in ``binary``: the hot loop's, where one
     innermost loop holds blocks.SINGLE_LOOP of the op's instructions, each run once a trip
     (blocks.one_trip), or callgrind is not used;
     else every block the op executes priced by llvm-mca and weighted by its count (predict.blocks;
     OSACA, which reads one loop kernel, is then marked unsupported). A missing tool, an unknown
     CPU or a body that runs nothing per op is in the Prediction (a status and a reason), never an
-    exception; OSError from objdump or valgrind propagates."""
+    exception; OSError from objdump or valgrind propagates. ``debug``: the same build with -g,
+    whose line table names the blocks' source lines."""
     counts, note = None, None
     if use_callgrind and shutil.which("valgrind") is not None:
         try:
@@ -105,9 +106,11 @@ def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant
             except hotloop.HotLoopError:
                 if sum(sum(v.values()) for v in counts.values()) < 1:
                     raise
-                return _by_blocks(bench, param, variant, tgt, counts, listings, None)
+                return _by_blocks(bench, param, variant, tgt, counts, listings, None,
+                                  {str(binary): str(debug)} if debug else None)
             if not blocks.one_trip(loop):
-                return _by_blocks(bench, param, variant, tgt, counts, listings, loop)
+                return _by_blocks(bench, param, variant, tgt, counts, listings, loop,
+                                  {str(binary): str(debug)} if debug else None)
     except hotloop.HotLoopError as e:
         models = tuple(ModelResult(t, NO_LOOP, str(e)) for t in TOOLS)
         return Prediction(bench, param, variant, tgt.model_name, None, models, str(e))
@@ -118,12 +121,12 @@ def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant
 
 def _by_blocks(bench: str, param: int | None, variant: str, tgt: Target,
                counts: dict[tuple[str, str], dict[int, float]], listings: dict[tuple[str, str], list[hotloop.Insn]],
-               loop: HotLoop | None) -> Prediction:
+               loop: HotLoop | None, debug: dict[str, str] | None) -> Prediction:
     """The block-weighted Prediction (predict.blocks): llvm-mca's figure Σ count × cycles; its
     per-instruction view of the block that costs the most per op (the ``loop`` shown); OSACA marked."""
     tool = mca.find_tool()
     usable = tgt.mcpu if tool is not None and tgt.mcpu in mca.known_cpus(tool[0]) else None
-    prof, why = blocks.profile(counts, listings, usable)
+    prof, why = blocks.profile(counts, listings, usable, debug)
     ranked = prof.ranked()
     top = ranked[0]
     shown = HotLoop(function=top.function, obj=top.obj, start=top.start, end=top.end,

@@ -86,6 +86,9 @@ def footer_lines(preds: Sequence[Prediction], target_line: str | None = None) ->
     if unpriced:
         lines.append(f"{UNPRICED}: the tool has no data for an instruction of the loop and prices it at 0 (a lower "
                      f"bound): {', '.join(unpriced)}")
+    if any(p.coverage is not None for p in preds):
+        lines.append("covered: the share of the op's executed instructions (callgrind) the prediction prices; b: "
+                     "priced block by block, each block's cycles × its executions per op (docs/method.md §12)")
     if any(p.loop is not None and p.loop.unmodelled for p in preds):
         lines.append(f"{MARK}: the loop runs what the models do not model (see notes): the figure is not the op's cost")
     return lines
@@ -95,7 +98,8 @@ def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Predictio
                     wide: bool = False) -> FitTable:
     """One row per prediction: benchmark, param (variant), measured cycles~, llvm-mca's and OSACA's
     cycles per op (answer columns), their ratios to the measurement, OSACA's throughput and LCD
-    bounds per op, loop trips per op, and the notes (what is not modelled)."""
+    bounds per op, loop trips per op, the share of the op's instructions priced (``b``: block by
+    block), and the notes (what is not modelled)."""
     by_key = {(r.get("bench"), r.get("param"), r.get("variant") or ""): r for r in rows}
     variants = len({p.variant for p in preds}) > 1  # compare's one "compare" variant says nothing
     table = FitTable([
@@ -110,6 +114,7 @@ def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Predictio
         Column("OSACA TP", priority=3),
         Column("OSACA LCD", priority=3),
         Column("trips/op", priority=2),
+        Column("covered", priority=1),
         Column("notes", justify="left", notes=True),
     ], title=title, wide=wide)
     for p in preds:
@@ -121,8 +126,16 @@ def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Predictio
         note = "" if p.loop is None or not p.loop.unmodelled else "not modelled: " + "; ".join(p.loop.unmodelled)
         table.add_row(p.bench, "" if p.param is None else str(p.param), *([p.variant] if variants else []),
                       fmt(meas) if meas is not None else "-", _cell(p, p.model(MCA)), _ratio(p, MCA, meas),
-                      _cell(p, o), _ratio(p, OSACA, meas), tp, lcd, _trips(p), note)
+                      _cell(p, o), _ratio(p, OSACA, meas), tp, lcd, _trips(p), _covered(p), note)
     return table
+
+
+def _covered(p: Prediction) -> str:
+    """The share of the op's instructions the prediction prices, ``b`` when priced block by block."""
+    c = p.coverage
+    if c is None:
+        return "-"
+    return f"{100 * c:.0f}%" + (" b" if p.blocks is not None else "")
 
 
 def predicted_group(rows: Iterable[Mapping[str, Any]], preds: Sequence[Prediction], title: str | None = None,
@@ -159,8 +172,10 @@ def instruction_table(p: Prediction, wide: bool = False) -> FitTable | None:
         Column("OSACA ports", justify="left"),
         Column("chain", justify="left"),
         Column("notes", justify="left", notes=True),
-    ], title=f"{p.bench} hot loop: {loop.function}, {len(loop.instructions)} instructions"
-             f"{'' if loop.trips_per_op is None else f', {loop.trips_per_op:g} trip(s) per op'}", wide=wide)
+    ], title=(f"{p.bench} top block: {loop.function}, {len(loop.instructions)} instructions, {loop.trips:g} per op"
+              if p.blocks is not None else
+              f"{p.bench} hot loop: {loop.function}, {len(loop.instructions)} instructions"
+              f"{'' if loop.trips_per_op is None else f', {loop.trips_per_op:g} trip(s) per op'}"), wide=wide)
     shown: list[list[str]] = []
     repeats: list[int] = []
     for i, ins in enumerate(loop.instructions):
@@ -213,7 +228,9 @@ def bound_lines(p: Prediction, meas: float | None) -> list[str]:
     if loop is None:
         return [p.reason or "no loop"]
     where = f"{loop.function} in {loop.obj.rsplit('/', 1)[-1]} [{loop.start:#x}–{loop.end:#x}], found by {loop.source}"
-    if loop.ir_per_op:
+    if p.blocks is not None:
+        where = f"top block: {where}, {loop.trips:g} per op"
+    elif loop.ir_per_op:
         share = 100 * (loop.loop_ir_per_op or 0) / loop.ir_per_op
         where += f"; the loop holds {share:.0f}% of the op's {loop.ir_per_op:g} instructions"
     out.append(where)
@@ -222,7 +239,11 @@ def bound_lines(p: Prediction, meas: float | None) -> list[str]:
             out.append(f"{m.tool}: {m.reason}")
             continue
         per_op = p.cycles_per_op(m.tool)
-        s = f"{m.tool} {m.version} ({m.cpu}: {m.cpu_reason}): {fmt(m.cycles)} cycles/trip, {fmt(per_op)}/op"
+        if p.blocks is not None:  # the op's figure is block_lines'; this is the top block's
+            s = f"{m.tool} {m.version} ({m.cpu}: {m.cpu_reason}): the top block {fmt(m.cycles)} cycles an execution"
+            per_op = None
+        else:
+            s = f"{m.tool} {m.version} ({m.cpu}: {m.cpu_reason}): {fmt(m.cycles)} cycles/trip, {fmt(per_op)}/op"
         if meas and per_op is not None:
             s += f" = {per_op / meas:.2f} × measured {fmt(meas)} cycles~"
         if m.tool == OSACA and m.lcd is not None and m.throughput is not None:
@@ -238,9 +259,92 @@ def bound_lines(p: Prediction, meas: float | None) -> list[str]:
     return out
 
 
+def blocks_table(p: Prediction, wide: bool = False) -> FitTable | None:
+    """A block-weighted prediction's blocks, most cycles per op first: rank, function, source line,
+    kind (a loop's main path or a block), executions per op, cycles per execution, cycles per op
+    and their share of the prediction, what is not modelled in it."""
+    b = p.blocks
+    if b is None:
+        return None
+    whole = b.cycles_per_op or 0.0
+    table = FitTable([
+        Column("#"),
+        Column("function", justify="left", fold=NAME_FOLD),
+        Column("line", justify="left", priority=1),
+        Column("kind", justify="left", priority=2),
+        Column("per op"),
+        Column("cycles", priority=1),
+        Column("cycles/op"),
+        Column("share"),
+        Column("notes", justify="left", notes=True),
+    ], title=f"{p.bench}: {len(b.blocks)} blocks priced by llvm-mca, most cycles per op first", wide=wide)
+    for k, x in enumerate(b.ranked()[:BLOCKS_SHOWN], 1):
+        per = x.per_op
+        table.add_row(str(k), x.function, x.line or "-", x.kind, f"{x.count:g}",
+                      "-" if x.cycles is None else fmt(x.cycles), "-" if per is None else fmt(per),
+                      "-" if per is None or not whole else f"{100 * per / whole:.0f}%",
+                      ("not modelled: " + ", ".join(x.unmodelled)) if x.unmodelled else "")
+    return table
+
+
+BLOCKS_SHOWN = 10  # rows of explain's block table (the rest: in the stored prediction's detail, 20)
+
+
+def dominant_line(p: Prediction) -> str | None:
+    """One line: what dominates a block-weighted prediction — the not-modelled instructions when
+    they are most of the op's, else the top block's dependency chain (its cycles above its resource
+    bound) or its throughput."""
+    b = p.blocks
+    if b is None:
+        return None
+    unmodelled = sum(n.share for n in b.not_modelled)
+    if unmodelled >= 0.5:
+        top = b.not_modelled[0]
+        return (f"dominated by what no model prices: {100 * unmodelled:.0f}% of the op's instructions "
+                f"({top.what}: {top.text} in {top.function}, {top.count:g}/op)")
+    ranked = [x for x in b.ranked() if x.per_op is not None]
+    if not ranked:
+        return None
+    top = ranked[0]
+    share = 100 * (top.per_op or 0) / (b.cycles_per_op or 1)
+    where = f"{top.function}" + (f" ({top.line})" if top.line else "")
+    if top.cycles is not None and top.throughput is not None and top.cycles > 1.2 * top.throughput:
+        return (f"dominated by a dependency chain: {where}, {fmt(top.cycles)} cycles an execution against its "
+                f"resource bound {fmt(top.throughput)}, {share:.0f}% of the prediction")
+    return f"dominated by throughput: {where}, at its resource bound, {share:.0f}% of the prediction"
+
+
+def block_lines(p: Prediction, meas: float | None) -> list[str]:
+    """A block-weighted prediction's figures: Σ count × cycles and the resource bound per op, the
+    ratio to the measurement, coverage, what dominates, what is not modelled with its share."""
+    b = p.blocks
+    if b is None:
+        return []
+    m = p.model(MCA)
+    s = f"block-weighted: {fmt(b.cycles_per_op)} cycles/op" if b.cycles_per_op is not None else "block-weighted:"
+    if meas and b.cycles_per_op:
+        s += f" = {b.cycles_per_op / meas:.2f} × measured {fmt(meas)} cycles~"
+    if b.throughput_per_op is not None:
+        s += f"; resource bound {fmt(b.throughput_per_op)}/op"
+    s += f"; {100 * b.coverage:.0f}% of the op's {b.ir_per_op:g} instructions priced"
+    if m is not None and m.version:
+        s += f" (llvm-mca {m.version}, {m.cpu})"
+    out = [s]
+    if (d := dominant_line(p)) is not None:
+        out.append(d)
+    for n in b.not_modelled[:5]:
+        out.append(f"not modelled: {n.what}: {n.text} in {n.function}, {n.count:g}/op, {100 * n.share:.0f}% of the "
+                   "op's instructions")
+    return out
+
+
 def explain_group(p: Prediction, meas: float | None, target_line: str, wide: bool = False) -> RenderableType:
-    """Everything `explain` prints for one benchmark."""
+    """Everything `explain` prints for one benchmark: a block-weighted prediction's blocks and
+    what dominates, then the (top block's or loop's) instructions, port pressure and bounds."""
     parts: list[RenderableType] = [safe_text(f"models: {target_line}")]
+    blocks = blocks_table(p, wide)
+    if blocks is not None:
+        parts += [blocks, *(safe_text(x) for x in block_lines(p, meas))]
     table = instruction_table(p, wide)
     if table is not None:
         parts += [table, pressure_table(p, wide)]
