@@ -47,8 +47,8 @@ def table(data: dict[str, Any]) -> str:
     preds: dict[tuple[str, Any, str], dict[str, dict[str, Any]]] = {}
     for p in data.get("predictions") or []:
         preds.setdefault((p["bench"], p["param"], p.get("variant") or ""), {})[p["tool"]] = p
-    lines = ["| benchmark | param | cycles~ | llvm-mca | ×meas | OSACA | ×meas | trips/op | not modelled |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| benchmark | param | cycles~ | llvm-mca | ×meas | OSACA | ×meas | trips/op | covered | not modelled |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in data["results"]:
         key = (r["bench"], r["param"], r.get("variant") or "")
         if key not in preds:
@@ -57,10 +57,13 @@ def table(data: dict[str, Any]) -> str:
         mca, osaca = preds[key].get("llvm-mca"), preds[key].get("OSACA")
         any_p = mca or osaca or {}
         trips = any_p.get("trips_per_op")
-        detail = any_p.get("detail") or {}
+        detail = (mca or any_p).get("detail") or {}
+        cov = any_p.get("coverage")
+        covered = "-" if cov is None else f"{100 * cov:.0f}%" + (" b" if detail.get("blocks") else "")
         lines.append(f"| `{r['bench']}` | {'' if r['param'] is None else r['param']} | {_fmt(meas)} | {_cell(mca)} | "
                      f"{_ratio(mca, meas)} | {_cell(osaca)} | {_ratio(osaca, meas)} | "
-                     f"{'1?' if trips is None else f'{trips:g}'} | {'; '.join(detail.get('not_modelled') or [])} |")
+                     f"{'1?' if trips is None else f'{trips:g}'} | {covered} | "
+                     f"{'; '.join(detail.get('not_modelled') or [])} |")
     first = next(iter(data.get("predictions") or []), None)
     if first:
         by_tool = {p["tool"]: p for p in data["predictions"] if p["status"] == "ok"}
