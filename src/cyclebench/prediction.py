@@ -125,7 +125,9 @@ class BlockProfile:
     count and llvm-mca's cost, ``ir_per_op`` every instruction it executes, ``coverage`` the share
     of those in priced blocks (a call is priced through its callee's blocks, not as a block of its
     own), ``not_modelled`` what runs per op that no model prices, ``cycles_per_op`` Σ count ×
-    cycles and ``throughput_per_op`` Σ count × throughput bound over the priced blocks."""
+    cycles and ``throughput_per_op`` Σ count × throughput bound over the priced blocks;
+    ``events``: callgrind's simulated events per op (its cache misses and branch mispredictions:
+    what a throughput model does not price)."""
 
     blocks: tuple[Block, ...]
     ir_per_op: float
@@ -133,6 +135,7 @@ class BlockProfile:
     not_modelled: tuple[NotModelled, ...] = ()
     cycles_per_op: float | None = None
     throughput_per_op: float | None = None
+    events: tuple[tuple[str, float], ...] = ()  # callgrind's events per op: (name, count), Ir, Bcm, D1mr, …
 
     def ranked(self) -> list[Block]:
         """The blocks by predicted cycles per op, most first (unpriced ones last, by Ir)."""
@@ -265,6 +268,7 @@ class BlockTotals(TypedDict):
     cycles_per_op: float | None
     throughput_per_op: float | None
     not_modelled: list[tuple[str, str, str, float, float]]
+    events: dict[str, float]
 
 
 class PredictionDetail(TypedDict, total=False):

@@ -42,9 +42,11 @@ def explain_cmd(bench: str, build: BuildOptions, param: int | None, mcpu: str | 
             raise UserError(f"unknown benchmark '{bench}' (see cyclebench run --list)")
         if names[bench].params and param is None:
             param = names[bench].params[0]
-        # the same build with -g names the blocks' source lines (GCC's -g leaves the code as it is)
+        # the same build with -g names the blocks' source lines (GCC's -g leaves the code as it is);
+        # DWARF 4: binutils 2.40's addr2line names the main file for a line of an #included .c in
+        # DWARF 5's file table (lz4_bench.c:1347 for lz4.c:1347)
         spec = build.spec()
-        debug = None if "-g" in spec.cflags else build_binary(replace(spec, cflags=(*spec.cflags, "-g"))).path
+        debug = build_binary(replace(spec, cflags=(*spec.cflags, "-g", "-gdwarf-4"))).path
         with err.status(f"finding {bench}'s hot loop", spinner="dots"):
             tgt, pred = explain(binary.path, bench, param, PredictOptions(mcpu=mcpu), debug)
     except (BuildError, RunnerError, ExperimentError) as e:

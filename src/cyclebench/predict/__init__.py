@@ -88,10 +88,10 @@ def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant
     CPU or a body that runs nothing per op is in the Prediction (a status and a reason), never an
     exception; OSError from objdump or valgrind propagates. ``debug``: the same build with -g,
     whose line table names the blocks' source lines."""
-    counts, note = None, None
+    counts, note, events = None, None, {}
     if use_callgrind and shutil.which("valgrind") is not None:
         try:
-            counts = hotloop.callgrind_counts(binary, bench, param, timeout)
+            counts, events = hotloop.simulate(binary, bench, param, timeout)
         except hotloop.HotLoopError as e:
             note = f"callgrind: {e}; the loop read statically"
     elif use_callgrind:
@@ -107,10 +107,10 @@ def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant
                 if sum(sum(v.values()) for v in counts.values()) < 1:
                     raise
                 return _by_blocks(bench, param, variant, tgt, counts, listings, None,
-                                  {str(binary): str(debug)} if debug else None)
+                                  {str(binary): str(debug)} if debug else None, events)
             if not blocks.one_trip(loop):
                 return _by_blocks(bench, param, variant, tgt, counts, listings, loop,
-                                  {str(binary): str(debug)} if debug else None)
+                                  {str(binary): str(debug)} if debug else None, events)
     except hotloop.HotLoopError as e:
         models = tuple(ModelResult(t, NO_LOOP, str(e)) for t in TOOLS)
         return Prediction(bench, param, variant, tgt.model_name, None, models, str(e))
@@ -121,12 +121,13 @@ def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant
 
 def _by_blocks(bench: str, param: int | None, variant: str, tgt: Target,
                counts: dict[tuple[str, str], dict[int, float]], listings: dict[tuple[str, str], list[hotloop.Insn]],
-               loop: HotLoop | None, debug: dict[str, str] | None) -> Prediction:
+               loop: HotLoop | None, debug: dict[str, str] | None, events: dict[str, float]) -> Prediction:
     """The block-weighted Prediction (predict.blocks): llvm-mca's figure Σ count × cycles; its
     per-instruction view of the block that costs the most per op (the ``loop`` shown); OSACA marked."""
     tool = mca.find_tool()
     usable = tgt.mcpu if tool is not None and tgt.mcpu in mca.known_cpus(tool[0]) else None
     prof, why = blocks.profile(counts, listings, usable, debug)
+    prof = replace(prof, events=tuple(sorted(events.items())))
     ranked = prof.ranked()
     top = ranked[0]
     shown = HotLoop(function=top.function, obj=top.obj, start=top.start, end=top.end,

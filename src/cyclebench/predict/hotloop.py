@@ -159,16 +159,36 @@ def per_op_counts(n1: dict[tuple[str, str], dict[int, int]], n2: dict[tuple[str,
     return out
 
 
+def event_totals(text: str) -> dict[str, float]:
+    """{event: total} of one callgrind output file (its ``events:`` and ``totals:``/``summary:``
+    lines; Callgrind Format Specification)."""
+    names = re.search(r"^events:\s*(.+)$", text, re.M)
+    total = re.search(r"^(?:totals|summary):\s*(.+)$", text, re.M)
+    if not names or not total:
+        return {}
+    return {n: float(v) for n, v in zip(names.group(1).split(), total.group(1).split(), strict=False)}
+
+
 def callgrind_counts(binary: Path, bench: str, param: int | None, timeout: float = 600,
                      launcher: list[str] | None = None) -> dict[tuple[str, str], dict[int, float]]:
     """Per-op executions of every instruction the op runs, under callgrind. Raises HotLoopError
     (valgrind missing or failing, no labelled dumps)."""
+    return simulate(binary, bench, param, timeout, launcher)[0]
+
+
+def simulate(binary: Path, bench: str, param: int | None, timeout: float = 600, launcher: list[str] | None = None
+             ) -> tuple[dict[tuple[str, str], dict[int, float]], dict[str, float]]:
+    """(per-op executions of every instruction the op runs, callgrind's events per op — Ir, its
+    simulated cache misses and branch mispredictions: Bcm, Bim, D1mr, D1mw, DLmr, DLmw, …), under
+    callgrind with its cache and branch simulation. Raises HotLoopError (valgrind missing or
+    failing, no labelled dumps)."""
     if shutil.which("valgrind") is None:
         raise HotLoopError("valgrind not found (apt-get install valgrind)")
     with tempfile.TemporaryDirectory(prefix="cb-hot-") as tmp:
         out = Path(tmp) / "cg.out"
         argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--vgdb=no",
                 "--dump-instr=yes", "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
+                "--cache-sim=yes", "--branch-sim=yes",
                 f"--callgrind-out-file={out}.%p", *(launcher or []), str(binary), "--sim", str(SIM_OPS),
                 "--run", bench]
         if param is not None:
@@ -176,16 +196,18 @@ def callgrind_counts(binary: Path, bench: str, param: int | None, timeout: float
         proc = run_child(argv, timeout)
         if proc.timed_out:
             raise HotLoopError(f"callgrind timed out after {timeout:g} s")
-        dumps = {}
+        dumps, totals = {}, {}
         for f in Path(tmp).glob("cg.out.*"):
             text = f.read_text(errors="replace")
             if (label := label_of(text)) in ("cb:n1", "cb:n2"):
-                dumps[label] = parse_instr_dump(text)
+                dumps[label], totals[label] = parse_instr_dump(text), event_totals(text)
         if len(dumps) != 2:
             tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
             raise HotLoopError(f"callgrind wrote no per-op dumps (exit {proc.returncode}"
                                f"{': ' + tail[0] if tail else ''})")
-    return per_op_counts(dumps["cb:n1"], dumps["cb:n2"], SIM_OPS)
+    n1, n2 = totals["cb:n1"], totals["cb:n2"]
+    events = {k: round(max(n2[k] - n1.get(k, 0.0), 0.0) / SIM_OPS, 4) for k in n2}
+    return per_op_counts(dumps["cb:n1"], dumps["cb:n2"], SIM_OPS), events
 
 
 def _short(obj: str) -> str:

@@ -332,6 +332,14 @@ def block_lines(p: Prediction, meas: float | None) -> list[str]:
     out = [s]
     if (d := dominant_line(p)) is not None:
         out.append(d)
+    ev = dict(b.events)
+    if ev:
+        mispredicted = ev.get("Bcm", 0.0) + ev.get("Bim", 0.0)
+        l1 = ev.get("D1mr", 0.0) + ev.get("D1mw", 0.0)
+        ll = ev.get("DLmr", 0.0) + ev.get("DLmw", 0.0)
+        out.append(f"not priced by the model, simulated by callgrind per op: {fmt(mispredicted)} branch "
+                   f"mispredictions of {fmt(ev.get('Bc', 0.0) + ev.get('Bi', 0.0))} branches, {fmt(l1)} L1 data "
+                   f"misses, {fmt(ll)} last-level misses")
     for n in b.not_modelled[:5]:
         out.append(f"not modelled: {n.what}: {n.text} in {n.function}, {n.count:g}/op, {100 * n.share:.0f}% of the "
                    "op's instructions")

@@ -52,7 +52,7 @@ def rows_of(p: Prediction) -> list[PredictionRow]:
             detail["block_totals"] = BlockTotals(ir_per_op=b.ir_per_op, coverage=b.coverage,
                                                  cycles_per_op=b.cycles_per_op, throughput_per_op=b.throughput_per_op,
                                                  not_modelled=[(n.what, n.text, n.function, n.count, n.share)
-                                                               for n in b.not_modelled])
+                                                               for n in b.not_modelled], events=dict(b.events))
         out.append({"bench": p.bench, "param": p.param, "variant": p.variant, "tool": m.tool, "status": m.status,
                     "reason": m.reason, "tool_version": m.version, "mcpu": m.cpu, "cpu_model": p.cpu_model,
                     "cycles_per_iter": m.cycles, "trips_per_op": loop.trips_per_op if loop else None,
@@ -92,7 +92,9 @@ def _blocks_of(detail: Mapping[str, Any]) -> BlockProfile | None:
                for w, t, f, c, sh in (x for x in totals.get("not_modelled") or () if len(x) == 5))
     return BlockProfile(blocks=blocks, ir_per_op=float(totals.get("ir_per_op") or 0.0),
                         coverage=float(totals.get("coverage") or 0.0), not_modelled=nm,
-                        cycles_per_op=totals.get("cycles_per_op"), throughput_per_op=totals.get("throughput_per_op"))
+                        cycles_per_op=totals.get("cycles_per_op"), throughput_per_op=totals.get("throughput_per_op"),
+                        events=tuple((str(k), float(v)) for k, v in (totals.get("events") or {}).items()
+                                     if isinstance(v, (int, float))))
 
 
 def add(store: Store, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
