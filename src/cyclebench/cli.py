@@ -52,6 +52,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bisect": ("cyclebench.commands.bisect", "bisect_cmd",
                "Find the commit that made benchmarks slower: each step builds a revision in a private checkout and "
                "measures it paired with GOOD in one sitting, a verdict per benchmark."),
+    "ci": ("cyclebench.commands.ci", "ci_cmd",
+           "Gate a pull request: build its base and head, measure every benchmark paired in one sitting (and count "
+           "instructions under callgrind), fail when one is slower beyond its threshold."),
     "history": ("cyclebench.commands.history", "history_cmd",
                 "One benchmark's per-run estimate ± CI in time order, with its change points."),
     "report": ("cyclebench.commands.report", "report_cmd",

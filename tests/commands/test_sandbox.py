@@ -151,3 +151,18 @@ def test_sandbox_require_and_no_sandbox(lab: tuple[Path, Path, Path, dict[str, s
     assert r.returncode == 2 and "--sandbox require: no sandbox can be made here: bwrap is not installed" in r.stderr
     r = _cb(home, "compare", "--rev", shas["good"], "--rev", shas["good"], *_opts(repo))
     assert "revisions build and run unconfined: bwrap is not installed" in r.stderr, r.stderr
+
+
+def test_a_hidden_directory_in_tmp_leaves_tmp_writable(tmp_path: Path) -> None:
+    """A database under /tmp is hidden from a revision's code; the private /tmp hides it already,
+    and stays writable (valgrind could not start when /tmp itself was remounted read-only)."""
+    from cyclebench.runner.sandbox import Sandbox
+
+    secret = tmp_path / "db"
+    secret.mkdir()
+    (secret / "lab.db").write_text("x")
+    for hidden in (Path("/tmp"), secret):
+        script = f"echo ok > /tmp/w && cat /tmp/w && ! test -e {secret}/lab.db"
+        argv = [*Sandbox(hidden=(hidden,)).prefix(), "sh", "-c", script]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == "ok", (hidden, r.stderr)

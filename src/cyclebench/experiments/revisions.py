@@ -125,6 +125,26 @@ class Repo:
         lines = _git(self.root, "rev-list", "--bisect-all", bad, "--not", *goods).stdout.splitlines()
         return [ln.split()[0] for ln in lines if ln.strip()]
 
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of ``a`` and ``b`` (git merge-base), None when there is none
+        here (unrelated histories, or a shallow clone cut above it)."""
+        proc = _git(self.root, "merge-base", "--end-of-options", a, b, check=False)
+        return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+    def is_shallow(self) -> bool:
+        """Whether this is a shallow clone (git rev-parse --is-shallow-repository)."""
+        return _git(self.root, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() == "true"
+
+    def exists(self, rev: str) -> bool:
+        """Whether ``rev`` names a commit here."""
+        return _git(self.root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+                    check=False).returncode == 0
+
+    def show(self, sha: str, path: str) -> str | None:
+        """The text of ``path`` in commit ``sha`` (git show), None when the commit has no such file."""
+        proc = _git(self.root, "show", f"{sha}:{path}", check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
     def count(self, bad: str, goods: Sequence[str]) -> int:
         """Commits reachable from ``bad`` and from none of ``goods``."""
         return int(_git(self.root, "rev-list", "--count", bad, "--not", *goods).stdout.strip() or 0)

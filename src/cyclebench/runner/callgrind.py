@@ -81,13 +81,16 @@ def per_op(dumps: dict[str, dict[str, int]], n1: int, n2: int) -> dict[str, floa
 
 
 def simulate(binary: Path, bench: str, param: int | None, n1: int = 10, cache: dict | None = None,
-             timeout: float = 600, cpu: int | None = None) -> Outcome:
+             timeout: float = 600, cpu: int | None = None, launcher: list[str] | None = None,
+             workdir: Path | None = None) -> Outcome:
     """Run one benchmark under callgrind. The Outcome's result holds ``events`` (per op),
-    ``n`` ([n1, 2·n1]) and ``cache``; its status follows runner.Outcome's vocabulary."""
+    ``n`` ([n1, 2·n1]) and ``cache``; its status follows runner.Outcome's vocabulary.
+    ``launcher``: an argv prefix valgrind runs under (a revision's sandbox, runner.sandbox), with
+    ``workdir`` a directory writable inside it for callgrind's output (default: the temp dir)."""
     cache = cache or DEFAULT_CACHE
-    with tempfile.TemporaryDirectory(prefix="cb-cg-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cb-cg-", dir=workdir) as tmp:
         out = Path(tmp) / "cg.out"
-        argv = [*valgrind_argv(out, cache), str(binary), "--sim", str(n1), "--run", bench]
+        argv = [*(launcher or []), *valgrind_argv(out, cache), str(binary), "--sim", str(n1), "--run", bench]
         if param is not None:
             argv += ["--param", str(param)]
         if cpu is not None:

@@ -50,7 +50,12 @@ class Sandbox:
                 "--setenv", "TMPDIR", "/tmp"]  # the caller's private TMPDIR is outside: this /tmp is private
         if not self.network:
             argv.append("--unshare-net")
-        hidden = _outermost([p for p in self.hidden if p.is_dir() and p != Path("/")])
+        # what is in /tmp is hidden already by the private /tmp above; hiding /tmp itself again would
+        # leave it read-only, and valgrind, compilers and make need a writable TMPDIR (a database in
+        # /tmp made callgrind fail to start: "Can't create client cmdline file in /tmp")
+        tmp = Path("/tmp").resolve()
+        hidden = _outermost([p for p in self.hidden if p.is_dir() and p != Path("/")
+                             and not p.resolve().is_relative_to(tmp)])
         for d in hidden:
             argv += ["--tmpfs", str(d)]
         # bound before the tmpfs above them turns read-only: their mount points are made in it

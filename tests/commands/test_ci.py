@@ -1,0 +1,159 @@
+"""`cyclebench ci`, the pull request's gate (docs/ci.md), on a real repository: a library of one
+latency-bound function (300 dependent register adds, tests/gitlib.py's) and branches off main —
+a comment-only change, a planted +6% slowdown (18 more adds), a new benchmark — measured as a CI
+job runs it: base from $GITHUB_BASE_REF, the summary, JUnit XML read by a JUnit parser,
+$GITHUB_STEP_SUMMARY, the exact counts gate, and a shallow clone without its base."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitlib import HEADER, _chain
+
+NO_VALGRIND = shutil.which("valgrind") is None
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+BENCH = """#include <cyclebench.h>
+#include "work.h"
+
+CB_BENCH(lib, work) {
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < cb_iters(s); i++) x = work(x);
+    cb_do_not_optimize(x);
+}
+"""
+NEW_BENCH = BENCH + """
+CB_BENCH(lib, twice) {
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < cb_iters(s); i++) x = work(work(x));
+    cb_do_not_optimize(x);
+}
+"""
+CONFIG = """[ci]
+files = ["bench/work_bench.c"]
+build = "make libwork.a"
+ldflags = ["libwork.a"]
+include = ["lib"]
+threshold = 2.0
+"""
+MAKEFILE = "libwork.a: lib/work.c lib/work.h\n\t$(CC) -O2 -c lib/work.c -o work.o\n\tar rcs libwork.a work.o\n"
+
+
+def _source(adds: int, comment: str = "") -> str:
+    return (f"/* work: a dependent chain{comment} */\n#include \"work.h\"\n\n"
+            f"__attribute__((noinline)) uint64_t work(uint64_t x) {{\n{_chain(adds)}    return x;\n}}\n\n"
+            f"__attribute__((noinline)) uint64_t unused_helper(uint64_t x) {{\n{_chain(10)}    return x;\n}}\n")
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV}).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: 300 adds; branches comment (a comment changed), slow (318 adds: +6%), newbench (a
+    second benchmark); each with cyclebench.toml."""
+    root = tmp_path_factory.mktemp("ci") / "lib"
+    (root / "lib").mkdir(parents=True)
+    (root / "bench").mkdir()
+    _git(root.parent, "init", "-q", "-b", "main", str(root))
+    (root / "lib" / "work.h").write_text(HEADER)
+    (root / "lib" / "work.c").write_text(_source(300))
+    (root / "Makefile").write_text(MAKEFILE)
+    (root / "bench" / "work_bench.c").write_text(BENCH)
+    (root / "cyclebench.toml").write_text(CONFIG)
+    (root / ".gitignore").write_text("*.o\n*.a\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "the library")
+    for branch, path, text in (("comment", "lib/work.c", _source(300, ", now documented")),
+                               ("slow", "lib/work.c", _source(318)),
+                               ("newbench", "bench/work_bench.c", NEW_BENCH)):
+        _git(root, "checkout", "-q", "-b", branch, "main")
+        (root / path).write_text(text)
+        _git(root, "commit", "-q", "-am", f"{branch}: a change")
+    _git(root, "checkout", "-q", "main")
+    return root
+
+
+def _ci(root: Path, *args: str, db: str, env: dict[str, str] | None = None,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("GITHUB_BASE_REF", "GITHUB_STEP_SUMMARY")}
+    return subprocess.run([sys.executable, "-m", "cyclebench", "ci", "--repo", str(root), "--budget", "3", *args],
+                          capture_output=True, text=True, timeout=900, cwd=cwd,
+                          env={**base, "COLUMNS": "80", "CYCLEBENCH_DB": db, **(env or {})})
+
+
+@pytest.mark.timing
+def test_a_comment_passes_and_a_planted_slowdown_fails(repo: Path, db: str, tmp_path: Path) -> None:
+    """Base from $GITHUB_BASE_REF (main's merge base); the comment-only head passes (exit 0); the
+    +6% head fails (exit 1), named first in the summary, in valid JUnit XML as a failed test, and
+    in $GITHUB_STEP_SUMMARY."""
+    from junitparser import Failure, JUnitXml
+
+    ok = _ci(repo, "--head", "comment", db=db, env={"GITHUB_BASE_REF": "main"})
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "PASS" in ok.stdout and "merge base with GITHUB_BASE_REF=main" in " ".join(ok.stdout.split())
+    step = tmp_path / "step.md"
+    summary, xml = tmp_path / "s.md", tmp_path / "j.xml"
+    bad = _ci(repo, "--head", "slow", "--summary", str(summary), "--junit", str(xml), db=db,
+              env={"GITHUB_BASE_REF": "main", "GITHUB_STEP_SUMMARY": str(step)})
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    text = summary.read_text()
+    assert text.startswith("### cyclebench ci: FAIL") and step.read_text().strip() == text.strip()
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `")]
+    assert rows[0].startswith("| `lib/work`") and "FAIL (> 2%)" in rows[0], text
+    assert "<details><summary>the sitting</summary>" in text and "Bonferroni" in text
+    suites = list(JUnitXml.fromfile(str(xml)))
+    cases = [c for s in suites for c in s]
+    assert [c.name for c in cases] == ["lib/work"]
+    assert any(isinstance(r, Failure) for r in cases[0].result)
+    assert suites[0].failures == 1 and suites[0].tests == 1
+    assert all(len(ln) <= 80 for ln in bad.stdout.splitlines()), bad.stdout
+
+
+@pytest.mark.skipif(NO_VALGRIND, reason="valgrind not installed (apt-get install valgrind)")
+def test_the_counts_gate_is_exact_and_a_new_benchmark_is_new(repo: Path, db: str, tmp_path: Path) -> None:
+    """--gate counts: 318 adds against 300 is +18 instructions a call of ~311, read exactly twice a
+    side: fails whatever the machine's speed; a head's new benchmark is "new", never a failure."""
+    out = tmp_path / "c.json"
+    r = _ci(repo, "--base", "main", "--head", "slow", "--gate", "counts", "--json", str(out), db=db)
+    assert r.returncode == 1, r.stdout + r.stderr
+    row = json.loads(out.read_text())["rows"][0]
+    c = row["counts"]
+    assert row["benchmark"] == "lib/work" and row["status"] == "fail" and c["exact"] is True
+    assert c["head"] - c["base"] == pytest.approx(18, abs=0.01)  # exactly the 18 adds a call
+    r = _ci(repo, "--base", "main", "--head", "newbench", "--gate", "counts", "--json", str(out), db=db)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = {x["benchmark"]: x for x in json.loads(out.read_text())["rows"]}
+    assert got["lib/twice"]["status"] == "new" and got["lib/work"]["status"] == "pass"
+    assert got["lib/work"]["counts"]["change"] == 0.0
+
+
+def test_a_shallow_clone_without_its_base_is_exit_2_naming_the_fetch(repo: Path, db: str, tmp_path: Path) -> None:
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "slow", f"file://{repo}", str(clone)],
+                   check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    r = _ci(clone, db=db, env={"GITHUB_BASE_REF": "main"})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "git fetch" in r.stderr and "shallow" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_bad_input_is_one_line(repo: Path, db: str, tmp_path: Path) -> None:
+    r = _ci(repo, "--base", "no-such-branch", db=db)
+    assert r.returncode == 2 and "no-such-branch" in r.stderr and "Traceback" not in r.stderr
+    broken = tmp_path / "toml"
+    shutil.copytree(repo, broken)
+    (broken / "cyclebench.toml").write_text("[ci\nfiles = 3\n")
+    _git(broken, "commit", "-q", "-am", "a broken config")
+    r = _ci(broken, "--base", "main~0", db=db)
+    assert r.returncode == 2 and "cyclebench.toml" in r.stderr and "Traceback" not in r.stderr
