@@ -157,3 +157,19 @@ def test_bad_input_is_one_line(repo: Path, db: str, tmp_path: Path) -> None:
     _git(broken, "commit", "-q", "-am", "a broken config")
     r = _ci(broken, "--base", "main~0", db=db)
     assert r.returncode == 2 and "cyclebench.toml" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.skipif(NO_VALGRIND, reason="valgrind not installed (apt-get install valgrind)")
+def test_a_restored_cache_skips_the_builds(repo: Path, db: str, tmp_path: Path) -> None:
+    """CYCLEBENCH_CACHE saved by one job and restored by the next (a copy: new mtimes, as a CI
+    cache step restores it) passes the cache's own checks: both revisions come from it."""
+    first, restored, out = tmp_path / "cache", tmp_path / "restored", tmp_path / "r.json"
+    r = _ci(repo, "--base", "main", "--head", "comment", "--gate", "counts", "--json", str(out), db=db,
+            env={"CYCLEBENCH_CACHE": str(first)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    shutil.copytree(first, restored, symlinks=True)  # a copy: every mtime new
+    r = _ci(repo, "--base", "main", "--head", "comment", "--gate", "counts", "--summary", str(tmp_path / "s.md"),
+            db=db, env={"CYCLEBENCH_CACHE": str(restored)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = (tmp_path / "s.md").read_text()
+    assert text.count("(cached)") == 2, text  # base and head: neither built again
