@@ -95,6 +95,11 @@ def _steps(work: Path, shas: list[str]) -> list[Step]:
                                "bench/work_bench.c", "--build", "make", "--ldflags", "libwork.a", "-I", "lib",
                                "--budget", "2"], cwd="repo", needs=("git", "make")),
         Step("run --predict", ["run", chain, "-b", "chain/add200", *FAST, "--predict"], needs=("llvm-mca",)),
+        Step("run --predict (block-weighted)", ["run", str(work / "predict_blocks.c"), "-b", "blocks/branchy", *FAST,
+                                                "--predict"], needs=("llvm-mca", "valgrind")),
+        Step("ci", ["ci", "--base", shas[REGRESSION - 2], "--head", shas[REGRESSION - 1], "-f", "bench/work_bench.c",
+                    "--build", "make", "--ldflags", "libwork.a", "-I", "lib", "--budget", "2", "--gate", "both"],
+             codes=(1,), cwd="repo", needs=("git", "make", "valgrind")),
         Step("import", ["import", str(work / "run1.json")]),
         Step("annotate", ["annotate", "chain/add400", "-f", chain, "--seconds", "0.3"], capture="annotate",
              needs=("perf",)),
@@ -106,6 +111,7 @@ def _prepare(work: Path) -> list[str]:
     from gitlib import BENCH, make_repo
 
     shutil.copy(DATA / "chain.c", work / "chain.c")
+    shutil.copy(DATA / "predict_blocks.c", work / "predict_blocks.c")
     shutil.copy(ROOT / "examples" / "cas_counter.c", work / "cas_counter.c")
     (work / "wis").mkdir()
     shutil.copy(DATA / "wis" / "getppid.c", work / "wis" / "getppid.c")
