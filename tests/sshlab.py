@@ -1,13 +1,16 @@
 """A throwaway lab for the fleet's tests: an sshd on 127.0.0.1 at a free high port, with a
 generated host key and user key (ssh-keygen) and its own sshd_config (StrictModes no, the pid
-file and authorized keys in a private directory), and the wheelhouse built once per session.
+file and authorized keys in a private directory), the wheelhouse built once per session, and
+one venv installed from it once per test run (``installed_venv``) that ``seed`` gives a host's
+fleet directory, so a host skips the install as docs/fleet.md says one whose venv holds the key does.
 
-Import the fixtures into a test module (``from sshlab import ssh_lab, wheels``). Skipped, with
+Import the fixtures into a test module (``from sshlab import ssh_lab, wheels, installed_venv``). Skipped, with
 the reason, when sshd (Debian: openssh-server), ssh-keygen or ansible-runner is missing or the
 daemon does not start."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import socket
@@ -19,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# The hosts' Python: every inventory line of the fleet's tests names it (ansible_python_interpreter)
+HOST_PYTHON = "/usr/bin/python3"
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,7 @@ class Lab:
         return (f"{name} ansible_host=127.0.0.1 ansible_port={port or self.port} ansible_user=root "
                 f"ansible_ssh_private_key_file={self.key} cyclebench_dir={workdir} "
                 "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null' "
-                "ansible_python_interpreter=/usr/bin/python3")
+                f"ansible_python_interpreter={HOST_PYTHON}")
 
 
 def free_port() -> int:
@@ -96,3 +102,66 @@ def wheels() -> Path:
         pytest.skip(f"cannot build the wheelhouse here: {e}")
     print(f"wheelhouse: {wh.path.name} in {time.monotonic() - t0:.1f} s")
     return wh.path
+
+
+@pytest.fixture(scope="session")
+def installed_venv(wheels: Path) -> Path:
+    """A host's venv with the session's wheelhouse installed, made once per test run: by the
+    hosts' own code (fleet/bootstrap.py ``install``, run with the hosts' Python) and kept in the
+    run's cache beside the wheelhouse, under its key, so both phases of `bash dev.sh test` share it.
+    Each fleet directory the tests made installed its own: five installs, 25-30 s each, were
+    ~125 s of the module's 236 s on the 2-vCPU VM (load 1.2-3.8). One test still installs from
+    scratch (test_fleet.py's bundles test)."""
+    import cyclebench
+    from cyclebench.build.wheelhouse import wheelhouse
+    from cyclebench.fleet import bootstrap
+
+    wh = wheelhouse()  # the same, cached: its key, version and wheel name
+    seed = wheels.parent.parent / "fleet-venv" / wheels.name
+    if (seed / "venv" / bootstrap.MARKER).is_file():  # written last by install: a whole install
+        return seed / "venv"
+    seed.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=seed.parent, prefix=f".{seed.name}."))
+    os.chmod(tmp, 0o755)
+    job = tmp / "jobs" / "seed"
+    job.mkdir(parents=True)
+    os.link(wh.archive, job / "wheels.tar")  # install() removes the job's copy once unpacked
+    t0 = time.monotonic()
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import bootstrap; "
+            "bootstrap.install(*map(bootstrap.Path, sys.argv[2:4]), *sys.argv[4:])")
+    r = subprocess.run([HOST_PYTHON, "-c", code, str(Path(bootstrap.__file__).parent), str(tmp), str(job),
+                        wh.key, cyclebench.__version__, wh.wheel], capture_output=True, text=True)
+    if r.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        pytest.fail(f"installing the wheelhouse as a host does failed: {r.stderr[-2000:]}")
+    shutil.rmtree(tmp / "wheels")  # unpacked wheels: seeded hosts never install
+    shutil.rmtree(tmp / "jobs")
+    try:
+        tmp.rename(seed)
+    except OSError as e:  # another session's install of the same key won
+        if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"host venv installed in {time.monotonic() - t0:.1f} s")
+    return seed / "venv"
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another filesystem
+        shutil.copy2(src, dst)
+
+
+def seed(fleet_dir: Path, venv: Path) -> Path:
+    """``fleet_dir`` as a host leaves it after installing: the machine's venv (hard links to
+    ``venv``'s files: a second or so, not an install) with the installed key. Returns the
+    machine's directory (``hosts/<machine key>``)."""
+    from cyclebench.fleet import bootstrap
+
+    host_dir = fleet_dir / "hosts" / bootstrap.machine_key()
+    host_dir.mkdir(mode=0o755, parents=True)
+    for d in (fleet_dir, fleet_dir / "hosts"):
+        os.chmod(d, 0o755)
+    shutil.copytree(venv, host_dir / "venv", symlinks=True, copy_function=_link_or_copy)
+    return host_dir

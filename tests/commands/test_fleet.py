@@ -1,6 +1,9 @@
 """`cyclebench fleet` end to end on this machine (docs/fleet.md): two inventory hosts reached over a
-throwaway sshd on 127.0.0.1 (tests/sshlab.py), each with its own cyclebench directory and venv
-installed from the session's wheelhouse, plus a third host on a closed port. Results come back
+throwaway sshd on 127.0.0.1 (tests/sshlab.py), each with its own cyclebench directory and venv,
+plus a third host on a closed port. One host of the first test installs the session's wheelhouse
+from scratch (docs/fleet.md, "Install"); every other fleet directory is seeded with the venv that
+install makes (sshlab.seed: hard links to one install per test run), so its host skips the install,
+as a host whose venv holds the wheelhouse's key does. Results come back
 as JSON bundles into SQLite, or go straight into a real PostgreSQL (tests/pgcluster.py);
 `compare --by host`, `history --host`, `runs`, `show` and `fleet status` read them. The
 measurements are tiny: these tests check function, not figures."""
@@ -23,7 +26,7 @@ from cyclebench.store import fleet as jobs
 
 from conftest import DATA, cli
 from pgcluster import pg_cluster, pg_url  # noqa: F401  (fixtures)
-from sshlab import Lab, free_port, ssh_lab, wheels  # noqa: F401  (fixtures)
+from sshlab import HOST_PYTHON, Lab, free_port, installed_venv, seed, ssh_lab, wheels  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.slow
 TINY = ["run", "-f", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "6",
@@ -31,13 +34,17 @@ TINY = ["run", "-f", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", 
 
 
 @pytest.fixture(scope="session")
-def host_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The hosts' cyclebench directories, kept for the session: each host installs once."""
-    return tmp_path_factory.mktemp("fleet-hosts")
+def host_dirs(tmp_path_factory: pytest.TempPathFactory, installed_venv: Path) -> Path:  # noqa: F811
+    """The hosts' cyclebench directories, kept for the session, each seeded with the installed venv."""
+    dirs = tmp_path_factory.mktemp("fleet-hosts")
+    for name in ("alpha", "beta"):
+        seed(dirs / name, installed_venv)
+    return dirs
 
 
-def inventory(path: Path, lab: Lab, dirs: Path, unreachable: bool = False) -> Path:
-    lines = ["[lab]", lab.host_line("alpha", dirs / "alpha"), lab.host_line("beta", dirs / "beta")]
+def inventory(path: Path, lab: Lab, dirs: Path, unreachable: bool = False, alpha: Path | None = None) -> Path:
+    """alpha and beta in ``dirs`` (alpha in its own ``alpha`` directory when given), gamma unreachable."""
+    lines = ["[lab]", lab.host_line("alpha", alpha or dirs / "alpha"), lab.host_line("beta", dirs / "beta")]
     if unreachable:
         lines.append(lab.host_line("gamma", dirs / "gamma", port=free_port()))  # nothing listens there
     path.write_text("\n".join(lines) + "\n")
@@ -50,8 +57,15 @@ def fleet(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
 
 
 def test_bundles_into_sqlite_and_an_unreachable_host(tmp_path: Path, ssh_lab: Lab, wheels: Path,  # noqa: F811
-                                                     host_dirs: Path) -> None:
-    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs, unreachable=True)
+                                                     host_dirs: Path, installed_venv: Path) -> None:  # noqa: F811
+    """alpha, in an empty fleet directory, gets the wheelhouse over ssh and installs it (the
+    fleet's one install from scratch); beta's venv holds the key already: nothing copied or installed."""
+    from cyclebench.fleet import bootstrap
+
+    fresh = tmp_path / "alpha-fleet"
+    inv = inventory(tmp_path / "hosts.ini", ssh_lab, host_dirs, unreachable=True, alpha=fresh)
+    beta_marker = host_dirs / "beta" / "hosts" / bootstrap.machine_key() / "venv" / bootstrap.MARKER
+    beta_before = beta_marker.stat()
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     t0 = time.monotonic()
     r = fleet("run", "-i", str(inv), "--db", db, "--", *TINY)
@@ -61,6 +75,13 @@ def test_bundles_into_sqlite_and_an_unreachable_host(tmp_path: Path, ssh_lab: La
                                                                                            ["gamma"])}
     assert "ok" in rows["alpha"] and "ok" in rows["beta"] and "unreachable" in rows["gamma"], r.stdout
     assert "Traceback" not in r.stderr
+    key = (installed_venv / bootstrap.MARKER).read_text()
+    alpha_host = fresh / "hosts" / bootstrap.machine_key()
+    assert (alpha_host / "venv" / bootstrap.MARKER).read_text() == key  # installed, exactly this wheelhouse
+    assert any((alpha_host / "wheels").glob("cyclebench-*.whl"))  # from the tar the job copied over
+    beta_after = beta_marker.stat()  # install() rewrites the marker: the same file, untouched
+    assert (beta_after.st_ino, beta_after.st_mtime_ns) == (beta_before.st_ino, beta_before.st_mtime_ns)
+    assert not (beta_marker.parent.parent / "wheels").exists(), "beta installed again"
 
     store = Store(db, create=False)
     runs = {run["host"]: run for run in store.list_runs(None)}
@@ -186,15 +207,15 @@ def _intervals(store: Store) -> list[tuple[str, str, str]]:
     return sorted((run["started_at"], run["finished_at"], run["host"]) for run in store.list_runs(None))
 
 
-def test_two_inventory_names_on_one_machine_queue_and_both_run(tmp_path: Path, wheels: Path) -> None:  # noqa: F811
+def test_two_inventory_names_on_one_machine_queue_and_both_run(tmp_path: Path, wheels: Path,  # noqa: F811
+                                                               installed_venv: Path) -> None:  # noqa: F811
     """Two names for this machine sharing one cyclebench directory (as hosts sharing a home over
-    NFS do): one install under the machine's lock, the jobs one after the other, both stored;
-    a job that waits longer than --wait becomes a 'busy' row naming what held the machine."""
+    NFS do): the jobs one after the other under the machine's lock, both stored; a job that
+    waits longer than --wait becomes a 'busy' row naming what held the machine."""
     pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
     shared = tmp_path / "shared-dir"
-    inv = tmp_path / "hosts.ini"
-    inv.write_text("".join(f"{n} ansible_connection=local ansible_python_interpreter=/usr/bin/python3 "
-                           f"cyclebench_dir={shared}\n" for n in ("one", "two")))
+    seed(shared, installed_venv)
+    inv = _local(tmp_path / "hosts.ini", shared, "one", "two")
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     r = fleet("run", "-i", str(inv), "--db", db, "--", *TINY)
     print(r.stdout, r.stderr[-3000:])
@@ -219,7 +240,7 @@ def test_two_inventory_names_on_one_machine_queue_and_both_run(tmp_path: Path, w
 
 def _local(path: Path, fleet_dir: Path, *names: str) -> Path:
     """An inventory of ``names``, each this machine through Ansible's local connection."""
-    path.write_text("".join(f"{n} ansible_connection=local ansible_python_interpreter=/usr/bin/python3 "
+    path.write_text("".join(f"{n} ansible_connection=local ansible_python_interpreter={HOST_PYTHON} "
                             f"cyclebench_dir={fleet_dir}\n" for n in names))
     return path
 
@@ -255,10 +276,11 @@ def _job_dirs(fleet_dir: Path) -> list[Path]:
     return [*fleet_dir.glob("jobs/*"), *fleet_dir.glob("hosts/*/jobs/*")]
 
 
-def test_a_killed_controller_leaves_no_job_directory_after_the_next_run(tmp_path: Path,
-                                                                       wheels: Path) -> None:  # noqa: F811
+def test_a_killed_controller_leaves_no_job_directory_after_the_next_run(tmp_path: Path, wheels: Path,  # noqa: F811
+                                                                       installed_venv: Path) -> None:  # noqa: F811
     pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
     fleet_dir = tmp_path / "cb"
+    seed(fleet_dir, installed_venv)
     inv = _local(tmp_path / "hosts.ini", fleet_dir, "solo")
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     long_run = ["run", "-b", "syscall/getpid", "--min-time", "30", "--max-time", "60", "--repeat", "40"]
@@ -300,11 +322,13 @@ def _marked(mark: str) -> list[str]:
     return found
 
 
-def test_ctrl_c_leaves_no_ansible_process_behind(tmp_path: Path, wheels: Path) -> None:  # noqa: F811
+def test_ctrl_c_leaves_no_ansible_process_behind(tmp_path: Path, wheels: Path,  # noqa: F811
+                                                 installed_venv: Path) -> None:  # noqa: F811
     """Ansible's workers detach (setsid) from ansible-playbook, whose process group a cancel kills:
     Ctrl-C while two names of this machine measure and queue left an `ansible-playbook` worker
     reparented to PID 1 for a minute. Everything the command started ends with it."""
     pytest.importorskip("ansible_runner", reason="ansible-runner not installed (pip install 'cyclebench[fleet]')")
+    seed(tmp_path / "cb", installed_venv)
     inv = _local(tmp_path / "hosts.ini", tmp_path / "cb", "one", "two")
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     mark = f"{os.getpid()}-{tmp_path.name}"
