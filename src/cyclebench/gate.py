@@ -120,3 +120,28 @@ class Gate:
         """Broken and failed first, then undecided, then passed, each slowest first; new and
         removed last."""
         return sorted(self.rows, key=lambda r: (_ORDER[r.status], -r.change()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The gate as stored in its run's summary (``summary["ci"]``) and read back by from_dict."""
+        unit = next((r.row.unit for r in self.rows if r.row is not None), "")
+        return {"status": self.status, "base": vars(self.base), "head": vars(self.head), "base_how": self.base_how,
+                "gate": self.gate, "counts_threshold": self.counts_threshold, "unit": unit, "facts": dict(self.facts),
+                "rows": [r.to_dict() for r in self.ranked()]}
+
+    @classmethod
+    def from_dict(cls, run_id: int, d: Mapping[str, Any]) -> Gate:
+        """The gate a run's ``summary["ci"]`` holds (to_dict's). Raises KeyError, TypeError,
+        ValueError on a summary that is not one."""
+        unit = str(d.get("unit") or "")
+        rows = []
+        for r in d["rows"]:
+            t, c = r.get("time"), r.get("counts")
+            look = None if not t else Relative(float(t["change"]), float(t["low"]), float(t["high"]),
+                                               int(t["pairs"]), float(t["base"]), float(t["head"]))
+            counted = None if not c else Counted(c.get("base"), c.get("head"), bool(c.get("exact")))
+            row = ComparisonRow(r["benchmark"], r["benchmark"], None, unit, None, "") if look and unit else None
+            rows.append(GateRow(str(r["benchmark"]), str(r["status"]), float(r["threshold"]), row, look, counted,
+                                t.get("verdict") if t else None, c.get("verdict") if c else None,
+                                str(r.get("why") or "")))
+        return cls(run_id, Ref(**d["base"]), Ref(**d["head"]), str(d.get("base_how") or ""), tuple(rows),
+                   str(d.get("gate") or TIME), float(d.get("counts_threshold") or 0.0), dict(d.get("facts") or {}))

@@ -17,6 +17,8 @@ TOOLS = (MCA, OSACA)
 # Where a model's figure is missing, why: the tool is not installed (reason names the package),
 # it knows no model of this CPU, the body has no loop, or the tool failed (reason: its message).
 OK, MISSING, UNSUPPORTED, NO_LOOP, FAILED = "ok", "missing", "unsupported", "no loop", "failed"
+# ... or the model reads one loop kernel and the op's code is priced block by block (predict.blocks)
+BLOCKWISE = "blockwise"
 # Where the hot loop came from: callgrind's exact per-instruction counts, or the body's innermost
 # backward branch read from the disassembly (no valgrind here).
 CALLGRIND, STATIC = "callgrind", "static"
@@ -162,7 +164,7 @@ class ModelResult:
     port-pressure bound (llvm-mca's Block RThroughput); ``lcd``: the loop-carried dependency
     bound (OSACA's; llvm-mca reports none, its bottleneck analysis's share of data dependencies
     is in ``notes``). ``cpu``: the tool's CPU name used, ``cpu_reason``: why that one.
-    ``status``: OK, MISSING, UNSUPPORTED, NO_LOOP or FAILED, ``reason`` saying why.
+    ``status``: OK, MISSING, UNSUPPORTED, NO_LOOP, FAILED or BLOCKWISE, ``reason`` saying why.
     ``unpriced``: the loop's instructions the tool has no data for (priced 0 in ``cycles``, so the
     figure is a lower bound), other than those nobody models (HotLoop.unmodelled).
     """

@@ -62,7 +62,7 @@ def test_an_arm_taken_one_op_in_64_is_priced_by_its_count(preds: dict) -> None:
     """100 adds an op and an arm of 200 more every 64th op: 100 + 3.1. The loop holds every
     instruction but runs the arm 1 trip in 64, so it is priced block by block."""
     p = preds["blocks/branchy"]
-    assert p.blocks is not None and p.model("OSACA").status == "unsupported"
+    assert p.blocks is not None and p.model("OSACA").status == "blockwise"
     arm = next(b for b in p.blocks.blocks if sum(t.startswith("add %") for t in b.instructions) == 200)
     assert arm.count == pytest.approx(1 / 64) and arm.per_op == pytest.approx(200 / 64, rel=0.1)
     assert p.cycles_per_op("llvm-mca") == pytest.approx(100 + 200 / 64, rel=0.1)

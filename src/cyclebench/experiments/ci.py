@@ -273,8 +273,7 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
              "budget": plan.design.budget, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     gate = Gate(run_id, Ref(base.sha, base.short, base.subject), Ref(head.sha, head.short, head.subject), base_how,
                 tuple(rows), plan.gate, plan.counts_threshold, facts)
-    store.update_run(run_id, summary={"ci": {"status": gate.status, "base": base.sha, "head": head.sha,
-                                             "rows": [r.to_dict() for r in gate.ranked()]},
+    store.update_run(run_id, summary={"ci": gate.to_dict(),
                                       "compare": [r.row.to_dict() for r in rows if r.row is not None],
                                       "display": {"design": f"ci: {base.short} → {head.short}",
                                                   "alpha": design.alpha}})

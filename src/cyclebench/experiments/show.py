@@ -39,6 +39,7 @@ from cyclebench.experiments import history
 from cyclebench.experiments import profile as _profile
 from cyclebench.experiments import stat as _stat
 from cyclebench.experiments.wis import RUN_MODE
+from cyclebench.gate import Gate
 from cyclebench.model import (
     PROFILE,
     STAT,
@@ -241,8 +242,11 @@ def rebuild(store: Store, run: Mapping[str, Any]) -> ShownRun:
     try:
         data = variants_data(rec)
         compared = comparisons(rec)
+        gated = _summary(rec).get("ci")
         tables: list[Tables]
-        if data is not None:
+        if isinstance(gated, Mapping):
+            tables = [Gate.from_dict(int(rec.id or 0), gated)]
+        elif data is not None:
             tables = [VariantsTables(data, variants_sort(data, rec),
                                      any("disasm" in v for d in data for v in d.get("variants") or []))]
         elif compared is not None:

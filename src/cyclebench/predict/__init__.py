@@ -14,13 +14,13 @@ from typing import Any
 
 from cyclebench.predict import asm, blocks, cpu, hotloop, mca, osaca
 from cyclebench.prediction import (
+    BLOCKWISE,
     CALLGRIND,
     FAILED,
     NO_LOOP,
     OK,
     OSACA,
     TOOLS,
-    UNSUPPORTED,
     HotLoop,
     LoopInstruction,
     ModelResult,
@@ -150,6 +150,6 @@ def _by_blocks(bench: str, param: int | None, variant: str, tgt: Target,
         m = replace(m, notes=(note, *m.notes))
     elif m.status == OK:
         m = replace(m, status=FAILED, reason=why or "no block priced")
-    o = ModelResult(OSACA, UNSUPPORTED, f"OSACA prices one loop kernel, and this op's code is {len(prof.blocks)} "
+    o = ModelResult(OSACA, BLOCKWISE, f"OSACA prices one loop kernel, and this op's code is {len(prof.blocks)} "
                     "blocks: llvm-mca prices them")
     return Prediction(bench, param, variant, tgt.model_name, shown, (m, o), None, prof)

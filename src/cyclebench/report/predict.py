@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 
-from cyclebench.prediction import MCA, MISSING, NO_LOOP, OK, OSACA, UNSUPPORTED, ModelResult, Prediction
+from cyclebench.prediction import BLOCKWISE, MCA, MISSING, NO_LOOP, OK, OSACA, UNSUPPORTED, ModelResult, Prediction
 from cyclebench.report.console import NAME_FOLD, fmt
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
@@ -44,6 +44,8 @@ def _cell(p: Prediction, m: ModelResult | None) -> str:
         return "no loop"
     if m.status == UNSUPPORTED:
         return "no CPU model"
+    if m.status == BLOCKWISE:
+        return "n/a: blocks"
     if m.status != OK:
         return "failed"
     v = p.cycles_per_op(m.tool)
@@ -72,7 +74,7 @@ def footer_lines(preds: Sequence[Prediction], target_line: str | None = None) ->
     said: set[str] = set()
     for p in preds:
         for m in p.models:
-            if m.status in (MISSING, UNSUPPORTED, "failed") and m.reason and m.reason not in said:
+            if m.status in (MISSING, UNSUPPORTED, BLOCKWISE, "failed") and m.reason and m.reason not in said:
                 said.add(m.reason)
                 lines.append(f"{m.tool}: {m.reason}")
             elif m.status == OK and m.cpu_reason and "has no data for" in m.cpu_reason:  # a per-loop fallback
@@ -114,7 +116,7 @@ def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Predictio
         Column("OSACA TP", priority=3),
         Column("OSACA LCD", priority=3),
         Column("trips/op", priority=2),
-        Column("covered", priority=1),
+        Column("covered", priority=1 if all(p.blocks is None for p in preds) else 0),
         Column("notes", justify="left", notes=True),
     ], title=title, wide=wide)
     for p in preds:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
+from cyclebench.gate import Gate
 from cyclebench.model import SIMULATED, BenchEntry, ComparisonRow, ProfileRow, Result, Run, Series
 from cyclebench.prediction import Prediction
 from cyclebench.report import console as console_report
@@ -112,7 +113,7 @@ class ComparisonTables:
     alpha: float
 
 
-Tables = RunTables | WisTables | StatTables | ProfileTables | ScaleTables | VariantsTables | ComparisonTables
+Tables = RunTables | WisTables | StatTables | ProfileTables | ScaleTables | VariantsTables | ComparisonTables | Gate
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,10 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
     elif isinstance(t, VariantsTables):
         variants_report.print_variants([dict(d) for d in t.data], console, run_id=run_id, wide=wide, sort=t.sort,
                                        disasm=t.disasm)
+    elif isinstance(t, Gate):
+        from cyclebench.report.gate.console import gate_table
+
+        console.print(gate_table(t, wide))
     else:
         console_report.print_comparisons(t.rows, console, title=t.title, alpha=t.alpha, wide=wide)
 
