@@ -259,3 +259,21 @@ def test_an_osaca_analysis_is_remembered_per_arch_and_loop(tmp_path: Path, monke
         osaca._analyse("SKX", "nop\n", 10)
         osaca._analyse("SKX", "nop\n", 10)
     assert len(calls) == 7
+
+
+def test_a_loop_path_holds_only_what_ran() -> None:
+    """A rep string op inside a loop that did not run per op (its count absent) is not on the
+    loop's typical trip (a suite run once died on its missing count); one that ran is, with its
+    iterations as its Ir and the trip's executions as its count."""
+    from cyclebench.predict import blocks
+
+    insns = [hotloop.Insn(0x10, "mov %rsi,%rcx"), hotloop.Insn(0x14, "rep stos %rax,%es:(%rdi)"),
+             hotloop.Insn(0x18, "add $0x1,%rdx"), hotloop.Insn(0x1c, "cmp %rsi,%rdx"),
+             hotloop.Insn(0x20, "jb 10 <x+0x10>", 0x10)]
+    key = ("/bin/x", "x")
+    idle = {key: {0x10: 1.0, 0x18: 1.0, 0x1c: 1.0, 0x20: 1.0}}
+    (loop,) = blocks.loops_of(idle, {key: insns})
+    assert loop.addresses == (0x10, 0x18, 0x1c, 0x20) and loop.count == 1.0
+    busy = {key: {**idle[key], 0x14: 512.0}}
+    (loop,) = blocks.loops_of(busy, {key: insns})
+    assert 0x14 in loop.addresses and loop.ir == 516.0 and loop.count == 1.0

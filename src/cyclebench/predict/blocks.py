@@ -168,8 +168,8 @@ def loops_of(counts: Mapping[tuple[str, str], Mapping[int, float]],
             trips = ex.get(start, 0.0)
             if trips <= 0:
                 continue
-            path = [i for i in insns if start <= i.address <= end
-                    and (ex.get(i.address, 0.0) >= TYPICAL * trips or _REP.match(i.text))]
+            path = [i for i in insns if start <= i.address <= end and ex.get(i.address, 0.0) > 0
+                    and (ex[i.address] >= TYPICAL * trips or _REP.match(i.text))]
             if path:
                 out.append(replace(_block(key, path, ex), count=trips, kind="loop"))
     return out
