@@ -9,15 +9,17 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.model import DISTURBED, OK, TIMING
 from cyclebench.predict import Target
 from cyclebench.prediction import Prediction
-from cyclebench.store import Store
 from cyclebench.store import predictions as stored
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 __all__ = ["PredictOptions", "explain", "predict_rows", "store_predictions"]
 

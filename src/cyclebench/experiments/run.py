@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
@@ -35,14 +35,11 @@ from cyclebench.stats.result import (
     sample_rows,
     worth_more,
 )
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 LOOP_REFERENCE = "loop/empty"
-
-
-# 3 processes: within-process bias of ±3 cycles~ seen on a 300-add chain (docs/method.md §5) needs
-# more than one process to show in the CI; the extra start-ups cost ~30 ms a benchmark.
-DEFAULT_PROCESSES = 3
 
 
 @dataclass(frozen=True)

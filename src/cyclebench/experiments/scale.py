@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
 from cyclebench.build.allocators import Allocator
@@ -31,7 +31,9 @@ from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, run_one
 from cyclebench.stats import scaling
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -28,11 +29,11 @@ from cyclebench.model import SIMULATED, BenchEntry, ComparisonRow, ProfileRow, R
 from cyclebench.prediction import Prediction
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
-from cyclebench.report.profile import profile_table
-from cyclebench.report.stat import stat_table
 from cyclebench.report.text import safe_text
 from cyclebench.report.titles import SIMULATED_TITLE
-from cyclebench.stats.repetitions import Metric
+
+if TYPE_CHECKING:
+    from cyclebench.stats.repetitions import Metric
 
 DAMAGED = (KeyError, TypeError, ValueError, AttributeError)  # what a summary an import damaged raises
 
@@ -168,8 +169,14 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
         for line in t.cost_lines:
             console.print(safe_text(line), highlight=False)
     elif isinstance(t, StatTables):
+        from cyclebench.report.stat import (
+            stat_table,  # here: numpy comes with stat's and profile's (`runs` needs neither)
+        )
+
         console.print(stat_table(list(t.metrics), title=t.title, wide=wide))
     elif isinstance(t, ProfileTables):
+        from cyclebench.report.profile import profile_table
+
         console.print(profile_table(t.rows, t.unit, t.title, t.simulated, wide, t.limit))
         if t.probe_line is not None:
             notes.print(t.probe_line, highlight=False)

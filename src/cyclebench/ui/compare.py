@@ -6,22 +6,25 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from cyclebench.experiments.compare import Budget, describe, execute, keep_table, param_groups
+from cyclebench.experiments.compare import describe, execute, keep_table, param_groups
 from cyclebench.experiments.comparison import Row
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
+from cyclebench.experiments.options import Budget, BuildOptions, RunnerOptions
 from cyclebench.experiments.run import RunConfig, prepare
 from cyclebench.model import COMPARE, FAILED_STATUSES, Result
 from cyclebench.report.titles import compare_title as title
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import MeasureOptions
-from cyclebench.store import Store, StoreError
+from cyclebench.store import StoreError
 from cyclebench.ui.common import (
     err,
     parse_params,
 )
 from cyclebench.ui.options import OutputOptions
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 
 class Args(Protocol):

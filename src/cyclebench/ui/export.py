@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,9 +15,12 @@ from cyclebench.model import Result
 from cyclebench.report import console as console_report
 from cyclebench.report.export import TABLE_FORMATS, ComparisonRow, Export, Exported, write
 from cyclebench.report.text import safe_text
-from cyclebench.store import Store, runfile
+from cyclebench.store import runfile
 from cyclebench.ui.common import UserError, err, write_text
 from cyclebench.ui.options import OutputOptions
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 MEASURED_ONLY = ("gbench", "benchstat", "pyperf")  # formats of measured results, not of comparisons
 

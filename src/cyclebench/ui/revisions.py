@@ -9,13 +9,15 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.ui.common import err, out
 from cyclebench.ui.options import FloatRange
+
+if TYPE_CHECKING:
+    from cyclebench.experiments.options import BuildOptions, RunnerOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
