@@ -17,8 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
-from cyclebench.build.allocators import Allocator
+from cyclebench.build import Binary, BuildError, BuildSpec, build
 from cyclebench.counters.event import Event
 from cyclebench.env import sysinfo
 from cyclebench.experiments.errors import ExperimentError
@@ -37,6 +36,7 @@ from cyclebench.stats.result import (
 )
 
 if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
     from cyclebench.store import Store
 
 LOOP_REFERENCE = "loop/empty"
@@ -101,6 +101,8 @@ def prepare(cfg: RunConfig) -> Prepared:
 def _per_allocator(cfg: RunConfig, p: Prepared) -> Prepared:
     """``p`` with every item but the loop reference once per installed allocator, each on its own
     runner (the same sources linked with it, its malloc checked at run time: allocators)."""
+    from cyclebench.build import allocators  # here: only --allocator needs it
+
     built: list[tuple[str, Runner]] = []
     skipped: dict[str, str] = {}
     described: dict[str, dict[str, str | None]] = {}

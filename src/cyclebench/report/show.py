@@ -30,7 +30,7 @@ from cyclebench.prediction import Prediction
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
 from cyclebench.report.text import safe_text
-from cyclebench.report.titles import SIMULATED_TITLE
+from cyclebench.report.titles import SIMULATED_TITLE, damaged_lines
 
 if TYPE_CHECKING:
     from cyclebench.stats.repetitions import Metric
@@ -187,20 +187,6 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
                                        disasm=t.disasm)
     else:
         console_report.print_comparisons(t.rows, console, title=t.title, alpha=t.alpha, wide=wide)
-
-
-def damaged_lines(run: Run, rows: Sequence[Result] = ()) -> list[str]:
-    """One line for a run whose stored columns are damaged (JSON that does not decode, text in a
-    number's column: store/ read them as empty, model.Run.damaged) and one for each such row."""
-    lines = []
-    if run.damaged:
-        lines.append(f"cyclebench: run #{run.id}: damaged in the database, read as empty: {', '.join(run.damaged)}")
-    for r in rows:
-        if r.damaged:
-            name = r.bench + ("" if r.param is None else f" [{r.param}]") + (f" [{r.variant}]" if r.variant else "")
-            lines.append(f"cyclebench: run #{run.id}, {name}: damaged in the database, read as empty: "
-                         f"{', '.join(r.damaged)}")
-    return lines
 
 
 def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -> None:

@@ -18,7 +18,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan, run_to_run
 from cyclebench.model import Item, Result, suite_order
 from cyclebench.report import console as console_report
@@ -33,6 +32,7 @@ from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.predict import after_run
 
 if TYPE_CHECKING:
+    from cyclebench.experiments.predict import PredictOptions
     from cyclebench.store import Store
 
 
