@@ -20,8 +20,7 @@ from cyclebench.ui.revisions import repo_options
 
 if TYPE_CHECKING:  # the designs are imported where the command runs (docs/architecture.md, "Imports where used")
     from cyclebench.build.allocators import Allocator
-    from cyclebench.experiments.options import BuildOptions, RunnerOptions
-    from cyclebench.experiments.predict import PredictOptions
+    from cyclebench.experiments.options import BuildOptions, PredictOptions, RunnerOptions
     from cyclebench.model import Result
     from cyclebench.ui.revisions import RepoOptions
 

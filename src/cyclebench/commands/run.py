@@ -20,8 +20,7 @@ from cyclebench.ui.record import argument, group, option, takes
 
 if TYPE_CHECKING:  # the design is imported where the command runs (docs/architecture.md, "Imports where used")
     from cyclebench.build.allocators import Allocator
-    from cyclebench.experiments.options import BuildOptions, RunnerOptions
-    from cyclebench.experiments.predict import PredictOptions
+    from cyclebench.experiments.options import BuildOptions, PredictOptions, RunnerOptions
     from cyclebench.experiments.run import RunConfig
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import click
 
 from cyclebench.build.allocators import Allocator
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
-from cyclebench.experiments.predict import PredictOptions
+from cyclebench.experiments.options import BuildOptions, PredictOptions, RunnerOptions
 from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 from cyclebench.ui import options as o
 from cyclebench.ui.common import UserError, open_store, parse_params

@@ -26,7 +26,7 @@ def predict_options(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kw: Any) -> Any:
-        from cyclebench.experiments.predict import PredictOptions
+        from cyclebench.experiments.options import PredictOptions
 
         on, mcpu = kw.pop("predict_flag"), kw.pop("mcpu")
         if mcpu is not None and not on:

@@ -32,7 +32,7 @@ from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.predict import after_run
 
 if TYPE_CHECKING:
-    from cyclebench.experiments.predict import PredictOptions
+    from cyclebench.experiments.options import PredictOptions
     from cyclebench.store import Store
 
 
