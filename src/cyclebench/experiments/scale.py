@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
-from cyclebench.build.allocators import Allocator
+from cyclebench.build import Binary, BuildError, BuildSpec, build
 from cyclebench.build.wis import TestCase
 from cyclebench.env.cpus import cpu_order
 from cyclebench.experiments import wis as _wis
@@ -33,6 +32,7 @@ from cyclebench.runner.scaling import ScaleOptions, run_one
 from cyclebench.stats import scaling
 
 if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
     from cyclebench.store import Store
 
 
@@ -162,6 +162,8 @@ def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None)
         binary = next(iter(built.binaries.values()))
     allocated: dict[str, tuple[Binary, AllocatorInfo] | str] = {}
     for alloc in cfg.allocators:  # the same sources linked with each allocator, its malloc checked
+        from cyclebench.build import allocators  # here: only --allocator needs it
+
         if why := allocators.missing(alloc, cfg.spec.cc):
             allocated[alloc.name] = why
             continue

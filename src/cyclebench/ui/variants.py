@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import click
 
-from cyclebench.build.allocators import Allocator
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
@@ -25,6 +24,7 @@ from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.progress import Steps
 
 if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
     from cyclebench.store import Store
 
 
