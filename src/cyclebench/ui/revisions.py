@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
-from cyclebench.ui.common import err, out
 from cyclebench.ui.options import FloatRange
 
 if TYPE_CHECKING:
@@ -122,7 +121,7 @@ def compare_revs(a: RevArgs, unsupported: bool = False) -> None:
     from cyclebench.experiments.revcompare import compare_revisions
     from cyclebench.experiments.revpair import Design
     from cyclebench.report import console as console_report
-    from cyclebench.ui.common import open_store, parse_params, write_text
+    from cyclebench.ui.common import err, open_store, out, parse_params, write_text
     from cyclebench.ui.finish import finishing
     from cyclebench.ui.options import parse_labels
     from cyclebench.ui.progress import progress
