@@ -1,34 +1,132 @@
 """How fast the command line starts: figures, not pass/fail.
 
-    .venv/bin/python bench/startup.py [--repeat 10]
+    .venv/bin/python bench/startup.py [--repeat 10] [--top 5]
 
-Prints the median and the range over ``--repeat`` runs of ``cyclebench --help`` and of
-``cyclebench runs`` on a database of 100 stored runs (made once, in a temporary directory),
-beside ``python3 -c pass`` (the interpreter's own start, which no import order can remove).
-Goal: --help ≤ 0.25 s, runs ≤ 0.4 s (median). The host's load moves every figure, the
-interpreter's too: compare the rows of one invocation, not figures across days.
+Prints, as the median and the range over ``--repeat`` runs (one untimed run first, so every
+.pyc is written):
+
+* ``python -c pass``: the interpreter's own start, which no import order can remove;
+* per command (run, compare, history, runs): the cumulative import time of its module,
+  ``cyclebench.commands.NAME``, as ``python -X importtime -c "import cyclebench.commands.NAME"``
+  reports it (the module's own line), the wall time of that ``python -c`` over
+  ``python -c pass``, and its ``--top`` costliest imports by cumulative time (each with the
+  module that imported it: the chain reads upwards);
+* the wall time of ``cyclebench --help``, and of ``cyclebench runs -n 100`` on a database of
+  100 stored runs (made once, in a temporary directory).
+
+Beside each wall time, the CPU seconds (user + sys) the process used: a busy host stretches the
+wall by the time a process waits for a CPU, the CPU time much less.
+
+Targets (median, quiet machine; docs/architecture.md, "Imports where used"): ``--help``
+≤ 0.1 s; importing ``cyclebench.commands.compare`` ≤ 0.2 s over ``python -c pass`` (and
+``run``, ``history``, ``runs`` alike); ``runs`` on 100 runs ≤ 0.3 s. The host's load moves every
+figure, the interpreter's too: the load average is printed before and after, and the rows of one
+invocation compare, not figures across days.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-CB = [sys.executable, "-m", "cyclebench"]
+# the console script a user runs (no runpy: ~5 ms less than python -m cyclebench), where installed
+_SCRIPT = Path(sys.executable).with_name("cyclebench")
+CB = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "cyclebench"]
+COMMANDS = ("run", "compare", "history", "runs")
 
 
-def timed(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> list[float]:
-    out = []
+@dataclass(frozen=True)
+class Timed:
+    """Seconds per run: wall, and the CPU (user + sys) the process used, which a busy host
+    moves less than the wall (it waits less for the CPU, not the work it does)."""
+
+    wall: list[float]
+    cpu: list[float]
+
+
+def timed(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> Timed:
+    """``argv`` run ``repeat`` times (after one untimed run)."""
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wall, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        out.append(time.perf_counter() - t0)
+        t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall.append(t1 - t0)
+        cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return Timed(wall, cpu)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One line of ``-X importtime``: the module, the one that imported it (None at the top) and
+    its cumulative microseconds."""
+
+    name: str
+    parent: str | None
+    cumulative_us: int
+
+
+def importtime(module: str) -> list[Imported]:
+    """The modules a fresh ``import module`` imports, from ``python -X importtime``'s lines
+    (docs.python.org/3/using/cmdline.html#cmdoption-X: a module's line follows its children's,
+    indented two spaces a level)."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"], check=True,
+                       capture_output=True, text=True)
+    rows: list[tuple[int, str, int]] = []
+    for line in p.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        _self, cumulative, name = line.split(":", 1)[1].split("|")
+        rows.append(((len(name) - len(name.lstrip()) - 1) // 2, name.strip(), int(cumulative)))
+    out = []
+    for i, (level, name, cumulative) in enumerate(rows):
+        parent = next((n for lv, n, _c in rows[i + 1:] if lv < level), None)
+        out.append(Imported(name, parent, cumulative))
     return out
+
+
+@dataclass(frozen=True)
+class ImportCost:
+    """A command module's import: its cumulative seconds per run, and per module imported on
+    the way (module → (importer, seconds per run))."""
+
+    total: list[float]
+    modules: dict[str, tuple[str | None, list[float]]]
+
+    def top(self, n: int, module: str) -> list[tuple[str, str | None, float]]:
+        """The ``n`` costliest imports by median cumulative seconds, ``module`` itself left out,
+        and so is a module whose cost is ≥ 90% one child's (``cyclebench.build`` is its
+        ``compile``): the child is shown, with its importer."""
+        med = {name: statistics.median(ts) for name, (_parent, ts) in self.modules.items()}
+        biggest: dict[str, float] = {}
+        for name, (parent, _ts) in self.modules.items():
+            if parent is not None:
+                biggest[parent] = max(biggest.get(parent, 0.0), med[name])
+        shown = [(name, parent, med[name]) for name, (parent, _ts) in self.modules.items()
+                 if name != module and biggest.get(name, 0.0) < 0.9 * med[name]]
+        return sorted(shown, key=lambda m: -m[2])[:n]
+
+
+def import_cost(module: str, repeat: int) -> ImportCost:
+    importtime(module)  # untimed: .pyc written
+    total: list[float] = []
+    modules: dict[str, tuple[str | None, list[float]]] = {}
+    for _ in range(repeat):
+        for m in importtime(module):
+            if m.name == module:
+                total.append(m.cumulative_us / 1e6)
+            modules.setdefault(m.name, (m.parent, []))[1].append(m.cumulative_us / 1e6)
+    return ImportCost(total, modules)
 
 
 def fill(db: Path, runs: int = 100) -> None:
@@ -46,20 +144,46 @@ def fill(db: Path, runs: int = 100) -> None:
     store.close()
 
 
+def row(name: str, t: Sequence[float], extra: str = "") -> str:
+    return f"{name:<48} {statistics.median(t):9.3f} {min(t):7.3f}–{max(t):<7.3f}{extra}"
+
+
+def wall_row(name: str, t: Timed) -> str:
+    return row(name, t.wall, f"  cpu {statistics.median(t.cpu):.3f} s")
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--top", type=int, default=5, help="costliest imports shown per command")
     args = ap.parse_args()
+    print(f"before: {load()}")
+    base = timed([sys.executable, "-c", "pass"], args.repeat)
+    lines = [f"{'':<48} {'median s':>9} {'min–max s':>15}   ({args.repeat} runs each)",
+             wall_row("python -c pass", base)]
+    for cmd in COMMANDS:
+        module = f"cyclebench.commands.{cmd}"
+        cost = import_cost(module, args.repeat)
+        t = timed([sys.executable, "-c", f"import {module}"], args.repeat)
+        over = statistics.median(t.wall) - statistics.median(base.wall)
+        over_cpu = statistics.median(t.cpu) - statistics.median(base.cpu)
+        lines.append(row(f"import {module} (importtime)", cost.total,
+                         f"  wall {over:+.3f} s over pass, cpu {over_cpu:+.3f} s"))
+        lines += [f"    {s:7.3f}  {name}" + (f"  (imported by {parent})" if parent else "")
+                  for name, parent, s in cost.top(args.top, module)]
+    lines.append(wall_row("cyclebench --help", timed([*CB, "--help"], args.repeat)))
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "r.db"
         fill(db)
-        rows = [("python3 -c pass", timed([sys.executable, "-c", "pass"], args.repeat)),
-                ("cyclebench --help", timed([*CB, "--help"], args.repeat)),
-                ("cyclebench runs (100 runs)", timed([*CB, "runs", "--db", f"sqlite:///{db}", "-n", "100"],
-                                                     args.repeat))]
-    print(f"{'command':<28} {'median s':>9} {'min–max s':>13}   ({args.repeat} runs each)")
-    for name, t in rows:
-        print(f"{name:<28} {statistics.median(t):9.3f} {min(t):6.3f}–{max(t):.3f}")
+        lines.append(wall_row("cyclebench runs -n 100 (100 runs)",
+                              timed([*CB, "runs", "--db", f"sqlite:///{db}", "-n", "100"], args.repeat)))
+    print("\n".join(lines))
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cyclebench.build.allocators import Allocator
-from cyclebench.experiments.compare import Budget
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
-from cyclebench.experiments.predict import PredictOptions
-from cyclebench.model import Result
+from cyclebench.experiments.options import Budget
 from cyclebench.ui import options as o
-from cyclebench.ui.common import open_store
-from cyclebench.ui.compare import finish, measure_and_judge
-from cyclebench.ui.export import check_compare_format
 from cyclebench.ui.options import FloatRange
-from cyclebench.ui.predict import finish_then_predict, predict_options
+from cyclebench.ui.predict import predict_options
 from cyclebench.ui.record import argument, group, option, takes
-from cyclebench.ui.revisions import RepoOptions, compare_revs, repo_options
-from cyclebench.ui.stored import judge_stored
+from cyclebench.ui.revisions import repo_options
+
+if TYPE_CHECKING:  # the designs are imported where the command runs (docs/architecture.md, "Imports where used")
+    from cyclebench.build.allocators import Allocator
+    from cyclebench.experiments.options import BuildOptions, PredictOptions, RunnerOptions
+    from cyclebench.model import Result
+    from cyclebench.ui.revisions import RepoOptions
 
 VERDICTS = ["slower", "faster", "different", "inconclusive"]
 
@@ -93,6 +92,8 @@ def compare_cmd(a: CompareArgs) -> None:
 
         return compare_by_host(a)
     if a.repo.revs or a.repo.build or a.repo.benches:  # two revisions of a repository (ui/revisions.py)
+        from cyclebench.ui.revisions import compare_revs
+
         return compare_revs(a, a.output.asked or a.plot_path is not None or bool(a.allocators) or a.repeat is not None)
     if not a.targets:
         raise click.UsageError("compare needs benchmarks A B [C...] or stored runs RUN RUN [...]")
@@ -102,6 +103,8 @@ def compare_cmd(a: CompareArgs) -> None:
     if not a.stored_runs:  # bad input is said before the database is opened
         for t in a.targets:
             o.not_a_file(t, "compare")
+    from cyclebench.ui.export import check_compare_format
+
     check_compare_format(a.output, a.stored_runs)
     if a.predict is not None and (a.stored_runs or a.allocators):
         raise click.UsageError("--predict predicts what compare measures: not stored runs, nor --allocator builds")
@@ -109,6 +112,11 @@ def compare_cmd(a: CompareArgs) -> None:
         from cyclebench.ui.variants import judge_allocators
 
         return judge_allocators(a, a.stored_runs, labels)
+    from cyclebench.ui.common import open_store
+    from cyclebench.ui.compare import finish, measure_and_judge
+    from cyclebench.ui.predict import finish_then_predict
+    from cyclebench.ui.stored import judge_stored
+
     store = open_store(a.db, create=not a.stored_runs)
     run_id: int | None = None
     measured: list[Result] = []

@@ -11,16 +11,10 @@ from pathlib import Path
 
 import click
 
-from cyclebench.experiments.history import ALL, analyse, host_spread, points_of, series_spread
+from cyclebench.experiments.history import ALL
 from cyclebench.model import PURPOSES, RUN, TIMING
-from cyclebench.report import history as report
-from cyclebench.report.export import Export, Exported, write
-from cyclebench.report.plots import FORMATS
 from cyclebench.stats import changepoint
-from cyclebench.stats.changepoint import ALPHA
 from cyclebench.ui import options as o
-from cyclebench.ui.common import UserError, err, open_store, out, write_text, writing
-from cyclebench.ui.export import deliver
 from cyclebench.ui.options import FloatRange, parse_labels
 from cyclebench.ui.record import argument, group, option, takes
 
@@ -47,7 +41,7 @@ class HistoryArgs:
                                       "the last --window runs is a slowdown beyond the margin.")
     window: int = option("--window", type=click.IntRange(1), default=10, show_default=True,
                          help="Runs that count as recent for --fail-on-regression.")
-    alpha: float = option("--alpha", type=FloatRange(0, 1, min_open=True), default=ALPHA, show_default=True,
+    alpha: float = option("--alpha", type=FloatRange(0, 1, min_open=True), default=changepoint.ALPHA, show_default=True,
                           help="Significance of a change point, per segment searched (Bonferroni over its splits).")
     json_path: Path | None = group(o.json_option)
     output: o.OutputOptions = group(o.format_option)
@@ -59,6 +53,13 @@ class HistoryArgs:
 @takes(HistoryArgs)
 def history_cmd(a: HistoryArgs) -> None:
     """One benchmark's per-run estimate ± CI in time order, with its change points."""
+    from cyclebench.experiments.history import analyse, host_spread, points_of, series_spread
+    from cyclebench.report import history as report
+    from cyclebench.report.export import Export, Exported, write
+    from cyclebench.report.plots import FORMATS
+    from cyclebench.ui.common import UserError, err, open_store, out, write_text, writing
+    from cyclebench.ui.export import deliver
+
     if a.plot_path is not None and a.plot_path.suffix.lower() not in FORMATS:
         raise UserError(f"--plot: the file must end in {', '.join(FORMATS)}")
     labels = parse_labels(a.label_args)

@@ -7,21 +7,21 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cyclebench.build.allocators import Allocator
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
-from cyclebench.experiments.predict import PredictOptions
-from cyclebench.experiments.run import DEFAULT_PROCESSES, RunConfig, check_events, counting, prepare
-from cyclebench.runner.plan import MeasureOptions, plan
+from cyclebench.experiments.options import DEFAULT_PROCESSES
+from cyclebench.runner.plan import MeasureOptions
 from cyclebench.ui import options as o
-from cyclebench.ui.common import err, null_context, parse_params
-from cyclebench.ui.finish import exit_status, finishing
 from cyclebench.ui.options import FloatRange
 from cyclebench.ui.predict import predict_options
 from cyclebench.ui.record import argument, group, option, takes
-from cyclebench.ui.run import measure_replicates, print_list
+
+if TYPE_CHECKING:  # the design is imported where the command runs (docs/architecture.md, "Imports where used")
+    from cyclebench.build.allocators import Allocator
+    from cyclebench.experiments.options import BuildOptions, PredictOptions, RunnerOptions
+    from cyclebench.experiments.run import RunConfig
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +81,9 @@ class RunArgs:
 
     def config(self) -> RunConfig:
         """The design's record (experiments/run.py) of these options."""
+        from cyclebench.experiments.run import RunConfig, counting
+        from cyclebench.ui.common import parse_params
+
         opts = MeasureOptions(min_time=self.min_time, repeat=self.repeat, max_time=self.max_time,
                               warmup=self.warmup, seed=self.seed)
         groups, cache = counting(self.events_spec, self.cache_spec, self.backend)
@@ -99,7 +102,12 @@ def run(a: RunArgs) -> None:
     if a.min_time > a.max_time:
         raise click.BadParameter(f"--min-time {a.min_time:g} is above --max-time {a.max_time:g}",
                                  param_hint="--min-time")
+    from cyclebench.experiments.run import check_events, prepare
+    from cyclebench.runner.plan import plan
     from cyclebench.ui import wis as wis_ui  # test cases among FILES: measured by intervals
+    from cyclebench.ui.common import err, null_context
+    from cyclebench.ui.finish import exit_status, finishing
+    from cyclebench.ui.run import measure_replicates, print_list
 
     if wis_ui.run_cases(a, refused={"-p/--param": bool(a.params), "--net": a.net, "-e/--events": bool(a.events_spec),
                                   "--backend callgrind": a.backend != "timing", "--runs": a.runs > 1,

@@ -35,7 +35,7 @@ def runs_cmd(db: str | None, limit: int, bench: str | None, host: str | None, la
         err.print(f"no run in {store.url} passes these filters", highlight=False)
         return
     from cyclebench.report.listing import runs_table
-    from cyclebench.report.show import damaged_lines
+    from cyclebench.report.titles import damaged_lines
 
     out.print(runs_table(found))
     for run in found:

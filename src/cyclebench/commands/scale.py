@@ -7,10 +7,10 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cyclebench.build.allocators import Allocator
 from cyclebench.experiments import wis as _wis
 from cyclebench.experiments.options import BuildOptions
 from cyclebench.experiments.scale import ScaleConfig, execute, prepare
@@ -21,6 +21,9 @@ from cyclebench.ui.finish import finishing
 from cyclebench.ui.progress import Steps
 from cyclebench.ui.record import argument, group, option, takes
 from cyclebench.ui.scale import check_wis_csv, finish
+
+if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,12 +11,11 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cyclebench.build.allocators import Allocator
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
-from cyclebench.experiments.predict import PredictOptions
+from cyclebench.experiments.options import BuildOptions, PredictOptions, RunnerOptions
 from cyclebench.experiments.variants import Sweep, VariantError, make_variants
 from cyclebench.ui import options as o
 from cyclebench.ui.common import UserError, open_store, parse_params
@@ -24,6 +23,9 @@ from cyclebench.ui.options import FloatRange
 from cyclebench.ui.predict import after_run, predict_options, variant_binaries
 from cyclebench.ui.record import argument, group, option, takes
 from cyclebench.ui.variants import exit_if_failed, measure_and_store, show
+
+if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
 
 SORTS = "cycles|Ir|I1mr|D1mr|DLmr|Bcm|text|dec|body|EVENT"
 

@@ -13,11 +13,13 @@ compare.unpaired over the per-round costs recomputed from the stored samples.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cyclebench.experiments.comparison import Row, adjust
+from cyclebench.experiments.options import Budget
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.sequential import measure_until_known
 from cyclebench.model import DISTURBED, ERROR, OK, Outcome, Result
@@ -27,7 +29,9 @@ from cyclebench.runner.plan import SelectionError
 from cyclebench.stats import clock
 from cyclebench.stats.ab import ALPHA, paired
 from cyclebench.stats.result import result_fields, sample_rows, usable_for_verdict
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 
 def param_groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]) -> list[tuple[int | None, list[str]]]:
@@ -51,15 +55,6 @@ def param_groups(prepared: Prepared, names: Sequence[str], params: Sequence[int]
         if not params:
             raise SelectionError("these benchmarks share no parameter: pass -p")
     return [(p, list(names)) for p in params]
-
-
-@dataclass(frozen=True)
-class Budget:
-    """The sequential design (stats/sequential.py): seconds of measuring per compared pair
-    and parameter, and the equivalence margin (relative to A)."""
-
-    seconds: float = 2.0
-    equivalence: float = 0.01
 
 
 def execute(

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.model import OK, ORDINARY, TIMING, Point, Result, Run, SeriesKey, measurement_of, purpose_of, series_key
 from cyclebench.stats.runs import pooled_spread
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 RunT = TypeVar("RunT", bound=Mapping[str, Any])  # a run: model.Run, or a run file's run
 ResultT = TypeVar("ResultT", bound=Mapping[str, Any])  # a result row: model.Result, or a run file's

@@ -11,7 +11,11 @@ from typing import Any
 
 from cyclebench.build import DEFAULT_CFLAGS, BuildSpec, suite_sources
 
-__all__ = ["BuildOptions", "RunnerOptions"]
+__all__ = ["DEFAULT_PROCESSES", "Budget", "BuildOptions", "PredictOptions", "RunnerOptions"]
+
+# 3 processes: within-process bias of ±3 cycles~ seen on a 300-add chain (docs/method.md §5) needs
+# more than one process to show in the CI; the extra start-ups cost ~30 ms a benchmark.
+DEFAULT_PROCESSES = 3
 
 
 @dataclass(frozen=True)
@@ -43,3 +47,24 @@ class RunnerOptions:
     cpu: int | None = None
     fifo: int | None = None
     max_rss: int | None = None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The sequential design of compare (stats/sequential.py): seconds of measuring per compared
+    pair and parameter, and the equivalence margin (relative to A)."""
+
+    seconds: float = 2.0
+    equivalence: float = 0.01
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """--predict's (experiments/predict.py): ``mcpu``: --mcpu (an llvm-mca CPU name, an OSACA
+    arch, or both comma-separated; None: from cpuid); ``use_callgrind``: find the loop from
+    callgrind's counts where valgrind is installed; ``timeout``: seconds for callgrind on one
+    benchmark."""
+
+    mcpu: str | None = None
+    use_callgrind: bool = True
+    timeout: float = 600.0

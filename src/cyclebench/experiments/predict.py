@@ -7,30 +7,21 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cyclebench.experiments.errors import ExperimentError
+from cyclebench.experiments.options import PredictOptions
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.model import DISTURBED, OK, TIMING
 from cyclebench.predict import Target
 from cyclebench.prediction import Prediction
-from cyclebench.store import Store
 from cyclebench.store import predictions as stored
 
+if TYPE_CHECKING:
+    from cyclebench.store import Store
+
 __all__ = ["PredictOptions", "explain", "predict_rows", "store_predictions"]
-
-
-@dataclass(frozen=True)
-class PredictOptions:
-    """``mcpu``: --mcpu (an llvm-mca CPU name, an OSACA arch, or both comma-separated; None: from
-    cpuid); ``use_callgrind``: find the loop from callgrind's counts where valgrind is installed;
-    ``timeout``: seconds for callgrind on one benchmark."""
-
-    mcpu: str | None = None
-    use_callgrind: bool = True
-    timeout: float = 600.0
 
 
 def _one(binary: Path, bench: str, param: int | None, variant: str, tgt: Target,

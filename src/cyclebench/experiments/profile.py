@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,7 +38,9 @@ from cyclebench.runner import profile as tracer
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
 from cyclebench.stats.profile import Probe, combine, flat_profile
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 # ~20k traced calls per function: the medians moved by <1 cycle~ between processes here, and
 # `uftrace dump` of them takes 0.5 s (1M calls took 20 s)

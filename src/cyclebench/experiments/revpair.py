@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
-from scipy import special
 
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.model import OK, REVISION, Comparison, ComparisonRow, Item, Outcome, Revisions, Sequential
@@ -83,6 +82,8 @@ class PairLook:
 
     def p(self) -> float:
         """Nominal two-sided p of this look's Z (not adjusted for the looks)."""
+        from scipy import special  # here: ~0.3 s to import, paid only where a distribution is evaluated
+
         return float(2 * special.ndtr(-abs(self.z))) if math.isfinite(self.z) else 0.0
 
 

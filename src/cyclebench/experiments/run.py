@@ -15,10 +15,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
-from cyclebench.build.allocators import Allocator
+from cyclebench.build import Binary, BuildError, BuildSpec, build
 from cyclebench.counters.event import Event
 from cyclebench.env import sysinfo
 from cyclebench.experiments.errors import ExperimentError
@@ -35,14 +34,12 @@ from cyclebench.stats.result import (
     sample_rows,
     worth_more,
 )
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
+    from cyclebench.store import Store
 
 LOOP_REFERENCE = "loop/empty"
-
-
-# 3 processes: within-process bias of ±3 cycles~ seen on a 300-add chain (docs/method.md §5) needs
-# more than one process to show in the CI; the extra start-ups cost ~30 ms a benchmark.
-DEFAULT_PROCESSES = 3
 
 
 @dataclass(frozen=True)
@@ -104,6 +101,8 @@ def prepare(cfg: RunConfig) -> Prepared:
 def _per_allocator(cfg: RunConfig, p: Prepared) -> Prepared:
     """``p`` with every item but the loop reference once per installed allocator, each on its own
     runner (the same sources linked with it, its malloc checked at run time: allocators)."""
+    from cyclebench.build import allocators  # here: only --allocator needs it
+
     built: list[tuple[str, Runner]] = []
     skipped: dict[str, str] = {}
     described: dict[str, dict[str, str | None]] = {}

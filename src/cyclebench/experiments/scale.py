@@ -18,10 +18,9 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from cyclebench.build import Binary, BuildError, BuildSpec, allocators, build
-from cyclebench.build.allocators import Allocator
+from cyclebench.build import Binary, BuildError, BuildSpec, build
 from cyclebench.build.wis import TestCase
 from cyclebench.env.cpus import cpu_order
 from cyclebench.experiments import wis as _wis
@@ -31,7 +30,10 @@ from cyclebench.runner import Runner, RunnerError
 from cyclebench.runner.plan import SelectionError, plan
 from cyclebench.runner.scaling import ScaleOptions, run_one
 from cyclebench.stats import scaling
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
+    from cyclebench.store import Store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,6 +162,8 @@ def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None)
         binary = next(iter(built.binaries.values()))
     allocated: dict[str, tuple[Binary, AllocatorInfo] | str] = {}
     for alloc in cfg.allocators:  # the same sources linked with each allocator, its malloc checked
+        from cyclebench.build import allocators  # here: only --allocator needs it
+
         if why := allocators.missing(alloc, cfg.spec.cc):
             allocated[alloc.name] = why
             continue

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,12 +29,10 @@ from cyclebench.build import (
     Binary,
     BuildError,
     ToolMissing,
-    allocators,
     build,
     cross_cc,
     launcher_for,
 )
-from cyclebench.build.allocators import Allocator
 from cyclebench.build.elf import berkeley_sizes, body_symbol, classify, disassemble, elf_sizes, helper_calls
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
@@ -58,6 +56,9 @@ from cyclebench.stats import clock
 from cyclebench.stats.ab import holm, min_pairs, paired, with_adjusted_p
 from cyclebench.stats.repetitions import spread
 from cyclebench.stats.result import result_fields, sample_rows
+
+if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
 
 
 class VariantError(ExperimentError):
@@ -122,6 +123,8 @@ def build_all(variants: Sequence[Variant], opts: BuildOptions,
         spec = opts.spec(cc=v.cc, target=v.target, werror=False)
         spec = replace(spec, cflags=(*opts.cflags, *v.cflags))
         if v.allocator is not None:
+            from cyclebench.build import allocators  # here: only --allocator needs it
+
             if why := allocators.missing(v.allocator, v.cc):
                 skipped[v.label] = why
                 continue
@@ -144,6 +147,8 @@ def _allocator_info(alloc: Allocator | None, runner: Runner) -> AllocatorInfo | 
     resolves elsewhere (a link that did not take would measure glibc under another name)."""
     if alloc is None:
         return None
+    from cyclebench.build import allocators  # here: only --allocator needs it
+
     try:
         where = runner.malloc_file()
     except RunnerError as e:

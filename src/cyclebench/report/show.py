@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -29,11 +30,11 @@ from cyclebench.model import SIMULATED, BenchEntry, ComparisonRow, ProfileRow, R
 from cyclebench.prediction import Prediction
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
-from cyclebench.report.profile import profile_table
-from cyclebench.report.stat import stat_table
 from cyclebench.report.text import safe_text
-from cyclebench.report.titles import SIMULATED_TITLE
-from cyclebench.stats.repetitions import Metric
+from cyclebench.report.titles import SIMULATED_TITLE, damaged_lines
+
+if TYPE_CHECKING:
+    from cyclebench.stats.repetitions import Metric
 
 DAMAGED = (KeyError, TypeError, ValueError, AttributeError)  # what a summary an import damaged raises
 
@@ -169,8 +170,14 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
         for line in t.cost_lines:
             console.print(safe_text(line), highlight=False)
     elif isinstance(t, StatTables):
+        from cyclebench.report.stat import (
+            stat_table,  # here: numpy comes with stat's and profile's (`runs` needs neither)
+        )
+
         console.print(stat_table(list(t.metrics), title=t.title, wide=wide))
     elif isinstance(t, ProfileTables):
+        from cyclebench.report.profile import profile_table
+
         console.print(profile_table(t.rows, t.unit, t.title, t.simulated, wide, t.limit))
         if t.probe_line is not None:
             notes.print(t.probe_line, highlight=False)
@@ -185,20 +192,6 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
         console.print(gate_table(t, wide))
     else:
         console_report.print_comparisons(t.rows, console, title=t.title, alpha=t.alpha, wide=wide)
-
-
-def damaged_lines(run: Run, rows: Sequence[Result] = ()) -> list[str]:
-    """One line for a run whose stored columns are damaged (JSON that does not decode, text in a
-    number's column: store/ read them as empty, model.Run.damaged) and one for each such row."""
-    lines = []
-    if run.damaged:
-        lines.append(f"cyclebench: run #{run.id}: damaged in the database, read as empty: {', '.join(run.damaged)}")
-    for r in rows:
-        if r.damaged:
-            name = r.bench + ("" if r.param is None else f" [{r.param}]") + (f" [{r.variant}]" if r.variant else "")
-            lines.append(f"cyclebench: run #{run.id}, {name}: damaged in the database, read as empty: "
-                         f"{', '.join(r.damaged)}")
-    return lines
 
 
 def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -> None:

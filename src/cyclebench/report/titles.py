@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cyclebench.model import Result, WisCost
+from cyclebench.model import Result, Run, WisCost
 
 SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
 
@@ -44,4 +44,19 @@ def wis_cost_lines(rows: Sequence[Result]) -> list[str]:
         lines.append(" · ".join(parts))
         if e.get("cycles_doubtful"):
             lines.append(f"  {r['bench']}: {e['cycles_doubtful']}")
+    return lines
+
+
+def damaged_lines(run: Run, rows: Sequence[Result] = ()) -> list[str]:
+    """One line for a run whose stored columns are damaged (JSON that does not decode, text in a
+    number's column: store/ read them as empty, model.Run.damaged) and one for each such row
+    (`show` under its tables, `runs` under its list)."""
+    lines = []
+    if run.damaged:
+        lines.append(f"cyclebench: run #{run.id}: damaged in the database, read as empty: {', '.join(run.damaged)}")
+    for r in rows:
+        if r.damaged:
+            name = r.bench + ("" if r.param is None else f" [{r.param}]") + (f" [{r.variant}]" if r.variant else "")
+            lines.append(f"cyclebench: run #{run.id}, {name}: damaged in the database, read as empty: "
+                         f"{', '.join(r.damaged)}")
     return lines

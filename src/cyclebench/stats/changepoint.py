@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 ALPHA = 0.005  # history's own: per segment searched, Bonferroni over its splits
 MIN_SEGMENT = 3  # runs on each side of a change point, at least
@@ -168,6 +167,8 @@ def _best_split(x: np.ndarray, se: np.ndarray, sigma: float | None, df: float) -
     n = len(x)
     if n < 2 * MIN_SEGMENT:
         return None
+    from scipy import special  # here: ~0.3 s to import, paid only where a distribution is evaluated
+
     tried = n - 2 * MIN_SEGMENT + 1
     se2 = se**2
     best: tuple[int, float, float] | None = None
@@ -222,6 +223,8 @@ def detect(x: Sequence[float], se: Sequence[float] | None = None, sigma: float |
         sig, df = (float(np.sqrt(np.sum(resid**2) / dof)), float(dof)) if dof > 0 else (rough, 1.0)
     else:
         sig = float(sigma)
+    from scipy import special  # here: ~0.3 s to import, paid only where a distribution is evaluated
+
     v = np.maximum(sig**2, cs**2)
     changes = []
     for i, (k, t, p) in enumerate(found):

@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special
 
 from cyclebench.model import Comparison
 from cyclebench.stats.ab import ALPHA, MARGIN_ABS, MARGIN_REL
@@ -71,6 +70,8 @@ def cross_run(a: Sequence[float], b: Sequence[float], prior: tuple[float, int] |
     if se == 0:
         p, low, high = (1.0, diff, diff) if diff == 0 else (0.0, diff, diff)
     else:
+        from scipy import special  # here: only a verdict with a spread needs it (~0.3 s to import)
+
         t = diff / se
         p = float(2 * special.stdtr(df, -abs(t)))  # Student's t: sf(|t|) = cdf(−|t|)
         half = float(special.stdtrit(df, 0.5 + confidence / 2)) * se

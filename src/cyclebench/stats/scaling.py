@@ -47,7 +47,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, cast
 
 import numpy as np
-from scipy import special
 
 from cyclebench.model import (
     DISTURBED,
@@ -66,7 +65,7 @@ from cyclebench.model import (
 )
 from cyclebench.stats import clock
 from cyclebench.stats.ab import cluster_ci
-from cyclebench.stats.result import with_calibration
+from cyclebench.stats.result import Z_QUARTILE, with_calibration
 
 WAIT_LIMIT = 0.02  # a task waiting for its CPU more than 2% of an interval: the interval is disturbed
 MIN_KEPT = 3  # fewer undisturbed intervals than this: keep them all, and say the run was disturbed
@@ -569,7 +568,7 @@ def op_cost(runs: Sequence[ScaleRun], rate_hz: float, seed: int = 0) -> Result:
     per_op = float(np.median(x))
     lo, hi = cluster_ci(x, gr, seed=seed)
     mad = float(np.median(np.abs(x - per_op)))
-    rcv = mad / special.ndtri(0.75) / per_op if per_op else None
+    rcv = mad / Z_QUARTILE / per_op if per_op else None
     row = replace(row, per_op=per_op, ci_low=lo, ci_high=hi, median=per_op, min=float(x.min()), mad=mad,
                   mean=float(x.mean()), rcv=rcv,
                   cv=float(x.std(ddof=1) / x.mean()) if len(x) > 1 and x.mean() else None,

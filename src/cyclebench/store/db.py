@@ -54,6 +54,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from cyclebench.model import FLEET, KINDS, PURPOSE_ENV, PURPOSES, RUN, Result, Run, infer_purpose, suite_order
 from cyclebench.store import liveness, migrate, urls
+from cyclebench.store.errors import RunGone, StoreError
 from cyclebench.store.rows import guess_kind, lenient_json, result_of, row_of, sound
 
 T = TypeVar("T")
@@ -85,16 +86,6 @@ def _purpose(run: Mapping[str, Any]) -> str:
 
 _RUN_NUMERIC = frozenset(c.name for c in runs.columns if isinstance(c.type, Integer))
 _RUN_JSON = frozenset(c.name for c in runs.columns if isinstance(c.type, JSON))
-
-
-class StoreError(Exception):
-    """The database cannot be opened or written (bad URL, missing driver, foreign or newer
-    database, permissions…). Its message is one line and never holds a password."""
-
-
-class RunGone(StoreError):
-    """The run being stored into is no longer in the database: deleted while it ran
-    (`cyclebench delete --force`), and the results it had stored with it."""
 
 
 def default_url() -> str:

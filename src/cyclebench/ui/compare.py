@@ -6,22 +6,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from cyclebench.experiments.compare import Budget, describe, execute, keep_table, param_groups
-from cyclebench.experiments.comparison import Row
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
-from cyclebench.experiments.run import RunConfig, prepare
 from cyclebench.model import COMPARE, FAILED_STATUSES, Result
 from cyclebench.report.titles import compare_title as title
-from cyclebench.runner import interleave
-from cyclebench.runner.plan import MeasureOptions
-from cyclebench.store import Store, StoreError
-from cyclebench.ui.common import (
-    err,
-    parse_params,
-)
+from cyclebench.store import StoreError
+from cyclebench.ui.common import err, parse_params
 from cyclebench.ui.options import OutputOptions
+
+if TYPE_CHECKING:
+    from cyclebench.experiments.comparison import Row
+    from cyclebench.experiments.options import BuildOptions, RunnerOptions
+    from cyclebench.store import Store
 
 
 class Args(Protocol):
@@ -51,6 +47,11 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     """`compare A B …`: build, measure interleaved (sequential design within ``budget``, or the
     fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
     Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""
+    from cyclebench.experiments.compare import describe, execute, keep_table, param_groups
+    from cyclebench.experiments.options import Budget
+    from cyclebench.experiments.run import RunConfig, prepare
+    from cyclebench.runner import interleave
+    from cyclebench.runner.plan import MeasureOptions
     from cyclebench.ui.common import UserError
     from cyclebench.ui.finish import finishing
     from cyclebench.ui.progress import Steps

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cyclebench.experiments.history import host_spread, with_spread
 from cyclebench.model import Result
-from cyclebench.report import console as console_report
 from cyclebench.report.export import TABLE_FORMATS, ComparisonRow, Export, Exported, write
 from cyclebench.report.text import safe_text
-from cyclebench.store import Store, runfile
 from cyclebench.ui.common import UserError, err, write_text
 from cyclebench.ui.options import OutputOptions
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 MEASURED_ONLY = ("gbench", "benchstat", "pyperf")  # formats of measured results, not of comparisons
 
@@ -25,11 +25,15 @@ MEASURED_ONLY = ("gbench", "benchstat", "pyperf")  # formats of measured results
 def _with_spread(store: Store, run_id: int, rows: Sequence[Result]) -> list[Result]:
     """The rows with this host's run-to-run (sd, df) in their ``run_to_run`` where earlier
     replicate groups of the same build taught it (as `run` shows it)."""
+    from cyclebench.experiments.history import host_spread, with_spread
+
     return with_spread(rows, host_spread(store, store.get_run(run_id) or {}, {run_id}))
 
 
 def run_json(store: Store, run_id: int) -> str:
     """The lossless run JSON (store.runfile), each result with its run-to-run spread when known."""
+    from cyclebench.store import runfile  # here: its schema check (jsonschema, ~0.1 s) only for a run file
+
     try:
         data = runfile.run_to_dict(store, run_id)
     except runfile.ExportError as e:
@@ -83,6 +87,8 @@ def export_comparisons(store: Store, rows: Sequence[ComparisonRow], fmt: str, ru
     if fmt == "json":
         return Exported(json.dumps([r.to_dict() for r in rows], indent=1) + "\n")  # type: ignore[attr-defined]
     if fmt in TABLE_FORMATS:
+        from cyclebench.report import console as console_report
+
         caption = console_report.comparisons_table(rows, alpha=alpha).caption
         return write(fmt, Export(comparisons=rows, title=title, caption=str(caption) if caption else None))
     if run_id is None:

@@ -149,10 +149,10 @@ def _pinning(f: F, limits: bool) -> F:
 
 
 def _allocators(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[Any] | None:
-    from cyclebench.build import allocators
-
     if value is None:
         return None
+    from cyclebench.build import allocators  # here: only --allocator needs it
+
     try:
         return allocators.parse(value)
     except ValueError as e:

@@ -12,8 +12,6 @@ from typing import Any, TypeVar
 
 import click
 
-from cyclebench.ui.common import err, out
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 mcpu_option = click.option("--mcpu", metavar="CPU", default=None,
@@ -26,7 +24,7 @@ def predict_options(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kw: Any) -> Any:
-        from cyclebench.experiments.predict import PredictOptions
+        from cyclebench.experiments.options import PredictOptions
 
         on, mcpu = kw.pop("predict_flag"), kw.pop("mcpu")
         if mcpu is not None and not on:
@@ -51,7 +49,7 @@ def after_run(predict: Any, store: Any, run_id: int, binaries: Mapping[str, Path
     from cyclebench.experiments.predict import predict_rows, store_predictions
     from cyclebench.report.predict import predicted_group
     from cyclebench.store import StoreError
-    from cyclebench.ui.common import UserError
+    from cyclebench.ui.common import UserError, err, out
 
     rows = store.results(run_id)
 

@@ -9,13 +9,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
-from cyclebench.ui.common import err, out
 from cyclebench.ui.options import FloatRange
+
+if TYPE_CHECKING:
+    from cyclebench.experiments.options import BuildOptions, RunnerOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -120,7 +121,7 @@ def compare_revs(a: RevArgs, unsupported: bool = False) -> None:
     from cyclebench.experiments.revcompare import compare_revisions
     from cyclebench.experiments.revpair import Design
     from cyclebench.report import console as console_report
-    from cyclebench.ui.common import open_store, parse_params, write_text
+    from cyclebench.ui.common import err, open_store, out, parse_params, write_text
     from cyclebench.ui.finish import finishing
     from cyclebench.ui.options import parse_labels
     from cyclebench.ui.progress import progress

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.progress import (
     BarColumn,
@@ -18,7 +18,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cyclebench.experiments.predict import PredictOptions
 from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan, run_to_run
 from cyclebench.model import Item, Result, suite_order
 from cyclebench.report import console as console_report
@@ -26,11 +25,15 @@ from cyclebench.report.show import print_tables
 from cyclebench.report.titles import SIMULATED_TITLE
 from cyclebench.report.titles import run_title as title
 from cyclebench.runner import RunnerError
-from cyclebench.store import RunGone, Store, StoreError
+from cyclebench.store import RunGone, StoreError
 from cyclebench.ui.common import UserError, err, open_store, out, write_text, writing
 from cyclebench.ui.export import deliver, export_runs, run_json
 from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.predict import after_run
+
+if TYPE_CHECKING:
+    from cyclebench.experiments.options import PredictOptions
+    from cyclebench.store import Store
 
 
 def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, net: bool, wide: bool,

@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import click
 
@@ -20,9 +20,11 @@ from cyclebench.experiments.stored import host_rows, host_sides
 from cyclebench.experiments.stored import judge_stored as judge
 from cyclebench.report import hosts as report
 from cyclebench.report.ranked import ranked_table
-from cyclebench.store import Store
 from cyclebench.ui.common import UserError, err, open_store, out, write_text
 from cyclebench.ui.options import OutputOptions
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 
 def judge_stored(targets: Sequence[str], store: Store, baseline: str | None, alpha: float, include_disturbed: bool,

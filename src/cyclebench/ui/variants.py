@@ -8,22 +8,24 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import click
 
-from cyclebench.build.allocators import Allocator
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
 from cyclebench.model import VARIANTS, BenchEntry
 from cyclebench.report import variants as variants_report
 from cyclebench.runner.plan import MeasureOptions
-from cyclebench.store import Store
 from cyclebench.ui.common import err, out, write_text
 from cyclebench.ui.finish import finishing
 from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.progress import Steps
+
+if TYPE_CHECKING:
+    from cyclebench.build.allocators import Allocator
+    from cyclebench.store import Store
 
 
 def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cyclebench import __version__
 from cyclebench.build.wheelhouse import Wheelhouse
@@ -21,9 +22,11 @@ from cyclebench.experiments.fleet.plan import CommandLine, Plan, labelled
 from cyclebench.experiments.progress import Progress
 from cyclebench.lifetime import owner_tag, sweep
 from cyclebench.model import FleetHost
-from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
 from cyclebench.store import runfile as run_file
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 PRIVATE_PREFIX = "cyclebench-fleet-"  # + owner tag: a job's Ansible artifacts and fetched files
 SECRET_PREFIX = "cyclebench-fleet-db-"  # + owner tag: the database URL a direct job sends

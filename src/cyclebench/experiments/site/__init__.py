@@ -27,6 +27,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.site.builder import Builder
@@ -36,7 +37,9 @@ from cyclebench.report.site import Site, SiteError, foreign
 from cyclebench.report.site import pages as site_pages
 from cyclebench.report.site.revisions import revision_pages
 from cyclebench.stats import changepoint
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 __all__ = ["Built", "Filters", "Show", "build"]
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cyclebench.model import Result, Run, measurement_of
 from cyclebench.report.site import Capture, Written
 from cyclebench.report.site.pages import Digest, Key, Regression, SeriesLine
 from cyclebench.report.site.revisions import RevisionRun
-from cyclebench.store import Store
+
+if TYPE_CHECKING:
+    from cyclebench.store import Store
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,112 @@
+"""Imports where used (docs/architecture.md): the CLI's group and a command's module import no heavy
+library; the command imports what it runs, when it runs it. Each case in a fresh interpreter,
+judged by the modules it holds (``sys.modules``), never by time (bench/startup.py has the
+figures)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cyclebench.store import Store
+
+# what each costs to import, on a quiet 2-vCPU VM (bench/startup.py, python -X importtime): the
+# libraries a verdict, a database, a plot or a prediction needs, and the project's modules that
+# bring them
+HEAVY = (
+    "scipy",  # scipy.special ~0.3 s, scipy.stats ~0.9 s
+    "sqlalchemy", "alembic", "cyclebench.store.db",  # ~0.15 s
+    "matplotlib", "plotly", "jinja2",  # plots, the site
+    "jsonschema",  # the run file's schema: ~0.1 s
+    "elftools", "cyclebench.predict",  # --predict, explain
+    "cyclebench.build.allocators",  # --allocator
+)
+MARK = "MODULES:"
+
+
+def modules_after(code: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:
+    """The modules a fresh interpreter holds after running ``code`` (a SystemExit in it
+    included), and what it printed before."""
+    wrapped = ("import json, sys\ntry:\n" + "".join(f"    {line}\n" for line in code.splitlines())
+               + f"except SystemExit:\n    pass\nprint({MARK!r} + json.dumps(sorted(sys.modules)))\n")
+    p = subprocess.run([sys.executable, "-c", wrapped], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **(env or {})})
+    assert p.returncode == 0, p.stderr
+    out, _, mods = p.stdout.rpartition(MARK)
+    return set(json.loads(mods)), out
+
+
+def heavy(mods: set[str]) -> list[str]:
+    return sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def cli_code(*args: str) -> str:
+    return f"from cyclebench.cli import main\nmain({list(args)!r}, standalone_mode=False)"
+
+
+@pytest.mark.parametrize("module", ["cyclebench.cli", "cyclebench.commands.compare", "cyclebench.commands.run",
+                                    "cyclebench.commands.runs", "cyclebench.commands.history"])
+def test_a_command_module_imports_no_heavy_library(module: str) -> None:
+    mods, _ = modules_after(f"import {module}")
+    assert heavy(mods) == []
+    if module != "cyclebench.commands.history":  # history's --alpha default is the change points' (numpy)
+        assert "numpy" not in mods
+
+
+def test_help_imports_no_command_and_no_heavy_library() -> None:
+    mods, out = modules_after(cli_code("--help"))
+    assert "compare" in out and "history" in out
+    assert heavy(mods) == [] and "numpy" not in mods and not any(m.startswith("cyclebench.commands.") for m in mods)
+
+
+def _history(db: str, values: list[float]) -> list[int]:
+    s = Store(db)
+    ids = []
+    for v in values:
+        rid = s.begin_run(command=["cyclebench", "run"], host="h", cpu=1)
+        s.add_result(rid, {"bench": "hist/op", "status": "ok", "unit": "ref-cycles", "per_op": v,
+                           "ci_low": v - 0.5, "ci_high": v + 0.5})
+        s.finish_run(rid, "complete")
+        ids.append(rid)
+    s.close()
+    return ids
+
+
+def test_commands_that_need_them_import_them_and_work(tmp_path: Path) -> None:
+    """runs opens the database (SQLAlchemy) and needs no numpy; compare of one run a side judges
+    with no runner, prediction or scipy (no spread: no t); history finds a 10% step with scipy's
+    t distribution, and draws nothing without --plot."""
+    db = f"sqlite:///{tmp_path / 'results.db'}"
+    values = list(300 + np.random.default_rng(1).normal(0, 1.5, 10))
+    values[5:] = [v * 1.10 for v in values[5:]]
+    ids = _history(db, values)
+    env = {"CYCLEBENCH_DB": db, "COLUMNS": "200"}
+
+    mods, out = modules_after(cli_code("runs", "-n", "100"), env)
+    assert f"{ids[-1]}" in out and "sqlalchemy" in mods and "cyclebench.store.db" in mods
+    assert "numpy" not in mods and "scipy" not in mods and "jsonschema" not in mods
+
+    mods, out = modules_after(cli_code("compare", str(ids[0]), str(ids[-1])), env)
+    assert "hist/op" in out and "sqlalchemy" in mods
+    assert not {"scipy", "cyclebench.runner", "cyclebench.predict", "cyclebench.build.allocators"} & mods
+
+    mods, out = modules_after(cli_code("history", "hist/op"), env)
+    assert "▲ slower +10" in out and "scipy.special" in mods
+    assert "matplotlib" not in mods and "cyclebench.predict" not in mods
+
+
+def test_the_standard_librarys_normal_quantiles_are_scipys() -> None:
+    """stats.result takes Φ⁻¹(0.75) and Φ⁻¹(0.975) from statistics.NormalDist (AS241) instead of
+    scipy.special.ndtri: the same to the last bits or two."""
+    from scipy import special
+
+    from cyclebench.stats.result import Z_95, Z_QUARTILE
+
+    for z, p in ((Z_QUARTILE, 0.75), (Z_95, 0.975)):
+        assert abs(z - float(special.ndtri(p))) <= 1e-15 * z
