@@ -141,6 +141,7 @@ def test_sequential_stops_when_the_answer_is_known(db: str, tmp_path: Path) -> N
                "--fail-on", "faster").exit_code == 0
 
 
+@pytest.mark.timing  # a verdict needs rounds the host did not disturb: beside another measuring worker, none came
 def test_sequential_a_a_is_never_a_verdict(db: str, tmp_path: Path) -> None:
     out = tmp_path / "aa.json"
     r = cli("compare", "chain/add200", "chain/add200", "-f", str(DATA / "chain.c"), "--json", str(out),
@@ -152,6 +153,7 @@ def test_sequential_a_a_is_never_a_verdict(db: str, tmp_path: Path) -> None:
         assert "the budget ended it" in row["note"]
 
 
+@pytest.mark.timing  # the plot draws the comparison's verdict, which needs undisturbed rounds (as above)
 def test_compare_and_run_plot(db: str, tmp_path: Path) -> None:
     """Plots of a compare (Δ with CI) and of a run (per op with CI)."""
     png, svg = tmp_path / "c.png", tmp_path / "r.svg"
