@@ -21,7 +21,7 @@ from cyclebench.store import Store
 # bring them
 HEAVY = (
     "scipy",  # scipy.special ~0.3 s, scipy.stats ~0.9 s
-    "sqlalchemy", "alembic", "cyclebench.store.db",  # ~0.15 s
+    "sqlalchemy", "alembic", "cyclebench.store.db",  # ~0.2 s
     "matplotlib", "plotly", "jinja2",  # plots, the site
     "jsonschema",  # the run file's schema: ~0.1 s
     "elftools", "cyclebench.predict",  # --predict, explain

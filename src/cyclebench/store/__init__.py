@@ -1,7 +1,7 @@
 """The database (db: SQLAlchemy, SQLite or PostgreSQL, schema by Alembic) and the lossless
 run file (runfile).
 
-Importing the package imports no SQLAlchemy (~0.15 s): its errors are here, and the names of
+Importing the package imports no SQLAlchemy (~0.2 s): its errors are here, and the names of
 the database module are loaded on first use (PEP 562's module ``__getattr__``), so a command
 that only catches StoreError, or names Store in its annotations, starts without it
 (docs/architecture.md, "Imports where used").

@@ -1,5 +1,5 @@
 """The store's errors, apart from the database module: a command catches them without importing
-SQLAlchemy (~0.15 s) until it opens a database (docs/architecture.md, "Imports where used")."""
+SQLAlchemy (~0.2 s) until it opens a database (docs/architecture.md, "Imports where used")."""
 
 
 class StoreError(Exception):
