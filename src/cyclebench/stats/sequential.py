@@ -32,6 +32,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -48,10 +49,9 @@ def spent(t: float, alpha: float) -> float:
     sfLDOF and ldbounds compute symmetric two-sided bounds; 0 at t ≤ 0, α at t ≥ 1."""
     if t <= 0:
         return 0.0
-    from scipy import special  # here: ~0.3 s to import, paid only where a distribution is evaluated
-
     t = min(t, 1.0)
-    return float(2 * (2 - 2 * special.ndtr(special.ndtri(1 - alpha / 4) / math.sqrt(t))))
+    # 2 − 2Φ(x) = erfc(x/√2): no cancellation in the far tail, and no scipy (0.3 s to import)
+    return float(2 * math.erfc(NormalDist().inv_cdf(1 - alpha / 4) / math.sqrt(t) / math.sqrt(2)))
 
 
 def _pdf(x: np.ndarray, sd: float) -> np.ndarray:
