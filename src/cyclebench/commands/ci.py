@@ -9,6 +9,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -28,6 +29,9 @@ from cyclebench.ui.options import (
 from cyclebench.ui.progress import progress
 from cyclebench.ui.record import group, option, takes
 from cyclebench.ui.revisions import RepoOptions, repo_options
+
+if TYPE_CHECKING:
+    from cyclebench.experiments.ci import Config
 
 EXIT = {"pass": 0, "fail": 1, "undecided": 3}  # 2: bad input, a base or head that does not build
 
@@ -124,13 +128,13 @@ def ci_cmd(a: CiArgs) -> None:
     sys.exit(EXIT[got.status])
 
 
-def _with_config(build: BuildOptions, repo: RepoOptions, cfg: object, root: Path) -> tuple[BuildOptions, RepoOptions]:
+def _with_config(build: BuildOptions, repo: RepoOptions, cfg: Config, root: Path) -> tuple[BuildOptions, RepoOptions]:
     """The options, with cyclebench.toml's [ci] filling what was not given (files, include
     directories and relative ldflags taken from the repository's root)."""
-    files = build.files or tuple(root / f for f in getattr(cfg, "files", ()))
-    include = build.include_dirs or tuple(root / d for d in getattr(cfg, "include", ()))
-    ldflags = build.ldflags or tuple(getattr(cfg, "ldflags", ()))
-    benches = repo.benches or tuple(getattr(cfg, "benchmarks", ()))
-    command = repo.build or tuple(getattr(cfg, "build", ()))
+    files = build.files or tuple(root / f for f in cfg.files)
+    include = build.include_dirs or tuple(root / d for d in cfg.include)
+    ldflags = build.ldflags or cfg.ldflags
+    benches = repo.benches or cfg.benchmarks
+    command = repo.build or cfg.build
     return (replace(build, files=files, include_dirs=include, ldflags=ldflags),
             replace(repo, benches=benches, build=command))

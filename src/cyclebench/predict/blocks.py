@@ -4,7 +4,7 @@ priced by llvm-mca and weighted by its executions per op.
 A single hot loop is the wrong unit for real code: nested loops, bodies that branch, work spread
 over callees. lz4's decompression ran 0% of its instructions in the loop the single-loop path
 chose (84 cycles predicted against 22,124 measured). Callgrind's per-op counts (hotloop's
-``callgrind_counts``) already say how often each instruction runs; here they are cut into basic
+``simulate``) already say how often each instruction runs; here they are cut into basic
 blocks — at branch targets, after every branch, call and return, and where the count changes —
 and each block is priced by llvm-mca as if repeated (TotalCycles / Iterations: its own dependency
 chains count, as they do when the block runs in a loop), all blocks in one llvm-mca process (its
@@ -32,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from cyclebench.predict import mca
-from cyclebench.predict.asm import _PREFIX
+from cyclebench.predict.asm import _PREFIX, _TARGET
 from cyclebench.predict.hotloop import NOT_PRICED, Insn, loops, why_unmodelled
 from cyclebench.prediction import Block, BlockProfile, HotLoop, NotModelled
 
@@ -104,7 +104,7 @@ def _source(block: Block, out: str) -> list[str]:
         what = why_unmodelled(t)
         if what == "call" or what in NOT_PRICED:
             continue
-        m = re.match(r"^((?:j[a-z]+|loop[a-z]*)\s+)[0-9a-f]+(\s+<[^>]*>)?$", t)
+        m = _TARGET.match(t)  # a branch (calls are left out above): to the label after the block
         if m:
             t = m.group(1) + out
         lines.append(t)

@@ -169,13 +169,6 @@ def event_totals(text: str) -> dict[str, float]:
     return {n: float(v) for n, v in zip(names.group(1).split(), total.group(1).split(), strict=False)}
 
 
-def callgrind_counts(binary: Path, bench: str, param: int | None, timeout: float = 600,
-                     launcher: list[str] | None = None) -> dict[tuple[str, str], dict[int, float]]:
-    """Per-op executions of every instruction the op runs, under callgrind. Raises HotLoopError
-    (valgrind missing or failing, no labelled dumps)."""
-    return simulate(binary, bench, param, timeout, launcher)[0]
-
-
 def simulate(binary: Path, bench: str, param: int | None, timeout: float = 600, launcher: list[str] | None = None
              ) -> tuple[dict[tuple[str, str], dict[int, float]], dict[str, float]]:
     """(per-op executions of every instruction the op runs, callgrind's events per op — Ir, its
@@ -360,21 +353,3 @@ def static(binary: Path, bench: str, objdump: str = "objdump") -> HotLoop:
                if i.unmodelled == "call" and (m := _CALL.match(i.text))]
     return HotLoop(function=sym, obj=str(binary), start=start, end=end, instructions=tuple(body), source=STATIC,
                    outside=tuple(outside))
-
-
-def find(binary: Path, bench: str, param: int | None, *, use_callgrind: bool = True,
-         timeout: float = 600) -> tuple[HotLoop, str | None]:
-    """The hot loop of ``bench`` at ``param`` in ``binary``: from callgrind when valgrind is here
-    (and ``use_callgrind``), else statically. Returns (loop, a note when callgrind was wanted but
-    not used: why). Raises HotLoopError when there is no loop to model."""
-    note = None
-    if use_callgrind and shutil.which("valgrind") is not None:
-        try:
-            return from_counts(callgrind_counts(binary, bench, param, timeout)), None
-        except HotLoopError as e:
-            if str(e).startswith("no loop"):
-                raise
-            note = f"callgrind: {e}; the loop read statically"
-    elif use_callgrind:
-        note = "valgrind not found (apt-get install valgrind): the loop read statically, 1 trip an op assumed"
-    return static(binary, bench), note
