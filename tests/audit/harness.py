@@ -406,9 +406,9 @@ class Lab:
         if r.rc == 0:
             statuses = []
             for ln in r.out.splitlines():
-                cells = [c.strip() for c in ln.split("│")]
-                if len(cells) > 4 and cells[1].isdigit():
-                    statuses.append(cells[3])
+                cells = ln.split()  # run, started, status, …: a run's first line (others continue its cells)
+                if len(cells) > 3 and cells[0].isdigit() and cells[1][:4].isdigit() and "T" in cells[1]:
+                    statuses.append(cells[2])
             return statuses
         return [s for (s,) in self.rows("SELECT status FROM runs")]
 

@@ -12,6 +12,9 @@ from cyclebench.build import allocators
 from conftest import FAST, cli
 
 ALL = ["glibc", "jemalloc", "mimalloc", "tcmalloc"]
+# measured and verified: ok, or disturbed (most batches shared the CPU with the other xdist worker; not a
+# failure, model.FAILED_STATUSES); a pattern that fails verification is "invalid"
+VERIFIED = ("ok", "disturbed")
 ABSENT = [a.dev_package for n, a in allocators.ALLOCATORS.items() if allocators.missing(a)]
 needs_all = pytest.mark.skipif(bool(ABSENT), reason=f"allocators not installed: apt-get install {' '.join(ABSENT)} "
                                "(bash dev.sh test installs them as root)")
@@ -31,7 +34,7 @@ def test_variants_judge_every_allocator_against_the_first(db: str, tmp_path: Pat
     # the default rounds let three Holm-adjusted comparisons reach a verdict (8 could not: 2/256 > 0.002)
     assert len(base["per_invocation"]) >= 13
     for v in d["variants"]:  # each runner calls its own allocator's malloc, and says which package
-        assert v["status"] == "ok"
+        assert v["status"] in VERIFIED
         lib = Path(v["allocator"]["library"]).name
         assert lib.startswith("libc.so" if v["label"] == "glibc" else f"lib{v['label']}"), lib
         assert v["allocator"]["version"]  # Debian package and version
@@ -46,7 +49,8 @@ def test_run_shows_one_row_per_allocator_and_the_new_patterns_verify(db: str, tm
     res = [x for x in json.loads(out.read_text())["results"] if x["bench"].startswith("alloc/")]
     got = {(x["bench"], x["variant"]) for x in res}
     assert got == {(b, a) for b in ("alloc/pool_random", "alloc/realloc_grow", "alloc/remote_free") for a in ALL}
-    assert all(x["status"] == "ok" for x in res), [(x["bench"], x["variant"], x["reason"]) for x in res]
+    assert all(x["status"] in VERIFIED for x in res), [(x["bench"], x["variant"], x["status"], x["reason"])
+                                                                   for x in res]
     assert all(x["extra"]["allocator"]["name"] == x["variant"] for x in res)
     assert "alloc/remote_free [mimalloc]" in r.output
 
@@ -61,12 +65,12 @@ def test_a_missing_allocator_is_a_skipped_row_naming_its_package(db: str, tmp_pa
     assert r.exit_code == 0, r.output
     [d] = json.loads(out.read_text())
     glibc, mi = d["variants"]
-    assert glibc["status"] == "ok" and mi["status"] == "skipped"
+    assert glibc["status"] in VERIFIED and mi["status"] == "skipped"
     assert "apt-get install libmimalloc-dev" in mi["reason"] and "libmimalloc-dev" in r.output
     r = cli("run", "-b", "alloc/malloc_free", "-p", "16", "--allocator", "glibc,mimalloc", *FAST, "--json", str(out))
     assert r.exit_code == 0, r.output
     rows = {x["variant"]: x for x in json.loads(out.read_text())["results"] if x["bench"] == "alloc/malloc_free"}
-    assert rows["glibc"]["status"] == "ok" and rows["mimalloc"]["status"] == "skipped"
+    assert rows["glibc"]["status"] in VERIFIED and rows["mimalloc"]["status"] == "skipped"
 
 
 def test_bad_allocator_input(db: str) -> None:
@@ -112,5 +116,6 @@ def test_scale_sweeps_each_allocator_as_its_own_series(db: str, tmp_path: Path) 
     assert r.exit_code == 0, r.output
     res = [x for x in json.loads(out.read_text())["results"] if x["bench"] == "alloc/malloc_free"]
     assert {x["variant"].rsplit(":alloc=", 1)[1] for x in res} == {"glibc", "tcmalloc"}
-    assert all(x["status"] == "ok" and x["variant"].endswith(f":alloc={x['extra']['allocator']['name']}") for x in res)
+    assert all(x["status"] in VERIFIED and x["variant"].endswith(f":alloc={x['extra']['allocator']['name']}")
+               for x in res)
     assert "alloc/malloc_free[16] [tcmalloc] (threads)" in r.output

@@ -37,7 +37,7 @@ from cyclebench.runner import Runner
 from cyclebench.runner import profile as tracer
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
-from cyclebench.stats.profile import Probe, combine, flat_profile
+from cyclebench.stats.profile import Probe, combine, flat_profile, grid_median, resolution
 
 if TYPE_CHECKING:
     from cyclebench.store import Store
@@ -106,13 +106,14 @@ def _probe(runner: Runner, pin: RunnerOptions, scale: float, trace: Path) -> tup
     with warnings.catch_warnings():  # a process whose every round was disturbed: NaN, measured again
         warnings.simplefilter("ignore", RuntimeWarning)
         call, chain = (float(np.nanmedian(clock.round_costs(o.result)[0])) for o in outs[:2])
-    calls = tracer.read_uftrace(trace)
+    read = tracer.read_trace(trace)
+    calls, tick = read.calls, resolution(read.steps)
     missing = {"cb_probe_empty", "cb_probe_chain", "cb_probe_fan", "cb_probe_fan_plain", "cb_probe_top"} - set(calls)
     if missing:
         raise ExperimentError(f"the probe's trace lacks {', '.join(sorted(missing))}: uftrace recorded no such call")
 
     def med(name: str, what: str = "self") -> float:
-        return float(np.median(getattr(calls[name], what))) * scale
+        return grid_median(getattr(calls[name], what), tick) * scale
 
     # both fans' own inner parts cancel; what is left is FAN children's probes in the caller
     outer = (med("cb_probe_fan") - med("cb_probe_fan_plain", "total")) / FAN
@@ -179,9 +180,11 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
     wall = tracer.record(argv, work / "target", timeout, pin.cpu)
     after = _ghz(probe_runner)
     clk = _clock(before, after)
-    probe = combine(_draws(probe_runner, pin, clk.scale, work), tick=clk.scale)  # uftrace's tick: 1 ns
+    trace = tracer.read_trace(work / "target")
+    # the clock's resolution, read from the program's own timestamps: 10 ns on an AMD EPYC guest
+    probe = combine(_draws(probe_runner, pin, clk.scale, work), tick=resolution(trace.steps) * clk.scale)
     # the suite's registration constructors (cb_reg_*) run once at start-up: not the benchmark's
-    calls = {k: v for k, v in tracer.read_uftrace(work / "target").items() if not k.startswith("cb_reg_")}
+    calls = {k: v for k, v in trace.calls.items() if not k.startswith("cb_reg_")}
     rows = flat_profile(calls, clk.scale, probe)
     if ir and shutil.which("valgrind") is not None:
         # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not

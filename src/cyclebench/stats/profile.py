@@ -8,8 +8,7 @@ measured on this machine from a trace of suite/profile/probe.c (docs/method.md �
 depends on the body: out of order, the probe's instructions overlap a latency-bound body's
 dependent chain, so it is measured on two kinds — an empty body (``inner_hi``: 129 cycles~ on
 this Xeon VM) and a 300-add chain (``inner_lo``: 117) — and a body's own overlap is taken to lie
-between them: the midpoint is subtracted and the half-range is part of the ±, with one tick of
-uftrace's ns timestamps (3.6 cycles~ here: a median of them is off by up to one). A child call
+between them: the midpoint is subtracted and the half-range is part of the ±. A child call
 that makes calls of its own costs its caller less than a leaf (``outer_branch``: 132 cycles~
 against ``outer``: 152 here). So for one call with c child calls, b of them making calls:
 
@@ -20,6 +19,11 @@ gprof's propagation of the children's time along the arcs, with the median per c
 mean: a parent's total is never below its children's, by construction, and one interrupted or
 noisy call moves no total (a function called once has no median of its own to protect it).
 
+Every median is read on the trace's clock grid (``grid_median``): uftrace's timestamps come from
+CLOCK_MONOTONIC, which advances in 10 ns steps on an AMD EPYC (Zen 4) guest (36.7 cycles~: 88% of
+a trace's steps are multiples of 10 ns) and 1 ns steps on Xeon; a plain median of a few thousand
+such durations lands on a grid point, and moved chain300's self by a whole tick between runs.
+
 Limits: the probe is measured in the best case (hot caches, a loop); a real
 program's probe also evicts its lines. A caller's per-child cost moved with the caller here by
 up to 6% (leaf children: 151–152 cycles~ in three callers; children with children: 132.5–140
@@ -28,11 +32,12 @@ in three): ``CONTEXT`` of it per child call is part of the ±.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cyclebench.model import TimedProfileRow
 
@@ -56,8 +61,9 @@ class Probe:
     """The probe's cost per call, in the profile's unit: inside the call's span around a
     latency-bound body (``inner_lo``) and an empty one (``inner_hi``), in the caller's span per
     child call that is a leaf (``outer``) or makes calls (``outer_branch``, = ``outer`` if not
-    given), the sd of the inner midpoint and of the outer parts between the processes they were
-    measured in (``u_inner``, ``u_outer``), and the trace's timestamp resolution (``tick``)."""
+    given), what the inner midpoint and the outer parts may be off by in another process
+    (``u_inner``, ``u_outer``: combine), and the trace's clock resolution in the same unit
+    (``tick``: its medians are read on that grid, grid_median)."""
 
     inner_lo: float
     inner_hi: float
@@ -75,8 +81,9 @@ class Probe:
     @property
     def inner_pm(self) -> float:
         """± of ``inner``: half the range between the bodies (what out-of-order overlap can
-        hide), its drift between processes and a tick."""
-        return abs(self.inner_hi - self.inner_lo) / 2 + self.u_inner + self.tick
+        hide) and its drift between processes (which holds what is left of the clock's grid
+        once medians are read on it: grid_median)."""
+        return abs(self.inner_hi - self.inner_lo) / 2 + self.u_inner
 
     @property
     def branch(self) -> float:
@@ -97,13 +104,56 @@ class Probe:
                 "outer_pm": self.outer_pm, "tick": self.tick, "whole": self.whole}
 
 
+GRID_SHARE = 0.7  # of a trace's timestamp steps on a clock's grid: 88% on a 10 ns clock here, ~1/t off it
+
+
+def resolution(steps: Sequence[int], largest: int = 100) -> int:
+    """The clock resolution of a trace, in ns: the largest step t ≤ ``largest`` of which at least
+    GRID_SHARE of the non-zero ``steps`` (differences between consecutive timestamps, ns) are
+    exact multiples; 1 when none is (a clock with 1 ns steps, or too few steps to tell)."""
+    x = np.asarray([v for v in steps if v > 0], dtype=np.int64)
+    if len(x) < 100:
+        return 1
+    return next((t for t in range(largest, 1, -1) if np.mean(x % t == 0) >= GRID_SHARE), 1)
+
+
+def grid_median(x: ArrayLike, w: float) -> float:
+    """The median of values read on a grid of width ``w`` (a clock's tick), interpolated within
+    the cell around the plain median: L + w · (n/2 − F) / f, L the cell's lower edge, F the values
+    below it, f those in it — the grouped-data median (statistics.median_grouped, which wants
+    values exactly on the grid; these are off it by what is subtracted per call). The plain
+    median when ``w`` ≤ 0. NaN for no values."""
+    a = np.asarray(x, dtype=float)
+    if len(a) == 0:
+        return float("nan")
+    m = float(np.median(a))
+    if w <= 0:
+        return m
+    lo = m - w / 2
+    below, inside = int(np.sum(a < lo)), int(np.sum((a >= lo) & (a < m + w / 2)))
+    return lo + w * (len(a) / 2 - below) / inside if inside else m
+
+
 def combine(draws: list[tuple[float, float, float, float]], tick: float = 0.0) -> Probe:
-    """Probe measurements in several processes, each (inner_lo, inner_hi, outer, outer_branch),
-    as one: the means, and the sd between processes as u_inner (of the inner midpoint) and
-    u_outer (the larger of the two outer parts'); ``tick``: the trace's resolution."""
+    """Probe measurements in k processes, each (inner_lo, inner_hi, outer, outer_branch), as one:
+    the means, and as u_inner (of the inner midpoint) and u_outer (the larger of the two outer
+    parts') what one more process may differ by — the profiled program's, whose own probe is never
+    measured: a 95% prediction interval for one new draw, t(0.975, k−1) · sd · √(1 + 1/k). The probe
+    cost moves between processes by up to a tick of a 10 ns clock, the same in every function of
+    the process (an AMD EPYC guest: chain300's raw self 101–117 ns over 12 processes, chain300 less
+    the empty leaf 72.6–77.1 ns), and 1 sd of 4 processes covered it in 5 runs of 10.
+    ``tick``: the trace's resolution."""
     lo, hi, outer, branch = (np.asarray(x, dtype=float) for x in zip(*draws, strict=True))
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
-    sd = (lambda x: float(np.std(x, ddof=1))) if len(lo) > 1 else (lambda x: 0.0)
+    k = len(lo)
+    widen = 0.0
+    if k > 1:
+        from scipy.stats import t as student_t  # where it is used (docs/architecture.md: imports)
+
+        widen = float(student_t.ppf(0.975, k - 1)) * float(np.sqrt(1 + 1 / k))
+
+    def sd(x: np.ndarray) -> float:
+        return widen * float(np.std(x, ddof=1)) if k > 1 else 0.0
     return Probe(inner_lo=float(lo.mean()), inner_hi=float(hi.mean()), outer=float(outer.mean()),
                  outer_branch=float(branch.mean()), u_inner=sd((lo + hi) / 2), u_outer=max(sd(outer), sd(branch)),
                  tick=tick)
@@ -122,7 +172,7 @@ def _totals(own: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndar
 
 
 def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndarray, total: np.ndarray,
-                  own: np.ndarray, n: int) -> list[float]:
+                  own: np.ndarray, n: int, tick: float = 0.0) -> list[float]:
     """Per function, deepest first (by mean depth): its median self (at least 0) plus the sum
     over the functions it calls of (their calls per call of it) × (their total shown) — gprof's
     propagation along the call graph's arcs, with medians for means. A function that calls
@@ -146,9 +196,9 @@ def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np
         if calls[f]:
             below = float(sum(edges[f, g] / calls[f] * shown[g] for g in np.nonzero(edges[f])[0]))
             if recursive[f]:
-                shown[f] = max(float(np.median(total[fn == f])), below)
+                shown[f] = max(grid_median(total[fn == f], tick), below)
             else:
-                shown[f] = max(float(np.median(own[fn == f])), 0.0) + below
+                shown[f] = max(grid_median(own[fn == f], tick), 0.0) + below
     return shown
 
 
@@ -173,13 +223,14 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
     kids, desc, br = cat["children"], cat["descendants"], cat["branches"]
     own = raw_self - probe.inner - (kids - br) * probe.outer - br * probe.branch if probe is not None else raw_self
     total = _totals(own, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"].astype(np.int64))
+    tick = probe.tick if probe is not None else 0.0
     shown = _totals_shown(fn, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"], total,
-                          own, len(names))
+                          own, len(names), tick)
     rows: list[TimedProfileRow] = []
     for i, name in enumerate(names):
         at = fn == i
-        s, t = float(np.median(own[at])), shown[i]
-        raw_s = float(np.median(raw_self[at]))
+        s, t = grid_median(own[at], tick), shown[i]
+        raw_s = grid_median(raw_self[at], tick)
         if probe is not None:
             self_pm = probe.inner_pm + float(kids[at].mean()) * probe.outer_pm
             total_pm = (1 + float(desc[at].mean())) * probe.inner_pm + float(desc[at].mean()) * probe.outer_pm
@@ -187,7 +238,7 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
             self_pm = total_pm = None
         share = (raw_s - s) / raw_s if raw_s > 0 else (1.0 if raw_s != s else 0.0)
         rows.append(TimedProfileRow(name, int(at.sum()), raw_s, s, float(own[at].mean()), self_pm,
-                                    float(np.median(raw_total[at])), t, total_pm, share,
+                                    grid_median(raw_total[at], tick), t, total_pm, share,
                                     probe is not None and share > COMPENSATION_NOTE))
     whole = sum(r.calls * max(r.self, 0.0) for r in rows) or 1.0
     rows = [replace(r, pct=100.0 * r.calls * max(r.self, 0.0) / whole) for r in rows]
