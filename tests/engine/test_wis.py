@@ -120,6 +120,19 @@ def test_a_counter_never_bumped_fails_the_run(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_a_test_case_that_sets_up_inside_testcase_is_measured_once_it_counts(mode: str) -> None:
+    """slow_setup sleeps 0.4 s before its first operation, past the 0.1 s of warm-up asked: the
+    warm-up goes on until every task counts, so every measured interval sees both tasks count
+    (before: its 3 measured intervals all read 0, and the run failed as idle)."""
+    run = run_one(runner("slow_setup", mode), "wis/slow_setup", None, mode, 2, SHORT, _cpus())
+    assert run.status == OK, run.reason
+    warm = [iv for iv in run.intervals if iv["warmup"]]
+    measured = [iv for iv in run.intervals if not iv["warmup"]]
+    assert len(warm) >= 4 and len(measured) == 3  # 0.4 s of set-up in 0.1 s intervals; --duration 0.3
+    assert all(d > 0 for iv in measured for d in iv["deltas"])
+
+
+@pytest.mark.parametrize("mode", ["threads", "processes"])
 def test_a_counter_bumped_only_outside_the_measured_intervals_fails_the_run(mode: str, tmp_path: Path) -> None:
     """A testcase() that counts 1000 operations at once and then blocks: its total is 1000, yet
     no measured interval saw one (the row would read 0 ops/s as if measured)."""

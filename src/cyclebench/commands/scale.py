@@ -44,7 +44,8 @@ class ScaleArgs:
     interval: float = option("--interval", type=o.Seconds(0.001, 3600), default=0.1, show_default=True,
                              help="Seconds between two reads of the counters.")
     warmup: float = option("--warmup", type=o.Seconds(0, 3600), default=0.5, show_default=True,
-                           help="Seconds of intervals dropped at the start.")
+                           help="Seconds of intervals dropped at the start (and on, up to 1 s "
+                           "more, while a task has not counted an operation).")
     cpus_text: str | None = option("--cpus", metavar="LIST", help="CPUs for the tasks, in order (task i → i-th, "
                                    "wrapping). Default: distinct cores first, then SMT siblings, CPU 0's core last.")
     retries: int = option("--retries", type=click.IntRange(0, 20), default=2, show_default=True, help="Measure a "
