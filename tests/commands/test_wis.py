@@ -110,6 +110,8 @@ def test_two_test_cases_with_one_name_are_refused(tmp_path: Path, db: str) -> No
 def test_scale_without_bench_or_test_case_is_a_usage_error(db: str) -> None:
     r = cli("scale", "--tasks", "1")
     assert r.exit_code == 2 and "Missing argument" in r.output
+    r = cli("scale", str(WIS / "getppid.c"), "-p", "4", "--tasks", "1")  # a test case has no parameters
+    assert r.exit_code == 2 and "will-it-scale test cases have none" in r.output, r.output
 
 
 # ----------------------------------------------------------------------------- run -f FILE.c

@@ -16,7 +16,7 @@ from cyclebench.experiments.options import BuildOptions
 from cyclebench.experiments.scale import ScaleConfig, execute, prepare
 from cyclebench.report.text import safe_text
 from cyclebench.ui import options as o
-from cyclebench.ui.common import UserError, err, open_store
+from cyclebench.ui.common import UserError, err, open_store, parse_params
 from cyclebench.ui.finish import finishing
 from cyclebench.ui.progress import Steps
 from cyclebench.ui.record import argument, group, option, takes
@@ -34,6 +34,8 @@ class ScaleArgs:
     tasks_text: str | None = option("--tasks", metavar="1..N|1,2,4", help="Task counts to sweep (N alone: 1..N; 1 "
                                     "is always added). Default: powers of two up to the CPU count, the CPU count and "
                                     "one more.")
+    params: tuple[str, ...] = option("-p", "--param", multiple=True, metavar="N[,N...]",
+                                     help="Only these parameters (sizes, counts); with an exact BENCH name, any value.")
     mode: str = option("--mode", type=click.Choice(["threads", "processes", "both"]), default="threads",
                        show_default=True)
     duration: float = option("--duration", type=o.Seconds(0.01, 86400), default=2.0, show_default=True,
@@ -82,6 +84,8 @@ class ScaleArgs:
             raise UserError(str(e)) from None
         if not self.benches and not cases:
             raise click.UsageError("Missing argument 'BENCH...' (or will-it-scale test cases: FILE.c or -f FILE.c).")
+        if cases and self.params and not others:
+            raise click.UsageError("-p/--param selects a benchmark's parameters; will-it-scale test cases have none")
         if cases and self.allocators:
             raise click.UsageError("--allocator links cyclebench benchmarks; will-it-scale test cases are built as "
                                    "they are")
@@ -92,6 +96,7 @@ class ScaleArgs:
             ncpus = len(cpus) if cpus else len(os.sched_getaffinity(0))
             return ScaleConfig(
                 spec=self.build.spec(sources=others) if cases and others else self.build.spec(), globs=self.benches,
+                params=parse_params(self.params),
                 tasks=parse_tasks(self.tasks_text) if self.tasks_text else default_tasks(ncpus),
                 modes=parse_modes(self.mode), duration=self.duration, interval=self.interval, warmup=self.warmup,
                 cpus=cpus, retries=self.retries, passes=self.passes, command=["cyclebench", *sys.argv[1:]],

@@ -42,6 +42,7 @@ class ScaleConfig(ScaleOptions):
 
     spec: BuildSpec
     globs: Sequence[str] = ()
+    params: Sequence[int] = ()  # -p: only these parameters (sizes, counts) of the benchmarks; () all
     tasks: Sequence[int] = (1, 2)
     modes: Sequence[str] = ("threads",)
     cpus: Sequence[int] | None = None  # None: cpu_order()
@@ -150,7 +151,7 @@ def prepare(cfg: ScaleConfig, on_build: Callable[[str], None] = lambda _l: None)
             if cfg.cases and not globs:  # beside test cases, no glob: the files' own benchmarks, not the
                 mine = {str(Path(s).resolve()) for s in sources}  # engine's loop/empty every runner has
                 listed = [b for b in listed if str(Path(b.file).resolve()) in mine]
-            items = plan(listed, globs or ([] if cfg.cases else ["contend"])) if listed else []
+            items = plan(listed, globs or ([] if cfg.cases else ["contend"]), cfg.params) if listed else []
     if cfg.globs and not items and not cases:
         raise SelectionError(f"no benchmark or test case matches {', '.join(cfg.globs)}")
     built = _wis.build_cases(cfg.spec, cases, cfg.modes, on_build)
