@@ -241,15 +241,21 @@ def test_cache_clean_during_a_run_keeps_the_runner_in_use(db: str, tmp_path: Pat
     cache = tmp_path / "cache"
     cache.mkdir(mode=0o700)
     env = {**os.environ, "CYCLEBENCH_CACHE": str(cache)}
-    # 16 runner processes of ≥ 0.8 s each: the clean (a new CLI: 1–5 s to start on this loaded
-    # 2-core VM) lands mid-run
-    proc = cli_subprocess("run", str(DATA / "slow.c"), "--min-time", "0.8", "--repeat", "5", "--warmup", "0", "-q",
-                          env=env)
+    # two sizes, each its own runner processes; the run is stopped (SIGSTOP) once its first runner
+    # measures, so the clean (a new CLI: 1–5 s to start on a loaded 2-core VM) lands mid-run
+    # whatever the host does, and the later runners start from the cache after it. Before: 16
+    # sizes of ≥ 0.8 s each, so that the clean landed mid-run by time (17.8 s)
+    proc = cli_subprocess("run", str(DATA / "slow.c"), "-p", "1,2", "--min-time", "0.2", "--repeat", "5", "--warmup",
+                          "0", "-q", env=env)
     try:
         assert wait_for(lambda: procs_with("--run slow/sleep_us"), 120), (
             proc.stderr.read() if proc.poll() is not None else "")
-        clean = subprocess.run([sys.executable, "-m", "cyclebench", "cache", "clean", "--all"], env=env,
-                               capture_output=True, text=True, timeout=60)
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            clean = subprocess.run([sys.executable, "-m", "cyclebench", "cache", "clean", "--all"], env=env,
+                                   capture_output=True, text=True, timeout=60)
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
         assert clean.returncode == 0, clean.stderr
         assert "in use by a running cyclebench" in clean.stderr
         assert proc.poll() is None, "the run ended before the clean: nothing was tested"
@@ -259,7 +265,7 @@ def test_cache_clean_during_a_run_keeps_the_runner_in_use(db: str, tmp_path: Pat
     assert "No such file" not in err and proc.returncode in (0, 1), err  # 1: a row judged disturbed (VM)
     store = Store(db)
     got = [r for r in store.results(store.last_run_id()) if r["bench"] == "slow/sleep_us"]
-    assert len(got) == 16, err
+    assert len(got) == 2, err
     assert all(r["status"] in ("ok", "disturbed") and r["per_op"] is not None for r in got), [
         (r["param"], r["status"], r["reason"]) for r in got]
 
