@@ -47,7 +47,7 @@ def steps_table(steps: Sequence[Any], title: str, several: bool, wide: bool = Fa
     """Every step (experiments.bisect.Step) of one or several benchmarks' searches. Steps judged
     by callgrind's counts show GOOD's and the revision's Ir per op and Δ in Ir per op in place of
     the repeated CI."""
-    if steps and all(counted(s) for s in steps):
+    if any(counted(s) for s in steps):
         return _counted_table(steps, title, several, wide)
     table = FitTable([
         *([Column("benchmark", justify="left", fold=12)] if several else []),
