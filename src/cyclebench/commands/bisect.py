@@ -52,7 +52,8 @@ class BisectArgs:
     db: str | None = group(db_option)
     wide: bool = group(wide_option)
     label_args: tuple[str, ...] = group(label_option)
-    repo: RepoOptions = group(repo_options())
+    repo: RepoOptions = group(repo_options(counts="a revision is bad when its Ir per op exceeds GOOD's by "
+                                           "more than PCT % (in place of --threshold; no --budget, no --alpha)."))
     pin: RunnerOptions = group(runner_options)
     build: BuildOptions = group(build_options())
 
@@ -61,7 +62,11 @@ class BisectArgs:
 @takes(BisectArgs)
 def bisect_cmd(a: BisectArgs) -> None:
     """Find the commit that made benchmarks slower: each step builds a revision in a private
-    checkout and measures it paired with GOOD in one sitting, a verdict per benchmark."""
+    checkout and measures it paired with GOOD in one sitting, a verdict per benchmark.
+
+    With --backend callgrind each revision's instructions per op are counted instead (exact:
+    a step is bad when they rose by more than --counts-threshold), so the same history gives
+    the same answer on any machine."""
     from cyclebench.experiments.bisect import Bisection, Plan, run_bisect
     from cyclebench.experiments.revpair import Design
     from cyclebench.report.bisect import step_line
@@ -70,7 +75,9 @@ def bisect_cmd(a: BisectArgs) -> None:
     labels = parse_labels(a.label_args)
     store = open_store(a.db)
     states = [Bisection()]  # run_bisect hands on each new one: the last is what Ctrl-C prints
-    plan = Plan(a.good, a.bad, a.threshold / 100, Design(budget=a.budget, alpha=a.alpha), a.all_parents)
+    threshold = a.repo.counts_threshold if a.repo.counts else a.threshold
+    plan = Plan(a.good, a.bad, threshold / 100, Design(budget=a.budget, alpha=a.alpha), a.all_parents,
+                a.repo.backend)
     try:
         with finishing(interrupt=False), progress() as prog:
             ws = a.repo.workspace(a.build, a.pin, parse_params(a.params), prog, store)
@@ -100,12 +107,13 @@ def _finish(state: Any, plan: Any, repo: Any, wide: bool, json_path: Path | None
 
     searches = list(state.searches.values())
     steps = [x for s in searches for x in s.steps]
+    counts = " of Ir/op (callgrind)" if plan.counts else ""
     out.print(steps_table(steps, f"bisect {state.id} · GOOD {state.good.short} · BAD {state.bad.short} · threshold "
-                                 f"{100 * plan.threshold:g}%", len(searches) > 1, wide))
+                                 f"{100 * plan.threshold:g}%{counts}", len(searches) > 1, wide))
     for line in answer_lines(searches, state.good, state.bad, plan.threshold, repo.message):
         out.print(line, highlight=False, markup=False)
     if json_path is not None:
         doc = {**state.to_dict(), "threshold": plan.threshold, "budget": plan.design.budget,
-               "alpha": plan.design.alpha, "all_parents": plan.all_parents}
+               "alpha": plan.design.alpha, "all_parents": plan.all_parents, "backend": plan.backend}
         write_text(json_path, json.dumps(doc, indent=1) + "\n")
     return exit_status(searches)

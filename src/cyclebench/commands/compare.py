@@ -69,7 +69,8 @@ class CompareArgs:
     label_args: tuple[str, ...] = group(o.label_option)
     plot_path: Path | None = group(o.plot_option("each comparison's Δ with its CI"))
     allocators: list[Allocator] | None = group(o.allocator_option)
-    repo: RepoOptions = group(repo_options(revs=True))
+    repo: RepoOptions = group(repo_options(revs=True, counts="with --rev, B is slower or faster when its Ir per "
+                                           "op differs from A's by more than PCT %, else equivalent."))
     predict: PredictOptions | None = group(predict_options)
     pin: RunnerOptions = group(o.runner_options)
     build: BuildOptions = group(o.build_options(files_in="targets"))
@@ -91,7 +92,7 @@ def compare_cmd(a: CompareArgs) -> None:
         from cyclebench.ui.stored import compare_by_host
 
         return compare_by_host(a)
-    if a.repo.revs or a.repo.build or a.repo.benches:  # two revisions of a repository (ui/revisions.py)
+    if a.repo.revs or a.repo.build or a.repo.benches or a.repo.counts:  # revisions of a repository (ui/revisions.py)
         from cyclebench.ui.revisions import compare_revs
 
         return compare_revs(a, a.output.asked or a.plot_path is not None or bool(a.allocators) or a.repeat is not None)

@@ -21,10 +21,17 @@ measured steps names a wrong commit with probability at most (s + 1)·α; a host
 to decide gives skips and, at worst, a range of candidates, never a wrong single commit.
 Several benchmarks: the confirmations are judged together with Holm's step-down (α/m, then
 α/(m−k) once k are confirmed; Holm 1979), then each confirmed benchmark is bisected alone.
+
+``--backend callgrind`` judges by exact counts instead (experiments/revcounts.py): Ir per op of
+GOOD (counted once: exact counts do not drift) against BAD's and each M's, each read twice;
+M is bad when its Ir per op exceeds GOOD's by more than T, good otherwise, skipped when its
+readings differ ("not exact") or it does not run. No statistics, no retries: the same history
+gives the same steps on any machine, a shared CI runner included.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -32,6 +39,16 @@ from typing import Any
 
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.revcompare import Workspace, must_build
+from cyclebench.experiments.revcounts import (
+    NOT_EXACT,
+    READINGS,
+    Count,
+    comparison,
+    count,
+    counts_row,
+    need_valgrind,
+    store_counts,
+)
 from cyclebench.experiments.revisions import Built, Revision, RevisionError
 from cyclebench.experiments.revpair import Design, PairLook, Sides, Sitting, measure, open_sitting, relative_row
 from cyclebench.experiments.revpair import store_sitting as _store
@@ -44,14 +61,21 @@ __all__ = ["Bisection", "Plan", "Search", "Step", "run_bisect"]
 @dataclass(frozen=True)
 class Plan:
     """What to bisect: GOOD and BAD (as given), the threshold T (relative), the design of each
-    sitting (its budget; α per verdict), and whether to walk every parent (git's bisect) or the
-    first-parent line."""
+    sitting (its budget; α per verdict), whether to walk every parent (git's bisect) or the
+    first-parent line, and the ``backend``: timing, or callgrind (exact Ir per op; T then
+    relative to GOOD's count)."""
 
     good: str
     bad: str
     threshold: float = 0.02
     design: Design = field(default_factory=lambda: Design(budget=5.0))
     all_parents: bool = False
+    backend: str = "timing"
+
+    @property
+    def counts(self) -> bool:
+        """Steps judged by callgrind's exact counts, not by time."""
+        return self.backend == "callgrind"
 
 
 @dataclass(frozen=True)
@@ -59,7 +83,10 @@ class Step:
     """One decided step of one benchmark's search: ``n`` (0: the confirmation of BAD against
     GOOD), the revision, the verdict (bad, good, skip; the confirmation: slower, no slowdown,
     inconclusive, failed), why (a skip's reason), Δ of the revision against GOOD with its repeated
-    CI (relative; None when not measured), the sitting's seconds and run, and the attempts."""
+    CI (relative; None when not measured), the sitting's seconds and run, and the attempts. Under
+    callgrind also GOOD's and the revision's counts per op (``good_per_op``, ``per_op``, in
+    ``unit``: Ir), the CI then Δ itself (low = high = diff) or, not exact, the range over the
+    readings."""
 
     bench: str
     n: int
@@ -73,6 +100,9 @@ class Step:
     run_id: int | None = None
     attempts: int = 0
     log: str | None = None
+    good_per_op: float | None = None
+    per_op: float | None = None
+    unit: str = ""
 
     @property
     def measured(self) -> bool:
@@ -198,6 +228,7 @@ class _Run:
         self.ws, self.plan, self.store, self.labels, self.command = ws, plan, store, labels, command
         self.state, self.on_step, self.on_state = state, on_step, on_state
         self.cpu = ws.cpu()
+        self.good_counts: dict[str, Count] = {}  # callgrind: GOOD's count per benchmark, read once
 
     def keep(self, search: Search) -> Search:
         """``search`` becomes its benchmark's in a new current Bisection, handed to ``on_state``
@@ -236,17 +267,108 @@ class _Run:
             sits = measure(sides.runners, items, pairs, design, rule, self.ws.progress, keep)
         how = (f"bisect {self.state.id} step {step}: {rev.short}, paired invocations · CPU {self.cpu} · sequential "
                f"(budget {design.budget:g} s, repeated CI, threshold {100 * self.plan.threshold:g}%)")
-        summary = {"compare": [r.to_dict() for r in rows], "display": {"design": how, "alpha": design.alpha},
+        self.close(run_id, rows, {"design": how, "alpha": design.alpha}, step, rev,
+                   {s.item.label: s.verdict for s in sits})
+        return sits, run_id
+
+    def close(self, run_id: int, rows: list[Any], display: dict[str, Any], step: int, rev: Revision,
+              verdicts: dict[str, str]) -> None:
+        """A sitting's run completed: its compare rows, how it was judged, the step's verdicts."""
+        summary = {"compare": [r.to_dict() for r in rows], "display": display,
                    "bisect": {"id": self.state.id, "step": step, "revision": rev.sha,
-                              "threshold": self.plan.threshold, "verdicts": {s.item.label: s.verdict for s in sits}}}
+                              "threshold": self.plan.threshold, "backend": self.plan.backend, "verdicts": verdicts}}
         self.store.update_run(run_id, summary=summary)
         self.store.finish_run(run_id, "complete")
         self.last = (run_id, summary)
-        return sits, run_id
+
+    def count_sitting(self, good: Built, other: Built, variant: str, items: list[Item], step: int, name: str,
+                      verdict: Callable[[Count, Count], str]) -> tuple[dict[str, tuple[Count, Count, float]], int]:
+        """Under callgrind: every item counted at ``other`` (GOOD's count read once per bisect and
+        reused: exact counts do not drift), stored as a run labelled as ``sitting`` labels one,
+        GOOD's rows of variant good beside ``other``'s of ``variant``. Returns label → (GOOD's
+        count, other's, seconds), and the run."""
+        built = [good, other]
+        sides = Sides(built, [self.ws.runner(b, self.cpu) for b in built], ["good", variant], self.cpu)
+        rev = other.revision
+        labels = {**self.labels, "bisect": self.state.id, "rev": rev.sha, "step": str(step)}
+        run_id, _ = open_sitting(self.store, sides, 1, self.command, labels,
+                                 {"repo": str(self.ws.repo.root), "sides": [b.revision.sha for b in built],
+                                  "build": list(self.ws.recipe.command)}, timed=False)
+        got: dict[str, tuple[Count, Count, float]] = {}
+        rows: list[Any] = []
+        with self.store.finishing(run_id):
+            for item in items:
+                t0 = time.monotonic()
+                self.ws.progress.step(f"{item.label}: counting {rev.short} under callgrind")
+                if item.label not in self.good_counts:
+                    self.good_counts[item.label] = count(self.ws, good, item, self.cpu)
+                pair = (self.good_counts[item.label], count(self.ws, other, item, self.cpu))
+                store_counts(self.store, run_id, pair, sides)
+                rows.append(counts_row(f"{item.bench} @ {good.revision.short} (GOOD)",
+                                       f"{item.bench} @ {rev.short} ({name})", item, *pair, self.plan.threshold))
+                got[item.label] = (*pair, time.monotonic() - t0)
+        how = (f"bisect {self.state.id} step {step}: {rev.short}, instructions per op counted under callgrind "
+               f"(each side read {READINGS}×) · threshold {100 * self.plan.threshold:g}% of GOOD")
+        self.close(run_id, rows, {"design": how}, step, rev, {k: verdict(g, m) for k, (g, m, _) in got.items()})
+        return got, run_id
+
+    def counted_step(self, label: str, n: int, rev: Revision, g: Count, m: Count, verdict: str, seconds: float,
+                     run_id: int) -> Step:
+        """The Step of a counted revision: Δ relative to GOOD's Ir per op (its range over the
+        readings when not exact), both counts, why it was not judged."""
+        cmp = comparison(g, m, self.plan.threshold)
+        reason = "" if cmp is not None and cmp.verdict != NOT_EXACT else "; ".join(
+            f"{side}: {c.reason}" for side, c in (("GOOD", g), ("M", m)) if c.reason)
+        if cmp is None:
+            return Step(label, n, rev, verdict, f"the benchmark did not run: {reason}", seconds=seconds,
+                        run_id=run_id, attempts=1, unit="Ir")
+        a = cmp.median_a
+        return Step(label, n, rev, verdict, f"{NOT_EXACT}: {reason}" if reason else "", cmp.rel, cmp.ci_low / a,
+                    cmp.ci_high / a, seconds, run_id, 1, good_per_op=a, per_op=cmp.median_b, unit="Ir")
+
+    def confirm_counts(self, good: Built, bad: Built, items: list[Item]) -> dict[str, str]:
+        """Under callgrind: BAD's count against GOOD's, each benchmark (exact: no correction over
+        them, no second sitting)."""
+        got, run_id = self.count_sitting(good, bad, "", items, 0, "BAD", self.confirm_verdict)
+        verdicts = {}
+        for label, (g, b, seconds) in got.items():
+            v = verdicts[label] = self.confirm_verdict(g, b)
+            step = self.counted_step(label, 0, bad.revision, g, b, v, seconds, run_id)
+            search = self.state.searches[label]
+            lk = None if step.diff is None else PairLook(0, 1, step.diff, 0.0, 0.0, step.low or 0.0, step.high or 0.0,
+                                                         READINGS, 1.0, step.good_per_op or 0.0, step.per_op or 0.0)
+            self.keep(replace(search, confirm=lk, steps=(*(x for x in search.steps if x.n != 0), step)))
+            self.on_step(step)
+        return verdicts
+
+    def confirm_verdict(self, g: Count, b: Count) -> str:
+        """slower (beyond T), no slowdown, inconclusive (not exact), failed (not counted)."""
+        cmp = comparison(g, b, self.plan.threshold)
+        return ("failed" if cmp is None else "inconclusive" if cmp.verdict == NOT_EXACT
+                else "slower" if cmp.verdict == "slower" else "no slowdown")
+
+    @staticmethod
+    def step_verdict(g: Count, m: Count, threshold: float) -> str:
+        """bad (Ir per op above GOOD's by more than T), good, skip (not exact, not counted)."""
+        cmp = comparison(g, m, threshold)
+        return "skip" if cmp is None or cmp.verdict == NOT_EXACT else "bad" if cmp.verdict == "slower" else "good"
+
+    def judge_counts(self, item: Item, good: Built, mid: Built, n: int) -> Step:
+        """One step under callgrind: M's count against GOOD's."""
+        t = self.plan.threshold
+
+        def verdict(g: Count, m: Count) -> str:
+            return self.step_verdict(g, m, t)
+
+        got, run_id = self.count_sitting(good, mid, "", [item], n, "M", verdict)
+        g, m, seconds = got[item.label]
+        return self.counted_step(item.label, n, mid.revision, g, m, verdict(g, m), seconds, run_id)
 
     def confirm(self, good: Built, bad: Built, items: list[Item]) -> dict[str, str]:
         """BAD against GOOD on every benchmark, Holm across them; once more with twice the
-        budget for those still unclear."""
+        budget for those still unclear (under callgrind: confirm_counts)."""
+        if self.plan.counts:
+            return self.confirm_counts(good, bad, items)
         t, d = self.plan.threshold, self.plan.design
         m = len(items)
         verdicts: dict[str, str] = {}
@@ -275,7 +397,10 @@ class _Run:
         return verdicts
 
     def judge(self, search: Search, item: Item, good: Built, bad: Built, mid: Built, n: int) -> Step:
-        """One step: M against GOOD; unclear → GOOD, M and BAD with twice the budget."""
+        """One step: M against GOOD; unclear → GOOD, M and BAD with twice the budget (under
+        callgrind: judge_counts)."""
+        if self.plan.counts:
+            return self.judge_counts(item, good, mid, n)
         t, d = self.plan.threshold, self.plan.design
         sits, run_id = self.sitting([good, mid], ["good", ""], [item], [(0, 1)], d, _step_rule(t), 1, n,
                                     ["GOOD", "M"])
@@ -357,7 +482,9 @@ def run_bisect(ws: Workspace, plan: Plan, store: Any, labels: dict[str, str], co
     ``on_state`` gets each new Bisection as it is made (Ctrl-C: the last one holds what was
     decided), ``on_step`` each step as it is decided. Returns the last Bisection. Raises
     ExperimentError: revisions that do not resolve, GOOD not an ancestor of BAD, GOOD or BAD not
-    building, a selection that matches nothing."""
+    building, a selection that matches nothing, no valgrind under callgrind."""
+    if plan.counts:
+        need_valgrind()
     repo = ws.repo
     good, bad = repo.resolve(plan.good), repo.resolve(plan.bad)
     if good.sha == bad.sha:

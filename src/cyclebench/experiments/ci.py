@@ -9,7 +9,7 @@ budget ending with T inside the CI leaves it undecided (listed, not failed). Eac
 verdict holds with probability ≥ 1 − α/m for m benchmarks (Bonferroni, as `compare --rev` splits
 α), so the whole gate raises a false alarm with probability ≤ α.
 
-The counts gate (``--gate counts|both``) runs each side under callgrind twice (runner/callgrind):
+The counts gate (``--gate counts|both``) runs each side under callgrind twice (experiments/revcounts):
 instructions per op (Ir) are exact — the same on every machine and run — so a change above the
 counts threshold (default 0.5% of Ir) fails whatever the runner's speed; a side whose two readings
 differ is reported "not exact" and decides nothing. Benchmarks only head has are "new", only base
@@ -29,6 +29,7 @@ from typing import Any
 
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.revcompare import Workspace, must_build
+from cyclebench.experiments.revcounts import count
 from cyclebench.experiments.revisions import Built, Repo, Revision
 from cyclebench.experiments.revpair import Design, PairLook, Sides, Sitting, measure, open_sitting, relative_row
 from cyclebench.experiments.revpair import store_sitting as _store
@@ -176,25 +177,6 @@ def _time_rule(t: float) -> Any:
     return rule
 
 
-def _count(ws: Workspace, b: Built, item: Item, cpu: int) -> tuple[float | None, bool, str | None]:
-    """Ir per op of ``item`` in ``b``, read twice under callgrind (confined as the revision's
-    runner is): (the first reading, whether both agree, why there is none)."""
-    from cyclebench.model import OK
-    from cyclebench.runner.callgrind import simulate
-
-    assert b.binary is not None
-    launcher = ws.recipe.confine.sandbox([b.directory], [b.binary.path.parent])
-    readings = []
-    for _ in range(2):
-        o = simulate(b.binary.path, item.bench, item.param, cpu=cpu, launcher=launcher or None,
-                     workdir=b.directory if launcher else None)
-        if o.status != OK or not o.result:
-            return None, False, f"{o.status}: {o.reason}"
-        readings.append(float((o.result.get("events") or {}).get("Ir", 0.0)))
-    return readings[0], readings[0] == readings[1], None if readings[0] == readings[1] else (
-        f"two readings differ: {readings[0]:g} and {readings[1]:g} Ir/op")
-
-
 def _load() -> float | None:
     try:
         return os.getloadavg()[0]
@@ -242,8 +224,9 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
             counts_status = None
             if plan.gate in (COUNTS, BOTH):
                 ws.progress.step(f"{item.label}: counting under callgrind")
-                (a, ea, wa), (b, eb, wb) = _count(ws, built[0], item, cpu), _count(ws, built[1], item, cpu)
-                counts = Counted(a, b, ea and eb, wa or wb)
+                ca, cb = count(ws, built[0], item, cpu), count(ws, built[1], item, cpu)
+                a, b = ca.ir, cb.ir
+                counts = Counted(a, b, ca.exact and cb.exact, ca.reason or cb.reason)
                 ct = plan.counts_threshold
                 ch = counts.change
                 counts_status = (BROKEN if a is None or b is None else UNDECIDED if not counts.exact or ch is None

@@ -246,13 +246,15 @@ class Sides:
 
 
 def open_sitting(store: Any, sides: Sides, main: int, command: Sequence[str], labels: dict[str, str],
-                 revisions: Revisions) -> tuple[int, float]:
+                 revisions: Revisions, timed: bool = True) -> tuple[int, float]:
     """The run of one sitting (session.open_run: identity, environment, calibration), opened with
-    side ``main``'s build, labelled ``labels``; ``revisions`` joins its environment."""
+    side ``main``'s build, labelled ``labels``; ``revisions`` joins its environment. ``timed``
+    False (counts under callgrind, no timing): no calibration, the rate 0.0."""
     from cyclebench.experiments.session import open_run
 
     b = sides.built[main]
-    return open_run(store, command, sides.cpu, [Path(s) for s in b.binary.sources], b.binary, sides.runners[main],
+    return open_run(store, command, sides.cpu, [Path(s) for s in b.binary.sources], b.binary,
+                    sides.runners[main] if timed else None,
                     env_extra={"revisions": revisions}, labels=labels, purpose=REVISION)
 
 

@@ -21,20 +21,34 @@ def pct(x: float | None) -> str:
 
 
 def ci(low: float | None, high: float | None) -> str:
-    return "-" if low is None or high is None else f"[{100 * low:+.2f}, {100 * high:+.2f}]"
+    """[low, high] in %; "(exact)" for an interval of no width (counts under callgrind: Δ itself)."""
+    if low is None or high is None:
+        return "-"
+    return "(exact)" if low == high else f"[{100 * low:+.2f}, {100 * high:+.2f}]"
+
+
+def counted(s: Any) -> bool:
+    """A step judged by callgrind's counts (experiments.bisect.Step's ``unit`` set)."""
+    return bool(getattr(s, "unit", ""))
 
 
 def step_line(s: Any) -> str:
     """One decided step, as it is printed when decided (``s``: experiments.bisect.Step)."""
     what = "confirm" if s.n == 0 else f"step {s.n}"
     delta = f"Δ {pct(s.diff)} {ci(s.low, s.high)} vs GOOD" if s.diff is not None else "not measured"
+    if counted(s) and s.per_op is not None and s.good_per_op is not None:
+        delta = f"{s.per_op:.6g} {s.unit}/op, Δ {s.per_op - s.good_per_op:+.6g} ({pct(s.diff)}) vs GOOD"
     why = f" — {s.reason}" if s.reason else ""
     return (f"{s.bench} {what}: {s.revision.short} {s.revision.subject[:40]!s} · {delta} · {s.verdict} "
             f"({s.seconds:.1f} s){why}")
 
 
 def steps_table(steps: Sequence[Any], title: str, several: bool, wide: bool = False) -> FitTable:
-    """Every step (experiments.bisect.Step) of one or several benchmarks' searches."""
+    """Every step (experiments.bisect.Step) of one or several benchmarks' searches. Steps judged
+    by callgrind's counts show GOOD's and the revision's Ir per op and Δ in Ir per op in place of
+    the repeated CI."""
+    if any(counted(s) for s in steps):
+        return _counted_table(steps, title, several, wide)
     table = FitTable([
         *([Column("benchmark", justify="left", fold=12)] if several else []),
         Column("step", names=not several),
@@ -54,6 +68,37 @@ def steps_table(steps: Sequence[Any], title: str, several: bool, wide: bool = Fa
         table.add_row(*cells, "confirm" if s.n == 0 else str(s.n), s.revision.short,
                       safe_text(s.revision.subject, multiline=False), pct(s.diff),
                       ci(s.low, s.high).strip("[]") if s.low is not None else "-",
+                      Text(s.verdict, style=STYLE.get(s.verdict, "")), f"{s.seconds:.1f}",
+                      "-" if s.run_id is None else str(s.run_id),
+                      safe_text(s.reason + (f" (log: {s.log})" if s.log else ""), multiline=False))
+    return table
+
+
+def _counted_table(steps: Sequence[Any], title: str, several: bool, wide: bool) -> FitTable:
+    unit = steps[0].unit
+    table = FitTable([
+        *([Column("benchmark", justify="left", fold=12)] if several else []),
+        Column("step", names=not several),
+        Column("revision", justify="left"),
+        Column("subject", justify="left", priority=2, fold=16),
+        Column(f"GOOD ({unit}/op)"),
+        Column(f"M ({unit}/op)"),
+        Column("Δ"),
+        Column("Δ%"),
+        Column("verdict", justify="left"),
+        Column("s", priority=1),
+        Column("run", priority=3),
+        Column("notes", justify="left", notes=True),
+    ], title=title, wide=wide,
+        caption=f"exact counts (callgrind, each side read twice): M is bad when its {unit}/op exceed GOOD's by more "
+                "than the threshold, good otherwise; skipped when its readings differ (docs/revisions.md)")
+    for s in steps:
+        cells = [safe_text(s.bench, multiline=False)] if several else []
+        known = s.per_op is not None and s.good_per_op is not None
+        table.add_row(*cells, "confirm" if s.n == 0 else str(s.n), s.revision.short,
+                      safe_text(s.revision.subject, multiline=False),
+                      f"{s.good_per_op:.6g}" if known else "-", f"{s.per_op:.6g}" if known else "-",
+                      f"{s.per_op - s.good_per_op:+.6g}" if known else "-", pct(s.diff),
                       Text(s.verdict, style=STYLE.get(s.verdict, "")), f"{s.seconds:.1f}",
                       "-" if s.run_id is None else str(s.run_id),
                       safe_text(s.reason + (f" (log: {s.log})" if s.log else ""), multiline=False))
@@ -121,6 +166,9 @@ class StoredStep:
     seconds: float
     run_id: int | None
     log: str | None
+    good_per_op: float | None = None  # counted under callgrind (unit Ir): GOOD's and M's per op
+    per_op: float | None = None
+    unit: str = ""
 
     @classmethod
     def of(cls, d: Mapping[str, Any]) -> StoredStep:
@@ -133,7 +181,8 @@ class StoredStep:
                    revision=StoredRevision.of(d.get("revision")), verdict=str(d.get("verdict") or "?"),
                    reason=str(d.get("reason") or ""), diff=num("diff"), low=num("low"), high=num("high"),
                    seconds=num("seconds") or 0.0, run_id=run if isinstance(run, int) else None,
-                   log=log if isinstance(log, str) else None)
+                   log=log if isinstance(log, str) else None, good_per_op=num("good_per_op"), per_op=num("per_op"),
+                   unit=str(d.get("unit") or ""))
 
 
 def stored_answer(search: Mapping[str, Any], threshold: float | None) -> str:

@@ -302,7 +302,7 @@ def environment_lines(rows: Iterable[Result]) -> list[str]:
     return lines
 
 
-VERDICT_STYLE = {"faster": "green", "slower": "red", "inconclusive": "yellow"}
+VERDICT_STYLE = {"faster": "green", "slower": "red", "inconclusive": "yellow", "not exact": "yellow"}
 
 
 def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: float = 0.002,
@@ -324,20 +324,31 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
                    f"({seq[0].get('margin_rule') or '0.25 unit or 0.5%, the smaller'}); "
                    f"equivalent when it lies within ±{eq:g}% of A and Δ within the margin; inconclusive when "
                    "the budget ended first; p nominal, of the deciding look")
+    counted = [r.cmp for r in rows if r.cmp is not None]
+    exact_counts = bool(counted) and all(
+        c.verdict == "not exact" or (c.verdict != "~" and c.ci_low == c.ci_high == c.diff) for c in counted)
+    if exact_counts:
+        # exact counts (compare --rev --backend callgrind): no spread, no p; the margin is the threshold
+        c = counted[0]
+        caption = (f"exact counts per op (callgrind): slower/faster when |Δ%| exceeds "
+                   f"{100 * c.margin / abs(c.median_a) if c.median_a else 0:g}% of A, else equivalent; not exact: "
+                   "a side's readings differ, no verdict")
     units = {r.unit for r in rows if r.unit}
     # one unit: said in the per-op headers, so it stays at any width (a column of its own would be
     # the first to go); several: a column among the answer's. A param column only when a row has one.
     per = f" ({next(iter(units))})" if len(units) == 1 else ""
-    keep = {"param": any(r.param is not None for r in rows), "unit": len(units) != 1}
+    keep = {"param": any(r.param is not None for r in rows), "unit": len(units) != 1, "p (Holm)": not exact_counts}
+    if exact_counts and per:  # counts: the unit is per op ("Ir/op"), and there is no p to show
+        per = f" ({next(iter(units))}/op)"
     columns = [
         Column("A", justify="left", fold=CMP_NAME_FOLD),
         Column("B", justify="left", fold=CMP_NAME_FOLD),
         Column("param"),
-        Column(f"A per op{per}"),
-        Column(f"B per op{per}"),
+        Column(f"A{per}" if exact_counts else f"A per op{per}"),
+        Column(f"B{per}" if exact_counts else f"B per op{per}"),
         Column("Δ (B−A)"),
         Column("Δ%"),
-        Column("repeated CI of Δ" if seq else "95% CI of Δ"),
+        Column("repeated CI of Δ" if seq else "CI of Δ" if exact_counts else "95% CI of Δ"),
         Column("p" if seq else "p (Holm)", priority=5),
         Column("verdict", justify="left"),
         Column("unit", justify="left"),

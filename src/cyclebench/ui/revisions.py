@@ -32,6 +32,13 @@ class RepoOptions:
     revs: tuple[str, ...] = ()
     sandbox: str = "auto"  # auto | require | off (--no-sandbox): runner.sandbox
     build_timeout: float = 3600.0
+    backend: str = "timing"  # or callgrind: exact Ir per op instead of time (experiments/revcounts.py)
+    counts_threshold: float = 0.5  # percent of A's (GOOD's) Ir per op, under callgrind
+
+    @property
+    def counts(self) -> bool:
+        """Revisions are judged by callgrind's exact instruction counts, not by time."""
+        return self.backend == "callgrind"
 
     def workspace(self, build: BuildOptions, pin: RunnerOptions, params: tuple[int, ...] | list[int],
                   progress: Any, store: Any, benches: tuple[str, ...] | None = None) -> Any:
@@ -44,8 +51,10 @@ class RepoOptions:
                          progress, self.sandbox, self.build_timeout, () if db is None else (db.parent,))
 
 
-def repo_options(revs: bool = False) -> Callable[[F], F]:
-    """Adds --repo, --build, -b (and, with ``revs``, --rev); the command gets ``repo: RepoOptions``."""
+def repo_options(revs: bool = False, counts: str | None = None) -> Callable[[F], F]:
+    """Adds --repo, --build, -b (and, with ``revs``, --rev; with ``counts``, --backend and
+    --counts-threshold, ``counts`` saying in --help what the threshold judges); the command gets
+    ``repo: RepoOptions``."""
 
     def deco(f: F) -> F:
         @functools.wraps(f)
@@ -59,8 +68,10 @@ def repo_options(revs: bool = False) -> Callable[[F], F]:
                 raise click.BadParameter("an empty command", param_hint="--build")
             unconfined, chosen = kw.pop("no_sandbox"), kw.pop("sandbox")
             sandbox = "off" if unconfined else chosen
+            backend, counts_t = (kw.pop("backend"), kw.pop("counts_threshold")) if counts else ("timing", 0.5)
             kw["repo"] = RepoOptions(kw.pop("repo_dir"), argv, tuple(kw.pop("bench_globs")),
-                                     tuple(kw.pop("rev_args")) if revs else (), sandbox, kw.pop("build_timeout"))
+                                     tuple(kw.pop("rev_args")) if revs else (), sandbox, kw.pop("build_timeout"),
+                                     backend, counts_t)
             return f(*args, **kw)
 
         opts = [
@@ -87,6 +98,15 @@ def repo_options(revs: bool = False) -> Callable[[F], F]:
                                         help="Compare two revisions of --repo (give it twice): each is checked out "
                                              "privately, built and measured paired with the other; -f files inside "
                                              "the repository are read from each revision."))
+        if counts:
+            opts += [
+                click.option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing",
+                             show_default=True, help="callgrind: judge by instructions per op (Ir) counted under "
+                             "callgrind, each side read twice — exact, the same on every machine — instead of "
+                             "time (no timing runs; docs/revisions.md)."),
+                click.option("--counts-threshold", type=FloatRange(0, 100), default=0.5, show_default=True,
+                             metavar="PCT", help=f"--backend callgrind: {counts}"),
+            ]
         for opt in reversed(opts):
             wrapper = opt(wrapper)
         return wrapper  # type: ignore[return-value]
@@ -130,7 +150,8 @@ def compare_revs(a: RevArgs, unsupported: bool = False) -> None:
         raise click.UsageError("--rev writes its output with --json; --format, --plot, --allocator and --repeat "
                                "are not for revisions")
     if len(a.repo.revs) != 2:
-        raise click.UsageError("--rev takes two revisions: --rev A --rev B")
+        raise click.UsageError("--rev takes two revisions: --rev A --rev B" + (
+            " (--backend callgrind counts revisions)" if a.repo.counts else ""))
     repo, targets, build, pin, budget, alpha, db = a.repo, a.targets, a.build, a.pin, a.budget, a.alpha, a.db
     params, labels, equivalence = parse_params(a.params), parse_labels(a.label_args), a.equivalence / 100
     json_path, wide, fail_on = a.json_path, a.wide, a.fail_on
@@ -140,12 +161,18 @@ def compare_revs(a: RevArgs, unsupported: bool = False) -> None:
     store = open_store(db)
     with finishing(lambda: f"the benchmarks measured so far are kept ({store.url})"), progress() as prog:
         ws = repo.workspace(build, pin, params, prog, store)
-        got = compare_revisions(ws, repo.revs, Design(budget=budget, alpha=alpha), equivalence, store, labels,
-                                ["cyclebench", *sys.argv[1:]])
+        command = ["cyclebench", *sys.argv[1:]]
+        if repo.counts:  # exact counts, no timing: experiments/revcounts.py
+            from cyclebench.experiments.revcounts import compare_counts
+
+            got = compare_counts(ws, repo.revs, repo.counts_threshold / 100, store, labels, command)
+        else:
+            got = compare_revisions(ws, repo.revs, Design(budget=budget, alpha=alpha), equivalence, store, labels,
+                                    command)
     console_report.print_comparisons(got.rows, out, title=f"run #{got.run_id} · {got.design}", alpha=alpha, wide=wide)
     if json_path is not None:
         write_text(json_path, json.dumps([r.to_dict() for r in got.rows], indent=1) + "\n")
-    failed = [r for r in got.rows if r.cmp is None]
+    failed = [r for r in got.rows if r.cmp is None or r.cmp.verdict == "not exact"]
     if failed:
         err.print(f"cyclebench: {len(failed)} benchmark(s) did not produce a verdict (see notes)", style="red")
         sys.exit(1)
