@@ -96,6 +96,13 @@ def test_commands_that_need_them_import_them_and_work(tmp_path: Path) -> None:
     assert "hist/op" in out and "sqlalchemy" in mods
     assert not {"scipy", "cyclebench.runner", "cyclebench.predict", "cyclebench.build.allocators"} & mods
 
+    # show of a timed run reprints its table: neither the profiler's design, nor scaling's or a
+    # stat run's statistics, nor scipy (each for the runs that have such rows: 1.23 → 0.58 s under load)
+    mods, out = modules_after(cli_code("show"), env)
+    assert "hist/op" in out
+    assert not {"scipy", "cyclebench.experiments.profile", "cyclebench.stats.scaling", "cyclebench.stats.repetitions",
+                "cyclebench.experiments.wis"} & mods
+
     mods, out = modules_after(cli_code("history", "hist/op"), env)
     assert "▲ slower +10" in out and "scipy.special" in mods
     assert "matplotlib" not in mods and "cyclebench.predict" not in mods

@@ -35,10 +35,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cyclebench.experiments import history
-from cyclebench.experiments import profile as _profile
-from cyclebench.experiments import stat as _stat
-from cyclebench.experiments.wis import RUN_MODE
 from cyclebench.gate import Gate
 from cyclebench.model import (
     PROFILE,
@@ -65,12 +61,10 @@ from cyclebench.report.show import (
 )
 from cyclebench.report.titles import compare_title, run_title, wis_cost_lines, wis_run_title
 from cyclebench.report.variants import sort_keys
-from cyclebench.stats import scaling
-from cyclebench.stats.ab import ALPHA
-from cyclebench.stats.repetitions import Metric
 from cyclebench.store.predictions import of_run, predictions_of
 
 if TYPE_CHECKING:
+    from cyclebench.stats.repetitions import Metric
     from cyclebench.store import Store
 
 DEFAULT_SORT = "cycles"  # variants --sort's default
@@ -136,14 +130,18 @@ def comparisons(run: Mapping[str, Any]) -> ComparisonTables | None:
         return None
     rid, display = int(rec.id or 0), _display(rec)
     design, alpha = display.get("design"), display.get("alpha")
+    if not isinstance(alpha, (int, float)):  # a run stored before α was: the default (stats.ab: numpy)
+        from cyclebench.stats.ab import ALPHA as alpha
     return ComparisonTables(rows, compare_title(rid, str(design)) if design else f"run #{rid}: comparisons",
-                            float(alpha) if isinstance(alpha, (int, float)) else ALPHA)
+                            float(alpha))
 
 
 def stat_metrics(rows: Sequence[Result], run: Run) -> list[Metric]:
     """Stored stat rows back as the Metrics `stat` printed: values per repetition, notes and the
     repetitions that did other work from their ``stat``; not counted / not supported from the run's
     ``summary.stat.metrics`` (a row only says skipped)."""
+    from cyclebench.stats.repetitions import Metric  # numpy: a stat run's show only
+
     known = _doc(_doc(_summary(run).get("stat")).get("metrics"))
     out = []
     for row in rows:
@@ -167,6 +165,8 @@ def stat_title(rows: Sequence[Result], run: Run) -> str:
     argv = info.get("argv") or first.get("command") or []
     reps = info.get("repetitions") if isinstance(info.get("repetitions"), list) else first.get("repetitions") or []
     backend = str(info.get("backend") or first.get("backend") or "timing")
+    from cyclebench.experiments import stat as _stat  # where a stat run is shown: ~26 ms
+
     return _stat.title(int(run.id or 0), list(argv), len(reps), backend)
 
 
@@ -179,6 +179,8 @@ def profile_rows(rows: Sequence[Result]) -> tuple[ProfileRow, ...]:
 def profile_tables(rows: Sequence[Result], run: Run) -> ProfileTables:
     """`profile`'s table from its rows and ``summary.profile`` (target, unit, clock, backend,
     probe) with ``summary.display.limit``."""
+    from cyclebench.experiments import profile as _profile  # the profiler's design (~120 ms): a profile's show
+
     info = _doc(_summary(run).get("profile"))
     unit = str(info.get("unit") or rows[0].unit or "")
     limit = _display(run).get("limit")
@@ -192,6 +194,8 @@ def profile_tables(rows: Sequence[Result], run: Run) -> ProfileTables:
 def scale_tables(rows: Sequence[Result], run: Run) -> ScaleTables:
     """`scale`'s tables: the series of its rows, each test case's description, the first mode
     it swept (``env.scale.modes``)."""
+    from cyclebench.stats import scaling
+
     series = scaling.series_from_rows(rows)
     descriptions = {s.bench: s.points[0].get("description") for s in series
                     if s.points and "description" in s.points[0]}
@@ -202,6 +206,8 @@ def scale_tables(rows: Sequence[Result], run: Run) -> ScaleTables:
 def with_spread(store: Store, run: Run, rows: Sequence[Result]) -> list[Result]:
     """The rows with this host's run-to-run spread (their ``run_to_run``) as `run` printed it:
     from the replicate groups stored before this run (experiments.history.host_spread)."""
+    from cyclebench.experiments import history
+
     rid = int(run.id or 0)
     return history.with_spread(rows, history.host_spread(store, dict(run), {rid}, before=rid))
 
@@ -210,12 +216,18 @@ def _row_tables(store: Store, run: Run, rows: Sequence[Result]) -> list[Tables]:
     """A run of result rows: each kind's tables (a run's, stat's, profile's, scale's)."""
     stat = [r for r in rows if r.kind == STAT]
     prof = [r for r in rows if r.kind == PROFILE]
-    scale = [r for r in rows if scaling.is_scale_row(r)]
-    others = [r for r in rows if r.kind not in (STAT, PROFILE) and not scaling.is_scale_row(r)]
+    scale: list[Result] = []
+    if any(r.scale is not None for r in rows):  # stats.scaling (numpy) only for a run that has scaling rows
+        from cyclebench.stats import scaling
+
+        scale = [r for r in rows if scaling.is_scale_row(r)]
+    others = [r for r in rows if r.kind not in (STAT, PROFILE) and r not in scale]
     rid = int(run.id or 0)
     tables: list[Tables] = []
     if others or not (stat or prof or scale):
         if _doc(_doc(run.env).get("wis")):  # `run FILE.c` of will-it-scale test cases (ui/wis.py)
+            from cyclebench.experiments.wis import RUN_MODE
+
             tables.append(WisTables(tuple(others), wis_run_title(rid, RUN_MODE), tuple(wis_cost_lines(others))))
         else:
             build = _doc(run.build)
