@@ -23,16 +23,17 @@ commands, not here (report may not import store).
 
 from __future__ import annotations
 
+import importlib
+
 from cyclebench.report.export.base import ComparisonRow, Export, Exported, Writer
 
 __all__ = ["FORMATS", "TABLE_FORMATS", "ComparisonRow", "Export", "Exported", "Writer", "write"]
 
 
-def _writers() -> dict[str, Writer]:
-    from cyclebench.report.export import benchstat, csvfile, gbench, mailtext, markdown, pyperf
-
-    return {"gbench": gbench.write, "benchstat": benchstat.write, "pyperf": pyperf.write, "csv": csvfile.write,
-            "markdown": markdown.write, "text": mailtext.write}
+# format → its reporter's module (report/export/NAME.py, each with ``write``), imported when asked
+# for: a csv export loads no benchstat, gbench or console table
+_MODULES = {"gbench": "gbench", "benchstat": "benchstat", "pyperf": "pyperf", "csv": "csvfile",
+            "markdown": "markdown", "text": "mailtext"}
 
 
 FORMATS = ("gbench", "benchstat", "pyperf", "csv", "markdown", "text")  # json: store.runfile
@@ -41,7 +42,7 @@ TABLE_FORMATS = ("csv", "markdown", "text")  # the ones that can show comparison
 
 def write(fmt: str, data: Export) -> Exported:
     """The export of ``data`` in ``fmt`` (one of FORMATS; ValueError otherwise)."""
-    writers = _writers()
-    if fmt not in writers:
+    if fmt not in _MODULES:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
-    return writers[fmt](data)
+    writer: Writer = importlib.import_module(f"cyclebench.report.export.{_MODULES[fmt]}").write
+    return writer(data)
