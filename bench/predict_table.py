@@ -76,7 +76,8 @@ def table(data: dict[str, Any]) -> str:
                            for t, p in by_tool.items())
         lines.append("")
         lines.append(f"{first['cpu_model']}; {models}. \\*: the loop runs what the models do not model; "
-                     "?: the tool has no data for an instruction of the loop (priced 0).")
+                     "?: the tool has no data for an instruction of the loop (priced 0) or, block by block, of a "
+                     "block (left out: its share is in the covered column).")
     return "\n".join(lines)
 
 
