@@ -17,7 +17,8 @@ TOOLS = (MCA, OSACA)
 # Where a model's figure is missing, why: the tool is not installed (reason names the package),
 # it knows no model of this CPU, the body has no loop, or the tool failed (reason: its message).
 OK, MISSING, UNSUPPORTED, NO_LOOP, FAILED = "ok", "missing", "unsupported", "no loop", "failed"
-# ... or the model reads one loop kernel and the op's code is priced block by block (predict.blocks)
+# ... or (rows stored before OSACA priced blocks too) the model read one loop kernel and the op's
+# code was priced block by block (predict.blocks): shown "n/a: blocks"
 BLOCKWISE = "blockwise"
 # Where the hot loop came from: callgrind's exact per-instruction counts, or the body's innermost
 # backward branch read from the disassembly (no valgrind here).
