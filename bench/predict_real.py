@@ -3,8 +3,10 @@
 compression and decompression (tests/data/lz4_bench.c), xxHash's XXH32 and XXH64 and zlib's crc32
 (tests/data/hash_bench.c, linked with Debian's libz), each `run --predict`, printed as the
 Markdown table of §12 — measured cycles~, llvm-mca's figure and its ratio, the resource bound,
-how it was priced (one loop, or block by block), the share of the op's instructions priced, and
-callgrind's mispredicted branches per op (what no throughput model prices).
+OSACA's figure, its ratio and the share of the op's instructions it priced (block by block it
+leaves out the blocks it has no data for), how it was priced (one loop, or block by block), the
+share llvm-mca priced, and callgrind's mispredicted branches per op (what no throughput model
+prices).
 
     .venv/bin/python bench/predict_real.py [--cpu N] [--min-time 0.2]
 
@@ -44,28 +46,35 @@ def main() -> int:
                 raise SystemExit(f"{src.name}: {r.stderr.strip()}")
             data = json.loads(out.read_text())
             measured = {x["bench"]: x.get("cycles_per_op") for x in data["results"]}
-            for p in data.get("predictions") or []:
-                if p["tool"] != "llvm-mca" or p["bench"] == "loop/empty":
+            by = {(p["bench"], p["tool"]): p for p in data.get("predictions") or []}
+            for (bench, tool), p in by.items():
+                if tool != "llvm-mca" or bench == "loop/empty":
                     continue
                 d = p.get("detail") or {}
                 totals = d.get("block_totals") or {}
                 events = totals.get("events") or {}
-                meas, pred = measured.get(p["bench"]), p.get("cycles_per_op")
+                meas, pred = measured.get(bench), p.get("cycles_per_op")
                 thr = totals.get("throughput_per_op")
                 if thr is None and p.get("throughput") is not None:
                     thr = p["throughput"] * (p.get("trips_per_op") or 1)
-                rows.append((p["bench"], meas, pred, None if not (meas and pred) else pred / meas, thr,
+                o = by.get((bench, "OSACA")) or {}
+                opred = o.get("cycles_per_op")
+                rows.append((bench, meas, pred, None if not (meas and pred) else pred / meas, thr,
                              "blocks" if d.get("blocks") else "one loop", p.get("coverage"),
-                             None if not events else events.get("Bcm", 0) + events.get("Bim", 0)))
+                             None if not events else events.get("Bcm", 0) + events.get("Bim", 0),
+                             opred, None if not (meas and opred) else opred / meas, o.get("coverage"),
+                             o.get("mcpu")))
         load_after = os.getloadavg()[0]
 
     def f(x: float | None, pat: str = "{:,.0f}") -> str:
         return "-" if x is None else pat.format(x)
 
-    print("| benchmark | cycles~ | llvm-mca | ×meas | resource bound | priced | covered | mispredicted/op |")
-    print("|---|---:|---:|---:|---:|---|---:|---:|")
-    for bench, meas, pred, ratio, thr, how, cov, bm in rows:
-        print(f"| `{bench}` | {f(meas)} | {f(pred)} | {f(ratio, '{:.2f}')} | {f(thr)} | {how} | "
+    print("| benchmark | cycles~ | llvm-mca | ×meas | resource bound | OSACA | ×meas | OSACA covered | priced "
+          "| covered | mispredicted/op |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    for bench, meas, pred, ratio, thr, how, cov, bm, opred, oratio, ocov, arch in rows:
+        print(f"| `{bench}` | {f(meas)} | {f(pred)} | {f(ratio, '{:.2f}')} | {f(thr)} | {f(opred)} | "
+              f"{f(oratio, '{:.2f}')} | {f(None if ocov is None else 100 * ocov, '{:.0f}%')} ({arch or '-'}) | {how} | "
               f"{f(None if cov is None else 100 * cov, '{:.0f}%')} | {f(bm)} |")
     print(f"\nload average {load:.2f} before, {load_after:.2f} after; CPU {a.cpu}")
     return 0

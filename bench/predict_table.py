@@ -4,9 +4,11 @@
 
 Runs `cyclebench run --predict --json` on the built-in suite (or the -b globs) and prints, as a
 markdown table, every benchmark × parameter with its measured cycles~, llvm-mca's and OSACA's
-cycles per op for its hot loop, their ratios to the measurement, the loop trips per op and what
-the models do not model; then the CPU and the models used. Run it on a quiet machine (`cyclebench
-check`) and say in the figures' caption whether it was.
+cycles per op for its hot loop (or block by block), their ratios to the measurement, the loop
+trips per op, the share of the op's instructions priced (OSACA's beside it where it priced less:
+it leaves out the blocks it has no data for) and what the models do not model; then the CPU and
+the models used. Run it on a quiet machine (`cyclebench check`) and say in the figures' caption
+whether it was.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ def table(data: dict[str, Any]) -> str:
         detail = (mca or any_p).get("detail") or {}
         cov = any_p.get("coverage")
         covered = "-" if cov is None else f"{100 * cov:.0f}%" + (" b" if detail.get("blocks") else "")
+        ocov = (osaca or {}).get("coverage")
+        if cov is not None and ocov is not None and ocov < cov - 0.005:  # OSACA left out blocks it has no data for
+            covered += f", OSACA {100 * ocov:.0f}%"
         lines.append(f"| `{r['bench']}` | {'' if r['param'] is None else r['param']} | {_fmt(meas)} | {_cell(mca)} | "
                      f"{_ratio(mca, meas)} | {_cell(osaca)} | {_ratio(osaca, meas)} | "
                      f"{'1?' if trips is None else f'{trips:g}'} | {covered} | "
@@ -71,7 +76,8 @@ def table(data: dict[str, Any]) -> str:
                            for t, p in by_tool.items())
         lines.append("")
         lines.append(f"{first['cpu_model']}; {models}. \\*: the loop runs what the models do not model; "
-                     "?: the tool has no data for an instruction of the loop (priced 0).")
+                     "?: the tool has no data for an instruction of the loop (priced 0) or, block by block, of a "
+                     "block (left out: its share is in the covered column).")
     return "\n".join(lines)
 
 

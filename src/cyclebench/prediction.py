@@ -17,7 +17,8 @@ TOOLS = (MCA, OSACA)
 # Where a model's figure is missing, why: the tool is not installed (reason names the package),
 # it knows no model of this CPU, the body has no loop, or the tool failed (reason: its message).
 OK, MISSING, UNSUPPORTED, NO_LOOP, FAILED = "ok", "missing", "unsupported", "no loop", "failed"
-# ... or the model reads one loop kernel and the op's code is priced block by block (predict.blocks)
+# ... or (rows stored before OSACA priced blocks too) the model read one loop kernel and the op's
+# code was priced block by block (predict.blocks): shown "n/a: blocks"
 BLOCKWISE = "blockwise"
 # Where the hot loop came from: callgrind's exact per-instruction counts, or the body's innermost
 # backward branch read from the disassembly (no valgrind here).
@@ -188,7 +189,9 @@ class ModelResult:
 class Prediction:
     """Both models' predictions for one benchmark × parameter × variant: the hot loop (None when
     none was found: ``reason`` says why) and one ModelResult per tool, in TOOLS order.
-    ``cpu_model``: the CPU's model name (/proc/cpuinfo)."""
+    ``cpu_model``: the CPU's model name (/proc/cpuinfo). Priced block by block: ``blocks``,
+    llvm-mca's BlockProfile, and ``osaca_blocks``, OSACA's of the same blocks (None: OSACA did not
+    price them; its ModelResult says why)."""
 
     bench: str
     param: int | None
@@ -198,14 +201,27 @@ class Prediction:
     models: tuple[ModelResult, ...] = ()
     reason: str | None = None
     blocks: BlockProfile | None = None
+    osaca_blocks: BlockProfile | None = None
 
     def model(self, tool: str) -> ModelResult | None:
         return next((m for m in self.models if m.tool == tool), None)
 
+    def blocks_of(self, tool: str) -> BlockProfile | None:
+        """The tool's BlockProfile where the op is priced block by block (None: it is not, or the
+        tool did not price its blocks)."""
+        return self.blocks if tool == MCA else self.osaca_blocks if tool == OSACA else None
+
+    def coverage_of(self, tool: str) -> float | None:
+        """``coverage`` as the tool priced it: block by block, the share of the op's instructions in
+        the blocks that tool priced (OSACA leaves out those it has no data for); else ``coverage``."""
+        b = self.blocks_of(tool)
+        return b.coverage if b is not None else self.coverage
+
     @property
     def coverage(self) -> float | None:
         """The share of the op's executed instructions the prediction prices (callgrind's Ir): its
-        blocks', or its loop's; None without callgrind's counts."""
+        blocks' (llvm-mca's: coverage_of gives each tool's), or its loop's; None without
+        callgrind's counts."""
         if self.blocks is not None:
             return self.blocks.coverage
         if self.loop is None or not self.loop.ir_per_op or self.loop.priced_ir_per_op is None:
@@ -213,13 +229,15 @@ class Prediction:
         return min(self.loop.priced_ir_per_op / self.loop.ir_per_op, 1.0)
 
     def cycles_per_op(self, tool: str) -> float | None:
-        """The tool's cycles per op: block-weighted (``blocks``, llvm-mca) where the op's code is
-        priced block by block, else cycles per loop trip × trips per op; None without a figure."""
+        """The tool's cycles per op: block-weighted (its blocks_of: Σ count × cycles) where the op's
+        code is priced block by block, else cycles per loop trip × trips per op; None without a
+        figure."""
         m = self.model(tool)
+        if self.blocks is not None:  # m.cycles is the top block's, which this tool may not price
+            b = self.blocks_of(tool)
+            return None if b is None or m is None or m.status != OK else b.cycles_per_op
         if m is None or m.cycles is None:
             return None
-        if self.blocks is not None:
-            return self.blocks.cycles_per_op if tool == MCA else None
         if self.loop is None:
             return None
         return m.cycles * self.loop.trips
@@ -292,9 +310,11 @@ class PredictionDetail(TypedDict, total=False):
 class PredictionRow(TypedDict, total=False):
     """One row of the ``predictions`` table (store/schema.py; the run file's ``predictions``): a
     tool's prediction for a benchmark at a parameter and variant, its status and why, the tool's
-    version and CPU name, the CPU's model name, cycles per loop trip, loop trips per operation
-    (None: 1 assumed), cycles per operation, the port-pressure and loop-carried-dependency bounds
-    per trip, the detail, when it was stored (ISO 8601; absent before it is)."""
+    version and CPU name, the CPU's model name, cycles per loop trip (block by block: the top
+    block's per execution), loop trips per operation (None: 1 assumed), cycles per operation, the
+    port-pressure and loop-carried-dependency bounds per trip, the share of the op's instructions
+    the tool priced, the detail (block by block: that tool's blocks and totals), when it was
+    stored (ISO 8601; absent before it is)."""
 
     bench: str
     param: int | None

@@ -289,7 +289,91 @@ def test_osacas_register_changes_remembered_give_the_same_analysis(monkeypatch: 
 
     loop = ("\t.L1:\n\tmovq (%rdi), %rax\n\taddq %rax, %rbx\n\tmovq %rbx, (%rdi)\n\timulq %rbx, %rcx\n"
             "\taddq $8, %rsi\n\tcmpq %rsi, %rdx\n\tjne .L1\n")
+    osaca_worker._machine.cache_clear()  # the arch's semantics, made (and remembering) once per process
     remembered = osaca_worker.analyse("ZEN4", loop)
     monkeypatch.setattr(osaca_worker, "_remember_reg_changes", lambda semantics: None)
+    osaca_worker._machine.cache_clear()
     assert osaca_worker.analyse("ZEN4", loop) == remembered
+    osaca_worker._machine.cache_clear()
     assert remembered["lcd"] > 0 and remembered["lcd_lines"]  # the store-to-load chain through (%rdi)
+
+
+def test_osaca_prices_every_block_in_one_process_and_leaves_out_what_it_has_no_data_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """blocks.price_osaca on three units of known cost, OSACA itself in one worker process: a loop's
+    path of 4 dependent adds is its LCD, 4 cycles a trip; an arm of 8 more dependent adds in it adds
+    8; a block of 8 independent adds outside every loop is its throughput bound; a block with an
+    endbr64 (no data in any OSACA arch) is not priced, its reason naming the instruction."""
+    from cyclebench.predict import blocks, osaca
+
+    if not osaca.available():
+        pytest.skip("osaca not installed (pip install 'cyclebench[predict]')")
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path / "cache"))
+    runs: list[list[str]] = []
+    real = osaca.subprocess.run
+
+    def counted(argv: list[str], **kw: Any) -> Any:
+        if "cyclebench.predict.osaca_worker" in argv:
+            runs.append(argv)
+        return real(argv, **kw)
+
+    monkeypatch.setattr(osaca.subprocess, "run", counted)
+    archs = target_of({"vendor": "AuthenticAMD", "family": 25, "model": 17}).osaca  # Zen 4's: ZEN4, ZEN3
+
+    def block(addrs: list[int], texts: list[str], count: float, kind: str = "block") -> Any:
+        from cyclebench.prediction import Block
+
+        return Block(function="f", obj="/bin/x", start=addrs[0], end=addrs[-1], count=count, ir=count * len(texts),
+                     instructions=tuple(texts), addresses=tuple(addrs), kind=kind)
+
+    def at(start: int, n: int) -> list[int]:
+        return list(range(start, start + 4 * n, 4))
+
+    # the loop's path: 4 adds at 0x100, [the arm's 8 at 0x110 on 1 trip in 10], its counter and branch at 0x130
+    loop = block([*at(0x100, 4), *at(0x130, 3)],
+                 ["add %rax,%rax"] * 4 + ["add $0x1,%rcx", "cmp %rcx,%rdx", "jne 100 <f+0x100>"], 10, "loop")
+    arm = block(at(0x110, 8), ["add %rax,%rax"] * 8, 1)
+    free = block(at(0x400, 8), [f"add $0x1,%r{r}" for r in ("8", "9", "10", "11", "12", "13", "14", "15")], 2)
+    nodata = block(at(0x500, 2), ["endbr64", "add %rax,%rbx"], 3)
+    out, info = blocks.price_osaca([arm, free, nodata], [loop], archs)
+    assert info.error is None and len(runs) == 1, (info, runs)
+    priced = {b.start: b for b in out}
+    assert priced[0x100].cycles == pytest.approx(4.0) and priced[0x110].cycles == pytest.approx(8.0)
+    assert priced[0x400].cycles == priced[0x400].throughput == pytest.approx(2.0)  # 8 adds on 4 ALUs
+    assert priced[0x500].cycles is None and "endbr64" in (priced[0x500].reason or "")
+    assert info.unknown == ("endbr64",)
+    # summed as llvm-mca's: 10 × 4 + 1 × 8 + 2 × 2, the endbr64 block out of the coverage
+    prof = blocks.summarise(out, {("/bin/x", "f"): {a: b.count for b in out for a in b.addresses}}, 7 * 10 + 8 + 16 + 6)
+    assert prof.cycles_per_op == pytest.approx(52.0) and prof.coverage == pytest.approx(94 / 100)
+    blocks.price_osaca([arm, free, nodata], [loop], archs)
+    assert len(runs) == 1  # the same blocks again: remembered in the build cache
+
+
+def test_osaca_block_figures_are_stored_shown_and_read_back(tmp_path: Path) -> None:
+    """OSACA's block-weighted profile is stored on its row as llvm-mca's is on its (detail's blocks and
+    totals, its own coverage), read back into ``osaca_blocks`` and shown in the table beside llvm-mca's."""
+    from cyclebench.prediction import Block, BlockProfile
+    from cyclebench.report.predict import block_lines, blocks_table
+    from cyclebench.store import predictions as stored
+
+    b = Block(function="f", obj="/bin/x", start=0x10, end=0x20, count=2.0, ir=20.0, instructions=("add %rax,%rax",),
+              addresses=(0x10,), cycles=5.0, throughput=1.0)
+    mca_prof = BlockProfile(blocks=(b,), ir_per_op=20.0, coverage=1.0, cycles_per_op=10.0, throughput_per_op=2.0)
+    o_prof = BlockProfile(blocks=(Block(**{**b.__dict__, "cycles": 7.0, "throughput": 1.5}),), ir_per_op=20.0,
+                          coverage=0.9, cycles_per_op=14.0, throughput_per_op=3.0)
+    loop = _loop("add %rax,%rax", "jb 10 <cb_body_x+0x10>")
+    p = Prediction("b/x", None, "", "AMD EPYC", loop,
+                   (ModelResult(MCA, OK, version="19", cpu="znver4", cycles=5.0),
+                    ModelResult(OSACA, OK, version="0.7.1", cpu="ZEN4", cycles=7.0, throughput=1.5)),
+                   None, mca_prof, o_prof)
+    rows = stored.rows_of(p)
+    assert [r["cycles_per_op"] for r in rows] == [10.0, 14.0] and [r["coverage"] for r in rows] == [1.0, 0.9]
+    assert rows[1]["detail"]["block_totals"]["cycles_per_op"] == 14.0
+    (back,) = stored.predictions_of(json.loads(json.dumps(rows)))
+    assert back.cycles_per_op(MCA) == 10.0 and back.cycles_per_op(OSACA) == 14.0
+    assert back.coverage_of(OSACA) == 0.9 and back.osaca_blocks is not None
+    [row] = predicted_table([{"bench": "b/x", "param": None, "cycles_per_op": 20.0}], [back]).rows
+    assert row[3] == "10.00" and row[5] == "14.00" and row[6] == "0.70" and "OSACA priced 90%" in row[-1]
+    [shown] = blocks_table(back).rows  # type: ignore[union-attr]
+    assert "14.00" in shown
+    assert any(x.startswith("OSACA block-weighted: 14") and "0.70 × measured" in x for x in block_lines(back, 20.0))

@@ -14,13 +14,15 @@ from typing import Any
 
 from cyclebench.predict import asm, blocks, cpu, hotloop, mca, osaca
 from cyclebench.prediction import (
-    BLOCKWISE,
     CALLGRIND,
     FAILED,
     NO_LOOP,
     OK,
     OSACA,
     TOOLS,
+    UNSUPPORTED,
+    Block,
+    BlockProfile,
     HotLoop,
     LoopInstruction,
     ModelResult,
@@ -83,8 +85,9 @@ def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant
     """Both models' prediction for ``bench`` at ``param`` in ``binary``: the hot loop's, where one
     innermost loop holds blocks.SINGLE_LOOP of the op's instructions, each run once a trip
     (blocks.one_trip), or callgrind is not used;
-    else every block the op executes priced by llvm-mca and weighted by its count (predict.blocks;
-    OSACA, which reads one loop kernel, is then marked unsupported). A missing tool, an unknown
+    else every block the op executes priced by each model and weighted by its count (predict.blocks:
+    llvm-mca's in ``blocks``, OSACA's of the same blocks in ``osaca_blocks``, a block OSACA has no
+    data for left out of its figure and named with its share). A missing tool, an unknown
     CPU or a body that runs nothing per op is in the Prediction (a status and a reason), never an
     exception; OSError from objdump or valgrind propagates. ``debug``: the same build with -g,
     whose line table names the blocks' source lines."""
@@ -122,8 +125,9 @@ def predict(binary: Path, bench: str, param: int | None, tgt: Target, *, variant
 def _by_blocks(bench: str, param: int | None, variant: str, tgt: Target,
                counts: dict[tuple[str, str], dict[int, float]], listings: dict[tuple[str, str], list[hotloop.Insn]],
                loop: HotLoop | None, debug: dict[str, str] | None, events: dict[str, float]) -> Prediction:
-    """The block-weighted Prediction (predict.blocks): llvm-mca's figure Σ count × cycles; its
-    per-instruction view of the block that costs the most per op (the ``loop`` shown); OSACA marked."""
+    """The block-weighted Prediction (predict.blocks): each model's figure Σ count × cycles; llvm-mca's
+    per-instruction view of the block that costs it the most per op (the ``loop`` shown); OSACA's
+    pricing of the same blocks (_osaca_blocks)."""
     tool = mca.find_tool()
     usable = tgt.mcpu if tool is not None and tgt.mcpu in mca.known_cpus(tool[0]) else None
     prof, why = blocks.profile(counts, listings, usable, debug)
@@ -150,6 +154,44 @@ def _by_blocks(bench: str, param: int | None, variant: str, tgt: Target,
         m = replace(m, notes=(note, *m.notes))
     elif m.status == OK:
         m = replace(m, status=FAILED, reason=why or "no block priced")
-    o = ModelResult(OSACA, BLOCKWISE, f"OSACA prices one loop kernel, and this op's code is {len(prof.blocks)} "
-                    "blocks: llvm-mca prices them")
-    return Prediction(bench, param, variant, tgt.model_name, shown, (m, o), None, prof)
+    o, oprof = _osaca_blocks(tgt, counts, listings, prof, top)
+    return Prediction(bench, param, variant, tgt.model_name, shown, (m, o), None, prof, oprof)
+
+
+def _osaca_blocks(tgt: Target, counts: dict[tuple[str, str], dict[int, float]],
+                  listings: dict[tuple[str, str], list[hotloop.Insn]], prof: BlockProfile, top: Block
+                  ) -> tuple[ModelResult, BlockProfile | None]:
+    """OSACA's block-weighted result for the units llvm-mca priced (blocks.osaca_profile, one worker
+    process): its ModelResult — ``cycles``/``throughput`` those of llvm-mca's top block (the one
+    shown), the notes its coverage and the blocks it has no data for with their share of the op's
+    instructions — and its BlockProfile (None where it priced nothing)."""
+    if not osaca.available():
+        return osaca.missing(), None
+    if not tgt.osaca:
+        return ModelResult(OSACA, UNSUPPORTED, tgt.osaca_reason), None
+    got = blocks.osaca_profile(counts, listings, tgt.osaca, like=prof)
+    if got.error is not None or got.profile is None:
+        return ModelResult(OSACA, FAILED, got.error or "no block to price", version=got.version,
+                           cpu=tgt.osaca[0], cpu_reason=tgt.osaca_reason), None
+    op = got.profile
+    why = tgt.osaca_reason
+    fallback = [(a, n) for a, n in got.used if a != tgt.osaca[0]]
+    if fallback:
+        why += "; " + ", ".join(f"{tgt.osaca[0]} has no data for an instruction of {n} blocks: {a}"
+                                for a, n in fallback)
+    notes = [f"block-weighted: {len(op.blocks)} blocks, {100 * op.coverage:.0f}% of the op's {op.ir_per_op:g} "
+             f"instructions priced by OSACA"]
+    if got.unpriced:
+        funcs = ", ".join(f"{f} ({100 * s:.1f}%: {'its error' if t.startswith('OSACA') else t.split()[0]})"
+                          for f, s, t in got.unpriced[:3])
+        notes.append(f"not priced by OSACA (no data in {'/'.join(tgt.osaca)}): {len(got.unpriced)} blocks, "
+                     f"{100 * got.unpriced_share:.1f}% of the op's instructions ({funcs})")
+    if op.cycles_per_op is None:
+        return ModelResult(OSACA, FAILED, "; ".join(notes[1:]) or "no block priced by OSACA", version=got.version,
+                           cpu=tgt.osaca[0], cpu_reason=why, unpriced=got.unknown), None
+    mine = next((b for b in op.blocks if (b.obj, b.function, b.start, b.kind) == (top.obj, top.function, top.start,
+                                                                                  top.kind)), None)
+    return ModelResult(OSACA, OK, None, version=got.version, cpu=tgt.osaca[0], cpu_reason=why,
+                       cycles=None if mine is None else mine.cycles,
+                       throughput=None if mine is None else mine.throughput,
+                       notes=tuple(notes), unpriced=got.unknown), op

@@ -1,5 +1,6 @@
 """Block-weighted pricing of an op (docs/method.md §12): every basic block the op executes,
-priced by llvm-mca and weighted by its executions per op.
+priced by llvm-mca — and the same units by OSACA (``osaca_profile``) — and weighted by its
+executions per op.
 
 A single hot loop is the wrong unit for real code: nested loops, bodies that branch, work spread
 over callees. lz4's decompression ran 0% of its instructions in the loop the single-loop path
@@ -28,12 +29,13 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cyclebench.predict import mca
+from cyclebench.predict import mca, osaca
 from cyclebench.predict.asm import _PREFIX, _TARGET
 from cyclebench.predict.hotloop import NOT_PRICED, Insn, loops, why_unmodelled
+from cyclebench.predict.osaca_worker import UnitRequest, UnitResult
 from cyclebench.prediction import Block, BlockProfile, HotLoop, NotModelled
 
 # A loop's typical trip: the instructions run in at least this share of its trips. Simulated as
@@ -181,18 +183,10 @@ def loops_of(counts: Mapping[tuple[str, str], Mapping[int, float]],
     return out
 
 
-def price(blocks: Sequence[Block], loops: Sequence[Block], mcpu: str, timeout: float = mca.TIMEOUT_S
-          ) -> tuple[list[Block], str | None]:
-    """Every unit priced by llvm-mca, repeated, in one process. A loop's main path: its cycles per
-    trip (its loop-carried chains are real: the path does repeat). An arm of a loop (a block in its
-    range off the main path): what it adds to a trip that takes it — the path with the arm, less the
-    path — so a chain that runs through the arm is the loop's (an arm of 200 dependent adds taken 1
-    op in 64 costs 3.1 cycles an op; alone, at its throughput, 0.8). A block outside every loop
-    (a prologue, a callee's straight code): its resource bound (Block RThroughput) — repeating a
-    block that does not loop invents a chain from its end to its start (malloc + free, 34 cycles
-    measured: 87.8 priced so, 61.4 at the blocks' resource bounds). Returns (loops then blocks,
-    priced; why a price is missing)."""
-    home = {}
+def _units(blocks: Sequence[Block], loops: Sequence[Block]) -> tuple[list[Block], dict[int, int | None]]:
+    """What each model prices: the loops' paths, then per block either itself (outside every loop)
+    or its loop's path with it (an arm, in address order); and each block's loop (None: none)."""
+    home: dict[int, int | None] = {}
     for k, b in enumerate(blocks):
         home[k] = next((j for j, lp in enumerate(loops) if lp.obj == b.obj and lp.function == b.function
                         and lp.start <= b.start and b.end <= lp.end), None)
@@ -207,6 +201,21 @@ def price(blocks: Sequence[Block], loops: Sequence[Block], mcpu: str, timeout: f
                              *zip(b.addresses, b.instructions, strict=True)])
             units.append(replace(lp, addresses=tuple(a for a, _t in merged),
                                  instructions=tuple(t for _a, t in merged)))
+    return units, home
+
+
+def price(blocks: Sequence[Block], loops: Sequence[Block], mcpu: str, timeout: float = mca.TIMEOUT_S
+          ) -> tuple[list[Block], str | None]:
+    """Every unit priced by llvm-mca, repeated, in one process. A loop's main path: its cycles per
+    trip (its loop-carried chains are real: the path does repeat). An arm of a loop (a block in its
+    range off the main path): what it adds to a trip that takes it — the path with the arm, less the
+    path — so a chain that runs through the arm is the loop's (an arm of 200 dependent adds taken 1
+    op in 64 costs 3.1 cycles an op; alone, at its throughput, 0.8). A block outside every loop
+    (a prologue, a callee's straight code): its resource bound (Block RThroughput) — repeating a
+    block that does not loop invents a chain from its end to its start (malloc + free, 34 cycles
+    measured: 87.8 priced so, 61.4 at the blocks' resource bounds). Returns (loops then blocks,
+    priced; why a price is missing)."""
+    units, home = _units(blocks, loops)
     got, why = _mca(units, mcpu, ITERATIONS, timeout)
     out = [replace(lp, cycles=round(got[j][0], 4), throughput=got[j][1]) if j in got else lp
            for j, lp in enumerate(loops)]
@@ -253,11 +262,10 @@ def lines_of(blocks: Sequence[Block], debug: Mapping[str, str] | None = None) ->
     return out
 
 
-def profile(counts: Mapping[tuple[str, str], Mapping[int, float]], listings: Mapping[tuple[str, str], Sequence[Insn]],
-            mcpu: str | None, debug: Mapping[str, str] | None = None) -> tuple[BlockProfile, str | None]:
-    """The op's BlockProfile: the main paths of its loops and its other blocks, priced on ``mcpu``
-    (None: unpriced, with why) and named by source line (``debug``: lines_of's). Returns (profile,
-    why a price is missing: None when llvm-mca priced them)."""
+def units_of(counts: Mapping[tuple[str, str], Mapping[int, float]],
+             listings: Mapping[tuple[str, str], Sequence[Insn]]) -> tuple[list[Block], list[Block], float]:
+    """What an op's pricing is made of: (the main paths of its innermost loops, its other blocks —
+    a block partly on a loop's path less that part, the MAX_BLOCKS most executed —, its Ir per op)."""
     loops = loops_of(counts, listings)
     on_path = {(b.obj, b.function, a) for b in loops for a in b.addresses}
     blocks = [b for b in split(counts, listings)
@@ -267,14 +275,13 @@ def profile(counts: Mapping[tuple[str, str], Mapping[int, float]], listings: Map
     blocks = [b for b in blocks if b is not None]
     total = float(sum(sum(v.values()) for v in counts.values()))
     keep = sorted(range(len(blocks)), key=lambda k: -blocks[k].ir)[:MAX_BLOCKS]
-    chosen = [blocks[k] for k in sorted(keep)]
-    why: str | None = None
-    if mcpu is None:
-        why = "no llvm-mca model of this CPU"
-        units = [*loops, *chosen]
-    else:
-        units, why = price(chosen, loops, mcpu)
-    units = lines_of(units, debug)
+    return loops, [blocks[k] for k in sorted(keep)], total
+
+
+def summarise(units: Sequence[Block], counts: Mapping[tuple[str, str], Mapping[int, float]],
+              total: float) -> BlockProfile:
+    """The BlockProfile of priced ``units`` (cycles None: not priced): coverage, what no model
+    prices, Σ count × cycles and Σ count × throughput over the priced ones."""
     covered = 0.0
     not_modelled: list[NotModelled] = []
     for b in units:
@@ -292,7 +299,132 @@ def profile(counts: Mapping[tuple[str, str], Mapping[int, float]], listings: Map
     return BlockProfile(blocks=tuple(units), ir_per_op=round(total, 4), coverage=covered / total if total else 0.0,
                         not_modelled=tuple(sorted(not_modelled, key=lambda n: -n.share)),
                         cycles_per_op=None if cycles is None else round(cycles, 4),
-                        throughput_per_op=None if thr is None else round(thr, 4)), why
+                        throughput_per_op=None if thr is None else round(thr, 4))
+
+
+def profile(counts: Mapping[tuple[str, str], Mapping[int, float]], listings: Mapping[tuple[str, str], Sequence[Insn]],
+            mcpu: str | None, debug: Mapping[str, str] | None = None) -> tuple[BlockProfile, str | None]:
+    """The op's BlockProfile: the main paths of its loops and its other blocks, priced on ``mcpu``
+    (None: unpriced, with why) and named by source line (``debug``: lines_of's). Returns (profile,
+    why a price is missing: None when llvm-mca priced them)."""
+    loops, chosen, total = units_of(counts, listings)
+    why: str | None = None
+    if mcpu is None:
+        why = "no llvm-mca model of this CPU"
+        units = [*loops, *chosen]
+    else:
+        units, why = price(chosen, loops, mcpu)
+    return summarise(lines_of(units, debug), counts, total), why
+
+
+@dataclass(frozen=True)
+class OsacaBlocks:
+    """OSACA's pricing of the same units as llvm-mca's (osaca_profile): ``profile`` (None: OSACA
+    failed, ``error`` says why), its version, the units priced on each arch (``used``: (arch, n),
+    the CPU's list's order), the instructions no arch asked for has data for (``unknown``) and the
+    blocks OSACA left unpriced (``unpriced``: (function, share of the op's Ir, the first
+    instruction without data, or OSACA's error on it), most first)."""
+
+    profile: BlockProfile | None
+    version: str | None = None
+    error: str | None = None
+    used: tuple[tuple[str, int], ...] = ()
+    unknown: tuple[str, ...] = ()
+    unpriced: tuple[tuple[str, float, str], ...] = ()
+
+    @property
+    def unpriced_share(self) -> float:
+        """The share of the op's instructions in blocks OSACA has no data for."""
+        return sum(s for _f, s, _t in self.unpriced)
+
+
+def price_osaca(blocks: Sequence[Block], loops: Sequence[Block], archs: Sequence[str],
+                timeout: float | None = None) -> tuple[list[Block], OsacaBlocks]:
+    """The units of ``price`` priced by OSACA, all in one worker process (osaca.run_units), each
+    on the first of ``archs`` with data for all its instructions. A loop's path: max(throughput,
+    LCD) a trip, as OSACA reads a kernel; an arm: what it adds to its path (the path with it less
+    the path, both on the arm's arch); a block outside every loop: its throughput bound, as
+    llvm-mca's Block RThroughput. A unit with an instruction no arch has data for is left unpriced
+    (``reason`` names it), never priced at 0. Returns (loops then blocks, OsacaBlocks without its
+    profile; ``error`` set when the worker failed)."""
+    units, home = _units(blocks, loops)
+    requests: list[UnitRequest] = []
+    which: dict[int, int] = {}
+    for k, u in enumerate(units):
+        out_label = f".Lcb_out{k}"
+        body = _source(u, out_label)
+        if not body:
+            continue
+        j = home.get(k - len(loops)) if k >= len(loops) else None
+        which[k] = len(requests)
+        requests.append({"code": "\n".join([*body, f"{out_label}:"]) + "\n", "lcd": k < len(loops) or j is not None,
+                         "base": None})
+    for k, r in which.items():  # an arm's base: its loop's path, by request index
+        j = home.get(k - len(loops)) if k >= len(loops) else None
+        if j is not None and j in which:
+            requests[r]["base"] = which[j]
+    if not requests:
+        return [*loops, *blocks], OsacaBlocks(None)
+    version, got, error = osaca.run_units(requests, tuple(archs), timeout)
+    if error is not None:
+        return [*loops, *blocks], OsacaBlocks(None, version, error)
+
+    def cost(r: UnitResult) -> float:
+        return max(r.get("throughput", 0.0), r.get("lcd", 0.0))
+
+    used: dict[str, int] = {}
+    unknown: list[str] = []
+    out: list[Block] = []
+    for k, u in enumerate([*loops, *blocks]):
+        r = got[which[k]] if k in which else None
+        if r is None:
+            out.append(u)
+            continue
+        if "error" in r or r.get("arch") is None:
+            why = (f"OSACA failed: {r['error']}" if "error" in r
+                   else f"no data in OSACA's {'/'.join(archs)} for {', '.join(r.get('unknown', []))}")
+            unknown += r.get("unknown", [])
+            out.append(replace(u, reason=why))
+            continue
+        arch = str(r["arch"])
+        used[arch] = used.get(arch, 0) + 1
+        tp = r.get("throughput", 0.0)
+        if k < len(loops) or home.get(k - len(loops)) is None:
+            cyc = cost(r) if k < len(loops) else tp
+            out.append(replace(u, cycles=round(cyc, 4), throughput=round(tp, 4)))
+        elif "base" in r:
+            b_tp = r["base"]["throughput"]
+            b_cost = max(b_tp, r["base"]["lcd"])
+            out.append(replace(u, cycles=round(max(cost(r) - b_cost, 0.0), 4),
+                               throughput=round(max(tp - b_tp, 0.0), 4)))
+        else:
+            out.append(replace(u, reason="its loop's path is not priced by OSACA"))
+    order = [a for a in archs if a in used]
+    return out, OsacaBlocks(None, version, None, tuple((a, used[a]) for a in order),
+                            tuple(dict.fromkeys(" ".join(t.split()) for t in unknown)))
+
+
+def osaca_profile(counts: Mapping[tuple[str, str], Mapping[int, float]],
+                  listings: Mapping[tuple[str, str], Sequence[Insn]], archs: Sequence[str],
+                  like: BlockProfile | None = None, timeout: float | None = None) -> OsacaBlocks:
+    """OSACA's pricing of the op block by block (price_osaca over units_of's units), summed as
+    llvm-mca's is (summarise); the blocks' source lines taken from ``like`` (llvm-mca's profile of
+    the same units). Its coverage counts only the blocks OSACA priced; those it has no data for
+    are in ``unpriced`` with their share of the op's instructions."""
+    loops, chosen, total = units_of(counts, listings)
+    units, info = price_osaca(chosen, loops, archs, timeout)
+    if info.error is not None:
+        return info
+    where = {(b.obj, b.function, b.start, b.kind): b.line for b in (like.blocks if like is not None else ())}
+    units = [replace(b, line=where.get((b.obj, b.function, b.start, b.kind), b.line)) for b in units]
+    unpriced = []
+    for b in units:  # what OSACA could not price (no data, or its own failure on the block): its share said
+        if b.cycles is None and b.reason is not None:
+            ir = _priced_ir(b, counts.get((b.obj, b.function), {}), b.addresses)
+            what = b.reason.split(" for ", 1)[-1].split(", ")[0] if b.reason.startswith("no data") else b.reason
+            unpriced.append((b.function, ir / total if total else 0.0, what))
+    return replace(info, profile=summarise(units, counts, total),
+                   unpriced=tuple(sorted(unpriced, key=lambda x: -x[1])))
 
 
 def _rest(b: Block, on_path: set[tuple[str, str, int]], counts: Mapping[tuple[str, str], Mapping[int, float]]

@@ -31,10 +31,12 @@ from typing import cast
 from cyclebench.build.compile import UnsafeCache, build_dir, check_private
 from cyclebench.predict import osaca_worker
 from cyclebench.predict.hotloop import why_unmodelled
-from cyclebench.predict.osaca_worker import OsacaAnalysis
+from cyclebench.predict.osaca_worker import OsacaAnalysis, UnitRequest, UnitResult
 from cyclebench.prediction import FAILED, MISSING, OK, OSACA, UNSUPPORTED, InstructionView, ModelResult
 
 TIMEOUT_S = 120
+UNIT_S = 10  # more a unit whose LCD is searched (a loop's path): OSACA's own search timeout for one
+MAX_UNITS_S = 1200
 PACKAGE = "osaca (pip install 'cyclebench[predict]')"
 
 
@@ -134,3 +136,53 @@ def run(source: str, archs: tuple[str, ...], why: str, timeout: float = TIMEOUT_
     return ModelResult(OSACA, OK, None, version=d["version"], cpu=arch, cpu_reason=why, cycles=max(tp, lcd),
                        throughput=tp, lcd=lcd, critical_path=float(d["critical_path"]), instructions=views,
                        notes=tuple(notes), unpriced=tuple(dict.fromkeys(unknown)))
+
+
+def run_units(units: list[UnitRequest], archs: tuple[str, ...], timeout: float | None = None
+              ) -> tuple[str | None, list[UnitResult], str | None]:
+    """OSACA on every unit of a block-weighted op in one worker process (osaca_worker's
+    ``--units``), each on the first of ``archs`` with data for all its instructions: (OSACA's
+    version, one UnitResult per unit in order, None) or (version or None, [], why it failed: not
+    installed, no arch, a timeout — by default TIMEOUT_S + UNIT_S per LCD searched, at most
+    MAX_UNITS_S). Remembered in the build cache like ``run``'s analyses (the same op's units are
+    the same request); never raises for the tool's own failure."""
+    if not available():
+        return None, [], f"OSACA not found: install {PACKAGE}"
+    if not archs:
+        return None, [], "no OSACA arch for this CPU"
+    if timeout is None:
+        timeout = min(TIMEOUT_S + UNIT_S * sum(u["lcd"] for u in units), MAX_UNITS_S)
+    text = json.dumps(units, sort_keys=True)
+    memo = _memo(",".join(archs) + "\0units", text)
+    if memo is not None:
+        with contextlib.suppress(OSError, ValueError, UnsafeCache, KeyError):
+            check_private(memo)
+            known = json.loads(memo.read_text())
+            with contextlib.suppress(OSError):
+                os.utime(memo)
+            return str(known["version"]), list(known["units"]), None
+    with tempfile.TemporaryDirectory(prefix="cb-osaca-") as tmp:
+        path = Path(tmp) / "units.json"
+        path.write_text(text)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "cyclebench.predict.osaca_worker", "--units", ",".join(archs),
+                                   str(path)], capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return None, [], f"OSACA took over {timeout:g} s for {len(units)} blocks"
+    try:
+        d = json.loads(proc.stdout)
+    except ValueError:
+        tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
+        return None, [], f"OSACA failed (exit {proc.returncode}){': ' + tail[0] if tail else ''}"
+    if "error" in d:
+        return None, [], str(d["error"])
+    got = cast(list[UnitResult], d["units"])
+    if len(got) != len(units):
+        return str(d.get("version")), [], f"OSACA answered {len(got)} of {len(units)} blocks"
+    if memo is not None and not any(r.get("timed_out") or "error" in r for r in got):
+        with contextlib.suppress(OSError):
+            part = memo.with_name(f"{memo.name}.{os.getpid()}")
+            part.write_text(json.dumps(d))
+            os.chmod(part, 0o644)
+            part.rename(memo)
+    return str(d["version"]), got, None

@@ -6,8 +6,9 @@ instructions with each model's port pressure, latency and chain, the ports' tota
 A model's figure is marked ``*`` when the loop runs an instruction the models do not model
 (a system call, a lock prefix, a fence, ``rep movs``, ``cpuid``, ``rdtsc``, a call): the
 figure is the model's, the marker says it is not the op's cost. It is marked ``?`` when the tool
-has no data for an instruction of the loop (OSACA prices it at 0: a lower bound). A missing tool's cell names
-its package; an unsupported CPU or a body without a loop is a marked cell, said once below.
+has no data for an instruction of the loop (OSACA prices it at 0: a lower bound) or, priced block by
+block, of a block (left out of OSACA's sum, its share said: a lower bound too). A missing tool's cell
+names its package; an unsupported CPU or a body without a loop is a marked cell, said once below.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def footer_lines(preds: Sequence[Prediction], target_line: str | None = None) ->
             lines.append(p.reason)
     unpriced = sorted({f"{m.tool}: {' '.join(t.split()[:1])}" for p in preds for m in p.models for t in m.unpriced})
     if unpriced:
-        lines.append(f"{UNPRICED}: the tool has no data for an instruction of the loop and prices it at 0 (a lower "
-                     f"bound): {', '.join(unpriced)}")
+        lines.append(f"{UNPRICED}: the tool has no data for an instruction of the loop and prices it at 0, or of a "
+                     f"block and leaves the block out (a lower bound): {', '.join(unpriced)}")
     if any(p.coverage is not None for p in preds):
         lines.append("covered: the share of the op's executed instructions (callgrind) the prediction prices; b: "
                      "priced block by block, each block's cycles × its executions per op (docs/method.md §12)")
@@ -125,7 +126,13 @@ def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Predictio
         trips = p.loop.trips if p.loop is not None else 1.0
         tp = fmt(o.throughput * trips) if o is not None and o.throughput is not None else "-"
         lcd = fmt(o.lcd * trips) if o is not None and o.lcd is not None else "-"
-        note = "" if p.loop is None or not p.loop.unmodelled else "not modelled: " + "; ".join(p.loop.unmodelled)
+        if p.blocks is not None:  # block by block: OSACA's Σ count × throughput; its LCDs are in its figure
+            ob = p.osaca_blocks
+            tp, lcd = ("-" if ob is None or ob.throughput_per_op is None else fmt(ob.throughput_per_op)), "-"
+        notes = [] if p.loop is None or not p.loop.unmodelled else ["not modelled: " + "; ".join(p.loop.unmodelled)]
+        if p.osaca_blocks is not None and p.blocks is not None and p.osaca_blocks.coverage < p.blocks.coverage - 0.005:
+            notes.insert(0, f"OSACA priced {100 * p.osaca_blocks.coverage:.0f}% (no data for the rest)")
+        note = "; ".join(notes)
         table.add_row(p.bench, "" if p.param is None else str(p.param), *([p.variant] if variants else []),
                       fmt(meas) if meas is not None else "-", _cell(p, p.model(MCA)), _ratio(p, MCA, meas),
                       _cell(p, o), _ratio(p, OSACA, meas), tp, lcd, _trips(p), _covered(p), note)
@@ -133,7 +140,8 @@ def predicted_table(rows: Iterable[Mapping[str, Any]], preds: Sequence[Predictio
 
 
 def _covered(p: Prediction) -> str:
-    """The share of the op's instructions the prediction prices, ``b`` when priced block by block."""
+    """The share of the op's instructions the prediction prices (llvm-mca's: OSACA's, when less, is
+    in the notes), ``b`` when priced block by block."""
     c = p.coverage
     if c is None:
         return "-"
@@ -242,7 +250,8 @@ def bound_lines(p: Prediction, meas: float | None) -> list[str]:
             continue
         per_op = p.cycles_per_op(m.tool)
         if p.blocks is not None:  # the op's figure is block_lines'; this is the top block's
-            s = f"{m.tool} {m.version} ({m.cpu}: {m.cpu_reason}): the top block {fmt(m.cycles)} cycles an execution"
+            s = (f"{m.tool} {m.version} ({m.cpu}: {m.cpu_reason}): the top block "
+                 + (f"{fmt(m.cycles)} cycles an execution" if m.cycles is not None else "not priced"))
             per_op = None
         else:
             s = f"{m.tool} {m.version} ({m.cpu}: {m.cpu_reason}): {fmt(m.cycles)} cycles/trip, {fmt(per_op)}/op"
@@ -253,7 +262,8 @@ def bound_lines(p: Prediction, meas: float | None) -> list[str]:
                      else f"port pressure (port {_totals(m)[0][0]})" if _totals(m) else "port pressure")
             s += f"; throughput bound {fmt(m.throughput)}, LCD {fmt(m.lcd)}: bound by {which}"
         elif m.throughput is not None:
-            s += f"; resource bound (Block RThroughput) {fmt(m.throughput)}"
+            s += (f"; throughput bound {fmt(m.throughput)}" if m.tool == OSACA
+                  else f"; resource bound (Block RThroughput) {fmt(m.throughput)}")
         out.append(s)
         out += [f"  {n}" for n in m.notes]
     if loop.unmodelled:
@@ -263,8 +273,9 @@ def bound_lines(p: Prediction, meas: float | None) -> list[str]:
 
 def blocks_table(p: Prediction, wide: bool = False) -> FitTable | None:
     """A block-weighted prediction's blocks, most cycles per op first: rank, function, source line,
-    kind (a loop's main path or a block), executions per op, cycles per execution, cycles per op
-    and their share of the prediction, what is not modelled in it."""
+    kind (a loop's main path or a block), executions per op, llvm-mca's cycles per execution,
+    cycles per op and their share of its prediction, OSACA's cycles per op for the same block
+    (``?``: OSACA has no data for an instruction of it), what is not modelled in it."""
     b = p.blocks
     if b is None:
         return None
@@ -278,13 +289,17 @@ def blocks_table(p: Prediction, wide: bool = False) -> FitTable | None:
         Column("cycles", priority=1),
         Column("cycles/op"),
         Column("share"),
+        Column("OSACA/op", priority=1),
         Column("notes", justify="left", notes=True),
     ], title=f"{p.bench}: {len(b.blocks)} blocks priced by llvm-mca, most cycles per op first", wide=wide)
+    osaca = {(x.obj, x.function, x.start, x.kind): x for x in (p.osaca_blocks.blocks if p.osaca_blocks else ())}
     for k, x in enumerate(b.ranked()[:BLOCKS_SHOWN], 1):
         per = x.per_op
+        o = osaca.get((x.obj, x.function, x.start, x.kind))
+        o_per = "-" if o is None else UNPRICED if o.per_op is None else fmt(o.per_op)
         table.add_row(str(k), x.function, x.line or "-", x.kind, f"{x.count:g}",
                       "-" if x.cycles is None else fmt(x.cycles), "-" if per is None else fmt(per),
-                      "-" if per is None or not whole else f"{100 * per / whole:.0f}%",
+                      "-" if per is None or not whole else f"{100 * per / whole:.0f}%", o_per,
                       ("not modelled: " + ", ".join(x.unmodelled)) if x.unmodelled else "")
     return table
 
@@ -332,6 +347,14 @@ def block_lines(p: Prediction, meas: float | None) -> list[str]:
     if m is not None and m.version:
         s += f" (llvm-mca {m.version}, {m.cpu})"
     out = [s]
+    o, ob = p.model(OSACA), p.osaca_blocks
+    if o is not None and o.status == OK and ob is not None and ob.cycles_per_op is not None:
+        s = f"OSACA block-weighted: {fmt(ob.cycles_per_op)} cycles/op"
+        if meas:
+            s += f" = {ob.cycles_per_op / meas:.2f} × measured"
+        if ob.throughput_per_op is not None:
+            s += f"; throughput bound {fmt(ob.throughput_per_op)}/op"
+        out.append(s + f"; {100 * ob.coverage:.0f}% of the op's instructions priced (OSACA {o.version}, {o.cpu})")
     if (d := dominant_line(p)) is not None:
         out.append(d)
     ev = dict(b.events)

@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from cyclebench.model import Result
 from cyclebench.prediction import (
     MCA,
+    OSACA,
     Block,
     BlockDetail,
     BlockProfile,
@@ -46,8 +47,7 @@ def rows_of(p: Prediction) -> list[PredictionRow]:
                           not_modelled=list(loop.unmodelled))
         if p.reason and loop is not None:
             detail["loop_note"] = p.reason
-        if p.blocks is not None and m.tool == MCA:
-            b = p.blocks
+        if (b := p.blocks_of(m.tool)) is not None:
             detail["blocks"] = [_block_detail(x) for x in b.ranked()[:STORED_BLOCKS]]
             detail["block_totals"] = BlockTotals(ir_per_op=b.ir_per_op, coverage=b.coverage,
                                                  cycles_per_op=b.cycles_per_op, throughput_per_op=b.throughput_per_op,
@@ -57,7 +57,7 @@ def rows_of(p: Prediction) -> list[PredictionRow]:
                     "reason": m.reason, "tool_version": m.version, "mcpu": m.cpu, "cpu_model": p.cpu_model,
                     "cycles_per_iter": m.cycles, "trips_per_op": loop.trips_per_op if loop else None,
                     "cycles_per_op": p.cycles_per_op(m.tool), "throughput": m.throughput, "lcd": m.lcd,
-                    "coverage": p.coverage, "detail": detail})
+                    "coverage": p.coverage_of(m.tool), "detail": detail})
     return out
 
 
@@ -167,10 +167,12 @@ def predictions_of(rows: Sequence[Mapping[str, Any]]) -> list[Prediction]:
     what is not modelled: not its instructions, which only `explain` prints)."""
     out: list[Prediction] = []
     for (bench, param, variant), tools in by_key(rows).items():
-        models, loop, reason, cpu_model, blocks = [], None, None, None, None
+        models, loop, reason, cpu_model = [], None, None, None
+        by_tool: dict[str, BlockProfile] = {}
         for tool, r in tools.items():
             detail = r.get("detail") if isinstance(r.get("detail"), Mapping) else {}
-            blocks = blocks or _blocks_of(detail)
+            if (got := _blocks_of(detail)) is not None:
+                by_tool[str(tool)] = got
             ld = detail.get("loop")
             if loop is None and isinstance(ld, Mapping):
                 trips = r.get("trips_per_op")
@@ -191,5 +193,7 @@ def predictions_of(rows: Sequence[Mapping[str, Any]]) -> list[Prediction]:
                                       notes=tuple(detail.get("notes") or ()),
                                       unpriced=tuple(detail.get("unpriced") or ())))
         out.append(Prediction(bench=bench, param=param, variant=variant, cpu_model=cpu_model, loop=loop,
-                              models=tuple(models), reason=reason, blocks=blocks))
+                              models=tuple(models), reason=reason,
+                              blocks=by_tool.get(MCA, next(iter(by_tool.values()), None)),
+                              osaca_blocks=by_tool.get(OSACA)))
     return out
