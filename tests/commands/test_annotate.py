@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +20,16 @@ def test_annotate_shows_the_hot_instructions() -> None:
     assert "hottest symbols" in r.output
     hot = [ln for ln in r.output.splitlines() if ":" in ln and " add " in f" {ln.split(':')[-1]} "]
     assert hot, "no add instruction in the annotation"
+    # at 80 columns (as the gallery prints it), perf's rule under its header (103 dashes) is cut to
+    # the console, not wrapped onto a second line of dashes
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import gallery
+
+    said = gallery.invoke(["annotate", "chain/add400", "-f", str(DATA / "chain.c"), "--seconds", "0.1"],
+                          Path(tempfile.mkdtemp()) / "r.db")
+    lines = said.output.splitlines()
+    rule = [i for i, ln in enumerate(lines) if ln and set(ln) == {"-"}]
+    assert said.exit_code == 0 and rule and not [i for i in rule if i + 1 in rule], said.output
 
 
 def test_annotate_unknown_benchmark() -> None:

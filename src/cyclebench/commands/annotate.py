@@ -18,6 +18,12 @@ from cyclebench.ui.common import (
 from cyclebench.ui.options import FloatRange, build_options, not_a_file, runner_options
 
 
+def _rules_fit(listing: str, width: int) -> str:
+    """perf annotate's listing with its rules (lines of '-' only: 103 wide under its header) cut to
+    the console's width, so a rule does not wrap onto a second line of dashes; text is left whole."""
+    return "\n".join(ln[:width] if len(ln) > width and set(ln) == {"-"} else ln for ln in listing.split("\n"))
+
+
 @click.command("annotate")
 @click.argument("bench", nargs=-1, metavar="[FILE.c...] BENCH")
 @click.option("-p", "--param", type=int, default=None, help="Parameter of the benchmark.")
@@ -57,7 +63,7 @@ def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int
                             "unwinding, or too short a --seconds): the body alone, not what it calls"),
                   highlight=False, style="yellow")
         out.print(Heading(f"{label}: body, share of its samples per instruction (skid: charged to the next one)"))
-        out.print(a.hot[0].listing, markup=False, highlight=False)
+        out.print(_rules_fit(a.hot[0].listing, out.width), markup=False, highlight=False)
         return
     shown = ", ".join(f"{h.symbol} {100 * h.share:.1f}%" for h in a.hot)
     out.print(Heading(f"{label}: {a.under_body} samples ({100 * a.under_body / max(a.samples, 1):.0f}%) have {a.body} "
@@ -67,4 +73,4 @@ def annotate_cmd(bench: str, build: BuildOptions, pin: RunnerOptions, param: int
         where = "" if not h.dso else f" {name}" if name.startswith("[") else f" [{name}]"
         out.print(Heading(f"{h.symbol}{where}: {100 * h.share:.1f}% of the body's samples; share of its own per "
                            "instruction (skid: charged to the next one)"))
-        out.print(h.listing, markup=False, highlight=False)
+        out.print(_rules_fit(h.listing, out.width), markup=False, highlight=False)
