@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cyclebench.fleet import bootstrap
 
 TEXT = Path(bootstrap.__file__).read_text()
@@ -155,3 +157,36 @@ def test_stop_ends_a_waiting_job_and_removes_its_directory(tmp_path: Path) -> No
     finally:
         waiting.kill()
         os.close(fd)
+
+
+def test_install_reinstalls_the_wheel_only_in_a_venv_that_held_one(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new venv gets exactly the job's cyclebench from the wheels with one pip; a venv that held
+    another build of the same version needs the wheel forced over it, or it keeps the old one."""
+    import tarfile
+
+    calls: list[list[str]] = []
+
+    def pip(argv: list[str]) -> None:
+        calls.append(argv)
+        if argv[1:3] == ["-m", "venv"]:
+            (Path(argv[3]) / "bin").mkdir(parents=True)
+            (Path(argv[3]) / "bin" / "python").touch()
+
+    monkeypatch.setattr(bootstrap, "_pip", pip)
+    host_dir, job_dir = tmp_path / "host", tmp_path / "host" / "jobs" / "j"
+    for key in ("k1", "k2"):
+        job_dir.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "cyclebench-1-py3-none-any.whl").write_text("wheel")
+        with tarfile.open(job_dir / "wheels.tar", "w") as tar:
+            tar.add(tmp_path / "cyclebench-1-py3-none-any.whl", arcname="cyclebench-1-py3-none-any.whl")
+        calls.clear()
+        bootstrap.install(host_dir, job_dir, key, "1", "cyclebench-1-py3-none-any.whl")
+        assert bootstrap.installed_key(host_dir) == key
+        pips = [c for c in calls if "pip" in c]
+        forced = [c for c in pips if "--force-reinstall" in c]
+        if key == "k1":  # a new venv: made, one install from the wheels
+            assert [c[1:3] for c in calls if "venv" in c[1:3]] == [["-m", "venv"]] and len(pips) == 1 and not forced
+        else:  # the venv held k1's cyclebench 1: the job's wheel forced over it
+            assert not any("venv" in c[1:3] for c in calls) and len(pips) == 2
+            assert forced and forced[0][-1] == str(host_dir / "wheels" / "cyclebench-1-py3-none-any.whl")
