@@ -18,7 +18,7 @@ from conftest import DATA, FAST, cli
 
 WIS = DATA / "wis"
 SHORT = ["--duration", "0.3", "--interval", "0.1", "--warmup", "0.1", "--passes", "1", "--retries", "0"]
-OK_CASES = ("file_lock", "getppid", "page_fault", "pipe_pingpong")
+OK_CASES = ("file_lock", "getppid", "page_fault", "pipe_pingpong", "slow_setup")  # slow_setup: the warm-up waits for it
 
 
 @pytest.fixture(scope="module")
