@@ -94,10 +94,18 @@ def test_an_injected_fault_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         _xfail_if_the_clock_moved(data)
     assert code == 1 and data["fault"] == fault, output
     failed = {c["name"] for c in data["checks"] if c["status"] == "FAIL"}
-    assert all(any(f.startswith(name) for f in failed) for name in caught), output
+    deferred = {c["name"] for c in data["checks"] if c["status"] == "INCONCLUSIVE"
+                and all(a["busy"] for a in c["host"]["attempts"])}
+    # each check that must catch it FAILs; or, beside a busy loop (every attempt busy: the selftest's
+    # rule, docs/method.md §11), defers — and the fault still fails the selftest through another
+    # check (seen: coverage INCONCLUSIVE with the other CPU 69% busy, 300 adds FAIL at 303.5–314.6)
+    for name in caught:
+        assert any(f.startswith(name) for f in failed) or (any(d.startswith(name) for d in deferred) and failed), \
+            output
     assert "FAILED" in output
-    if fault == "calibration":  # what was injected is what the chains read: +1%
-        cov = next(c for c in data["checks"] if c["name"].startswith("cycles~ coverage"))["values"]
+    cov_check = next(c for c in data["checks"] if c["name"].startswith("cycles~ coverage"))
+    if fault == "calibration" and cov_check["status"] == "FAIL":  # what was injected is what the chains read: +1%
+        cov = cov_check["values"]
         assert 0.005 <= cov["median_bias"] <= 0.02, cov
 
 
