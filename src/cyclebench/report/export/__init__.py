@@ -36,7 +36,7 @@ _MODULES = {"gbench": "gbench", "benchstat": "benchstat", "pyperf": "pyperf", "c
             "markdown": "markdown", "text": "mailtext"}
 
 
-FORMATS = ("gbench", "benchstat", "pyperf", "csv", "markdown", "text")  # json: store.runfile
+FORMATS = tuple(_MODULES)  # json: store.runfile
 TABLE_FORMATS = ("csv", "markdown", "text")  # the ones that can show comparisons
 
 
