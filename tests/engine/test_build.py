@@ -31,6 +31,38 @@ def test_included_header_is_part_of_the_key(tmp_path: Path) -> None:
     assert build(BuildSpec(sources=(src,))).key != a.key
 
 
+def test_the_remembered_header_list_follows_every_header_and_a_new_one_beside_the_source(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache hit reuses the sources' `cc -M` list (compile._bench_reads) instead of running the
+    preprocessor again, but only while it still holds: a header edited to include another, that
+    other header edited later, and a header created beside the source that now shadows the one
+    found through -I each change the key, as they change the binary."""
+    from cyclebench.build import compile as compiler
+
+    calls: list[object] = []
+    real = compiler._read_files
+    monkeypatch.setattr(compiler, "_read_files", lambda *a: calls.append(a) or real(*a))
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "n.h").write_text("#define N 10\n")
+    (inc / "m.h").write_text("#define N 20\n")  # there from the start: no directory changes below
+    src = tmp_path / "b.c"
+    src.write_text('#include <cyclebench.h>\n#include "n.h"\n'
+                   "CB_BENCH(h, x) { for (uint64_t i = 0; i < cb_iters(s) * N; i++) cb_clobber(); }\n")
+    spec = BuildSpec(sources=(src,), include_dirs=(inc,))
+    keys = [build(spec).key]
+    n = len(calls)
+    assert build(spec).key == keys[0] and len(calls) == n  # a hit: no preprocessor run
+    (inc / "n.h").write_text('#include "m.h"\n')  # now reads m.h, which the remembered list lacks
+    keys.append(build(spec).key)
+    (inc / "m.h").write_text("#define N 30\n")
+    keys.append(build(spec).key)
+    (tmp_path / "n.h").write_text("#define N 40\n")  # "n.h" is looked for beside b.c before -I
+    keys.append(build(spec).key)
+    assert len(set(keys)) == 4, keys
+    assert build(spec).key == keys[-1]
+
+
 def test_engine_objects_are_shared_by_runners_of_one_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine compiles once per compiler, environment and engine, not once per runner; only
     wis.c, which a will-it-scale test case's -D items reach, is its own per test case."""

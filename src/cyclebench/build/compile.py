@@ -349,6 +349,77 @@ def _engine_reads(spec: BuildSpec, cc_version: str, engine: list[Path]) -> list[
     return read
 
 
+# the flags that name a directory the preprocessor searches (gcc manual, "Options for Directory Search")
+_SEARCH_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter")
+
+
+def _searched_dirs(flags: Sequence[str], sources: Sequence[Path], read: Sequence[bytes]) -> list[bytes]:
+    """The directories a new header could appear in and change what ``cc -M`` lists: each
+    source's own, every directory a search flag names and the directory of every file it read."""
+    dirs = [os.fsencode(Path(s).resolve().parent) for s in sources]
+    for i, a in enumerate(flags):
+        for f in _SEARCH_FLAGS:
+            if a == f and i + 1 < len(flags):
+                dirs.append(os.fsencode(flags[i + 1]))
+            elif a.startswith(f) and len(a) > len(f):
+                dirs.append(os.fsencode(a[len(f):]))
+    dirs += [os.path.dirname(f) for f in read]
+    return sorted(set(dirs))
+
+
+def _reads_digest(read: Sequence[bytes], dirs: Sequence[bytes]) -> bytes:
+    """What a remembered ``cc -M`` list rests on: the content of every file it names and the
+    modification time of every directory searched (a file created in one changes it)."""
+    h = hashlib.sha256()
+    for f in read:
+        try:
+            with open(f, "rb") as fh:
+                h.update(f + b"\0" + hashlib.sha256(fh.read()).digest())
+        except OSError:
+            h.update(f + b"\0missing")
+    for d in dirs:
+        try:
+            h.update(d + b"\0" + str(os.stat(d).st_mtime_ns).encode())
+        except OSError:
+            h.update(d + b"\0missing")
+    return h.digest()
+
+
+def _bench_reads(spec: BuildSpec, cc_version: str) -> list[bytes] | None:
+    """_read_files of the benchmark's sources, remembered in the cache per compiler, environment,
+    flags and sources (``cc -M`` of the suite's sources took ~190 ms of every cache hit on this
+    2-vCPU VM, most of a `run` that found its runner built; a test run makes ~1,000 such hits).
+    The list is used again only while every file it names has the same content and every
+    directory searched (_searched_dirs) the same modification time: a header edited to include
+    another, or a header created beside the sources or in a -I directory, runs ``cc -M`` again.
+    What it cannot see, as _engine_reads: a header newly created in a system directory that no
+    file of the list lives in, earlier on the path than the one the list names."""
+    flags = spec.bench_flags()
+    h = hashlib.sha256(cc_version.encode() + b"\0" + _toolchain(spec.cc) + b"\0"
+                       + b"\0".join(os.fsencode(a) for a in flags))
+    for src in spec.sources:
+        h.update(b"\0source\0" + os.fsencode(src) + b"\0" + os.fsencode(Path(src).resolve()))
+        h.update(hashlib.sha256(Path(src).read_bytes()).digest())
+    bdir = build_dir()
+    assert bdir is not None
+    memo = bdir / f".bench-reads-{h.hexdigest()[:24]}"
+    with contextlib.suppress(OSError, ValueError):
+        check_private(memo)
+        digest, _, listed = memo.read_bytes().partition(b"\n")
+        read = listed.split(b"\0") if listed else []
+        if bytes.fromhex(digest.decode()) == _reads_digest(read, _searched_dirs(flags, spec.sources, read)):
+            return read
+    read = _read_files(spec.cc, flags, spec.sources)
+    if read is None:
+        return None
+    with contextlib.suppress(OSError):
+        digest = _reads_digest(read, _searched_dirs(flags, spec.sources, read)).hex().encode()
+        tmp = memo.with_name(f"{memo.name}.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_bytes(digest + b"\n" + b"\0".join(read))
+        tmp.rename(memo)
+    return read
+
+
 def included_files(spec: BuildSpec) -> list[Path]:
     """Every file a build of ``spec`` reads: its sources, every header the preprocessor opens for
     them (``cc -M``, as the cache key sees them; [] when that fails) and the engine's own files."""
@@ -392,7 +463,7 @@ def _cache_key(spec: BuildSpec, cc_version: str, engine: bytes, seen: set[bytes]
         h.update(("\0engine\0" + "\0".join(spec.engine_defines)).encode())
     # the sources' paths as given reach the binary (__FILE__ in CB_BENCH: --list names the file)
     files = [os.fsencode(src) for src in spec.sources]
-    read = _read_files(spec.cc, spec.bench_flags(), spec.sources)
+    read = _bench_reads(spec, cc_version)
     if read is None:  # the compile fails too, and says why
         h.update(b"\0cc -M failed")
     _hash_files(h, files + (read or []), seen)
@@ -661,8 +732,10 @@ def prune(older_than_days: float = PRUNE_AFTER_DAYS, everything: bool = False) -
         if gone is not None:
             (removed if gone else in_use).append(e)
     root = build_dir(create=False)
-    # engine objects (a build links its own copy first) and remembered analyses (.memo-*: predict/osaca.py)
-    for memo in [f for g in (".engine-*.o*", ".memo-*") for f in root.glob(g)] if root is not None else []:
+    # engine objects (a build links its own copy first), remembered analyses (.memo-*: predict/osaca.py) and
+    # `cc -M` lists (_engine_reads, _bench_reads: made again when missing)
+    globs = (".engine-*.o*", ".memo-*", ".engine-reads-*", ".bench-reads-*")
+    for memo in [f for g in globs for f in root.glob(g)] if root is not None else []:
         with contextlib.suppress(OSError):
             if everything or now - memo.stat().st_mtime > older_than_days * 86400:
                 memo.unlink()
