@@ -10,9 +10,9 @@ a noisy neighbour runs — a busy loop pinned to the other CPU, a process taking
 benchmark's CPU in 5 ms bursts, a writer doing fsync'd 1 MiB writes — the gate runs ``--runs``
 times against each head and the script prints, per head: how often it failed (a false alarm for
 the first two, the power for the third), was undecided, passed; the median wall per gate run (the
-cache restored: builds skipped); and ``--gate counts`` once against a +1% Ir head. Benchmarks the
-gate passed with no CI at all (the budget ended before the first look's 6 pairs: the time verdict
-"inconclusive", which `ci` reports as a pass) are counted and printed apart.
+cache restored: builds skipped); and ``--gate counts`` once against a +1% Ir head. Benchmarks left
+with no CI at all (the budget ended before the first look's 6 pairs: `ci` lists them undecided)
+are counted and printed apart: a sign the budget is too small for the host.
 
 Side by side. In the first ``--side-runs`` runs of the comment head (A/A) and of the +4% head,
 right after the gate, two other rules judge the same 10 benchmarks on the same runner binaries:
@@ -201,10 +201,10 @@ def gate(root: Path, head: str, budget: float, cpu: int, env: dict[str, str], *e
         rows = json.loads(Path(out.name).read_text())["rows"]
     flagged = frozenset(x["benchmark"] for x in rows if x["status"] in ("fail", "broken"))
     change = {x["benchmark"]: x["time"]["change"] for x in rows if x.get("time")}
-    # a budget that ends before the first look (6 pairs) leaves the time verdict "inconclusive"
-    # with no CI, and `ci` reports that benchmark as passed: counted apart, not as a pass it earned
-    unlooked = frozenset(x["benchmark"] for x in rows if x["status"] == "pass" and x.get("time") is None
-                         and "counts" not in extra)
+    # a budget that ends before the first look (6 pairs) leaves no CI: `ci` lists the benchmark
+    # undecided (a pass with no CI before experiments/ci.time_status_of); counted apart
+    unlooked = frozenset(x["benchmark"] for x in rows if x["status"] in ("pass", "undecided")
+                         and x.get("time") is None and "counts" not in extra)
     return r.returncode, wall, Judged(flagged, change, unlooked)
 
 
@@ -364,7 +364,7 @@ def side_lines(head: str, method: str, runs: Sequence[Judged]) -> str:
         line += f" ({', '.join(others)})"
     unlooked = sum(1 for r in runs if r.unlooked)
     if unlooked:
-        line += f"; {unlooked} passed {sum(len(r.unlooked) for r in runs)} benchmark(s) with no CI"
+        line += f"; {unlooked} left {sum(len(r.unlooked) for r in runs)} benchmark(s) with no CI"
     planted = [r.change[PLANTED_LABEL] for r in runs if PLANTED_LABEL in r.change]
     if planted:
         line += f"; chain300 Δ median {100 * statistics.median(planted):+.2f}%"
@@ -463,7 +463,7 @@ def main() -> int:
                 print(f"{head:8} failed {failed}/{a.runs}  undecided {undecided}  passed {codes.count(0)}  "
                       f"wall median {statistics.median(walls):.1f} s (max {max(walls):.1f})")
                 if unlooked:
-                    print(f"         {unlooked} of these runs passed {nolook} benchmark(s) with no CI (the budget "
+                    print(f"         {unlooked} of these runs left {nolook} benchmark(s) with no CI (the budget "
                           f"ended before 6 pairs): a larger --budget")
             code, wall, _ = gate(root, "counts", a.budget, a.cpu, env, "--gate", "counts")
             print(f"counts   +1% Ir in chain1000: exit {code} ({'failed' if code == 1 else 'not failed'}), "

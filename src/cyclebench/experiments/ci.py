@@ -177,6 +177,16 @@ def _time_rule(t: float) -> Any:
     return rule
 
 
+def time_status_of(verdict: str, failed: bool) -> str:
+    """A sitting's verdict as the gate's status: ``failed`` (a side crashed, hung or failed
+    verification) is BROKEN; PASS, FAIL and UNDECIDED (_time_rule's) are themselves; any other
+    — "inconclusive", the budget ended before a look had the pairs to judge — is UNDECIDED
+    (listed, exit 3): with no CI there is nothing to pass on."""
+    if failed:
+        return BROKEN
+    return verdict if verdict in (PASS, FAIL, UNDECIDED) else UNDECIDED
+
+
 def _load() -> float | None:
     try:
         return os.getloadavg()[0]
@@ -219,7 +229,7 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
                 row = relative_row(sit, (0, 1), f"{item.bench} @ {base.short}", f"{item.bench} @ {head.short}",
                                    sit.verdict, design.alpha, t, {"equivalence": t,
                                                                   "margin_rule": f"the threshold, {100 * t:g}%"})
-                time_status = BROKEN if sit.failed else sit.verdict
+                time_status = time_status_of(sit.verdict, bool(sit.failed))
             counts = None
             counts_status = None
             if plan.gate in (COUNTS, BOTH):
@@ -235,7 +245,9 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
             status = (BROKEN if BROKEN in statuses else FAIL if FAIL in statuses
                       else UNDECIDED if UNDECIDED in statuses else PASS)
             why = "; ".join(x for x in (
-                f"time: {time_status}" if time_status else "", f"counts: {counts_status}" if counts_status else "",
+                f"time: {time_status}" + (" (the budget ended before a look: too few pairs for a CI)"
+                                          if time_status == UNDECIDED and look is None else "")
+                if time_status else "", f"counts: {counts_status}" if counts_status else "",
                 (counts.reason or "") if counts is not None else "") if x)
             rel = None if look is None else RelativeLook(look.diff, look.low, look.high, look.pairs, look.median_x,
                                                          look.median_y)
