@@ -388,7 +388,7 @@ def _reads_digest(read: Sequence[bytes], dirs: Sequence[bytes]) -> bytes:
 def _bench_reads(spec: BuildSpec, cc_version: str) -> list[bytes] | None:
     """_read_files of the benchmark's sources, remembered in the cache per compiler, environment,
     flags and sources (``cc -M`` of the suite's sources took ~190 ms of every cache hit on this
-    2-vCPU VM, most of a `run` that found its runner built; a test run makes ~1,000 such hits).
+    2-vCPU VM, most of a `run` that found its runner built: 0.56 → 0.35 s in-process).
     The list is used again only while every file it names has the same content and every
     directory searched (_searched_dirs) the same modification time: a header edited to include
     another, or a header created beside the sources or in a -I directory, runs ``cc -M`` again.
