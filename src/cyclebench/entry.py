@@ -104,9 +104,31 @@ def _watch_stdout() -> None:
                                   write_through=getattr(old, "write_through", False))
 
 
+def _unraisable(hook: object) -> None:
+    """A Ctrl-C that lands where Python cannot raise it (importlib's module-lock callback while
+    an import runs, a __del__) is "Exception ignored" with a traceback, and lost: it is raised
+    again 1 ms later from SIGALRM, once the hook has returned, in ordinary code (exit 130, one
+    line); raised in the hook, it would be ignored again. Anything else goes to ``hook``,
+    Python's own."""
+    default = hook
+
+    def again(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    def unraisable(u: object) -> None:
+        if isinstance(getattr(u, "exc_value", None), KeyboardInterrupt):
+            signal.signal(signal.SIGALRM, again)
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
+            return
+        default(u)  # type: ignore[operator]
+
+    sys.unraisablehook = unraisable
+
+
 def main() -> None:
     """Run the CLI; exit 130 on Ctrl-C at any moment, 2 when stdout is closed or cannot be written."""
     try:
+        _unraisable(sys.unraisablehook)
         if _standard_fds():
             _exit(2, "error: stdout is closed: give it a file or /dev/null (cyclebench ... >/dev/null)")
         _watch_stdout()

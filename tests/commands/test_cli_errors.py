@@ -228,3 +228,16 @@ def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path) -> None:
         else:  # finished first, or (the first ms of Python's own start) killed by the default action
             assert p.returncode in (0, -signal.SIGINT), (p.returncode, err)
     assert interrupted >= 1, (startup, codes)  # the signal did land during start-up
+
+
+def test_ctrl_c_where_python_cannot_raise_it_is_still_one_line_and_130() -> None:
+    """SIGINT inside importlib's module-lock callback (start-up's imports) or a __del__ is an
+    "Exception ignored" traceback in Python, and the interrupt is lost: here it is a __del__,
+    and cyclebench still stops at once with one line and 130."""
+    code = ("import sys, time\nfrom cyclebench import entry\nimport cyclebench.cli as c\n"
+            "class D:\n    def __del__(self): raise KeyboardInterrupt\n"
+            "def fake(**kw):\n    D()\n    time.sleep(2)\n    print('finished')\n"
+            "c.main = fake\nentry.main()\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert (p.returncode, p.stdout, p.stderr) == (130, "", "cyclebench: interrupted\n"), p
