@@ -24,7 +24,8 @@ import io
 import os
 import signal
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 INTERRUPTED = 130  # 128 + SIGINT
 
@@ -104,13 +105,12 @@ def _watch_stdout() -> None:
                                   write_through=getattr(old, "write_through", False))
 
 
-def _unraisable(hook: object) -> None:
+def _unraisable(default: Callable[[Any], object]) -> None:
     """A Ctrl-C that lands where Python cannot raise it (importlib's module-lock callback while
     an import runs, a __del__) is "Exception ignored" with a traceback, and lost: it is raised
     again 1 ms later from SIGALRM, once the hook has returned, in ordinary code (exit 130, one
-    line); raised in the hook, it would be ignored again. Anything else goes to ``hook``,
+    line); raised in the hook, it would be ignored again. Anything else goes to ``default``,
     Python's own."""
-    default = hook
 
     def again(*_: object) -> None:
         raise KeyboardInterrupt
@@ -120,7 +120,7 @@ def _unraisable(hook: object) -> None:
             signal.signal(signal.SIGALRM, again)
             signal.setitimer(signal.ITIMER_REAL, 0.001)
             return
-        default(u)  # type: ignore[operator]
+        default(u)
 
     sys.unraisablehook = unraisable
 

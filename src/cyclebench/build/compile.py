@@ -336,17 +336,32 @@ def _engine_reads(spec: BuildSpec, cc_version: str, engine: list[Path]) -> list[
     bdir = build_dir()
     assert bdir is not None
     memo = bdir / f".engine-reads-{h.hexdigest()[:24]}"
-    with contextlib.suppress(OSError):
-        check_private(memo)
-        return memo.read_bytes().split(b"\0")
+    kept = _memo_load(memo)
+    if kept is not None:
+        return kept.split(b"\0")
     read = _read_files(spec.cc, _engine_flags(spec), [engine_dir() / n for n in ENGINE_SOURCES])
     if read is None:
         return [b"cc -M failed"]
-    with contextlib.suppress(OSError):
-        tmp = memo.with_name(f"{memo.name}.{os.getpid()}")
-        tmp.write_bytes(b"\0".join(read))
-        tmp.rename(memo)
+    _memo_store(memo, b"\0".join(read))
     return read
+
+
+def _memo_load(memo: Path) -> bytes | None:
+    """A remembered `cc -M` list's bytes; None when there is none (UnsafeCache when another user
+    could have written it)."""
+    with contextlib.suppress(OSError):
+        check_private(memo)
+        return memo.read_bytes()
+    return None
+
+
+def _memo_store(memo: Path, data: bytes) -> None:
+    """Write ``memo`` whole (a rename: a reader beside it sees the old bytes or the new ones);
+    a cache it cannot write only costs the next build a `cc -M`."""
+    with contextlib.suppress(OSError):
+        tmp = memo.with_name(f"{memo.name}.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_bytes(data)
+        tmp.rename(memo)
 
 
 # the flags that name a directory the preprocessor searches (gcc manual, "Options for Directory Search")
@@ -403,20 +418,17 @@ def _bench_reads(spec: BuildSpec, cc_version: str) -> list[bytes] | None:
     bdir = build_dir()
     assert bdir is not None
     memo = bdir / f".bench-reads-{h.hexdigest()[:24]}"
-    with contextlib.suppress(OSError, ValueError):
-        check_private(memo)
-        digest, _, listed = memo.read_bytes().partition(b"\n")
+    kept = _memo_load(memo)
+    if kept is not None:
+        digest, _, listed = kept.partition(b"\n")
         read = listed.split(b"\0") if listed else []
-        if bytes.fromhex(digest.decode()) == _reads_digest(read, _searched_dirs(flags, spec.sources, read)):
+        if digest == _reads_digest(read, _searched_dirs(flags, spec.sources, read)).hex().encode():
             return read
     read = _read_files(spec.cc, flags, spec.sources)
     if read is None:
         return None
-    with contextlib.suppress(OSError):
-        digest = _reads_digest(read, _searched_dirs(flags, spec.sources, read)).hex().encode()
-        tmp = memo.with_name(f"{memo.name}.{os.getpid()}.{threading.get_ident()}")
-        tmp.write_bytes(digest + b"\n" + b"\0".join(read))
-        tmp.rename(memo)
+    digest = _reads_digest(read, _searched_dirs(flags, spec.sources, read)).hex().encode()
+    _memo_store(memo, digest + b"\n" + b"\0".join(read))
     return read
 
 
