@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from cyclebench.model import Comparison
+from cyclebench.stats.resample import draw_medians
 
 ALPHA = 0.002
 MARGIN_ABS = 0.25
@@ -107,9 +108,9 @@ def cluster_boot(d: np.ndarray, groups: np.ndarray, n_resamples: int = 4000, see
     pick = rng.integers(0, len(parts), size=(n_resamples, len(parts)))  # groups drawn, per resample
     m = int(sizes.max())
     within = (rng.random((n_resamples, len(parts), m)) * sizes[pick][..., None]).astype(int)
-    vals = flat[offsets[pick][..., None] + np.minimum(within, sizes[pick][..., None] - 1)]
-    vals[np.arange(m) >= sizes[pick][..., None]] = np.nan  # a smaller group draws only its own size
-    return np.nanmedian(vals.reshape(n_resamples, -1), axis=1)
+    idx = offsets[pick][..., None] + np.minimum(within, sizes[pick][..., None] - 1)
+    drawn = np.arange(m) < sizes[pick][..., None]  # a smaller group draws only its own size
+    return draw_medians(flat, idx.reshape(n_resamples, -1), drawn.reshape(n_resamples, -1))
 
 
 def unpaired(

@@ -1,0 +1,43 @@
+"""draw_medians gives numpy's medians of the drawn values to the bit (a stored run's CIs
+re-analyse the same), with and without values that do not count, ties and one-value rows."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from cyclebench.stats.resample import draw_medians
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_medians_of_the_draws_are_numpys_to_the_bit(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    x = rng.normal(size=n) * 10.0 ** int(rng.integers(-3, 6))
+    if seed % 3 == 0:
+        x = np.round(x, 1)  # ties
+    idx = rng.integers(0, n, size=(60, int(rng.integers(1, 60))))
+    assert np.array_equal(draw_medians(x, idx), np.median(x[idx], axis=1))
+    valid = rng.random(idx.shape) < 0.6
+    valid[0] = False  # a row with nothing that counts: NaN, as nanmedian
+    drawn = x[idx]
+    drawn[~valid] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # nanmedian's all-NaN row
+        expected = np.nanmedian(drawn, axis=1)
+    assert np.array_equal(draw_medians(x, idx, valid), expected, equal_nan=True)
+
+
+def test_values_that_are_not_finite_give_numpys_answer() -> None:
+    x = np.array([1.0, np.nan, 3.0, np.inf])
+    idx = np.array([[0, 2, 2], [1, 0, 2], [3, 3, 0]])
+    assert np.array_equal(draw_medians(x, idx), np.median(x[idx], axis=1), equal_nan=True)
+
+
+def test_more_values_than_a_16_bit_rank_holds() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=40_000)
+    idx = rng.integers(0, len(x), size=(3, 5_001))
+    assert np.array_equal(draw_medians(x, idx), np.median(x[idx], axis=1))
