@@ -163,7 +163,8 @@ class CalibrationLine(TypedDict, total=False):
     CNTFRQ_EL0 (Hz), the timer's rate measured against CLOCK_MONOTONIC_RAW (Hz) over
     ``measured_over_ns``, the timer pair's cost, and an injected ``fault`` (selftest). Stored as
     a run's ``calibration`` with the rate chosen (``rate_hz``, Hz) and its source (``rate_source``:
-    stats.clock.timer_rate) added by experiments.session.open_run."""
+    stats.clock.timer_rate) added by experiments.session.open_run, and ``age_s``: seconds since the
+    runner measured it, when a run reused its sitting's calibration (absent: measured for the run)."""
 
     type: str
     timer: str
@@ -177,6 +178,9 @@ class CalibrationLine(TypedDict, total=False):
     measured_over_ns: int
     timer_overhead: TimerOverhead
     fault: str
+    rate_hz: float
+    rate_source: str
+    age_s: float
     rate_hz: float
     rate_source: str
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cyclebench.experiments.options import Budget
+from cyclebench.experiments.options import FIXED_MIN_TIME, Budget
 from cyclebench.ui import options as o
 from cyclebench.ui.options import FloatRange
 from cyclebench.ui.predict import predict_options
@@ -51,8 +51,10 @@ class CompareArgs:
     fail_on: tuple[str, ...] = option("--fail-on", type=click.Choice(VERDICTS), multiple=True, help="Exit 1 when a "
                                       "comparison ends so (repeatable; different = slower or faster). Default: exit "
                                       "0 whatever the verdicts.")
-    min_time: float = option("--min-time", type=o.Seconds(0, 3600), default=0.2, show_default=True, help="Seconds of "
-                             "timed samples per benchmark over 60 rounds (or --repeat): sizes the batches.")
+    min_time: float | None = option("--min-time", type=o.Seconds(0, 3600), default=None, help="Seconds of "
+                                    "timed samples per benchmark over 60 rounds (or --repeat): sizes the batches. "
+                                    f"Default: {FIXED_MIN_TIME:g} with --repeat or --allocator, {Budget.min_time:g} "
+                                    "in the sequential design (shorter rounds, looked at sooner).")
     alpha: float = option("--alpha", type=FloatRange(0, 1, min_open=True), default=0.002, show_default=True,
                           help="Significance level (after Holm correction).")
     processes: int = option("--processes", type=click.IntRange(1, 64), default=4, show_default=True,

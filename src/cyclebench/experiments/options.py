@@ -11,11 +11,13 @@ from typing import Any
 
 from cyclebench.build import DEFAULT_CFLAGS, BuildSpec, suite_sources
 
-__all__ = ["DEFAULT_PROCESSES", "Budget", "BuildOptions", "PredictOptions", "RunnerOptions"]
+__all__ = ["DEFAULT_PROCESSES", "FIXED_MIN_TIME", "Budget", "BuildOptions", "PredictOptions", "RunnerOptions"]
 
 # 3 processes: within-process bias of ±3 cycles~ seen on a 300-add chain (docs/method.md §5) needs
 # more than one process to show in the CI; the extra start-ups cost ~30 ms a benchmark.
 DEFAULT_PROCESSES = 3
+# compare's fixed design (--repeat): 0.2 s of timed samples a benchmark over its 60 rounds
+FIXED_MIN_TIME = 0.2
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,13 @@ class Budget:
 
     seconds: float = 2.0
     equivalence: float = 0.01
+    # rounds of ~1.2 ms a side (0.07 s over 60 rounds, as --min-time counts) and 5 ms of warm-up a
+    # benchmark: a process of 10 rounds then takes ~40 ms instead of ~90 ms at compare's fixed-design
+    # 0.2 s, so the first look, after 4 processes, comes at ~0.16 s of measuring instead of ~0.36 s.
+    # Z grows with the seconds measured, not the rounds: +30 and +1 cycle on 300 still end at look 1
+    # (docs/method.md §5a, measured there)
+    min_time: float = 0.07
+    warmup: float = 0.005
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,12 @@ the run row inserted (docs/method.md; env/identity.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from cyclebench import __version__
 from cyclebench.model import CalibrationLine, EnvExtra
@@ -34,6 +35,54 @@ def _digests(sources: Sequence[str | Path]) -> dict[str, str]:
             continue
     return out
 
+# A sitting: how long a runner's timer calibration is reused on its CPU (same boot, same binary).
+# The TSC's rate does not change within a boot (invariant TSC) and the timer pair's cost is the
+# CPU's; measuring them again costs a run ~60 ms here (runner --calibrate 32 ms, dmesg 7–25 ms),
+# a third of what `compare` then measures. The bound keeps a VM's later host (a live migration)
+# from inheriting an hour-old figure.
+SITTING_S = 600.0
+
+
+def _sitting_calibration(runner: Runner, cpu: int) -> CalibrationLine:
+    """The runner's ``--calibrate`` line with the rate chosen (``rate_hz``, ``rate_source``), as
+    measured within this sitting (SITTING_S) on ``cpu`` by this very binary in this boot, else
+    measured now. Remembered beside the binary in its private build-cache entry
+    (``calibration-cpuN.json``, pruned with it); never under an injected fault (selftest)."""
+    import json
+    import time
+
+    from cyclebench.build.compile import UnsafeCache, build_dir, check_private
+    from cyclebench.env import identity, sysinfo
+    from cyclebench.stats import clock
+
+    entry = Path(runner.binary).parent
+    memo = entry / f"calibration-cpu{cpu}.json"
+    whose = {"boot_id": identity.boot_id(), "launcher": runner.launcher, "binary": str(runner.binary)}
+    try:  # only a binary of the build cache: a file beside anyone else's binary is not ours to write
+        ours = build_dir(create=False) == entry.parent
+    except (UnsafeCache, OSError):
+        ours = False
+    cacheable = ours and not os.environ.get("CYCLEBENCH_FAULT") and whose["boot_id"] is not None
+    if cacheable:
+        try:
+            check_private(memo)
+            kept = json.loads(memo.read_bytes())
+            age = time.time() - float(kept["at"])
+            if kept["whose"] == whose and 0 <= age <= SITTING_S:
+                return cast(CalibrationLine, {**kept["line"], "age_s": round(age, 1)})
+        except (OSError, ValueError, KeyError, TypeError):  # none yet, not ours, or damaged: measure
+            pass
+    line = runner.calibrate()
+    rate, source = clock.timer_rate(line, sysinfo.kernel_tsc_hz())
+    calib = cast(CalibrationLine, {**line, "rate_hz": rate, "rate_source": source})
+    if cacheable and not line.get("fault"):
+        from cyclebench.atomic import write_atomic
+
+        with contextlib.suppress(OSError):
+            write_atomic(memo, json.dumps({"whose": whose, "at": time.time(), "line": calib}))
+    return calib
+
+
 # The name a run's host is stored under when not the machine's hostname: `cyclebench fleet` sets it
 # to the inventory name (env["hostname"], host_id and boot_id still say which machine it was).
 HOST_ENV = "CYCLEBENCH_HOST"
@@ -52,14 +101,12 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     (model.PURPOSES; None: what its command and labels tell, store.db). Returns (run id,
     timer rate in Hz; 0.0 without a runner)."""
     from cyclebench.env import check, identity, sysinfo
-    from cyclebench.stats import clock
 
     calib: CalibrationLine | None = None
     rate = 0.0
     if runner is not None:
-        calib = runner.calibrate()
-        rate, source = clock.timer_rate(calib, sysinfo.kernel_tsc_hz())
-        calib = {**calib, "rate_hz": rate, "rate_source": source}
+        calib = _sitting_calibration(runner, cpu)
+        rate = calib["rate_hz"]
     env = sysinfo.capture(cpu, cc=binary.cc if binary is not None else cc)
     env["check"] = [f.to_dict() for f in check.run_checks(cpu)]
     env.update(env_extra or {})

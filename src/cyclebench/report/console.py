@@ -218,6 +218,8 @@ def calibration_line(cal: CalibrationLine | None) -> str:
         line += ")"
     if unit == "ref-cycles":
         line += "; ref-cycles are TSC ticks, not core cycles"
+    if isinstance(cal.get("age_s"), (int, float)):  # reused within its sitting (experiments/session.py)
+        line += f"; calibrated {cal['age_s']:.0f} s before the run"
     return line
 
 

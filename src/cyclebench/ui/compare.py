@@ -29,7 +29,7 @@ class Args(Protocol):
     budget: float
     equivalence: float
     fail_on: tuple[str, ...]
-    min_time: float
+    min_time: float | None
     alpha: float
     processes: int
     include_disturbed: bool
@@ -48,7 +48,7 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
     Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""
     from cyclebench.experiments.compare import describe, execute, keep_table, param_groups
-    from cyclebench.experiments.options import Budget
+    from cyclebench.experiments.options import FIXED_MIN_TIME, Budget
     from cyclebench.experiments.run import RunConfig, prepare
     from cyclebench.runner import interleave
     from cyclebench.runner.plan import MeasureOptions
@@ -61,7 +61,11 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     if len(targets) < 2:
         raise UserError("compare needs at least two benchmarks (or two run ids)")
     spec = a.build.spec()
-    opts = MeasureOptions(min_time=a.min_time, repeat=repeat or 60)
+    if repeat is not None:  # the fixed design
+        opts = MeasureOptions(min_time=FIXED_MIN_TIME if a.min_time is None else a.min_time, repeat=repeat)
+    else:  # the sequential design's shorter rounds (Budget)
+        opts = MeasureOptions(min_time=budget.min_time if a.min_time is None else a.min_time, repeat=60,
+                              warmup=budget.warmup)
     plan = interleave.split(repeat or 60, processes)
     design = None if repeat is not None else budget
     if design is None and len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:

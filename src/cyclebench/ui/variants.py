@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import click
 
-from cyclebench.experiments.options import BuildOptions, RunnerOptions
+from cyclebench.experiments.options import FIXED_MIN_TIME, BuildOptions, RunnerOptions
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
 from cyclebench.model import VARIANTS, BenchEntry
@@ -109,7 +109,7 @@ class AllocatorArgs(Protocol):
     targets: tuple[str, ...]
     params: tuple[str, ...]
     repeat: int | None
-    min_time: float
+    min_time: float | None
     allocators: list[Allocator] | None
     fail_on: tuple[str, ...]
     json_path: Path | None
@@ -130,7 +130,8 @@ def judge_allocators(a: AllocatorArgs, stored_runs: bool, labels: dict[str, str]
 
     if stored_runs or a.output.asked or a.plot_path is not None:
         raise click.UsageError("--allocator measures benchmarks (not stored runs), with --json for its output")
-    sw = allocator_sweep(a.targets, parse_params(a.params), a.repeat, a.min_time, a.allocators or [], labels)
+    min_time = FIXED_MIN_TIME if a.min_time is None else a.min_time
+    sw = allocator_sweep(a.targets, parse_params(a.params), a.repeat, min_time, a.allocators or [], labels)
     fail_on, json_path, wide = a.fail_on, a.json_path, a.wide
     run_id, data, unbuilt = measure_and_store(sw, a.build, a.pin, open_store(a.db))
     show(data, run_id, unbuilt, json_path, wide, exit_on_failure=False)
