@@ -193,6 +193,27 @@ def test_the_environment_and_the_compiler_binary_are_part_of_the_key(tmp_path: P
     assert b.cc_version == a.cc_version and b.key != a.key
 
 
+def test_the_remembered_compiler_version_follows_the_compiler_file(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cc --version` is asked once per compiler file; a compiler rewritten, or another one
+    found first on $PATH under the same name, is asked again."""
+    from cyclebench.build import compiler_version
+
+    bin_a, bin_b, asked = tmp_path / "a", tmp_path / "b", tmp_path / "asked"
+    for d, version in ((bin_a, "1.0"), (bin_b, "2.0")):
+        d.mkdir()
+        (d / "xcc").write_text(f'#!/bin/sh\necho x >> {asked}\necho "xcc {version}"\n')
+        (d / "xcc").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_a}:{os.environ['PATH']}")
+    assert compiler_version("xcc") == "xcc 1.0" and compiler_version("xcc") == "xcc 1.0"
+    assert len(asked.read_text().split()) == 1  # the second time from the memo
+    (bin_a / "xcc").write_text(f'#!/bin/sh\necho x >> {asked}\necho "xcc 1.1 built again"\n')
+    assert compiler_version("xcc") == "xcc 1.1 built again"
+    monkeypatch.setenv("PATH", f"{bin_b}:{bin_a}:{os.environ['PATH']}")
+    assert compiler_version("xcc") == "xcc 2.0"
+    assert len(asked.read_text().split()) == 3
+
+
 def test_make_dependency_quoting_is_undone(tmp_path: Path) -> None:
     """gcc -M writes a space as '\\ ', '$' as '$$' and '#' as '\\#' (libcpp/mkdeps.cc); the key
     split its output on blanks and read '.../My\\', so a path with a space did not build."""
