@@ -41,3 +41,19 @@ def test_more_values_than_a_16_bit_rank_holds() -> None:
     x = rng.normal(size=40_000)
     idx = rng.integers(0, len(x), size=(3, 5_001))
     assert np.array_equal(draw_medians(x, idx), np.median(x[idx], axis=1))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_row_medians_without_nan_are_numpys_nanmedian_to_the_bit(seed: int) -> None:
+    from cyclebench.stats.resample import row_nanmedians
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(int(rng.integers(1, 40)), int(rng.integers(1, 70)))) * 10.0 ** int(rng.integers(-3, 5))
+    a[rng.random(a.shape) < 0.4] = np.nan
+    a[0] = np.nan  # nothing in a row: NaN
+    if seed % 2:
+        a = np.round(a, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.array_equal(row_nanmedians(a), np.nanmedian(a, axis=1), equal_nan=True)
+    assert np.isnan(row_nanmedians(np.empty((2, 0)))).all()

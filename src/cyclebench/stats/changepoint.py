@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from cyclebench.stats.resample import row_nanmedians
 
 ALPHA = 0.005  # history's own: per segment searched, Bonferroni over its splits
 MIN_SEGMENT = 3  # runs on each side of a change point, at least
@@ -91,13 +92,6 @@ def _windows(x: np.ndarray, before: int, after: int) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(padded, before + after + 1)
 
 
-def _nanmedian_rows(w: np.ndarray) -> np.ndarray:
-    """The median of each row's numbers (NaN: none)."""
-    with warnings.catch_warnings():  # a row of NaN only (no side there) is NaN, and says so
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(w, axis=1)
-
-
 def _outlier_scores(x: np.ndarray, se: np.ndarray) -> np.ndarray:
     """Per run: how many robust sd it lies beyond both sides, in the same direction (0 if the
     sides disagree), a side being the median of the HAMPEL_HALF runs before or after it (one
@@ -109,12 +103,12 @@ def _outlier_scores(x: np.ndarray, se: np.ndarray) -> np.ndarray:
     if n == 0:
         return np.zeros(0)
     win = _windows(x, HAMPEL_HALF, HAMPEL_HALF)
-    centre = _nanmedian_rows(win)
-    local = MAD_SCALE * _nanmedian_rows(np.abs(win - centre[:, None]))
+    centre = row_nanmedians(win)
+    local = MAD_SCALE * row_nanmedians(np.abs(win - centre[:, None]))
     floor = max(float(np.median(local)), float(np.median(se)) if len(se) else 0.0)
     scale = np.maximum(local, floor)
-    sides = [_nanmedian_rows(_windows(x, HAMPEL_HALF, 0)[:, :HAMPEL_HALF]),  # the runs before
-             _nanmedian_rows(_windows(x, 0, HAMPEL_HALF)[:, 1:])]  # the runs after
+    sides = [row_nanmedians(_windows(x, HAMPEL_HALF, 0)[:, :HAMPEL_HALF]),  # the runs before
+             row_nanmedians(_windows(x, 0, HAMPEL_HALF)[:, 1:])]  # the runs after
     with np.errstate(divide="ignore", invalid="ignore"):
         dev = np.stack([(x - m) / scale for m in sides])  # NaN where a side is empty
     have = ~np.isnan(dev)

@@ -48,7 +48,7 @@ from typing import TypedDict, cast
 
 import numpy as np
 
-from cyclebench.stats.resample import draw_medians
+from cyclebench.stats.resample import draw_medians, row_nanmedians
 
 # Theil–Sen needs all n² pairwise slopes; beyond this many samples a fixed random subset
 # is used (the estimator's breakdown point is unchanged).
@@ -170,7 +170,7 @@ def round_slopes(
     has = ok.any(axis=(1, 2))
     med = np.full(rounds, np.nan)
     if has.any():
-        med[has] = np.nanmedian(slopes[has].reshape(int(has.sum()), -1), axis=1)
+        med[has] = row_nanmedians(slopes[has].reshape(int(has.sum()), -1))
     return med if aligned else med[has]
 
 
