@@ -7,10 +7,11 @@ Known effects: chains of 300 + k dependent adds cost exactly k more core cycles 
 ``--reps`` times by both designs of `cyclebench compare`:
   * fixed (`--repeat 60`): rounds over 4 runner processes, Wilcoxon + CI bootstrapped over
     processes + margin, α = 0.002;
-  * sequential (the default, `--budget`): processes of 10 rounds looked at one by one, alpha
-    spending, repeated CIs (stats/sequential.py).
+  * sequential (the default, `--budget`): processes of 10 rounds (sized as compare sizes them:
+    experiments/options.Budget) looked at one by one, alpha spending, repeated CIs
+    (stats/sequential.py).
 Power is the fraction that report "slower"; for A/A, any verdict is a false one. The seconds
-are of measuring only (the command adds its start-up, ~1.5 s of Python imports here).
+are of measuring only (the command adds its start-up: bench/startup.py).
 
 Usage: .venv/bin/python bench/detect.py [--reps 40] [--budget 2] [--cpu N] [--only fixed|sequential]
 """
@@ -28,6 +29,7 @@ import numpy as np
 
 from cyclebench.build import BuildSpec, build
 from cyclebench.env import sysinfo
+from cyclebench.experiments.options import Budget
 from cyclebench.experiments.sequential import measure_until_known
 from cyclebench.model import OK
 from cyclebench.runner import Runner, interleave
@@ -51,8 +53,10 @@ def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions, processes
 
 
 def sequential_once(runner: Runner, a: str, b: str, budget: float) -> tuple[str, float]:
-    seq = measure_until_known(runner, [(a, None), (b, None)], MeasureOptions(min_time=0.2, repeat=60, warmup=0.005),
-                              budget, 0.002, 0.01, 4)
+    """compare's sequential design as the command runs it: its rounds (Budget.min_time over 60,
+    Budget.warmup), α 0.002, ±1% equivalence, the first look after 4 processes."""
+    opts = MeasureOptions(min_time=Budget.min_time, repeat=60, warmup=Budget.warmup)
+    seq = measure_until_known(runner, [(a, None), (b, None)], opts, budget, 0.002, Budget.equivalence, 4)
     look = seq.final.get(1)
     return (look.decision if look else "failed"), seq.decided_s.get(1, seq.seconds)
 
