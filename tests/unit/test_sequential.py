@@ -73,3 +73,19 @@ def test_median_se_sees_the_processes() -> None:
     biased = flat + np.repeat(rng.normal(0, 1.0, 6), 10)
     assert median_se(biased, groups) > 3 * median_se(flat, groups)
     assert median_se(np.zeros(12), None) == 0.0
+
+
+def test_compare_sizes_the_rounds_per_design_and_keeps_an_explicit_min_time() -> None:
+    """The sequential design's shorter rounds and warm-up (its first look after ~0.16 s of
+    measuring, docs/method.md §5a); the fixed design's 0.2 s over --repeat; --min-time wins."""
+    from cyclebench.experiments.options import FIXED_MIN_TIME, Budget
+    from cyclebench.runner.plan import MeasureOptions
+    from cyclebench.ui.compare import measure_options
+
+    budget = Budget(2.0, 0.01)
+    seq = measure_options(None, None, budget)
+    assert (seq.min_time, seq.repeat, seq.warmup) == (Budget.min_time, 60, Budget.warmup)
+    assert Budget.min_time < FIXED_MIN_TIME and Budget.warmup < MeasureOptions.warmup
+    fixed = measure_options(120, None, budget)
+    assert (fixed.min_time, fixed.repeat, fixed.warmup) == (FIXED_MIN_TIME, 120, MeasureOptions.warmup)
+    assert measure_options(None, 0.5, budget).min_time == 0.5 and measure_options(60, 0.0, budget).min_time == 0.0

@@ -16,7 +16,8 @@ from cyclebench.ui.options import OutputOptions
 
 if TYPE_CHECKING:
     from cyclebench.experiments.comparison import Row
-    from cyclebench.experiments.options import BuildOptions, RunnerOptions
+    from cyclebench.experiments.options import Budget, BuildOptions, RunnerOptions
+    from cyclebench.runner.plan import MeasureOptions
     from cyclebench.store import Store
 
 
@@ -48,10 +49,9 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     fixed design of ``repeat`` rounds) and judge. Returns (run id, rows, measured results, title).
     Build, runner and store errors become one UserError line; Ctrl-C exits 130, results kept."""
     from cyclebench.experiments.compare import describe, execute, keep_table, param_groups
-    from cyclebench.experiments.options import FIXED_MIN_TIME, Budget
+    from cyclebench.experiments.options import Budget
     from cyclebench.experiments.run import RunConfig, prepare
     from cyclebench.runner import interleave
-    from cyclebench.runner.plan import MeasureOptions
     from cyclebench.ui.common import UserError
     from cyclebench.ui.finish import finishing
     from cyclebench.ui.progress import Steps
@@ -61,11 +61,7 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     if len(targets) < 2:
         raise UserError("compare needs at least two benchmarks (or two run ids)")
     spec = a.build.spec()
-    if repeat is not None:  # the fixed design
-        opts = MeasureOptions(min_time=FIXED_MIN_TIME if a.min_time is None else a.min_time, repeat=repeat)
-    else:  # the sequential design's shorter rounds (Budget)
-        opts = MeasureOptions(min_time=budget.min_time if a.min_time is None else a.min_time, repeat=60,
-                              warmup=budget.warmup)
+    opts = measure_options(repeat, a.min_time, budget)
     plan = interleave.split(repeat or 60, processes)
     design = None if repeat is not None else budget
     if design is None and len(plan) > 1 and plan[0] < interleave.SAFE_ROUNDS:
@@ -98,6 +94,18 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     except StoreError as e:
         raise UserError(str(e)) from None
     return run_id, rows, measured, title(run_id, how)
+
+
+def measure_options(repeat: int | None, min_time: float | None, budget: Budget) -> MeasureOptions:
+    """How compare sizes its rounds: the fixed design (``repeat`` rounds) over FIXED_MIN_TIME
+    seconds a benchmark, the sequential one (``repeat`` None) as ``budget`` says (shorter rounds,
+    less warm-up: its first look comes sooner); ``min_time`` (--min-time), when given, either way."""
+    from cyclebench.experiments.options import FIXED_MIN_TIME
+    from cyclebench.runner.plan import MeasureOptions
+
+    if repeat is not None:
+        return MeasureOptions(min_time=FIXED_MIN_TIME if min_time is None else min_time, repeat=repeat)
+    return MeasureOptions(min_time=budget.min_time if min_time is None else min_time, repeat=60, warmup=budget.warmup)
 
 
 def finish(a: Args, store: Store, rows: list[Row], measured: list[Result], title: str,
