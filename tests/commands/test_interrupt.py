@@ -107,6 +107,28 @@ def test_sigterm_to_compare_before_any_run_says_nothing_was_stored(tmp_path: Pat
     assert Store(url).last_run_id() is None
 
 
+def test_sigterm_while_compare_measures_stores_nothing_and_says_so(tmp_path: Path) -> None:
+    """compare opens its run once every set is measured (experiments/compare.execute: the store
+    may still be opening meanwhile), so a SIGTERM after its first process says nothing is stored,
+    and nothing is."""
+    url = f"sqlite:///{tmp_path}/c.db"
+    # the fixed design's 600 rounds over 4 processes: seconds of measuring after the first one
+    proc = cli_subprocess("compare", "-f", str(DATA / "chain.c"), "chain/add200", "chain/add400", "--repeat", "600",
+                          "--min-time", "2", "--db", url, start_new_session=True)
+    assert proc.stderr is not None
+    seen = ""
+    for line in proc.stderr:  # the progress lines come on stderr, one a process
+        seen += line
+        if "process 1" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    err = seen + err
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "nothing stored (compare stores its run once every set is measured)" in " ".join(err.split()), err
+    assert Store(url).last_run_id() is None
+
+
 # One process creating database after database, each with a real SIGTERM (os.kill from a timer
 # thread) at a random moment of its creation, handled by the CLI's own handler. Prints its outcomes.
 _CREATE_UNDER_SIGTERM = """

@@ -13,7 +13,7 @@ compare.unpaired over the per-round costs recomputed from the stored samples.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,7 +21,7 @@ import numpy as np
 from cyclebench.experiments.comparison import Row, adjust
 from cyclebench.experiments.options import Budget
 from cyclebench.experiments.run import Prepared, RunConfig, begin
-from cyclebench.experiments.sequential import measure_until_known
+from cyclebench.experiments.sequential import Sequential, measure_until_known
 from cyclebench.model import DISTURBED, ERROR, OK, Outcome, Result
 from cyclebench.report.console import fmt
 from cyclebench.runner import interleave
@@ -67,73 +67,103 @@ def execute(
     over ``processes`` runner processes, Holm across the command. Sequential (a Budget):
     processes of 10 rounds until every pair is decided or the budget ends, the first look
     after ``processes`` of them, α split over the command's pairs (Bonferroni).
-    Returns (run id, comparison rows, stored result rows); ``on_open`` gets the run id as soon
-    as the run is stored."""
+    Every set is measured first, then the run is opened and everything stored at once: the
+    store may still be opening meanwhile (ui/common.open_store's ``soon``: SQLAlchemy's import
+    while the runners measure). Returns (run id, comparison rows, stored result rows);
+    ``on_open`` gets the run id as soon as the run is stored."""
     groups = param_groups(prepared, names, params)
+    n_pairs = sum(len(b) - 1 for _, b in groups)
+    sets = [_measure_set(cfg, prepared, benches, param, alpha / n_pairs, processes, on_process, include_disturbed,
+                         budget, on_done) for param, benches in groups]
     run_id, rate = begin(cfg, prepared, store)
     on_open(run_id)
     rows: list[Row] = []
     results: list[Result] = []
-    n_pairs = sum(len(b) - 1 for _, b in groups)
     with store.finishing(run_id):
-        for param, benches in groups:
-            items = [(b, param) for b in benches]
-            label = " vs ".join(benches) + ("" if param is None else f" [{param}]")
-            step = lambda i, label=label: on_process(f"{label} process {i + 1}")  # noqa: E731
-            seq = None
-            if budget is not None:
-                seq = measure_until_known(prepared.runner, items, cfg.options, budget.seconds * (len(items) - 1),
-                                          alpha / n_pairs, budget.equivalence, processes, include_disturbed, step)
-                outs, procs = list(seq.outs), seq.procs
-            else:
-                outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes, on_process=step)
-            spared = [k for k, o in enumerate(outs) if o.status == OK or _not_measured(o)]
-            if len(spared) > 1 and len(spared) < len(outs) and any(_not_measured(outs[k]) for k in spared):
-                # one benchmark brought the shared process down: measure the others again without it
-                again, procs = interleave.measure(prepared.runner, [items[k] for k in spared], cfg.options, processes)
-                for k, o in zip(spared, again, strict=True):
-                    outs[k] = o
-                seq = None  # measured again in the fixed design: judged so
-            costs = []
-            good = [o.result for o in outs if o.status == OK and o.result]
-            shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
-            for k, o in enumerate(outs):
-                fields = result_fields(o, rate, "compare")
-                results.append(store.record(run_id, fields, sample_rows(o.result)))
-                ratio = next(shared) if o.status == OK and o.result else None
-                # a disturbed side (most batches preempted) enters no verdict unless asked
-                use = usable_for_verdict(fields, include_disturbed) and o.result is not None
-                costs.append(clock.round_costs(o.result, ratio) if use else None)
-                if fields["status"] == DISTURBED and not include_disturbed:
-                    outs[k] = replace(o, status=DISTURBED, reason=fields.get("reason"))
-            base = costs[0]
-            for j, (b, o, c) in enumerate(zip(benches[1:], outs[1:], costs[1:], strict=True), start=1):
-                if base is None or c is None:  # the culprit first, then what it cost the other side
-                    bad = sorted((x for x in (outs[0], o) if x.status != OK), key=_not_measured)
-                    rows.append(Row(benches[0], b, param, "", None,
-                                    "; ".join(f"{x.bench}: {x.status}: {x.reason}" for x in bad)))
-                    continue
-                if seq is not None:
-                    cmp = seq.comparison(j)
-                    looks = [asdict(x) for x in seq.looks.get(j, [])]
-                    rows.append(Row(benches[0], b, param, base[1], cmp, seq.note(j) if cmp else "no look was possible",
-                                    {"looks": looks, "seconds": seq.decided_s.get(j, seq.seconds),
-                                     "budget": seq.budget,
-                                     "alpha": alpha / n_pairs, "equivalence": budget.equivalence if budget else None}))
-                    continue
-                ok = [i for i in range(min(len(base[0]), len(c[0]))) if base[0][i] == base[0][i] and c[0][i] == c[0][i]]
-                try:
-                    g = procs[ok] if len(procs) == len(base[0]) else None
-                    cmp = paired(base[0][ok], c[0][ok], alpha=alpha, groups=g)
-                except ValueError as e:
-                    rows.append(Row(benches[0], b, param, base[1], None, str(e)))
-                    continue
-                rows.append(Row(benches[0], b, param, base[1], cmp, process_note(base[0][ok], c[0][ok], g)))
-            on_done(param)
+        for m in sets:
+            _store_and_judge(store, run_id, rate, m, alpha, n_pairs, include_disturbed, budget, rows, results)
     rows = adjust(rows, alpha)
     store.update_run(run_id, summary={"compare": [r.to_dict() for r in rows]})
     store.finish_run(run_id, "complete")
     return run_id, rows, results
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """One set as measured: its benchmarks at ``param``, their outcomes, each round's process,
+    and the sequential design's looks (None: judged in the fixed design)."""
+
+    param: int | None
+    benches: list[str]
+    outs: list[Outcome]
+    procs: np.ndarray
+    seq: Sequential | None
+
+
+def _measure_set(cfg: RunConfig, prepared: Prepared, benches: list[str], param: int | None, alpha: float,
+                 processes: int, on_process: Callable[[str], None], include_disturbed: bool, budget: Budget | None,
+                 on_done: Callable[[int | None], None]) -> _Measured:
+    """Measure one set in its design (``alpha``: each pair's share); a benchmark that brought the
+    shared process down leaves the others measured again without it, in the fixed design."""
+    items = [(b, param) for b in benches]
+    label = " vs ".join(benches) + ("" if param is None else f" [{param}]")
+    step = lambda i: on_process(f"{label} process {i + 1}")  # noqa: E731
+    seq = None
+    if budget is not None:
+        seq = measure_until_known(prepared.runner, items, cfg.options, budget.seconds * (len(items) - 1),
+                                  alpha, budget.equivalence, processes, include_disturbed, step)
+        outs, procs = list(seq.outs), seq.procs
+    else:
+        outs, procs = interleave.measure(prepared.runner, items, cfg.options, processes, on_process=step)
+    spared = [k for k, o in enumerate(outs) if o.status == OK or _not_measured(o)]
+    if len(spared) > 1 and len(spared) < len(outs) and any(_not_measured(outs[k]) for k in spared):
+        # one benchmark brought the shared process down: measure the others again without it
+        again, procs = interleave.measure(prepared.runner, [items[k] for k in spared], cfg.options, processes)
+        for k, o in zip(spared, again, strict=True):
+            outs[k] = o
+        seq = None  # measured again in the fixed design: judged so
+    on_done(param)
+    return _Measured(param, benches, outs, procs, seq)
+
+
+def _store_and_judge(store: Store, run_id: int, rate: float, m: _Measured, alpha: float, n_pairs: int,
+                     include_disturbed: bool, budget: Budget | None, rows: list[Row], results: list[Result]) -> None:
+    """Store one measured set's results (``rate``: the timer's Hz) and append its comparison rows."""
+    outs, benches, param, procs, seq = list(m.outs), m.benches, m.param, m.procs, m.seq
+    costs = []
+    good = [o.result for o in outs if o.status == OK and o.result]
+    shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
+    for k, o in enumerate(outs):
+        fields = result_fields(o, rate, "compare")
+        results.append(store.record(run_id, fields, sample_rows(o.result)))
+        ratio = next(shared) if o.status == OK and o.result else None
+        # a disturbed side (most batches preempted) enters no verdict unless asked
+        use = usable_for_verdict(fields, include_disturbed) and o.result is not None
+        costs.append(clock.round_costs(o.result, ratio) if use else None)
+        if fields["status"] == DISTURBED and not include_disturbed:
+            outs[k] = replace(o, status=DISTURBED, reason=fields.get("reason"))
+    base = costs[0]
+    for j, (b, o, c) in enumerate(zip(benches[1:], outs[1:], costs[1:], strict=True), start=1):
+        if base is None or c is None:  # the culprit first, then what it cost the other side
+            bad = sorted((x for x in (outs[0], o) if x.status != OK), key=_not_measured)
+            rows.append(Row(benches[0], b, param, "", None,
+                            "; ".join(f"{x.bench}: {x.status}: {x.reason}" for x in bad)))
+            continue
+        if seq is not None:
+            cmp = seq.comparison(j)
+            looks = [asdict(x) for x in seq.looks.get(j, [])]
+            rows.append(Row(benches[0], b, param, base[1], cmp, seq.note(j) if cmp else "no look was possible",
+                            {"looks": looks, "seconds": seq.decided_s.get(j, seq.seconds), "budget": seq.budget,
+                             "alpha": alpha / n_pairs, "equivalence": budget.equivalence if budget else None}))
+            continue
+        ok = [i for i in range(min(len(base[0]), len(c[0]))) if base[0][i] == base[0][i] and c[0][i] == c[0][i]]
+        try:
+            g = procs[ok] if len(procs) == len(base[0]) else None
+            cmp = paired(base[0][ok], c[0][ok], alpha=alpha, groups=g)
+        except ValueError as e:
+            rows.append(Row(benches[0], b, param, base[1], None, str(e)))
+            continue
+        rows.append(Row(benches[0], b, param, base[1], cmp, process_note(base[0][ok], c[0][ok], g)))
 
 
 def describe(measured: Sequence[Result], cpu: int, budget: Budget | None) -> str:

@@ -70,9 +70,12 @@ def measure_and_judge(a: Args, labels: dict[str, str],
     cfg = RunConfig(spec=spec, globs=targets, cpu=pin.cpu, options=opts, command=["cyclebench", *sys.argv[1:]],
                     fifo=pin.fifo, max_rss=pin.max_rss, labels=labels, purpose=COMPARE)
     opened: list[int] = []
+    processes_done: list[str] = []
 
     def kept() -> str:  # what is kept depends on whether the run opened
-        if not opened:  # still building or calibrating: no run row, no result
+        if not opened and processes_done:  # measuring: the run opens once every set is measured
+            return "nothing stored (compare stores its run once every set is measured)"
+        if not opened:  # still building: no run row, no result
             return "nothing was measured, nothing stored"
         try:
             n = f"{len(store.results(opened[0]))} result(s) kept"
@@ -85,8 +88,12 @@ def measure_and_judge(a: Args, labels: dict[str, str],
             prepared = prepare(cfg)
         n_sets = len(param_groups(prepared, targets, params))
         with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:
+            def step(label: str) -> None:
+                processes_done.append(label)
+                steps.step(label)
+
             run_id, rows, measured = execute(cfg, prepared, store, targets, params, a.alpha, processes=processes,
-                                             on_process=steps.step, include_disturbed=a.include_disturbed,
+                                             on_process=step, include_disturbed=a.include_disturbed,
                                              budget=design, on_open=opened.append)
     how = describe(measured, prepared.cpu, design)
     try:
