@@ -1,6 +1,7 @@
 """Stored runs listed without SQLAlchemy: a read-only open of a SQLite file at the newest schema
 lists its runs through the standard library's sqlite3 (the driver SQLAlchemy drives SQLite with).
-Importing SQLAlchemy is ~0.2 s of `cyclebench runs -n 100`'s ~0.4 s (bench/startup.py).
+Importing SQLAlchemy and opening its engine was most of `cyclebench runs -n 100`: 0.53 → 0.22 s CPU
+on 100 runs (bench/startup.py).
 
 ``open_head`` is the one place that decides: a plain ``sqlite:///path`` (urls.plain_sqlite) whose
 file sqlite3 opens read-only and finds cyclebench's at the newest revision, whole (migrate's
