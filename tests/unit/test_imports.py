@@ -79,7 +79,8 @@ def _history(db: str, values: list[float]) -> list[int]:
 
 
 def test_commands_that_need_them_import_them_and_work(tmp_path: Path) -> None:
-    """runs opens the database (SQLAlchemy) and needs no numpy; compare of one run a side judges
+    """runs reads a SQLite file at the newest schema with sqlite3 alone (store/reads.py: no SQLAlchemy)
+    and needs no numpy; compare of one run a side judges
     with no runner, prediction or scipy (no spread: no t); history finds a 10% step with scipy's
     t distribution, and draws nothing without --plot."""
     db = f"sqlite:///{tmp_path / 'results.db'}"
@@ -89,7 +90,7 @@ def test_commands_that_need_them_import_them_and_work(tmp_path: Path) -> None:
     env = {"CYCLEBENCH_DB": db, "COLUMNS": "200"}
 
     mods, out = modules_after(cli_code("runs", "-n", "100"), env)
-    assert f"{ids[-1]}" in out and "sqlalchemy" in mods and "cyclebench.store.db" in mods
+    assert f"{ids[-1]}" in out and "sqlalchemy" not in mods and "cyclebench.store.reads" in mods
     assert "numpy" not in mods and "scipy" not in mods and "jsonschema" not in mods
 
     mods, out = modules_after(cli_code("compare", str(ids[0]), str(ids[-1])), env)

@@ -191,7 +191,7 @@ def test_model_result_names_every_column_of_the_results_table() -> None:
     """model.Result is the one typed record of a result row: it must not drift from the table.
     Its columns are its fields but ``extra``, which holds its typed parts (store.rows)."""
     from cyclebench.model import Result
-    from cyclebench.store.db import results
     from cyclebench.store.rows import ADDED, MEASURED, READ
+    from cyclebench.store.schema import results
 
     assert set(Result.__annotations__) == {c.name for c in results.columns} - {"extra"} | {*MEASURED, *ADDED, *READ}

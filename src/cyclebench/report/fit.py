@@ -244,18 +244,17 @@ class FitTable:
         n = len(self.columns)
         notes = self._notes()
         full = self._full()
-        floor = self._floor()
-        least = self._least(full, floor)
         has_notes = notes is not None and any(r.cells[notes].plain for r in self._rows)
         base = [i for i in range(n) if i != notes]
         if self.wide or width >= _UNBOUNDED:  # every column: notes beside, else under their rows
             every = list(range(n))
-            for cols, notes_under, widths in ((every, False, full), (base, has_notes, full),
-                                              (base, has_notes, least), (base, has_notes, floor)):
+            for cols, notes_under, widths in self._wide_tries(every, base, has_notes, full):
                 need = self._need(console, cols, widths)
                 if need <= width:
                     return Layout(cols, self._spread(cols, full, widths, width - need), notes_under)
             return Layout(every, None, False, records=True)
+        floor = self._floor()
+        least = self._least(full, floor)
         # secondary columns in drop order: highest priority number first, the later column first among equals
         order = sorted((i for i in base if self.columns[i].priority > 0),
                        key=lambda i: (self.columns[i].priority, i), reverse=True)
@@ -287,6 +286,17 @@ class FitTable:
         # not even that: one record a row, every answer column kept
         return Layout(answer + ([notes] if has_notes and notes is not None else []), None, False, dropped,
                       records=True)
+
+    def _wide_tries(self, every: list[int], base: list[int], has_notes: bool, full: list[int]
+                    ) -> Iterator[tuple[list[int], bool, list[int]]]:
+        """``wide``'s layouts, widest first: (columns, notes under their rows, content widths). The
+        narrower widths are measured only when the widest does not fit: a pipe's table (every
+        column at its widest) never needs them (`runs -n 100`: its layout 3.3 → 0.9 ms)."""
+        yield every, False, full
+        yield base, has_notes, full
+        floor = self._floor()
+        yield base, has_notes, self._least(full, floor)
+        yield base, has_notes, floor
 
     def _names_fit(self, console: Console, lay: Layout, full: list[int], least: list[int], width: int) -> Layout:
         """``lay``, unless a name in it folds onto more than NAME_LINES lines (a name, a label and run

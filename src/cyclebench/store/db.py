@@ -9,6 +9,10 @@ everything it finished.
 The schema is versioned by Alembic (``store/migrations``, applied on open by
 ``store/migrate``); store/schema.py holds the tables at the newest revision.
 
+SQLAlchemy is imported where it is used: a read-only open of a SQLite file at the newest schema
+lists runs through store/reads.py without it (`cyclebench runs`), and makes its engine on first
+use of anything else.
+
 Default location: ``$CYCLEBENCH_DB`` or ``~/.local/share/cyclebench/results.db`` (WAL
 journal, so a reader never blocks the run writing it).
 """
@@ -19,43 +23,29 @@ import atexit
 import contextlib
 import datetime as dt
 import functools
-import logging
 import os
 import signal
 import sqlite3
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import platformdirs
-from sqlalchemy import (
-    JSON,
-    ColumnElement,
-    Connection,
-    Engine,
-    Integer,
-    case,
-    create_engine,
-    delete,
-    event,
-    exists,
-    func,
-    insert,
-    literal,
-    or_,
-    select,
-    type_coerce,
-    update,
-)
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from cyclebench.model import FLEET, KINDS, PURPOSE_ENV, PURPOSES, RUN, Result, Run, infer_purpose, suite_order
-from cyclebench.store import liveness, migrate, urls
+from cyclebench.store import liveness, migrate, reads, urls
 from cyclebench.store.errors import RunGone, StoreError
 from cyclebench.store.rows import guess_kind, lenient_json, result_of, row_of, sound
+
+if TYPE_CHECKING:
+    from sqlalchemy import ColumnElement, Connection, Engine
+    from sqlalchemy.engine import URL
+
+    from cyclebench.store.schema import ResultRow
 
 T = TypeVar("T")
 
@@ -63,15 +53,6 @@ T = TypeVar("T")
 # stats.clock reads them): tick lists no table shows, most of a stored row's bytes
 # (results_of(raw=False) leaves them out)
 RAW_EXTRA = ("chain", "chains")
-
-from cyclebench.store.schema import (  # noqa: E402  the schema, re-exported for the store's users
-    RESULT_FIELDS,
-    RUN_FIELDS,
-    ResultRow,
-    results,
-    runs,
-    samples,
-)
 
 
 def _purpose(run: Mapping[str, Any]) -> str:
@@ -84,8 +65,6 @@ def _purpose(run: Mapping[str, Any]) -> str:
     return FLEET if purpose == RUN and os.environ.get(PURPOSE_ENV) == FLEET else purpose
 
 
-_RUN_NUMERIC = frozenset(c.name for c in runs.columns if isinstance(c.type, Integer))
-_RUN_JSON = frozenset(c.name for c in runs.columns if isinstance(c.type, JSON))
 
 
 def default_url() -> str:
@@ -155,6 +134,13 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN " + conn.get_execution_options().get("cyclebench_begin", "DEFERRED"))
 
 
+def _database_errors() -> tuple[type[Exception], ...]:
+    """sqlite3's errors, and SQLAlchemy's once it is imported (a store that read through
+    store/reads.py alone never imports it)."""
+    exc = sys.modules.get("sqlalchemy.exc")
+    return (sqlite3.Error,) if exc is None else (exc.SQLAlchemyError, sqlite3.Error)
+
+
 def _guard(fn: Callable[..., T]) -> Callable[..., T]:
     """Database errors while a run is going become StoreError: one line for the user,
     and everything committed before stays."""
@@ -163,7 +149,7 @@ def _guard(fn: Callable[..., T]) -> Callable[..., T]:
     def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
         try:
             return fn(self, *args, **kwargs)
-        except (SQLAlchemyError, sqlite3.Error) as e:
+        except _database_errors() as e:
             raise StoreError(self._scrub(f"database error: {str(e).splitlines()[0]}")) from e
         except OverflowError as e:  # an int beyond 64 bits bound by sqlite3
             raise StoreError(f"a value does not fit the database: {e}") from e
@@ -177,6 +163,8 @@ def _quiet_psycopg() -> None:
     resort handler prints on stderr before cyclebench's own line about the same failure. A
     handler of its own that drops them (the error itself still reaches cyclebench); a user who
     configured logging keeps their handlers."""
+    import logging  # PostgreSQL's only: ~4 ms of a SQLite reader's start
+
     log = logging.getLogger("psycopg")
     if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
         log.addHandler(logging.NullHandler())
@@ -256,6 +244,10 @@ class Store:
     (read-only commands: runs, show, export) raises StoreError "no cyclebench database at …"
     instead, creating neither file nor directory. Either way a database that is not
     cyclebench's is refused untouched, and an older cyclebench database is upgraded.
+
+    A read-only open of a SQLite file already at the newest schema (reads.open_head decides)
+    imports no SQLAlchemy: list_runs reads it with sqlite3 (store/reads.py), and the engine is
+    made, as any other open makes it, on first use of anything else.
     """
 
     heartbeat_every = liveness.HEARTBEAT_EVERY
@@ -263,14 +255,30 @@ class Store:
 
     def __init__(self, url: str | None = None, *, create: bool = True) -> None:
         raw = url or default_url()
+        self._heartbeats: dict[int, _Heartbeat] = {}
+        self._host_id: str | None = None
+        self._password: str | None = None
+        self._reads = None if create else reads.open_head(raw)
+        if self._reads is not None:
+            self.url = self._reads.url
+            self._raw = raw
+            return
+        self.engine = self._connect(raw, create)
+
+    @functools.cached_property
+    def engine(self) -> Engine:
+        """SQLAlchemy's engine, the database at the newest schema: made on open, or on first use
+        after a read-only open that store/reads.py answers."""
+        return self._connect(self._raw, create=False)
+
+    def _connect(self, raw: str, create: bool) -> Engine:
+        """The engine of URL ``raw``, its schema brought to the newest revision (see the class)."""
         self.url = urls.display(raw)  # for messages and exports: never the password
         try:
-            self._url = urls.parse(raw)
+            self._url: URL = urls.parse(raw)
         except urls.UrlError as e:
             raise StoreError(f"cannot open database {self.url}: {e}") from None
         self._password = self._url.password
-        self._heartbeats: dict[int, _Heartbeat] = {}
-        self._host_id: str | None = None
         path = urls.sqlite_path(self._url)
         where = path if path is not None else self.url
         if path is None and urls.sqlite_in_memory(self._url):
@@ -295,33 +303,37 @@ class Store:
                     raise StoreError(f"cannot open database {self.url}: cannot create a file in {p.parent} "
                                      "(not writable)")
         with _signals_held():
-            self._open(create, where)
+            return self._open(create, where)
 
-    def _open(self, create: bool, where: str) -> None:
-        """Create the engine and bring the schema to the newest revision (see __init__)."""
+    def _open(self, create: bool, where: str) -> Engine:
+        """Create the engine and bring the schema to the newest revision (see _connect)."""
+        from sqlalchemy import create_engine, event
+        from sqlalchemy.exc import SQLAlchemyError
+
         try:
             # a JSON column that does not decode reads as DamagedJSON, not an exception (rows.sound)
-            self.engine: Engine = create_engine(self._url, json_deserializer=lenient_json)
+            engine = create_engine(self._url, json_deserializer=lenient_json)
         except ImportError as e:
             raise StoreError(self._missing_driver(e)) from None
         except (SQLAlchemyError, ValueError, TypeError) as e:
             raise StoreError(self._scrub(f"cannot open database {self.url}: {str(e).splitlines()[0]}")) from e
-        if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_connect)
-            event.listen(self.engine, "begin", _sqlite_begin)
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_connect)
+            event.listen(engine, "begin", _sqlite_begin)
         else:
             _quiet_psycopg()
         try:
-            migrate.prepare(self.engine, create=create, where=where)
+            migrate.prepare(engine, create=create, where=where)
         except migrate.SchemaError as e:
-            self.engine.dispose()
+            engine.dispose()
             raise StoreError(str(e)) from None
         except ImportError as e:
-            self.engine.dispose()
+            engine.dispose()
             raise StoreError(self._missing_driver(e)) from None
         except (SQLAlchemyError, sqlite3.Error, OSError, ValueError) as e:
-            self.engine.dispose()
+            engine.dispose()
             raise StoreError(self._scrub(f"cannot open database {self.url}: {str(e).splitlines()[0]}")) from e
+        return engine
 
     def _missing_driver(self, e: ImportError) -> str:
         if self._url.get_backend_name() == "postgresql":
@@ -341,6 +353,8 @@ class Store:
         Signals are held meanwhile: one raised inside the pool's close was logged by SQLAlchemy
         as "Exception closing connection" with a traceback."""
         self._stop_heartbeats()
+        if "engine" not in self.__dict__:  # read through store/reads.py alone: no engine, no connection held
+            return
         with _signals_held():
             self.engine.dispose()
 
@@ -355,6 +369,8 @@ class Store:
     @property
     def file(self) -> Path | None:
         """The SQLite database's file; None for a server's (PostgreSQL)."""
+        if self._reads is not None:
+            return Path(self._reads.path)
         path = urls.sqlite_path(self._url)
         return Path(path) if path is not None else None
 
@@ -371,6 +387,10 @@ class Store:
         its id. The command line is stored with any --db password masked. While the run is
         'running' in this process a background thread refreshes its heartbeat every
         ``heartbeat_every`` s, until finish_run (or the process ends)."""
+        from sqlalchemy import insert
+
+        from cyclebench.store.schema import runs
+
         t = now()
         values = {"started_at": t, "status": liveness.RUNNING, "host_id": self.host_id, "pid": os.getpid(),
                   "pid_start": liveness.process_start(os.getpid()), "heartbeat_at": t, **fields}
@@ -389,6 +409,10 @@ class Store:
         """Say run ``run_id`` is alive (now); False if it is no longer 'running'. A run of this
         very process that another host wrote off as 'abandoned' (its heartbeat stopped while the
         process was stopped, e.g. SIGSTOP) is 'running' again: it is."""
+        from sqlalchemy import update
+
+        from cyclebench.store.schema import runs
+
         mine = (runs.c.status == liveness.ABANDONED) & (runs.c.host_id == self.host_id) & (runs.c.pid == os.getpid())
         with self._write() as conn:
             n = conn.execute(update(runs).where(runs.c.id == run_id, (runs.c.status == liveness.RUNNING) | mine)
@@ -403,6 +427,10 @@ class Store:
 
     @_guard
     def update_run(self, run_id: int, **fields: Any) -> None:
+        from sqlalchemy import update
+
+        from cyclebench.store.schema import runs
+
         if fields.get("status", liveness.RUNNING) != liveness.RUNNING:
             self._stop_heartbeats(run_id)
         if fields.get("command") is not None:
@@ -433,7 +461,9 @@ class Store:
         (its parts in ``extra``), a mapping's as given (``extra`` its JSON); absent ones None,
         ``variant`` "", ``created_at`` now, ``kind`` guessed (guess_kind). Raises StoreError
         for an unknown kind."""
-        values = row_of(fields) if isinstance(fields, Result) else cast(ResultRow, {k: fields.get(k)
+        from cyclebench.store.schema import RESULT_FIELDS
+
+        values = row_of(fields) if isinstance(fields, Result) else cast("ResultRow", {k: fields.get(k)
                                                                                      for k in RESULT_FIELDS})
         values["variant"] = values.get("variant") or ""
         values["created_at"] = values.get("created_at") or now()
@@ -445,6 +475,10 @@ class Store:
     @staticmethod
     def _insert_result(conn: Connection, run_id: int, values: ResultRow,
                        sample_rows: Sequence[Sequence[int | None]]) -> int:
+        from sqlalchemy import insert
+
+        from cyclebench.store.schema import results, samples
+
         rid = int(conn.execute(insert(results).values(run_id=run_id, **values)).inserted_primary_key[0])
         if sample_rows:
             conn.execute(
@@ -462,6 +496,8 @@ class Store:
         """Insert one result (a record, or a mapping of its columns) and its raw samples
         [(iters, ticks[, cal, disturbed, pmu]), ...] in one transaction. ``kind`` (model.KINDS) is
         guessed from the unit and the stored JSON when not given."""
+        from sqlalchemy.exc import IntegrityError
+
         values = self._result_values(fields)
         try:
             with self._write() as conn:
@@ -485,6 +521,8 @@ class Store:
     def add_results(self, run_id: int, rows: Sequence[Mapping[str, Any]]) -> list[int]:
         """Insert several results without samples (e.g. a profile's functions, hundreds at a
         time) in ONE transaction: all of them or none. Returns their ids, in order."""
+        from sqlalchemy.exc import IntegrityError
+
         prepared = [self._result_values(fields) for fields in rows]
         try:
             with self._write() as conn:
@@ -495,6 +533,10 @@ class Store:
             raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force)") from None
 
     def _has_run(self, run_id: int) -> bool:
+        from sqlalchemy import select
+
+        from cyclebench.store.schema import runs
+
         with self.engine.connect() as conn:
             return conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is not None
 
@@ -503,6 +545,10 @@ class Store:
                    rows: Sequence[tuple[Mapping[str, Any], Sequence[Sequence[int | None]]]]) -> int:
         """Insert a whole run — its row as given (status included) and its results with their
         samples — in ONE transaction: all of it is stored, or nothing (import)."""
+        from sqlalchemy import insert
+
+        from cyclebench.store.schema import RUN_FIELDS, runs
+
         values = {k: run.get(k) for k in RUN_FIELDS}
         values["status"] = values.get("status") or "complete"
         if values.get("command") is not None:
@@ -520,6 +566,10 @@ class Store:
         """Mark the runs that read as abandoned (liveness.run_status) 'abandoned' in the
         database, finished at their last sign of life; returns their ids. For writing
         commands; a run that beats meanwhile is left alone."""
+        from sqlalchemy import select, update
+
+        from cyclebench.store.schema import runs
+
         done = []
         with self._write() as conn:
             rows = conn.execute(select(runs.c.id, runs.c.status, runs.c.started_at, runs.c.host_id, runs.c.pid,
@@ -546,7 +596,7 @@ class Store:
         """A runs row as read: status as it stands now (abandoned when its process is gone),
         command without passwords (rows stored before redaction existed)."""
         fields = dict(row)
-        bad = sound(fields, _RUN_NUMERIC, _RUN_JSON)
+        bad = sound(fields, reads.RUN_INTEGER, reads.RUN_JSON)
         command = fields.get("command")
         return Run.of({**fields, "status": self._status(fields), "damaged": bad,
                        "command": urls.redact_argv(command) if isinstance(command, list) else command})
@@ -555,6 +605,10 @@ class Store:
     def get_run(self, run_id: int) -> Run | None:
         """The run (status as it stands now, see _run_out), or None — also for an id no
         database could hold (e.g. 10**23)."""
+        from sqlalchemy import select
+
+        from cyclebench.store.schema import runs
+
         if not -(2**63) <= run_id < 2**63:
             return None
         with self.engine.connect() as conn:
@@ -563,12 +617,20 @@ class Store:
 
     @_guard
     def last_run_id(self) -> int | None:
+        from sqlalchemy import select
+
+        from cyclebench.store.schema import runs
+
         with self.engine.connect() as conn:
             row = conn.execute(select(runs.c.id).order_by(runs.c.id.desc()).limit(1)).first()
         return int(row[0]) if row else None
 
     def _label_is(self, key: str, value: str) -> ColumnElement[bool]:
         """runs.labels holds ``key`` with the string ``value`` (any key: bound, never spliced)."""
+        from sqlalchemy import exists, func, literal, select
+
+        from cyclebench.store.schema import runs
+
         if self.engine.dialect.name == "sqlite":  # a JSON path cannot quote every key: look at each pair
             each = func.json_each(runs.c.labels).table_valued("key", "value")
             return exists(select(literal(1)).select_from(each).where(each.c.key == key, each.c.value == value))
@@ -580,7 +642,16 @@ class Store:
         """The newest ``limit`` runs (None or negative: all), newest first, among those that
         pass every filter given (all in SQL): ``host`` (its host name or host id), ``since``
         (started on that UTC date or later), ``labels`` (each key holds its value), ``bench``
-        (a result whose benchmark matches the glob as `run -b` does: bench_regex)."""
+        (a result whose benchmark matches the glob as `run -b` does: bench_regex). Read through
+        store/reads.py when the store was opened so (see the class), the same rows either way."""
+        if self._reads is not None:
+            found = self._reads.list_runs(limit, host=host, since=since, labels=labels,
+                                          bench_regex=None if bench is None else bench_regex(bench))
+            return [self._run_out(r) for r in found]
+        from sqlalchemy import or_, select
+
+        from cyclebench.store.schema import results, runs
+
         q = select(runs).order_by(runs.c.id.desc())
         if host is not None:
             q = q.where(or_(runs.c.host == host, runs.c.host_id == host))
@@ -602,6 +673,10 @@ class Store:
         nothing); ids not in the database are passed over. Returns the numbers of runs,
         results and samples deleted. Whether a run may go (still running?) is the caller's
         decision."""
+        from sqlalchemy import delete, select
+
+        from cyclebench.store.schema import results, runs, samples
+
         ids = sorted({int(i) for i in run_ids if -(2**63) <= int(i) < 2**63})
         if not ids:
             return 0, 0, 0
@@ -616,6 +691,10 @@ class Store:
     def results(self, run_id: int) -> list[Result]:
         """The run's result records in the suite's order (model.suite_order), whatever order
         they were stored in."""
+        from sqlalchemy import select
+
+        from cyclebench.store.schema import results
+
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(results).where(results.c.run_id == run_id).order_by(results.c.id)
@@ -628,6 +707,10 @@ class Store:
         results; absent ids: []). ``raw=False``: each runner line without the calibration
         chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
         shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
+        from sqlalchemy import select
+
+        from cyclebench.store.schema import results
+
         out: dict[int, list[Result]] = {int(r): [] for r in run_ids}
         if not out:
             return out
@@ -646,6 +729,10 @@ class Store:
         """results.extra less the RAW_EXTRA keys, computed by SQLite (json_remove keeps the other
         keys in their order: the counters' columns follow it). PostgreSQL could only through
         jsonb, which reorders keys: there extra is read whole."""
+        from sqlalchemy import JSON, case, func, type_coerce
+
+        from cyclebench.store.schema import results
+
         if self.engine.dialect.name == "sqlite":  # a damaged extra as it is: json_remove would fail the query
             return type_coerce(case((func.json_valid(results.c.extra) == 1,
                                      func.json_remove(results.c.extra, *(f"$.{k}" for k in RAW_EXTRA))),
@@ -655,6 +742,10 @@ class Store:
     @_guard
     def samples(self, result_id: int) -> list[tuple[int, int, int | None, int | None, int | None]]:
         """Raw samples of a result, in measurement order: (iters, ticks, cal, disturbed, pmu)."""
+        from sqlalchemy import select
+
+        from cyclebench.store.schema import samples
+
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(samples.c.iters, samples.c.ticks, samples.c.cal, samples.c.disturbed, samples.c.pmu)

@@ -7,6 +7,10 @@ A database is one of: *empty* (no tables), *cyclebench's* (a ``meta`` table hold
 cyclebench database made before Alembic (schema version 1 or 2) is completed to revision 0001
 and stamped, then upgraded.
 
+What "cyclebench's, at the newest revision, whole" means is decided here for both readers: SQLAlchemy's
+(``prepare``) and the standard library's read-only one (store/reads.py), through ``state_of`` and
+``damage``; this module imports SQLAlchemy only in the functions that take its connections.
+
 Concurrency (several commands opening a new database at once): the common case (already at
 ``HEAD``) only reads. Anything that writes the schema runs in one transaction that first takes
 the database's write lock — ``BEGIN IMMEDIATE`` on SQLite (after ``busy_timeout``, and after
@@ -18,11 +22,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, inspect, text
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
 
 # the revisions in migrations/versions, oldest first (a test checks)
 KNOWN = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010")
@@ -33,6 +39,30 @@ SCRIPTS = Path(__file__).parent / "migrations"
 _PG_LOCK = 0x6379_636C_6562  # "cycleb": the advisory lock key of schema changes
 SQLITE_BUSY_MS = 10_000
 
+
+# Every table of the newest schema and its columns, in store/schema.py's order (metadata.sorted_tables),
+# as names: what a database must hold to be used as it is (damage), known without importing SQLAlchemy
+# (store/reads.py). A test checks it against store/schema.py.
+HEAD_COLUMNS: dict[str, tuple[str, ...]] = {
+    "fleet_jobs": ("id", "started_at", "finished_at", "status", "inventory", "command", "mode"),
+    "meta": ("key", "value"),
+    "runs": ("id", "started_at", "finished_at", "status", "command", "host", "cpu_model", "cpu", "tool_version",
+             "code_rev", "build", "calibration", "env", "summary", "host_id", "pid", "heartbeat_at", "pid_start",
+             "labels", "group_id", "kernel_release", "kernel_version", "boot_id", "microcode", "compiler",
+             "code_dirty", "purpose"),
+    "fleet_hosts": ("id", "job_id", "host", "status", "reason", "finished_at", "check", "run_ids", "machine"),
+    "predictions": ("id", "run_id", "bench", "param", "variant", "tool", "status", "reason", "tool_version", "mcpu",
+                    "cpu_model", "cycles_per_iter", "trips_per_op", "cycles_per_op", "throughput", "lcd", "coverage",
+                    "detail", "created_at"),
+    "results": ("id", "run_id", "bench", "param", "variant", "status", "reason", "unit", "per_op", "ci_low",
+                "ci_high", "intercept", "median", "median_ci_low", "median_ci_high", "min", "mad", "mean", "cv",
+                "rcv", "confidence", "method", "rounds", "ns_per_op", "cycles_per_op", "cycles_ci_low",
+                "cycles_ci_high", "cycles_min", "cycles_rcv", "core_ghz", "ratio_rcv", "chain_agreement",
+                "n_disturbed", "n_trimmed", "pmu_cycles_per_op", "pmu_ci_low", "pmu_ci_high", "pmu_agreement",
+                "net_per_op", "net_ci_low", "net_ci_high", "cycles_net", "cycles_net_ci_low", "cycles_net_ci_high",
+                "n_samples", "outliers", "timer_overhead", "wall_s", "created_at", "extra", "kind", "plan_index"),
+    "samples": ("result_id", "idx", "iters", "ticks", "cal", "disturbed", "pmu"),
+}
 
 LEGACY_TABLES = ("meta", "results", "runs", "samples")  # what cyclebench before Alembic (c7ecbb2) created
 ALEMBIC_SCHEMA_VERSION = "3"  # meta.schema_version as revision 0002 on write it (0002_kind_and_liveness)
@@ -51,17 +81,25 @@ class State:
 
 def state(conn: Connection) -> State:
     """What the database at ``conn`` holds (reads only)."""
-    tables = tuple(sorted(t for t in inspect(conn).get_table_names() if not t.startswith("sqlite_")))
+    from sqlalchemy import inspect, text
+
+    return state_of(inspect(conn).get_table_names(), lambda sql: conn.execute(text(sql)).all())
+
+
+def state_of(names: Iterable[str], query: Callable[[str], Sequence[Sequence[Any]]]) -> State:
+    """What a database holds, from its table names and ``query`` (an SQL text → its rows), which
+    reads its ``meta`` and ``alembic_version`` tables when it has them: whatever the driver."""
+    tables = tuple(sorted(t for t in names if not t.startswith("sqlite_")))
     if not tables:
         return State("empty")
     version = None
     if "meta" in tables:
-        row = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).first()
-        version = None if row is None else str(row[0])
+        found = query("SELECT value FROM meta WHERE key = 'schema_version'")
+        version = None if not found else str(found[0][0])
     if version is None:
         return State("foreign", tables)
     if "alembic_version" in tables:
-        rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+        rows = query("SELECT version_num FROM alembic_version")
         if len(rows) == 1:
             return State("alembic", tables, str(rows[0][0]))
         return State("foreign", tables)
@@ -125,7 +163,7 @@ def prepare(engine: Engine, *, create: bool, where: str) -> None:
         st = state(conn)
         conn.rollback()
     _check(st, create=create, where=where, dialect=dialect)
-    if st.kind == "alembic" and st.revision == HEAD:
+    if at_head(st):
         with engine.connect() as conn:
             _verify(conn, where)
             conn.rollback()
@@ -135,30 +173,48 @@ def prepare(engine: Engine, *, create: bool, where: str) -> None:
     else:
         with engine.connect() as conn, conn.begin():
             if dialect == "postgresql":
+                from sqlalchemy import text
+
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
             st = state(conn)
             _check(st, create=create, where=where, dialect=dialect)
-            if not (st.kind == "alembic" and st.revision == HEAD):
+            if not at_head(st):
                 _upgrade(conn, st)
 
 
+def at_head(st: State) -> bool:
+    """Whether a database is cyclebench's at the newest revision: used as it is (once ``damage``
+    finds nothing), nothing to upgrade."""
+    return st.kind == "alembic" and st.revision == HEAD
+
+
+def damage(where: str, columns: Callable[[str], Collection[str] | None]) -> str | None:
+    """What keeps a database at HEAD from being used (the message), or None: a table or column of
+    the newest schema (HEAD_COLUMNS, the fleet's tables included) it lacks. ``columns(table)``:
+    the table's column names, None when there is no such table."""
+    for table, wanted in HEAD_COLUMNS.items():
+        have = columns(table)
+        if have is None:
+            return (f"database {where} is damaged: table {table} is missing (schema revision {HEAD} has it); "
+                    "refusing to use it")
+        gone = [c for c in wanted if c not in have]
+        if gone:
+            return (f"database {where} is damaged: column(s) {', '.join(f'{table}.{c}' for c in gone)} "
+                    f"missing (schema revision {HEAD} has them); refusing to use it")
+    return None
+
+
 def _verify(conn: Connection, where: str) -> None:
-    """Raise SchemaError unless every table and column of the newest schema (store/schema.py,
-    the fleet's tables included) is in the database: one dropped by hand would otherwise surface only at the
-    first write, after measuring ("no such table: samples")."""
-    from cyclebench.store.schema import metadata
+    """Raise SchemaError unless every table and column of the newest schema is in the database
+    (damage): one dropped by hand would otherwise surface only at the first write, after measuring
+    ("no such table: samples")."""
+    from sqlalchemy import inspect
 
     insp = inspect(conn)
     have = set(insp.get_table_names())
-    for table in metadata.sorted_tables:
-        if table.name not in have:
-            raise SchemaError(f"database {where} is damaged: table {table.name} is missing (schema revision {HEAD} "
-                              "has it); refusing to use it")
-        cols = {c["name"] for c in insp.get_columns(table.name)}
-        gone = [c.name for c in table.columns if c.name not in cols]
-        if gone:
-            raise SchemaError(f"database {where} is damaged: column(s) {', '.join(f'{table.name}.{c}' for c in gone)} "
-                              f"missing (schema revision {HEAD} has them); refusing to use it")
+    problem = damage(where, lambda t: {c["name"] for c in insp.get_columns(t)} if t in have else None)
+    if problem is not None:
+        raise SchemaError(problem)
 
 
 def _prepare_sqlite(engine: Engine, *, create: bool, where: str) -> None:
@@ -171,7 +227,7 @@ def _prepare_sqlite(engine: Engine, *, create: bool, where: str) -> None:
             with conn.execution_options(cyclebench_begin="IMMEDIATE").begin():
                 st = state(conn)
                 _check(st, create=create, where=where, dialect="sqlite")
-                if not (st.kind == "alembic" and st.revision == HEAD):
+                if not at_head(st):
                     _upgrade(conn, st)
         finally:
             raw.execute("PRAGMA foreign_keys=ON")

@@ -13,11 +13,10 @@ row's keys are is told by its kind (a timing row of a will-it-scale test case by
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
-from typing import Any, cast
-
-from sqlalchemy import JSON, Float, Integer
+from typing import TYPE_CHECKING, Any, cast
 
 from cyclebench.model import (
     EMULATED,
@@ -29,7 +28,9 @@ from cyclebench.model import (
     Result,
     profile_row,
 )
-from cyclebench.store.schema import RESULT_FIELDS, ResultRow, results
+
+if TYPE_CHECKING:
+    from cyclebench.store.schema import ResultRow
 
 # What the analysis adds to a measured part, in the order it adds it (stats.result: disturbance,
 # per_process, calibration_rse, counters; then the designs: the allocator, a partial pass, the
@@ -41,8 +42,6 @@ ADDED = ("disturbance", "per_process", "calibration_rse", "counters", "allocator
 MEASURED = ("line", "wis", "simulated", "stat", "scale", "profile", "emulated")
 # What reading a row sets, never stored: the columns found damaged (sound)
 READ = ("damaged",)
-# The table's columns a record has as fields (``extra`` is the parts).
-_COLUMNS = frozenset(("id", "run_id", *RESULT_FIELDS)) - {"extra"}
 
 
 def extra_of(r: Result) -> dict[str, object] | None:
@@ -96,8 +95,10 @@ def parts_of(kind: str | None, extra: object) -> dict[str, object]:
 def row_of(r: Result) -> ResultRow:
     """A record as the results table's columns (but ``id`` and ``run_id``), ``extra`` included:
     what is inserted, and what a run file holds of a result."""
+    from cyclebench.store.schema import RESULT_FIELDS
+
     row = {k: (extra_of(r) if k == "extra" else r[k]) for k in RESULT_FIELDS}
-    return cast(ResultRow, row)
+    return cast("ResultRow", row)
 
 
 class DamagedJSON(str):
@@ -129,8 +130,18 @@ def sound(fields: dict[str, object], numeric: frozenset[str], json: frozenset[st
     return bad
 
 
-_NUMERIC = frozenset(c.name for c in results.columns if isinstance(c.type, (Float, Integer)))
-_JSON = frozenset(c.name for c in results.columns if isinstance(c.type, JSON))
+@functools.cache
+def _columns() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The results table's columns a record has as fields (``extra`` is the parts), its numbers'
+    and its JSON's: from store/schema.py (SQLAlchemy), read when a result row is first read, so
+    a reader of runs alone never imports it (store/reads.py)."""
+    from sqlalchemy import JSON, Float, Integer
+
+    from cyclebench.store.schema import RESULT_FIELDS, results
+
+    return (frozenset(("id", "run_id", *RESULT_FIELDS)) - {"extra"},
+            frozenset(c.name for c in results.columns if isinstance(c.type, (Float, Integer))),
+            frozenset(c.name for c in results.columns if isinstance(c.type, JSON)))
 
 
 def result_of(row: Mapping[str, Any]) -> Result:
@@ -138,8 +149,9 @@ def result_of(row: Mapping[str, Any]) -> Result:
     parts of its ``extra`` (by its kind; a row that does not say its kind as guess_kind tells
     it). Keys that are not columns (a run file's ``samples``, ``run_to_run``) are not part of
     it. Damaged columns (sound) read as None, named in its ``damaged``."""
-    fields: dict[str, object] = {k: v for k, v in row.items() if k in _COLUMNS or k == "extra"}
-    bad = sound(fields, _NUMERIC, _JSON)
+    columns, numeric, json_columns = _columns()
+    fields: dict[str, object] = {k: v for k, v in row.items() if k in columns or k == "extra"}
+    bad = sound(fields, numeric, json_columns)
     extra = fields.pop("extra", None)
     fields.update(parts_of(fields.get("kind") or guess_kind({**fields, "extra": extra}), extra))
     return Result.of({**fields, "damaged": bad} if bad else fields)

@@ -4,15 +4,21 @@ Only SQLite (``sqlite:///path``) and PostgreSQL (``postgresql://user@host/db``, 
 psycopg 3) are supported; any other dialect is refused in one line before SQLAlchemy tries
 to import a driver. A password is never printed, stored or exported: ``display`` renders a
 URL with ``***`` in its place, ``redact_argv`` does the same to a stored command line.
+
+SQLAlchemy (~0.2 s to import) parses them, imported when a URL needs it: a plain
+``sqlite:///path`` is read by ``plain_sqlite`` alone (store/reads.py), and a command line
+without an ``@`` holds no password to mask.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import quote
 
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 POSTGRES_HINT = "pip install 'cyclebench[postgres]'"
 SUPPORTED = ("sqlite", "postgresql")
@@ -32,6 +38,9 @@ def redact(text: str) -> str:
 
 def display(url: str | URL) -> str:
     """A URL as it may be shown to the user, stored or exported: its password masked."""
+    from sqlalchemy.engine import URL, make_url
+    from sqlalchemy.exc import ArgumentError
+
     if isinstance(url, URL):
         return url.render_as_string(hide_password=True)
     try:
@@ -46,6 +55,9 @@ def parse(raw: str) -> URL:
     ``postgresql://`` (SQLAlchemy's default driver would be psycopg2) is driven by psycopg 3;
     another driver named in the URL (``postgresql+psycopg2://``, ``sqlite+pysqlcipher://``) is
     refused: the schema and the tests know psycopg 3 and Python's sqlite3 only."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         url = make_url(raw)
     except (ArgumentError, ValueError):
@@ -62,6 +74,21 @@ def parse(raw: str) -> URL:
     elif backend == "sqlite" and url.get_driver_name() != "pysqlite":
         raise UrlError(f"unsupported SQLite driver '{url.get_driver_name()}': use sqlite:///path")
     return url
+
+
+_PLAIN_SQLITE = "sqlite:///"
+
+
+def plain_sqlite(raw: str) -> tuple[str, str] | None:
+    """The file a plain ``sqlite:///path`` URL names and the URL as ``display`` shows it, read
+    without SQLAlchemy: what ``parse`` and ``sqlite_path`` give for it. None for any other URL
+    (a query, a ``%`` escape, ``file:`` URIs, in memory, another dialect or driver)."""
+    if not raw.startswith(_PLAIN_SQLITE):
+        return None
+    path = raw[len(_PLAIN_SQLITE):]
+    if not path or "?" in path or "%" in path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return path, _PLAIN_SQLITE + quote(path, safe=" +/")  # URL.render_as_string's quoting of the database
 
 
 def sqlite_path(url: URL) -> str | None:
@@ -100,6 +127,11 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 
 def _mask(value: str) -> str:
     """A --db value with its password masked; anything else as written."""
+    if "@" not in value:  # no password (make_url finds one only before an "@"): no SQLAlchemy
+        return redact(value)
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         url = make_url(value)
     except (ArgumentError, ValueError):

@@ -1,0 +1,160 @@
+"""Stored runs listed without SQLAlchemy: a read-only open of a SQLite file at the newest schema
+lists its runs through the standard library's sqlite3 (the driver SQLAlchemy drives SQLite with).
+Importing SQLAlchemy and opening its engine was most of `cyclebench runs -n 100`: 0.53 → 0.22 s CPU
+on 100 runs (bench/startup.py).
+
+``open_head`` is the one place that decides: a plain ``sqlite:///path`` (urls.plain_sqlite) whose
+file sqlite3 opens read-only and finds cyclebench's at the newest revision, whole (migrate's
+``state_of``, ``at_head`` and ``damage``, as SQLAlchemy's open judges it). Anything else —
+PostgreSQL, a schema to upgrade, a foreign, damaged or unreadable file — is None, and Store opens
+it through SQLAlchemy as it always did, with the same errors.
+
+``Reads.list_runs`` gives the rows SQLAlchemy's ``select(runs)`` gives on SQLite (store.db's
+list_runs): the same SQL, the columns in the schema's order, the JSON columns through
+rows.lenient_json (a number stored bare as itself), the boolean as SQLAlchemy reads it; Store
+makes the records from them either way (Store._run_out: status, damaged columns, redaction).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import numbers
+import os
+import re
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from cyclebench.store import migrate, urls
+from cyclebench.store.errors import StoreError
+from cyclebench.store.rows import lenient_json
+
+RUN_COLUMNS = migrate.HEAD_COLUMNS["runs"]
+# the runs table's columns by type (store/schema.py; a test checks): what rows.sound judges, and
+# what SQLAlchemy converts as it reads
+RUN_INTEGER = frozenset(("id", "cpu", "pid", "pid_start", "group_id"))
+RUN_JSON = frozenset(("command", "build", "calibration", "env", "summary", "labels"))
+RUN_BOOLEAN = frozenset(("code_dirty",))
+
+_SELECT = f"SELECT {', '.join(f'runs.{c}' for c in RUN_COLUMNS)} FROM runs"
+_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
+
+
+def _regexp(pattern: str, value: str | None) -> bool | None:
+    """SQLite's REGEXP as SQLAlchemy provides it (X REGEXP Y calls regexp(Y, X))."""
+    return None if value is None else re.search(pattern, value) is not None
+
+
+def _json(value: Any) -> Any:
+    """A JSON column's value as SQLAlchemy's JSON type on SQLite reads it."""
+    if value is None:
+        return None
+    try:
+        return lenient_json(value)
+    except TypeError:
+        if isinstance(value, numbers.Number):
+            return value
+        raise
+
+
+def _boolean(value: Any) -> bool | None:
+    """A Boolean column's value as SQLAlchemy reads it from SQLite (an integer; anything true is True)."""
+    return None if value is None else bool(value)
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    """``path`` opened read-only (a ``file:`` URI, ``mode=ro``), as store.db._sqlite_connect sets a
+    connection up: the busy timeout before anything else (``timeout``), no implicit transaction;
+    with SQLAlchemy's REGEXP."""
+    con = sqlite3.connect(f"file://{quote(os.path.abspath(path))}?mode=ro", uri=True,
+                          timeout=migrate.SQLITE_BUSY_MS / 1000, isolation_level=None)
+    con.create_function("regexp", 2, _regexp, deterministic=True)
+    return con
+
+
+def _sqlalchemy_words(e: sqlite3.Error) -> str:
+    """A driver error's first line as SQLAlchemy words it: a message does not depend on the reader."""
+    return f"({type(e).__module__}.{type(e).__name__}) {e}".splitlines()[0]
+
+
+@dataclass(frozen=True)
+class Reads:
+    """A cyclebench SQLite file at the newest schema, read with sqlite3 alone (one read-only
+    connection a call: nothing is held open, nothing to carry across a fork)."""
+
+    path: str  # the file
+    url: str  # its URL as urls.display shows it
+
+    def list_runs(self, limit: int | None, *, host: str | None = None, since: dt.date | None = None,
+                  labels: Mapping[str, str] | None = None, bench_regex: str | None = None) -> list[dict[str, Any]]:
+        """The runs rows store.db's Store.list_runs selects (its filters, ``bench`` as its regular
+        expression), newest first, each a column → value dict in the schema's order. Raises
+        StoreError on a database error, worded as SQLAlchemy's."""
+        where: list[str] = []
+        params: list[Any] = []
+        if host is not None:
+            where.append("(runs.host = ? OR runs.host_id = ?)")
+            params += [host, host]
+        if since is not None:
+            where.append("runs.started_at >= ?")
+            params.append(since.isoformat())
+        for key, value in (labels or {}).items():  # each pair of the object: a JSON path cannot quote every key
+            where.append('(EXISTS (SELECT 1 FROM json_each(runs.labels) AS pair WHERE pair."key" = ? '
+                         "AND pair.value = ?))")
+            params += [key, value]
+        if bench_regex is not None:
+            where.append("runs.id IN (SELECT results.run_id FROM results WHERE results.bench REGEXP ?)")
+            params.append(bench_regex)
+        sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY runs.id DESC"
+        if limit is not None and limit >= 0:
+            sql += " LIMIT ?"
+            params.append(limit)
+        try:
+            con = _connect(self.path)
+            try:
+                got = con.execute(sql, params).fetchall()
+            finally:
+                con.close()
+        except sqlite3.Error as e:
+            raise StoreError(f"database error: {_sqlalchemy_words(e)}") from e
+        out = []
+        for values in got:
+            row = dict(zip(RUN_COLUMNS, values, strict=True))
+            for k in RUN_JSON:
+                row[k] = _json(row[k])
+            for k in RUN_BOOLEAN:
+                row[k] = _boolean(row[k])
+            out.append(row)
+        return out
+
+
+def open_head(raw: str) -> Reads | None:
+    """The Reads of database URL ``raw`` when it is a plain SQLite file at the newest schema,
+    whole (see the module's docstring), else None: SQLAlchemy's open takes it, and says what is
+    wrong with it."""
+    plain = urls.plain_sqlite(raw)
+    if plain is None:
+        return None
+    path, url = plain
+    try:
+        p = Path(path)
+        if not p.is_file() or p.stat().st_size == 0:
+            return None
+        con = _connect(path)
+        try:
+            tables = {name for (name,) in con.execute(_TABLES)}
+            st = migrate.state_of(tables, lambda sql: con.execute(sql).fetchall())
+            if not migrate.at_head(st) or migrate.damage(url, lambda t: _columns(con, t) if t in tables else None):
+                return None
+        finally:
+            con.close()
+    except (sqlite3.Error, OSError):  # e.g. a WAL file whose -shm a read-only connection cannot make
+        return None
+    return Reads(path, url)
+
+
+def _columns(con: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in con.execute(f'PRAGMA table_info("{table}")')}

@@ -1,0 +1,185 @@
+"""A read-only open of a SQLite file at the newest schema lists runs through the standard library's
+sqlite3 (store/reads.py), without importing SQLAlchemy: the same records as SQLAlchemy's reading, for
+every filter, over the lab fixture (every kind of run) with damaged, abandoned and odd rows added;
+`cyclebench runs` never imports SQLAlchemy there; what reads.open_head refuses goes the old way."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cyclebench.store import Store, StoreError, liveness, migrate, reads, urls
+
+LAB_DB = Path(__file__).resolve().parents[1] / "data" / "lab" / "lab.db"
+
+
+def _dead_pid() -> int:
+    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                       check=True)
+    return int(p.stdout)
+
+
+def _add_run(con: sqlite3.Connection, **columns: object) -> int:
+    """A copy of the lab's first run with ``columns`` written as given (SQLite keeps any value)."""
+    names = [r[1] for r in con.execute("PRAGMA table_info(runs)") if r[1] != "id"]
+    row = dict(zip(names, con.execute(f"SELECT {', '.join(names)} FROM runs WHERE id = 1").fetchone(), strict=True))
+    row.update(columns)
+    cur = con.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> str:
+    """The lab fixture's database, and runs it does not hold: damaged JSON, a number column holding
+    text, a JSON column holding a bare number, a boolean of 2, a command with a password, runs whose
+    process is gone (on this host, and stale on another), one still running, labels of every shape."""
+    path = tmp_path / "lab.db"
+    shutil.copy(LAB_DB, path)
+    con = sqlite3.connect(path)
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    old = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)).isoformat(timespec="milliseconds")
+    me = os.getpid()
+    _add_run(con, env="{not json", summary=5, cpu="abc", code_dirty=2, labels='{"lab": "odd", "n": 1}',
+             command=json.dumps(["cyclebench", "run", "--db", "postgresql://u:secret@h/db"]))
+    _add_run(con, status="running", host_id=liveness.host_id(), pid=_dead_pid(), pid_start=None, heartbeat_at=now,
+             started_at=now, finished_at=None, host="here")
+    _add_run(con, status="running", host_id="elsewhere", pid=1, heartbeat_at=old, started_at=old, host="there",
+             labels='{"lab": "plain", "k=v": "a, b"}')
+    _add_run(con, status="running", host_id=liveness.host_id(), pid=me, pid_start=liveness.process_start(me),
+             heartbeat_at=now, started_at=now, host="here", build="[1, 2]", calibration=2.5)
+    con.commit()
+    con.close()
+    return f"sqlite:///{path}"
+
+
+FILTERS: list[dict[str, object]] = [
+    {}, {"limit": None}, {"limit": -1}, {"limit": 0}, {"limit": 3}, {"limit": 1000},
+    {"host": "vm"}, {"host": "here", "limit": None}, {"host": "elsewhere"}, {"host": "nowhere"},
+    {"since": dt.date(2026, 11, 27)}, {"since": dt.date(2026, 11, 28), "limit": None}, {"since": dt.date(2000, 1, 1)},
+    {"labels": {"lab": "plain"}}, {"labels": {"build": "a"}, "limit": 2}, {"labels": {"n": "1"}},
+    {"labels": {"lab": "plain", "k=v": "a, b"}}, {"labels": {"bisect": "e225e4b6", "step": "1"}},
+    {"labels": {"lab": "nope"}},
+    {"bench": "chain/*"}, {"bench": "chain"}, {"bench": "chain/add2??"}, {"bench": "alloc*", "limit": None},
+    {"bench": "[!c]*"}, {"bench": "nothing*"},
+    {"host": "vm", "since": dt.date(2026, 11, 27), "labels": {"build": "b"}, "bench": "chain", "limit": 2},
+]
+
+
+def test_list_runs_reads_the_same_records_without_sqlalchemy(lab: str) -> None:
+    light, full = Store(lab, create=False), Store(lab)
+    assert light._reads is not None and full._reads is None  # which reader each one is
+    statuses = {r.status for r in full.list_runs(None)}
+    assert {"complete", "abandoned", "running"} <= statuses
+    damaged = [r for r in full.list_runs(None) if r.damaged]
+    assert damaged and set(damaged[0].damaged) == {"env", "cpu"}
+    for filters in FILTERS:
+        args = dict(filters)
+        limit = args.pop("limit", 20)
+        got = light.list_runs(limit, **args)  # type: ignore[arg-type]
+        assert got == full.list_runs(limit, **args), filters  # type: ignore[arg-type]
+        assert [r.damaged for r in got] == [r.damaged for r in full.list_runs(limit, **args)]  # type: ignore[arg-type]
+    assert len(light.list_runs(None)) == 33 and light.list_runs(0) == []
+    assert light.url == full.url and light.file == full.file
+
+
+def test_a_damaged_label_column_is_the_same_error_either_way(lab: str) -> None:
+    con = sqlite3.connect(lab.removeprefix("sqlite:///"))
+    con.execute("UPDATE runs SET labels = '{broken' WHERE id = 2")
+    con.commit()
+    con.close()
+    said = []
+    for store in (Store(lab, create=False), Store(lab)):
+        assert len(store.list_runs(None)) == 33  # read without a label filter: the column is damaged, not fatal
+        with pytest.raises(StoreError) as e:
+            store.list_runs(labels={"lab": "plain"})
+        said.append(str(e.value))
+    assert said[0] == said[1] == "database error: (sqlite3.OperationalError) malformed JSON"
+
+
+def test_runs_imports_no_sqlalchemy_on_a_database_at_the_newest_schema(lab: str) -> None:
+    """`runs`, with every filter, in a fresh interpreter: its rows printed, SQLAlchemy never imported;
+    `show` of a run then needs it (its results: the engine made on first use). A stored ``--db`` URL
+    with an ``@`` is masked by SQLAlchemy's URL parser (urls._mask): here a file's."""
+    con = sqlite3.connect(lab.removeprefix("sqlite:///"))
+    con.execute("""UPDATE runs SET command = '["cyclebench", "run", "--db", "sqlite:///r.db"]' WHERE id = 30""")
+    con.commit()
+    con.close()
+    code = ("import sys\nfrom cyclebench.cli import main\n"
+            "try:\n    main(sys.argv[1:], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+            "print('SQLALCHEMY' if 'sqlalchemy' in sys.modules else 'NONE')\n")
+    env = {**os.environ, "CYCLEBENCH_DB": lab, "COLUMNS": "200"}
+    for argv, shown in ((["runs", "-n", "100"], "abandoned"), (["runs", "--label", "lab=plain"], "there"),
+                        (["runs", "--bench", "chain", "--host", "vm", "--since", "2026-11-27"], "build=b"),
+                        (["show", "1"], "chain/add200")):
+        p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert shown in p.stdout, p.stdout
+        assert p.stdout.rstrip().endswith("SQLALCHEMY" if argv[0] == "show" else "NONE"), argv
+
+
+def test_what_open_head_refuses_sqlalchemy_opens_as_before(lab: str, tmp_path: Path) -> None:
+    """Another URL form, a missing file, an older revision, a foreign file: no Reads, and Store's
+    open (SQLAlchemy's) says what it always said."""
+    path = Path(lab.removeprefix("sqlite:///"))
+    assert reads.open_head(lab) is not None
+    for other in (f"sqlite:///{path}?mode=ro", "sqlite://", "sqlite:///:memory:", "postgresql://u@h/db",
+                  f"sqlite+pysqlite:///{path}", f"sqlite:///{tmp_path / 'missing.db'}"):
+        assert reads.open_head(other) is None, other
+    con = sqlite3.connect(path)
+    con.execute("UPDATE alembic_version SET version_num = ?", (migrate.KNOWN[-2],))
+    con.commit()
+    con.close()
+    assert reads.open_head(lab) is None  # an older revision: Store upgrades it (the next test)
+    foreign = tmp_path / "foreign.db"
+    con = sqlite3.connect(foreign)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    assert reads.open_head(f"sqlite:///{foreign}") is None
+    with pytest.raises(StoreError, match="is not a cyclebench database"):
+        Store(f"sqlite:///{foreign}", create=False)
+
+
+def test_an_older_database_opened_read_only_is_upgraded_then_read_without_sqlalchemy(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    s = Store(f"sqlite:///{path}")
+    s.finish_run(s.begin_run(command=["x"], labels={"a": "b"}), "complete")
+    s.close()
+    con = sqlite3.connect(path)
+    con.execute("ALTER TABLE predictions DROP COLUMN coverage")  # as migration 0009 left it
+    con.execute("UPDATE alembic_version SET version_num = '0009'")
+    con.commit()
+    con.close()
+    url = f"sqlite:///{path}"
+    assert reads.open_head(url) is None
+    upgraded = Store(url, create=False)
+    assert upgraded._reads is None and [r.labels for r in upgraded.list_runs()] == [{"a": "b"}]
+    assert reads.open_head(url) is not None
+
+
+@pytest.mark.parametrize("path", ["/tmp/plain.db", "relative.db", "/tmp/a b+c/é#x.db", "//tmp/x.db", "~/x.db"])
+def test_plain_sqlite_urls_read_as_sqlalchemy_reads_them(path: str) -> None:
+    raw = f"sqlite:///{path}"
+    parsed = urls.parse(raw)
+    assert urls.plain_sqlite(raw) == (urls.sqlite_path(parsed), urls.display(raw))
+
+
+def test_the_newest_schema_as_names_is_store_schema() -> None:
+    from sqlalchemy import JSON, Boolean, Integer
+
+    from cyclebench.store.schema import metadata, runs
+
+    assert list(migrate.HEAD_COLUMNS.items()) == [(t.name, tuple(c.name for c in t.columns))
+                                                  for t in metadata.sorted_tables]
+    assert {c.name for c in runs.columns if isinstance(c.type, Integer)} == reads.RUN_INTEGER
+    assert {c.name for c in runs.columns if isinstance(c.type, JSON)} == reads.RUN_JSON
+    assert {c.name for c in runs.columns if isinstance(c.type, Boolean)} == reads.RUN_BOOLEAN
