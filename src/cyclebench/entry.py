@@ -17,15 +17,30 @@ of cli.py behind what no command can catch itself.
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import gc
-import io
+import _signal  # signal's C half: `import signal` imports enum, milliseconds in which a Ctrl-C was a traceback
 import os
-import signal
 import sys
-from collections.abc import Callable
-from typing import Any, NoReturn
+
+
+def _interrupted_early(_signum: int, _frame: object) -> None:
+    """Ctrl-C before main() runs (this module's own imports, once 20 ms into `runs` here): one
+    line and 130 at once, as main() says it later (nothing is open, nothing to flush)."""
+    os.write(2, b"cyclebench: interrupted\n")
+    os._exit(130)
+
+
+# the program itself only (its console script, or python -m cyclebench), never a library's importer
+if (os.path.basename(sys.argv[0]) == "cyclebench" or sys.argv[0].endswith(os.path.join("cyclebench", "__main__.py"))) \
+        and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _interrupted_early)
+
+import contextlib  # noqa: E402
+import errno  # noqa: E402
+import gc  # noqa: E402
+import io  # noqa: E402
+import signal  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
 
 INTERRUPTED = 130  # 128 + SIGINT
 
@@ -128,6 +143,8 @@ def _unraisable(default: Callable[[Any], object]) -> None:
 def main() -> None:
     """Run the CLI; exit 130 on Ctrl-C at any moment, 2 when stdout is closed or cannot be written."""
     try:
+        if signal.getsignal(signal.SIGINT) is _interrupted_early:  # from here on, KeyboardInterrupt's path below
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         _unraisable(sys.unraisablehook)
         if _standard_fds():
             _exit(2, "error: stdout is closed: give it a file or /dev/null (cyclebench ... >/dev/null)")

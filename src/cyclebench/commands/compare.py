@@ -119,7 +119,8 @@ def compare_cmd(a: CompareArgs) -> None:
     from cyclebench.ui.compare import finish, measure_and_judge
     from cyclebench.ui.predict import finish_then_predict
 
-    store = open_store(a.db, create=not a.stored_runs)
+    # measuring first, its run stored after (experiments/compare.execute): the store opens meanwhile
+    store = open_store(a.db, create=not a.stored_runs, soon=not a.stored_runs)
     run_id: int | None = None
     measured: list[Result] = []
     if a.stored_runs:

@@ -73,6 +73,7 @@ def execute(
     ``on_open`` gets the run id as soon as the run is stored."""
     groups = param_groups(prepared, names, params)
     n_pairs = sum(len(b) - 1 for _, b in groups)
+    store.open_meanwhile(away_from=prepared.cpu)  # while the runners measure, on another CPU
     sets = [_measure_set(cfg, prepared, benches, param, alpha / n_pairs, processes, on_process, include_disturbed,
                          budget, on_done) for param, benches in groups]
     run_id, rate = begin(cfg, prepared, store)
