@@ -12,21 +12,25 @@ Prints, as the median and the range over ``--repeat`` runs (one untimed run firs
   ``python -c pass``, and its ``--top`` costliest imports by cumulative time (each with the
   module that imported it: the chain reads upwards);
 * the wall time of ``cyclebench --help``, and of ``cyclebench runs -n 100`` on a database of
-  100 stored runs (made once, in a temporary directory).
+  100 stored runs (made once, in a temporary directory);
+* the wall time of ``cyclebench compare`` of +30 and +1 cycle on a 300-add chain (the selftest
+  chains), with its verdicts: start-up, build (cached), measuring and storing together.
 
 Beside each wall time, the CPU seconds (user + sys) the process used: a busy host stretches the
 wall by the time a process waits for a CPU, the CPU time much less.
 
 Targets (median, quiet machine; docs/architecture.md, "Imports where used"): ``--help``
 ≤ 0.1 s; importing ``cyclebench.commands.compare`` ≤ 0.2 s over ``python -c pass`` (and
-``run``, ``history``, ``runs`` alike); ``runs`` on 100 runs ≤ 0.3 s. The host's load moves every
-figure, the interpreter's too: the load average is printed before and after, and the rows of one
-invocation compare, not figures across days.
+``run``, ``history``, ``runs`` alike); ``runs`` on 100 runs ≤ 0.3 s; ``compare`` of +30 cycles
+≤ 0.6 s, every time "slower"; of +1 cycle ≤ 1.0 s, "slower" at least 19 times in 20. The host's
+load moves every figure, the interpreter's too: the load average is printed before and after,
+and the rows of one invocation compare, not figures across days.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -182,8 +186,36 @@ def main() -> None:
         fill(db)
         lines.append(wall_row("cyclebench runs -n 100 (100 runs)",
                               timed([*CB, "runs", "--db", f"sqlite:///{db}", "-n", "100"], args.repeat)))
+        lines += compare_rows(Path(tmp), args.repeat)
     print("\n".join(lines))
     print(f"after: {load()}")
+
+
+def compare_rows(tmp: Path, repeat: int) -> list[str]:
+    """`compare` of known steps, as a user runs it: the selftest chains (300 adds against 330 and
+    301: +30 and +1 cycle, docs/method.md §5a), a database already made (its first, untimed run
+    made it and built the runner), each command ``repeat`` times; beside the wall, its verdicts."""
+    from importlib import resources
+
+    src = str(resources.files("cyclebench") / "suite" / "selftest" / "chains.c")
+    out = []
+    for k in (30, 1):
+        argv = [*CB, "compare", "-f", src, "selftest/add300", f"selftest/add{300 + k}", "--db",
+                f"sqlite:///{tmp}/c.db", "--json", str(tmp / "c.json")]
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall, cpu, verdicts = [], [], []
+        for _ in range(repeat):
+            r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall.append(t1 - t0)
+            cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+            comparison = json.loads((tmp / "c.json").read_text())[0]["comparison"] or {}
+            verdicts.append(comparison.get("verdict", "none"))
+        said = ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
+        out.append(row(f"cyclebench compare +{k} cycle{'s' if k > 1 else ''} on 300", wall,
+                       f"  cpu {statistics.median(cpu):.3f} s · {said}"))
+    return out
 
 
 if __name__ == "__main__":
