@@ -459,3 +459,15 @@ def test_capture_keys_are_the_records_keys() -> None:
     for key, record in parts.items():
         assert set(env[key]) == record.__required_keys__, key
     assert all(set(b) == model.BusyThread.__required_keys__ for b in env["busy"]) and env["busy"]
+
+
+def test_a_known_version_line_is_not_asked_again(tmp_path: Path) -> None:
+    """The build's `cc --version` line (remembered) is the run's: the compiler is not run for it."""
+    asked = tmp_path / "asked"
+    cc = tmp_path / "xcc"
+    cc.write_text(f'#!/bin/sh\necho "$1" >> {asked}\necho "xcc 9"\n')
+    cc.chmod(0o755)
+    info = sysinfo.compiler_info(str(cc), "xcc 9 (from the build)")
+    assert info["version"] == "xcc 9 (from the build)" and info["target"] == "xcc 9"
+    assert asked.read_text().split() == ["-dumpmachine"]
+    assert sysinfo.compiler_info(str(cc))["version"] == "xcc 9"  # unknown: asked

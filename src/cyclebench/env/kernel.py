@@ -271,23 +271,26 @@ def busy_on_cpu(cpu: int, root: Path = ROOT) -> list[BusyThread]:
     """
     root = Path(root)
     me = os.getpid() if is_live(root) else None
-    proc = root / "proc"
+    # strings and os calls, not pathlib: every thread's stat is read, ~300 here, twice a run
+    # (capture and check): 33 → 21 ms here
+    proc = os.path.join(root, "proc")
     found: list[BusyThread] = []
     try:
-        pids = [int(p.name) for p in proc.iterdir() if p.name.isdigit()]
+        pids = [int(name) for name in os.listdir(proc) if name.isdigit()]
     except OSError:
         return found
     for pid in sorted(pids):
         if pid == me:
             continue
         try:
-            tids = [int(t.name) for t in (proc / str(pid) / "task").iterdir() if t.name.isdigit()]
-            paths = [(tid, proc / str(pid) / "task" / str(tid) / "stat") for tid in sorted(tids)]
+            task = f"{proc}/{pid}/task"
+            paths = [(tid, f"{task}/{tid}/stat") for tid in sorted(int(t) for t in os.listdir(task) if t.isdigit())]
         except OSError:
-            paths = [(pid, proc / str(pid) / "stat")]
+            paths = [(pid, f"{proc}/{pid}/stat")]
         for tid, path in paths:
             try:
-                parsed = _parse_stat(path.read_text(errors="replace"))
+                with open(path, "rb") as f:
+                    parsed = _parse_stat(f.read().decode(errors="replace"))
             except OSError:
                 continue
             if parsed and parsed[1] == "R" and parsed[2] == cpu:
