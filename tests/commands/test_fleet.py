@@ -35,9 +35,18 @@ from cyclebench.store import fleet as jobs
 
 from conftest import DATA, cli
 from pgcluster import Cluster, pg_cluster  # noqa: F401  (fixtures)
-from sshlab import HOST_PYTHON, Lab, free_port, installed_venv, seed, ssh_lab, wheels  # noqa: F401  (fixtures)
+from sshlab import (  # noqa: F401  (the fixtures: ansible_config, installed_venv, ssh_lab, wheels)
+    HOST_PYTHON,
+    Lab,
+    ansible_config,
+    free_port,
+    installed_venv,
+    seed,
+    ssh_lab,
+    wheels,
+)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ansible_config")]
 TINY = ["run", "-f", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "6",
         "--processes", "1", "--target-ci", "0"]
 
