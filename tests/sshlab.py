@@ -61,10 +61,11 @@ ssh_args = -o ControlMaster=auto -o ControlPersist=60s
 """
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ansible_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """$ANSIBLE_CONFIG for the session (every fleet command and ansible-playbook the tests start
-    inherits it): ``ANSIBLE_CFG``."""
+    """$ANSIBLE_CONFIG while the module runs (every fleet command and ansible-playbook its tests
+    start inherits it; a module's ``pytest.mark.usefixtures`` sets it up before its other
+    module fixtures): ``ANSIBLE_CFG``."""
     path = tmp_path_factory.mktemp("ansible") / "ansible.cfg"
     path.write_text(ANSIBLE_CFG)
     with pytest.MonkeyPatch.context() as mp:
