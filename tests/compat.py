@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import gzip
 import lzma
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,13 +31,14 @@ def unpack(into: Path) -> tuple[Path, Path]:
 
 
 def cyclebench(db: Path, *args: str) -> str:
-    """stdout of ``python -m cyclebench ARGS`` on the database DB, piped, at 200 columns, with DB's
-    directory written ``{TMP}``; raises on a non-zero exit (with its stderr)."""
-    env = {**os.environ, **ENV, "CYCLEBENCH_DB": f"sqlite:///{db}"}
-    done = subprocess.run([sys.executable, "-m", "cyclebench", *args], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)
-    if done.returncode != 0:
-        raise AssertionError(f"cyclebench {' '.join(args)}: exit {done.returncode}: {done.stderr}")
+    """stdout of ``cyclebench ARGS`` on the database DB as a process of its own prints it into a
+    pipe at 200 columns (in this process: conftest.cli_at; 27 processes were ~15 s of CPU), with
+    DB's directory written ``{TMP}``; raises on a non-zero exit (with its stderr)."""
+    from conftest import cli_at
+
+    done = cli_at(200, *args, env={**ENV, "CYCLEBENCH_DB": f"sqlite:///{db}"})
+    if done.exit_code != 0:
+        raise AssertionError(f"cyclebench {' '.join(args)}: exit {done.exit_code}: {done.stderr}")
     return done.stdout.replace(str(db.parent), "{TMP}")  # an export names its database
 
 

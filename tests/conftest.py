@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -75,6 +75,31 @@ def cli(*args: str) -> Result:
     from cyclebench.cli import main
 
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def cli_at(columns: int, *args: str, env: Mapping[str, str] | None = None) -> Result:
+    """The CLI in-process, printing as ``COLUMNS=columns python -m cyclebench ARGS`` into pipes
+    does (``env`` added to the environment), sys.argv too (a run stores it as its command). A
+    process of its own costs ~0.5 s of CPU (start-up, imports), a `show` in-process ~0.015 s.
+    ui/common's consoles took their width and colours from COLUMNS and the stream they found
+    when imported (a terminal under ``pytest -s``), so for the call they are what a pipe with
+    COLUMNS makes: ``columns`` wide, no soft wrap, no colour."""
+    from cyclebench.cli import main
+    from cyclebench.ui import common
+
+    consoles = (common.out, common.err)
+    saved = [(c._width, c.soft_wrap, c._color_system) for c in consoles]
+    argv = sys.argv
+    for c in consoles:
+        c._width, c.soft_wrap, c._color_system = columns, False, None
+    sys.argv = ["cyclebench", *args]
+    try:
+        return CliRunner(env={"COLUMNS": str(columns), **(env or {})}).invoke(main, list(args),
+                                                                              catch_exceptions=False)
+    finally:
+        sys.argv = argv
+        for c, (width, soft_wrap, colours) in zip(consoles, saved, strict=True):
+            c._width, c.soft_wrap, c._color_system = width, soft_wrap, colours
 
 
 def cli_subprocess(*args: str, **kw: object) -> subprocess.Popen[str]:

@@ -13,7 +13,8 @@ read their outcome (direct, check+refusal, plain ansible-playbook) run beside th
 (``started_early``); scenarios that need the same kind of job share one (one Ctrl-C for the ssh
 agent and the local Ansible workers; the run after a killed controller is the two names' queue;
 one job for both ways a host is stopped before it measures); waits poll for the agent's
-check.json instead of sleeping; seeded venvs hold their bytecode (sshlab._warm)."""
+check.json instead of sleeping; seeded venvs hold their bytecode (sshlab._warm); Ansible polls its
+workers every 0.02 s, not every 1 ms (sshlab.ANSIBLE_CFG: Ansible's CPU 36 -> 20 s, the module's 165 -> 134-159 s)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,18 @@ from cyclebench.store import fleet as jobs
 
 from conftest import DATA, cli
 from pgcluster import Cluster, pg_cluster  # noqa: F401  (fixtures)
-from sshlab import HOST_PYTHON, Lab, free_port, installed_venv, seed, ssh_lab, wheels  # noqa: F401  (fixtures)
+from sshlab import (  # noqa: F401  (the fixtures: ansible_config, installed_venv, ssh_lab, wheels)
+    HOST_PYTHON,
+    Lab,
+    ansible_config,
+    free_port,
+    installed_venv,
+    seed,
+    ssh_lab,
+    wheels,
+)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ansible_config")]
 TINY = ["run", "-f", str(DATA / "chain.c"), "-b", "chain/add200", "--min-time", "0.01", "--repeat", "6",
         "--processes", "1", "--target-ci", "0"]
 

@@ -6,30 +6,24 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
-import cyclebench
-
-from conftest import DATA, FAST, FIXTURES, cli
+from conftest import DATA, FAST, FIXTURES, cli, cli_at
 
 CHAIN = str(DATA / "chain.c")
 NO_VALGRIND = shutil.which("valgrind") is None
 NO_UFTRACE = shutil.which("uftrace") is None
 
 
-def _cli(db: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The CLI in a process of its own, its consoles 200 columns wide (COLUMNS), on ``db``."""
-    src = str(Path(cyclebench.__file__).resolve().parents[1])
-    env = {**os.environ, "COLUMNS": "200", "CYCLEBENCH_DB": db,
-           "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "cyclebench", *args], env=env, text=True, capture_output=True,
-                          timeout=300, check=False, cwd=cwd)
+def _cli(db: str, *args: str) -> Result:
+    """The CLI on ``db`` as a process of its own prints it, its consoles 200 columns wide
+    (COLUMNS), in this process (conftest.cli_at): the file's ~40 Pythons were ~20 s of CPU."""
+    return cli_at(200, *args, env={"CYCLEBENCH_DB": db})
 
 
 def _csv(text: str) -> list[dict[str, str]]:
@@ -68,13 +62,13 @@ def test_show_prints_what_the_command_printed(kind: str, db: str, tmp_path: Path
         pytest.skip("valgrind not installed (apt-get install valgrind)")
     argv = [_prog(tmp_path) if a == "PROG" else a for a in argv]
     made = _cli(db, *argv)
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.stderr
     assert own in made.stdout
     shown = _cli(db, "show")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.exit_code == 0, shown.stderr
     assert shown.stdout == made.stdout  # the same tables, titles and captions, from what was stored
     exported = _cli(db, "show", "--format", "csv")
-    assert exported.returncode == 0, exported.stderr
+    assert exported.exit_code == 0, exported.stderr
     rows = _csv(exported.stdout)  # stdout carries only the export
     assert rows, exported.stdout
     if csv_kind is None:  # compare: its comparisons, the table show prints
@@ -88,9 +82,9 @@ def test_show_of_a_variants_run_is_its_ranking(db: str) -> None:
     which estimator each figure is."""
     made = _cli(db, "variants", CHAIN, "--flags", "-O1", "--flags", "-O2", "-b", "chain/add200", "-b",
                 "chain/add400", "--rounds", "6", "--min-time", "0.01")
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.stderr
     shown = _cli(db, "show", "--wide")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.exit_code == 0, shown.stderr
     tables = [ln for ln in shown.stdout.splitlines() if "ranked by cycles · run #1" in ln]
     assert len(tables) == 2 and "chain/add200" in tables[0] and "chain/add400" in tables[1]
     header = next(ln for ln in shown.stdout.splitlines() if "variant" in ln)
@@ -107,9 +101,9 @@ def test_show_of_a_stat_run_is_the_table_stat_wrote(db: str, tmp_path: Path) -> 
     that could not be opened still <not supported> (not merely skipped)."""
     table = tmp_path / "stat.txt"
     made = _cli(db, "stat", "-r", "2", "-e", "cycles,task-clock", "-o", str(table), "--", "true")
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.stderr
     shown = _cli(db, "show")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.exit_code == 0, shown.stderr
     assert shown.stdout == table.read_text()
     rows = _csv(_cli(db, "show", "--format", "csv").stdout)
     assert {r["kind"] for r in rows} == {"stat"} and any(r["bench"].endswith("/task-clock") for r in rows)
@@ -119,11 +113,11 @@ def test_show_of_a_replicate_run_has_the_spread_known_when_it_ran(db: str) -> No
     """`run --runs 3`: the third table has the run-to-run sd of the two before it; show of the
     first has none, though later replicates are stored now."""
     made = _cli(db, "run", CHAIN, "-b", "chain/add200", *FAST, "--processes", "2", "--runs", "3")
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.stderr
     assert "run-to-run sd" in made.stdout
     for rid in (1, 2, 3):
         shown = _cli(db, "show", str(rid))
-        assert shown.returncode == 0, shown.stderr
+        assert shown.exit_code == 0, shown.stderr
         assert shown.stdout in made.stdout, rid
         assert ("run-to-run sd" in shown.stdout) == (rid == 3)
 
@@ -131,9 +125,9 @@ def test_show_of_a_replicate_run_has_the_spread_known_when_it_ran(db: str) -> No
 @pytest.mark.skipif(NO_UFTRACE, reason="uftrace not installed (apt-get install uftrace)")
 def test_show_of_a_timed_profile_and_its_probe(db: str, tmp_path: Path) -> None:
     made = _cli(db, "profile", "--limit", "3", "--", _prog(tmp_path, "-pg"))
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.stderr
     shown = _cli(db, "show")
-    assert shown.returncode == 0, shown.stderr
+    assert shown.exit_code == 0, shown.stderr
     assert shown.stdout == made.stdout and "self/call (cycles~)" in shown.stdout
     names = {"main", "chain3000", "chain30", "f", "g"}
     shown_names = [ln.split()[-1] for ln in shown.stdout.splitlines() if ln.split() and ln.split()[-1] in names]
@@ -143,7 +137,7 @@ def test_show_of_a_timed_profile_and_its_probe(db: str, tmp_path: Path) -> None:
     rows = _csv(_cli(db, "show", "--format", "csv").stdout)
     assert {r["kind"] for r in rows} == {"profile"} and {"main", "chain3000", "f", "g"} <= {r["bench"] for r in rows}
     gbench = _cli(db, "show", "--format", "gbench")
-    assert gbench.returncode == 0 and "per call, not per op" in gbench.stderr
+    assert gbench.exit_code == 0 and "per call, not per op" in gbench.stderr
 
 
 # runs stored by older versions: (fixture, run id, what its table shows)
