@@ -118,3 +118,15 @@ def test_the_standard_librarys_normal_quantiles_are_scipys() -> None:
 
     for z, p in ((Z_QUARTILE, 0.75), (Z_95, 0.975)):
         assert abs(z - float(special.ndtri(p))) <= 1e-15 * z
+
+
+def test_a_measuring_compare_leaves_sqlalchemy_to_its_runners_time(tmp_path: Path) -> None:
+    """compare's output guard reads a plain sqlite:/// URL without SQLAlchemy, and its store opened
+    soon defers the import (to a thread while the runners measure: experiments/compare.execute)."""
+    db = f"sqlite:///{tmp_path / 'results.db'}"
+    Store(db).close()
+    code = (f"from cyclebench.ui import outputs\nfrom cyclebench.ui.common import open_store\n"
+            f"files = list(outputs._database_files({db!r}))\nstore = open_store({db!r}, soon=True)\n"
+            "print('deferred', store.deferred, len(files))")
+    mods, out = modules_after(code)
+    assert "deferred True 4" in out and "sqlalchemy" not in mods, out
