@@ -238,9 +238,9 @@ def _stop_all_heartbeats() -> None:
 
 
 # While a soon open imports in its thread, the interpreter lock changes hands after 0.1 ms
-# instead of 5: each time a runner process ends, the caller waits for the lock before it reads
-# the result and starts the next one; at 5 ms a time compare's four processes took 0.36 s instead
-# of 0.18.
+# instead of 5: each time a runner process ends the caller needs the lock to read it and start
+# the next, up to 5 ms a time behind an import. What cost compare's measuring most was the
+# thread on the runners' CPU (open_meanwhile's away_from); this one was not measured apart.
 SOON_SWITCH_S = 1e-4
 
 
@@ -304,7 +304,7 @@ class Store:
         Call it when the caller is about to wait for something else (its runners): the thread and
         the caller share one interpreter lock, so the import overlaps only the caller's waiting.
         ``away_from``: a CPU the thread must not run on (the runners' own: the import there
-        preempted their batches and doubled compare's measuring, 0.18 → 0.36 s)."""
+        preempted their batches, and compare's measuring took 0.36–0.42 s instead of 0.18)."""
         if self._deferred and self._opening is None and self._engine is None:
             self._opening = threading.Thread(target=self._open_deferred, args=(away_from,),
                                              name="cyclebench-store-open", daemon=True)
