@@ -27,7 +27,8 @@ def binary() -> Path:
 def test_the_calibration_is_reused_within_a_sitting_and_measured_again_after(binary: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     memo = binary.parent / "calibration-cpu0.json"
-    memo.unlink(missing_ok=True)
+    for cpu in (0, 1):  # the binary is the session's: other tests' runs may have remembered theirs
+        (binary.parent / f"calibration-cpu{cpu}.json").unlink(missing_ok=True)
     first = session._sitting_calibration(Runner(binary, 0), 0)
     assert "age_s" not in first and first["rate_hz"] > 0 and memo.is_file()
     again = session._sitting_calibration(Runner(binary, 0), 0)

@@ -183,3 +183,16 @@ def test_the_newest_schema_as_names_is_store_schema() -> None:
     assert {c.name for c in runs.columns if isinstance(c.type, Integer)} == reads.RUN_INTEGER
     assert {c.name for c in runs.columns if isinstance(c.type, JSON)} == reads.RUN_JSON
     assert {c.name for c in runs.columns if isinstance(c.type, Boolean)} == reads.RUN_BOOLEAN
+
+
+def test_reading_leaves_no_file_beside_the_database(tmp_path: Path) -> None:
+    """The WAL database read through sqlite3 alone keeps no -wal or -shm beside it once read, as
+    SQLAlchemy's open did not (a site's directory holding the database was refused for them)."""
+    path = tmp_path / "c.db"
+    store = Store(f"sqlite:///{path}")
+    store.finish_run(store.begin_run(command=["cyclebench", "run"], host="h"), "complete")
+    store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db"]
+    reader = Store(f"sqlite:///{path}", create=False)
+    assert reader._reads is not None and len(reader.list_runs(None)) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db"]

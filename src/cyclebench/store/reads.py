@@ -4,7 +4,7 @@ Importing SQLAlchemy and opening its engine was most of `cyclebench runs -n 100`
 on 100 runs (bench/startup.py).
 
 ``open_head`` is the one place that decides: a plain ``sqlite:///path`` (urls.plain_sqlite) whose
-file sqlite3 opens read-only and finds cyclebench's at the newest revision, whole (migrate's
+file sqlite3 opens (never creating it) and finds cyclebench's at the newest revision, whole (migrate's
 ``state_of``, ``at_head`` and ``damage``, as SQLAlchemy's open judges it). Anything else —
 PostgreSQL, a schema to upgrade, a foreign, damaged or unreadable file — is None, and Store opens
 it through SQLAlchemy as it always did, with the same errors.
@@ -66,10 +66,12 @@ def _boolean(value: Any) -> bool | None:
 
 
 def _connect(path: str) -> sqlite3.Connection:
-    """``path`` opened read-only (a ``file:`` URI, ``mode=ro``), as store.db._sqlite_connect sets a
-    connection up: the busy timeout before anything else (``timeout``), no implicit transaction;
-    with SQLAlchemy's REGEXP."""
-    con = sqlite3.connect(f"file://{quote(os.path.abspath(path))}?mode=ro", uri=True,
+    """``path`` opened as store.db._sqlite_connect sets a connection up: the busy timeout before
+    anything else (``timeout``), no implicit transaction; with SQLAlchemy's REGEXP. ``mode=rw``:
+    never created, and read-only where the file is; not ``mode=ro``, under which the last
+    connection to a WAL database cannot remove its -wal and -shm files and left them beside it
+    (in a site's directory, which `report` then refused). Only SELECTs are ever run on it."""
+    con = sqlite3.connect(f"file://{quote(os.path.abspath(path))}?mode=rw", uri=True,
                           timeout=migrate.SQLITE_BUSY_MS / 1000, isolation_level=None)
     con.create_function("regexp", 2, _regexp, deterministic=True)
     return con
@@ -82,7 +84,7 @@ def _sqlalchemy_words(e: sqlite3.Error) -> str:
 
 @dataclass(frozen=True)
 class Reads:
-    """A cyclebench SQLite file at the newest schema, read with sqlite3 alone (one read-only
+    """A cyclebench SQLite file at the newest schema, read with sqlite3 alone (one reading
     connection a call: nothing is held open, nothing to carry across a fork)."""
 
     path: str  # the file
