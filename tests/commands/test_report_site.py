@@ -19,7 +19,7 @@ from cyclebench.report.site import MARK, history_slug
 from cyclebench.store import Store
 
 from pgcluster import pg_cluster, pg_url  # noqa: F401  (fixtures)
-from sitelab import HOSTILE, N_HISTORY, STEP, STEP_AT, BuiltSite, cyclebench_cli, site_lab  # noqa: F401
+from sitelab import HOSTILE, N_HISTORY, STEP, STEP_AT, BuiltSite, cyclebench_cli, cyclebench_in, site_lab  # noqa: F401
 
 
 class _Parse(html.parser.HTMLParser):
@@ -94,7 +94,7 @@ def test_a_history_page_is_history_per_host(site_lab: BuiltSite) -> None:  # noq
     fig = figure(site_lab.root / "history" / history_slug(STEP, None, ""), "history")
     runs, changes = traces(fig, "runs"), traces(fig, "change")
     for host in ("lab-a", "lab-b"):
-        r = cyclebench_cli(lab.url, "history", STEP, "--host", host, "--format", "json")
+        r = cyclebench_in(lab.url, "history", STEP, "--host", host, "--format", "json")
         assert r.returncode == 0, r.stderr
         told = json.loads(r.stdout)
         assert [c[0] for c in runs[host]["customdata"]] == [p["run"] for p in told["points"]]
