@@ -124,6 +124,8 @@ class _Cli(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, _terminated)
+        if getattr(signal.getsignal(signal.SIGINT), "cyclebench_early", False):  # entry's, until the command runs
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # one not handled by the command itself (e.g. during a build)

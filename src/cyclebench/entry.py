@@ -23,10 +23,15 @@ import sys
 
 
 def _interrupted_early(_signum: int, _frame: object) -> None:
-    """Ctrl-C before main() runs (this module's own imports, once 20 ms into `runs` here): one
-    line and 130 at once, as main() says it later (nothing is open, nothing to flush)."""
+    """Ctrl-C before a command runs (this module's own imports, once 20 ms into `runs` here; the
+    CLI's imports; click's parsing, where click itself would print "Aborted!" and exit 1): one
+    line and 130 at once (nothing is open yet, nothing to flush). cli's invoke puts Python's
+    KeyboardInterrupt back when the command starts, so what it measured is kept and said."""
     os.write(2, b"cyclebench: interrupted\n")
     os._exit(130)
+
+
+_interrupted_early.cyclebench_early = True  # type: ignore[attr-defined]  # how cli knows it (no import back)
 
 
 # the program itself only (its console script, or python -m cyclebench), never a library's importer
@@ -143,8 +148,6 @@ def _unraisable(default: Callable[[Any], object]) -> None:
 def main() -> None:
     """Run the CLI; exit 130 on Ctrl-C at any moment, 2 when stdout is closed or cannot be written."""
     try:
-        if signal.getsignal(signal.SIGINT) is _interrupted_early:  # from here on, KeyboardInterrupt's path below
-            signal.signal(signal.SIGINT, signal.default_int_handler)
         _unraisable(sys.unraisablehook)
         if _standard_fds():
             _exit(2, "error: stdout is closed: give it a file or /dev/null (cyclebench ... >/dev/null)")
