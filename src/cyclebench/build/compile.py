@@ -247,14 +247,14 @@ def compiler_version(cc: str) -> str:
     if found is None:
         raise ToolMissing(f"compiler '{cc}' not found: install it (e.g. apt-get install gcc) or pass --cc")
     memo = _version_memo(cc, found)
-    if memo is not None and (known := _memo_load(memo)) is not None:
+    if memo is not None and (known := memo_load(memo)) is not None:
         return known.decode(errors="replace")
     proc = _run([cc, "--version"])
     if proc.returncode != 0:
         raise ToolMissing(f"compiler '{cc}' does not run: {proc.stderr.strip()[:200]}")
     version = proc.stdout.splitlines()[0] if proc.stdout else cc
     if memo is not None:
-        _memo_store(memo, version.encode())
+        memo_store(memo, version.encode())
     return version
 
 
@@ -363,28 +363,30 @@ def _engine_reads(spec: BuildSpec, cc_version: str, engine: list[Path]) -> list[
     bdir = build_dir()
     assert bdir is not None
     memo = bdir / f".engine-reads-{h.hexdigest()[:24]}"
-    kept = _memo_load(memo)
+    kept = memo_load(memo)
     if kept is not None:
         return kept.split(b"\0")
     read = _read_files(spec.cc, _engine_flags(spec), [engine_dir() / n for n in ENGINE_SOURCES])
     if read is None:
         return [b"cc -M failed"]
-    _memo_store(memo, b"\0".join(read))
+    memo_store(memo, b"\0".join(read))
     return read
 
 
-def _memo_load(memo: Path) -> bytes | None:
-    """A remembered `cc -M` list's bytes; None when there is none (UnsafeCache when another user
-    could have written it)."""
+def memo_load(memo: Path) -> bytes | None:
+    """A file the build cache remembers (a `cc -M` list, a compiler's version, a runner's
+    calibration): its bytes; None when there is none (UnsafeCache when another user could have
+    written it)."""
     with contextlib.suppress(OSError):
         check_private(memo)
         return memo.read_bytes()
     return None
 
 
-def _memo_store(memo: Path, data: bytes) -> None:
-    """Write ``memo`` whole (a rename: a reader beside it sees the old bytes or the new ones);
-    a cache it cannot write only costs the next build a `cc -M`."""
+def memo_store(memo: Path, data: bytes) -> None:
+    """Write ``memo`` whole (a rename: a reader beside it sees the old bytes or the new ones; no
+    fsync: a memo lost to a crash is only made again); a cache it cannot write only costs the
+    next use the work it remembers."""
     with contextlib.suppress(OSError):
         tmp = memo.with_name(f"{memo.name}.{os.getpid()}.{threading.get_ident()}")
         tmp.write_bytes(data)
@@ -445,7 +447,7 @@ def _bench_reads(spec: BuildSpec, cc_version: str) -> list[bytes] | None:
     bdir = build_dir()
     assert bdir is not None
     memo = bdir / f".bench-reads-{h.hexdigest()[:24]}"
-    kept = _memo_load(memo)
+    kept = memo_load(memo)
     if kept is not None:
         digest, _, listed = kept.partition(b"\n")
         read = listed.split(b"\0") if listed else []
@@ -455,7 +457,7 @@ def _bench_reads(spec: BuildSpec, cc_version: str) -> list[bytes] | None:
     if read is None:
         return None
     digest = _reads_digest(read, _searched_dirs(flags, spec.sources, read)).hex().encode()
-    _memo_store(memo, digest + b"\n" + b"\0".join(read))
+    memo_store(memo, digest + b"\n" + b"\0".join(read))
     return read
 
 

@@ -3,7 +3,6 @@ the run row inserted (docs/method.md; env/identity.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -51,7 +50,7 @@ def _sitting_calibration(runner: Runner, cpu: int) -> CalibrationLine:
     import json
     import time
 
-    from cyclebench.build.compile import UnsafeCache, build_dir, check_private
+    from cyclebench.build.compile import UnsafeCache, build_dir, memo_load, memo_store
     from cyclebench.env import identity, sysinfo
     from cyclebench.stats import clock
 
@@ -63,23 +62,20 @@ def _sitting_calibration(runner: Runner, cpu: int) -> CalibrationLine:
     except (UnsafeCache, OSError):
         ours = False
     cacheable = ours and not os.environ.get("CYCLEBENCH_FAULT") and whose["boot_id"] is not None
-    if cacheable:
+    data = memo_load(memo) if cacheable else None
+    if data is not None:
         try:
-            check_private(memo)
-            kept = json.loads(memo.read_bytes())
+            kept = json.loads(data)
             age = time.time() - float(kept["at"])
             if kept["whose"] == whose and 0 <= age <= SITTING_S:
                 return cast(CalibrationLine, {**kept["line"], "age_s": round(age, 1)})
-        except (OSError, ValueError, KeyError, TypeError):  # none yet, not ours, or damaged: measure
+        except (ValueError, KeyError, TypeError):  # damaged: measured again
             pass
     line = runner.calibrate()
     rate, source = clock.timer_rate(line, sysinfo.kernel_tsc_hz())
     calib = cast(CalibrationLine, {**line, "rate_hz": rate, "rate_source": source})
     if cacheable and not line.get("fault"):
-        from cyclebench.atomic import write_atomic
-
-        with contextlib.suppress(OSError):
-            write_atomic(memo, json.dumps({"whose": whose, "at": time.time(), "line": calib}))
+        memo_store(memo, json.dumps({"whose": whose, "at": time.time(), "line": calib}).encode())
     return calib
 
 

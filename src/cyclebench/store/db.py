@@ -292,7 +292,7 @@ class Store:
     def deferred(self) -> bool:
         """True for a ``soon`` open not made yet: its thread (open_meanwhile) or its first use
         makes it, the sweep of dead runs (reconcile) included."""
-        return self._deferred
+        return self._deferred and self._engine is None
 
     @property
     def opening(self) -> bool:
