@@ -92,10 +92,17 @@ def test_an_injected_fault_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     code, data, output = _report(tmp_path)
     if fault == "calibration" and code != 1 and _amd():
         _xfail_if_the_clock_moved(data)
-    assert code == 1 and data["fault"] == fault, output
     failed = {c["name"] for c in data["checks"] if c["status"] == "FAIL"}
     deferred = {c["name"] for c in data["checks"] if c["status"] == "INCONCLUSIVE"
                 and all(a["busy"] for a in c["host"]["attempts"])}
+    if code == 3 and not failed and all(any(d.startswith(name) for d in deferred) for name in caught):
+        # the selftest's rule (docs/method.md §11): a check that fails in every attempt while the
+        # host is busy says INCONCLUSIVE, never FAIL, and with nothing else failing the selftest
+        # is INCONCLUSIVE. Beside a busy loop on the other CPU it cannot be judged here (seen once
+        # in 20 timing runs beside one: coverage 1/36, chains +0.94…+1.01%, every attempt busy)
+        pytest.skip(f"{fault}: every attempt of {', '.join(sorted(caught))} had the host busy, so the selftest "
+                    f"deferred (INCONCLUSIVE): {', '.join(sorted(deferred))}")
+    assert code == 1 and data["fault"] == fault, output
     # each check that must catch it FAILs; or, beside a busy loop (every attempt busy: the selftest's
     # rule, docs/method.md §11), defers — and the fault still fails the selftest through another
     # check (seen: coverage INCONCLUSIVE with the other CPU 69% busy, 300 adds FAIL at 303.5–314.6)
