@@ -90,7 +90,10 @@ def test_an_injected_fault_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                  caught: set[str]) -> None:
     monkeypatch.setenv("CYCLEBENCH_FAULT", fault)
     code, data, output = _report(tmp_path)
-    if fault == "calibration" and code != 1 and _amd():
+    coverage = next(c for c in data["checks"] if c["name"].startswith("cycles~ coverage"))
+    if fault == "calibration" and (code != 1 or coverage["status"] != "FAIL") and _amd():
+        # missed, or caught by another check while coverage passed a later attempt (seen beside a
+        # busy loop: the chains read +0.93%, +0.96%, then +0.16% with the fault in; 300 adds FAILed)
         _xfail_if_the_clock_moved(data)
     failed = {c["name"] for c in data["checks"] if c["status"] == "FAIL"}
     deferred = {c["name"] for c in data["checks"] if c["status"] == "INCONCLUSIVE"
@@ -110,9 +113,8 @@ def test_an_injected_fault_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert any(f.startswith(name) for f in failed) or (any(d.startswith(name) for d in deferred) and failed), \
             output
     assert "FAILED" in output
-    cov_check = next(c for c in data["checks"] if c["name"].startswith("cycles~ coverage"))
-    if fault == "calibration" and cov_check["status"] == "FAIL":  # what was injected is what the chains read: +1%
-        cov = cov_check["values"]
+    if fault == "calibration" and coverage["status"] == "FAIL":  # what was injected is what the chains read: +1%
+        cov = coverage["values"]
         if not 0.005 <= cov["median_bias"] <= 0.02 and _amd():
             # caught all the same (exit 1, coverage FAIL): the size is what this host moves
             pytest.xfail(f"the 1% calibration fault was caught (coverage {cov['covered']} of {cov['results']}) "
