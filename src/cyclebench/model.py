@@ -846,7 +846,8 @@ class Interval(TypedDict, total=False):
     """One interval line of a scaling runner (engine/scale.c, emit_interval): its index ``i``,
     ``t`` seconds since the start and its length ``dt`` (s), the timer's ``ticks`` over it,
     ``warmup`` (not measured), each task's operations in it (``deltas``) and, with schedstat,
-    each task's run and wait time (``run_ns``, ``wait_ns``, ns)."""
+    each task's run and wait time (``run_ns``, ``wait_ns``, ns) and whether it was runnable at
+    the interval's end (``runnable``, 0/1: a wait is charged only once the task runs again)."""
 
     type: str
     i: int
@@ -857,6 +858,7 @@ class Interval(TypedDict, total=False):
     deltas: list[int]
     run_ns: list[int]
     wait_ns: list[int]
+    runnable: list[int]
 
 
 @dataclass(frozen=True)

@@ -69,3 +69,38 @@ def test_a_row_with_a_throughput_stays_ok() -> None:
     run = ScaleRun("wis/fallocate2", None, "threads", 1, intervals=tuple(ivs))  # type: ignore[arg-type]
     row = scaling.row_fields(run, scaling.summarize(run, 1))
     assert row.status == OK and row.median and row.median > 0
+
+
+def _ready(iv: dict[str, Any], runnable: list[int]) -> dict[str, Any]:
+    return {**iv, "runnable": runnable}
+
+
+def test_a_task_kept_off_its_cpu_to_the_end_is_disturbed_though_no_wait_was_charged() -> None:
+    """slow_setup at 2 threads beside other tests: task 0 counted in the warm-up, then neither ran
+    nor counted through the 3 measured intervals, runnable at each sample, its wait not yet charged
+    (schedstat charges it when the task runs again): disturbed, not failed as blocked."""
+    ivs = [_iv(0, [185_439, 40_000], [30 * MS, 90 * MS], [0, 0], warmup=True),
+           *(_ready(_iv(i, [0, 40_000], [0, 95 * MS], [0, 0]), [1, 1]) for i in range(1, 4))]
+    run = runner_scaling._never_bumped(_wis(ivs, [185_439, 160_000]))
+    assert run.status == DISTURBED, run.reason
+    assert "task 0" in (run.reason or "") and "waited 100%" in (run.reason or "")
+
+
+def test_a_task_asleep_at_every_sample_still_fails_as_blocked() -> None:
+    ivs = [_iv(0, [900, 40_000], [MS, 90 * MS], [0, 0], warmup=True),
+           *(_ready(_iv(i, [0, 40_000], [0, 95 * MS], [0, 0]), [0, 1]) for i in range(1, 6))]
+    run = runner_scaling._never_bumped(_wis(ivs, [900, 240_000]))
+    assert run.status == FAILED and "blocked all along" in (run.reason or "")
+
+
+def test_an_interval_in_which_one_task_was_kept_off_its_cpu_is_not_kept() -> None:
+    """The others ran: the interval is disturbed all the same, and left out while enough are kept."""
+    ivs = [*(_ready(_iv(i, [40_000, 40_000], [95 * MS, 95 * MS], [0, 0]), [1, 1]) for i in range(1, 5)),
+           _ready(_iv(5, [0, 40_000], [0, 95 * MS], [0, 0]), [1, 1])]
+    run = ScaleRun("wis/getppid1", None, "threads", 2, intervals=tuple(ivs))  # type: ignore[arg-type]
+    s = scaling.summarize(run, 2)
+    assert (s.intervals_measured, s.intervals_kept, s.intervals_disturbed) == (5, 4, 1)
+    assert s.total_min == s.total_max  # the interval at 40,000 ops instead of 80,000 left out
+    asleep = [_ready(iv, [0, 1]) for iv in ivs]  # the same counts, task 0 not runnable: blocked, kept
+    s = scaling.summarize(ScaleRun("wis/getppid1", None, "threads", 2, intervals=tuple(asleep)), 2)  # type: ignore[arg-type]
+    assert (s.intervals_kept, s.intervals_disturbed) == (5, 0)

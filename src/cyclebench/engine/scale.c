@@ -24,7 +24,9 @@
  *     (fairness) that a single total hides. Its own CPU time is measured and reported;
  *   - with each interval, every task's run time and run-queue wait time from
  *     /proc/…/schedstat (read with pread on descriptors kept open): wait > 0 means something
- *     else held the task's CPU — another program, or another task when oversubscribed.
+ *     else held the task's CPU — another program, or another task when oversubscribed; and
+ *     whether it was runnable at the sample (/proc/…/stat), as a wait is charged only once
+ *     the task runs again: kept off its CPU all interval long, it reads 0 run and 0 wait.
  *
  * A task that crashes: in processes mode the sampler sees the signal (waitpid), reports it
  * and stops the others; in threads mode the signal kills the whole runner and the caller
@@ -141,6 +143,18 @@ static int schedstat(int fd, uint64_t *run, uint64_t *wait) {
     *run = r;
     *wait = w;
     return 1;
+}
+
+/* /proc/<tid>/stat's state (proc(5), field 3): 1 when 'R', running or runnable. schedstat charges
+ * a task's wait only when it runs again (sched_info_arrive), so a task kept off its CPU for a whole
+ * interval reads 0 run and 0 wait there, as a blocked one does; its state tells them apart. */
+static int runnable(int fd) {
+    char buf[512];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    return paren && paren[1] == ' ' && paren[2] == 'R';
 }
 
 static void state_init(cb_state *s, int task) {
@@ -506,7 +520,7 @@ static void emit_start(FILE *out, double per_op_ns, int nwarm, int nmeas, const 
 
 /* {"type":"interval",...}: each task's ops (and run/wait ns) during interval k. */
 static void emit_interval(FILE *out, int k, double t, double dt, uint64_t ticks, int warmup, const uint64_t *d, int N,
-                          int have_stat) {
+                          int have_stat, const int *ready) {
     fprintf(out, "{\"type\":\"interval\",\"i\":%d,\"t\":%.6f,\"dt\":%.6f,\"ticks\":%llu,\"warmup\":%s,\"deltas\":", k,
             t, dt, (unsigned long long)ticks, warmup ? "true" : "false");
     cb_json_u64_array(out, d, (size_t)N);
@@ -515,6 +529,8 @@ static void emit_interval(FILE *out, int k, double t, double dt, uint64_t ticks,
         cb_json_u64_array(out, d + N, (size_t)N);
         fputs(",\"wait_ns\":", out);
         cb_json_u64_array(out, d + 2 * N, (size_t)N);
+        fputs(",\"runnable\":", out);
+        emit_int_array(out, ready, N);
     }
     fputs("}\n", out);
     fflush(out);
@@ -638,7 +654,7 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     static int sampler_cpus[CB_SCALE_MAX_CPUS];
     int *task_cpus = NULL;
     uint64_t *prev = NULL, *cur = NULL; /* [ops | run_ns | wait_ns] × N */
-    int *statfd = NULL, have_stat = 0;
+    int *statfd = NULL, *statefd = NULL, *ready = NULL, have_stat = 0;
     long ivcsw0 = 0, ivcsw1 = 0;
     double sampler_cpu = 0, sampled = 0;
     if (spawn(out, &sp, why, sizeof why) != 0) {
@@ -674,7 +690,9 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     prev = calloc(3 * (size_t)N, sizeof(uint64_t));
     cur = calloc(3 * (size_t)N, sizeof(uint64_t));
     statfd = malloc((size_t)N * sizeof(int));
-    if (!task_cpus || !prev || !cur || !statfd) {
+    statefd = malloc((size_t)N * sizeof(int));
+    ready = calloc((size_t)N, sizeof(int));
+    if (!task_cpus || !prev || !cur || !statfd || !statefd || !ready) {
         __atomic_store_n(&sh->ctl.stop, 1, __ATOMIC_RELEASE);
         emit_final(out, "error", "runner: out of memory");
         rc = 2;
@@ -682,13 +700,16 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
     }
     have_stat = 1;
     for (int i = 0; i < N; i++) {
-        char path[64];
+        char dir[48], path[64];
         task_cpus[i] = sh->slot[i].cpu;
-        if (wis_host) snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)wis_host, sh->slot[i].tid);
-        else if (o->processes) snprintf(path, sizeof path, "/proc/%d/schedstat", (int)sp.pids[i]);
-        else snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", sh->slot[i].tid);
+        if (wis_host) snprintf(dir, sizeof dir, "/proc/%d/task/%d", (int)wis_host, sh->slot[i].tid);
+        else if (o->processes) snprintf(dir, sizeof dir, "/proc/%d", (int)sp.pids[i]);
+        else snprintf(dir, sizeof dir, "/proc/self/task/%d", sh->slot[i].tid);
+        snprintf(path, sizeof path, "%s/schedstat", dir);
         statfd[i] = open(path, O_RDONLY | O_CLOEXEC);
-        have_stat &= schedstat(statfd[i], &prev[N + i], &prev[2 * N + i]);
+        snprintf(path, sizeof path, "%s/stat", dir);
+        statefd[i] = open(path, O_RDONLY | O_CLOEXEC);
+        have_stat &= schedstat(statfd[i], &prev[N + i], &prev[2 * N + i]) && statefd[i] >= 0;
     }
     nwarm = (int)(o->warmup / o->interval + 0.999999);
     nmeas = (int)(o->duration / o->interval + 0.5);
@@ -714,14 +735,17 @@ int cb_scale(FILE *out, const cb_request *req, const cb_scale_options *o) {
             cur[i] = __atomic_load_n(&sh->slot[i].ops, __ATOMIC_RELAXED);
             all &= cur[i] > 0;
         }
-        for (int i = 0; have_stat && i < N; i++) schedstat(statfd[i], &cur[N + i], &cur[2 * N + i]);
+        for (int i = 0; have_stat && i < N; i++) {
+            schedstat(statfd[i], &cur[N + i], &cur[2 * N + i]);
+            ready[i] = runnable(statefd[i]);
+        }
         for (int i = 0; i < (have_stat ? 3 : 1) * N; i++) {
             uint64_t c = cur[i];
             cur[i] = c - prev[i];
             prev[i] = c;
         }
         emit_interval(out, k, (double)(tnow - t0) / 1e9, (double)(tnow - tprev) / 1e9, tick - tick_prev, warm, cur, N,
-                      have_stat);
+                      have_stat, ready);
         measured += !warm;
         counting = all;
         tprev = tnow;
@@ -751,6 +775,8 @@ join:
         free(prev);
         free(cur);
         free(statfd);
+        free(statefd);
+        free(ready);
         munmap(sh, size);
         return rc;
     }
@@ -760,9 +786,13 @@ join:
     free(task_cpus);
     free(prev);
     free(cur);
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < N; i++) {
         if (statfd[i] >= 0) close(statfd[i]);
+        if (statefd[i] >= 0) close(statefd[i]);
+    }
     free(statfd);
+    free(statefd);
+    free(ready);
     munmap(sh, size);
     return rc;
 }

@@ -225,14 +225,27 @@ def _never_bumped(run: ScaleRun) -> ScaleRun:
 
 
 def _starved(measured: Sequence[Interval], tasks: Sequence[int]) -> float | None:
-    """The largest share of the measured time one of ``tasks`` waited for its CPU (schedstat's
-    wait_ns: runnable, not running; Documentation/scheduler/sched-stats.rst) when above
+    """The largest share of the measured time one of ``tasks`` waited for its CPU when above
     STARVED_WAIT: the host kept it from running, its testcase() did not block. None when none
-    waited that long, or the intervals carry no schedstat."""
+    waited that long, or the intervals carry no schedstat. What it waited is the larger of two
+    lower bounds: schedstat's wait_ns (runnable, not running; Documentation/scheduler/
+    sched-stats.rst), and the intervals it spent runnable without running at all (kept_off): a
+    wait is charged only when the task runs again, so one kept off its CPU to the end of the
+    measured intervals reads 0 wait there (slow_setup beside other tests: 0 ops, 0 run, 0 wait
+    for 0.3 s, failed as blocked)."""
     if not measured or not all("wait_ns" in iv for iv in measured):
         return None
     total = sum(iv["dt"] for iv in measured)
     if total <= 0:
         return None
-    share = max(sum(iv["wait_ns"][t] for iv in measured) / 1e9 / total for t in tasks)
+    share = max(max(sum(iv["wait_ns"][t] for iv in measured) / 1e9,
+                    sum(iv["dt"] for iv in measured if kept_off(iv, t))) / total for t in tasks)
     return share if share > STARVED_WAIT else None
+
+
+def kept_off(iv: Interval, task: int) -> bool:
+    """Task ``task`` was runnable at the end of interval ``iv`` yet ran 0 ns and counted nothing
+    in it: kept off its CPU the whole interval (engine/scale.c reads /proc/…/stat's state beside
+    schedstat). False for intervals from before that reading."""
+    ready, run, ops = iv.get("runnable"), iv.get("run_ns"), iv.get("deltas")
+    return bool(ready and run and ops and ready[task] and not run[task] and not ops[task])
