@@ -254,6 +254,24 @@ def test_latin1_source_and_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     assert build(BuildSpec(sources=(name,))).path.is_file()
 
 
+def test_a_compiler_started_after_its_build_was_killed_is_killed_at_once() -> None:
+    """A pool thread that took its job just before an interrupted build swept its compilers
+    registers its process after the sweep: killed then, at once, not left to run to its end (the
+    interpreter's exit waits for that thread)."""
+    import time
+
+    from cyclebench.build import compile as cc
+
+    group = cc.Compilers()
+    cc._kill_live(group)  # the sweep, before this compiler exists
+    t0 = time.monotonic()
+    done = cc._run_bytes(["sleep", "30"], group=group)
+    assert time.monotonic() - t0 < 10 and done.returncode != 0, done
+    assert not group and not cc._live  # reaped and forgotten
+    alive = cc.Compilers()  # a build not swept: its compilers run to their end
+    assert cc._run_bytes(["true"], group=alive).returncode == 0
+
+
 def test_a_failed_build_leaves_nothing_in_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A source that fails stops the build and kills the compiles still running; gcc killed
     mid-way left its cc*.s in $TMPDIR. The compilers' temporaries now live in the build's

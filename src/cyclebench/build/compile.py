@@ -178,6 +178,16 @@ _live: set[subprocess.Popen[bytes]] = set()  # compilers running now, killed whe
 _live_lock = threading.Lock()
 
 
+class Compilers(set[subprocess.Popen[bytes]]):
+    """One build's running compilers; ``killed`` once _kill_live swept them (the build was
+    interrupted or a source failed): a compiler a pool thread starts after that sweep — its job
+    taken just before the pool was shut down, its process not yet registered — is killed as soon
+    as it is registered, else the interpreter's exit waited for it (Ctrl-C during a 60,000-function
+    build: "interrupted" said, then no exit within 60 s, once in a CI)."""
+
+    killed = False
+
+
 def _run_bytes(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None,
                group: set[subprocess.Popen[bytes]] | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run one compiler command, output captured as bytes. The compiler runs in its own session
@@ -191,6 +201,9 @@ def _run_bytes(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str]
         _live.add(proc)
         if group is not None:
             group.add(proc)
+        late = isinstance(group, Compilers) and group.killed
+    if late:
+        _kill_group(proc)
     try:
         out, err = proc.communicate(timeout=COMPILE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -221,8 +234,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _kill_live(group: set[subprocess.Popen[bytes]] | None = None) -> None:
-    """Kill every compiler running now (``group``: those of one build)."""
+    """Kill every compiler running now (``group``: those of one build, and any it starts later)."""
     with _live_lock:
+        if isinstance(group, Compilers):
+            group.killed = True
         live = list(_live if group is None else group)
     for proc in live:
         _kill_group(proc)
@@ -642,7 +657,7 @@ def build(spec: BuildSpec) -> Binary:
             shared[i] = cached
         jobs += [(len(ENGINE_SOURCES) + i, [spec.cc, *spec.bench_flags(), "-c"]) for i in range(len(spec.sources))]
 
-        mine: set[subprocess.Popen[bytes]] = set()  # this build's compilers (others may build beside it)
+        mine = Compilers()  # this build's compilers (others may build beside it)
 
         def compile_one(job: tuple[int, list[str]]) -> tuple[Path, subprocess.CompletedProcess[str]]:
             i, argv = job
