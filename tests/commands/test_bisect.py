@@ -133,14 +133,22 @@ def test_compare_rev_slower_then_equivalent(db: str, lib: tuple[Path, list[str],
     r = cli("compare", "--rev", shas[REGRESSION - 2], "--rev", shas[REGRESSION - 1], *common, "--json", str(out))
     assert r.exit_code == 0, r.output
     rows = {row["a"].split(" @ ")[0]: row for row in json.loads(out.read_text())}
-    work, flat = rows["lib/work"]["comparison"], rows["lib/flat"]["comparison"]
+    work = rows["lib/work"]["comparison"]
     assert work["verdict"] == "slower" and 0.025 < work["rel"] < 0.055, r.output
-    assert flat["verdict"] == "equivalent", r.output
+    _equal(rows["lib/flat"], r.output)
     r = cli("compare", "--rev", shas[REGRESSION - 1], "--rev", shas[REGRESSION], *common, "-b", "lib/work",
             "--json", str(out))
     assert r.exit_code == 0, r.output
     [row] = json.loads(out.read_text())
-    assert row["comparison"]["verdict"] == "equivalent", r.output
+    _equal(row, r.output)
+
+
+def _equal(row: dict, output: str) -> None:
+    """The same code on both sides: equivalent; or, when the host's noise kept the repeated CI
+    wider than ±1% until the 4 s budget ended, inconclusive, never a verdict (beside a busy loop:
+    lib/flat +0.50% [-0.43, +1.44] after 30 pairs, once in 20 timing runs)."""
+    verdict = row["comparison"]["verdict"]
+    assert verdict == "equivalent" or (verdict == "inconclusive" and "the budget ended it" in row["note"]), output
 
 
 @pytest.mark.parametrize("case", ["unknown rev", "not a repo", "good fails", "same", "backwards", "one rev",
