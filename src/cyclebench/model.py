@@ -861,6 +861,19 @@ class Interval(TypedDict, total=False):
     runnable: list[int]
 
 
+def kept_off(iv: Interval, task: int) -> bool:
+    """Task ``task`` (its index in the interval's lists) was runnable at the end of interval
+    ``iv`` yet ran 0 ns and counted nothing in it: kept off its CPU the whole interval, its wait
+    not yet charged (schedstat charges it when the task runs again: sched_info_arrive,
+    Documentation/scheduler/sched-stats.rst). False for intervals without schedstat or from
+    before engine/scale.c read the task's state. The one rule for a will-it-scale task's status
+    (runner/scaling) and for the intervals a scaling result keeps (stats/scaling)."""
+    ready, run, ops = iv.get("runnable"), iv.get("run_ns"), iv.get("deltas")
+    if not (ready and run and ops) or task >= min(len(ready), len(run), len(ops)):
+        return False
+    return bool(ready[task] and not run[task] and not ops[task])
+
+
 @dataclass(frozen=True)
 class ScaleRun:
     """What one runner invocation in scaling mode (one benchmark, mode and task count)

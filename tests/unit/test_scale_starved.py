@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cyclebench.model import DISTURBED, FAILED, OK, ScaleRun
+from cyclebench.model import DISTURBED, FAILED, OK, ScaleRun, kept_off
 from cyclebench.runner import scaling as runner_scaling
 from cyclebench.stats import scaling
 
@@ -104,3 +104,15 @@ def test_an_interval_in_which_one_task_was_kept_off_its_cpu_is_not_kept() -> Non
     asleep = [_ready(iv, [0, 1]) for iv in ivs]  # the same counts, task 0 not runnable: blocked, kept
     s = scaling.summarize(ScaleRun("wis/getppid1", None, "threads", 2, intervals=tuple(asleep)), 2)  # type: ignore[arg-type]
     assert (s.intervals_kept, s.intervals_disturbed) == (5, 0)
+
+
+def test_kept_off_is_one_rule_and_reads_only_what_the_interval_has() -> None:
+    """model.kept_off, which both the status (runner.scaling) and the kept intervals
+    (stats.scaling) ask: runnable, 0 ns run and 0 operations, per task; False where an older
+    sampler printed no state, where schedstat is missing, or past the lists' end."""
+    iv = _ready(_iv(1, [0, 40_000], [0, 95 * MS], [0, 0]), [1, 1])
+    assert [kept_off(iv, t) for t in range(3)] == [True, False, False]  # task 2: past the lists
+    assert not kept_off(_ready(_iv(1, [0, 40_000], [0, 95 * MS], [0, 0]), [0, 1]), 0)  # asleep: blocked
+    assert not kept_off(_iv(1, [0, 40_000], [0, 95 * MS], [0, 0]), 0)  # no state read
+    assert not kept_off({**iv, "run_ns": []}, 0)  # no schedstat
+    assert not kept_off(_ready(_iv(1, [0], [0, 95 * MS], [0, 0]), [1, 1]), 1)  # lists of unequal length

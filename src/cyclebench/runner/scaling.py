@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cyclebench.model import CRASHED, DISTURBED, ERROR, FAILED, INVALID, SKIPPED, Interval, ScaleRun
+from cyclebench.model import CRASHED, DISTURBED, ERROR, FAILED, INVALID, SKIPPED, Interval, ScaleRun, kept_off
 from cyclebench.runner.child import run_child
 from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines
 
@@ -241,11 +241,3 @@ def _starved(measured: Sequence[Interval], tasks: Sequence[int]) -> float | None
     share = max(max(sum(iv["wait_ns"][t] for iv in measured) / 1e9,
                     sum(iv["dt"] for iv in measured if kept_off(iv, t))) / total for t in tasks)
     return share if share > STARVED_WAIT else None
-
-
-def kept_off(iv: Interval, task: int) -> bool:
-    """Task ``task`` was runnable at the end of interval ``iv`` yet ran 0 ns and counted nothing
-    in it: kept off its CPU the whole interval (engine/scale.c reads /proc/…/stat's state beside
-    schedstat). False for intervals from before that reading."""
-    ready, run, ops = iv.get("runnable"), iv.get("run_ns"), iv.get("deltas")
-    return bool(ready and run and ops and ready[task] and not run[task] and not ops[task])

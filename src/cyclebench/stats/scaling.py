@@ -62,6 +62,7 @@ from cyclebench.model import (
     ScaleRun,
     Series,
     WisCost,
+    kept_off,
 )
 from cyclebench.stats import clock
 from cyclebench.stats.ab import cluster_ci
@@ -247,10 +248,9 @@ def _keep(measured: Sequence[Interval], oversubscribed: bool) -> Kept:
             # its CPU all along, its wait not yet charged (engine/scale.c reads its state): the
             # interval is disturbed even while the others ran (slow_setup beside other tests read
             # one task at 0 ops in a kept interval of an `ok` run).
-            ready = np.array([iv.get("runnable") or [0] * ops.shape[1] for iv in measured], dtype=bool)
-            kept_off = (ready & (run == 0) & (ops == 0)).any(axis=1) \
-                if run is not None and ready.shape == run.shape == ops.shape else False
-            disturbed = (wait_share.max(axis=1) > WAIT_LIMIT) | stalled | kept_off
+            off = np.array([any(kept_off(iv, t) for t in range(len(iv.get("deltas") or ()))) for iv in measured],
+                           dtype=bool)
+            disturbed = (wait_share.max(axis=1) > WAIT_LIMIT) | stalled | off
             n_disturbed = int(disturbed.sum())
             if (~disturbed).sum() >= min(MIN_KEPT, len(measured)):
                 keep = ~disturbed
