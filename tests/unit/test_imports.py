@@ -130,3 +130,16 @@ def test_a_measuring_compare_leaves_sqlalchemy_to_its_runners_time(tmp_path: Pat
             "print('deferred', store.deferred, len(files))")
     mods, out = modules_after(code)
     assert "deferred True 4" in out and "sqlalchemy" not in mods, out
+
+
+def test_a_measuring_compare_in_a_pipe_loads_no_progress_bar_and_no_emoji_table() -> None:
+    """compare's modules and its progress in a pipe (lines, no bar) import neither rich.progress
+    nor rich's emoji table (26 ms together beside a busy loop, bench/startup.py), and a str
+    printed keeps its emoji codes as written: nothing printed is rich markup or an emoji code."""
+    code = ("import cyclebench.commands.compare, cyclebench.ui.compare, cyclebench.experiments.compare\n"
+            "from cyclebench.ui.common import out\nfrom cyclebench.ui.progress import Steps\n"
+            "with Steps(2, 'measuring') as s:\n    s.step('a/b process 1')\n    s.step('a/b process 2')\n"
+            "out.print('note=:fire: :thumbs_up:')")
+    mods, printed = modules_after(code, {"COLUMNS": "80"})
+    assert "note=:fire: :thumbs_up:" in printed, printed
+    assert not {"rich.progress", "rich._emoji_codes"} & mods, sorted({"rich.progress", "rich._emoji_codes"} & mods)

@@ -7,21 +7,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from cyclebench.report.text import visible
 from cyclebench.ui.common import err
+
+if TYPE_CHECKING:  # rich.progress only for a bar, on a terminal: a pipe's lines need none of it
+    from rich.progress import Progress, TaskID
 
 
 class Notes:
@@ -54,6 +48,15 @@ class Steps(Notes):
 
     def __enter__(self) -> Steps:
         if not self.quiet and not self.plain and self.console.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
             self._bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
                                  transient=True)

@@ -103,7 +103,7 @@ def _plain(obj: Any) -> str:
     if isinstance(obj, str):
         return obj
     buf = io.StringIO()
-    Console(file=buf, width=200, color_system=None, force_terminal=False, soft_wrap=True).print(obj)
+    Console(file=buf, width=200, color_system=None, force_terminal=False, soft_wrap=True, emoji=False).print(obj)
     return buf.getvalue().rstrip("\n")
 
 
