@@ -18,6 +18,24 @@ if TYPE_CHECKING:  # rich.progress only for a bar, on a terminal: a pipe's lines
     from rich.progress import Progress, TaskID
 
 
+def bar(console: Console = err, disable: bool = False) -> Progress:
+    """rich's bar as the commands show it: what is measured, the bar, done/total, the time
+    elapsed and the ETA; gone when it ends (transient). rich.progress is imported here, for a
+    bar only."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True,
+                    disable=disable)
+
+
 class Notes:
     """An experiments.progress.Progress for a design that runs without a bar: its notes on stderr
     (Steps, the one with a bar, says its notes the same way)."""
@@ -48,18 +66,7 @@ class Steps(Notes):
 
     def __enter__(self) -> Steps:
         if not self.quiet and not self.plain and self.console.is_terminal:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
-                                 transient=True)
+            self._bar = bar(self.console)
             self._bar.__enter__()
             self._task = self._bar.add_task(self.what, total=self.total)
         return self

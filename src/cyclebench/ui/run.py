@@ -9,15 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from cyclebench.experiments.run import Prepared, RunConfig, execute, pass_plan, run_to_run
 from cyclebench.model import Item, Result, suite_order
 from cyclebench.report import console as console_report
@@ -30,6 +21,7 @@ from cyclebench.ui.common import UserError, err, open_store, out, write_text, wr
 from cyclebench.ui.export import deliver, export_runs, run_json
 from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.predict import after_run
+from cyclebench.ui.progress import bar
 
 if TYPE_CHECKING:
     from cyclebench.experiments.options import PredictOptions
@@ -44,9 +36,7 @@ def measure_one(cfg: RunConfig, prepared: Prepared, store: Store, quiet: bool, n
     its rows in the suite's order: model.suite_order, as the store reads them back)."""
     rows: list[Result] = []
     opened: list[int] = []
-    progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err, transient=True,
-                        disable=quiet)
+    progress = bar(err, disable=quiet)
 
     def on_open(rid: int) -> None:
         opened.append(rid)
