@@ -25,8 +25,8 @@ import pytest
 from cyclebench.build import BuildSpec, build, suite_sources, wis
 from cyclebench.env.cpus import cpu_order
 from cyclebench.experiments import scale
-from cyclebench.model import CRASHED, DISTURBED, FAILED, OK, ScaleRun
-from cyclebench.runner.scaling import ScaleOptions, kept_off, run_one
+from cyclebench.model import CRASHED, DISTURBED, FAILED, OK, ScaleRun, kept_off
+from cyclebench.runner.scaling import ScaleOptions, run_one
 from cyclebench.stats import scaling
 
 from conftest import DATA
