@@ -52,6 +52,13 @@ def rows(db: str) -> dict[str, dict]:  # type: ignore[type-arg]
     return {r["bench"]: r for r in store.results(rid)}
 
 
+def measured(row: dict) -> bool:  # type: ignore[type-arg]
+    """A result with its number: ok, or disturbed (its batches mostly preempted, as beside the other
+    xdist worker: daemon/own_group read disturbed once in a fresh CI's phase 1); what these tests
+    ask is that the benchmark was measured, not how quiet the host was."""
+    return row["status"] in ("ok", "disturbed") and row["per_op"] is not None
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 def test_signal_to_the_cli_leaves_no_runner(db: str, sig: signal.Signals) -> None:
     """What `timeout`, a CI cancel or a closed terminal send reaches only the CLI; the
@@ -128,8 +135,8 @@ def test_benchmark_cannot_write_into_the_protocol_and_reads_no_terminal(db: str)
     assert r.exit_code == 0, r.output
     got = rows(db)
     fake = got["hostile/fake_result_on_fd3"]
-    assert fake["status"] == "ok" and fake["n_samples"] and fake["per_op"] is not None
-    assert got["hostile/stdin_is_null"]["status"] == "ok"
+    assert measured(fake) and fake["n_samples"]
+    assert measured(got["hostile/stdin_is_null"])
 
 
 @pytest.mark.timing  # SCHED_FIFO takes the CPU whole: another test's runner there would stop
@@ -176,7 +183,7 @@ def test_a_name_with_a_quote_is_listed_and_measured(db: str) -> None:
     assert r.exit_code == 0 and 'weird/qu"ote' in r.output
     r = cli("run", src, "-b", "weird/*", *FAST)
     assert r.exit_code == 0, r.output
-    assert rows(db)['weird/qu"ote']["status"] == "ok"
+    assert measured(rows(db)['weird/qu"ote'])
 
 
 DAEMON = str(DATA / "daemon.c")
@@ -192,7 +199,7 @@ def test_a_benchmark_that_daemonizes_leaves_no_process(db: str, bench: str) -> N
     try:
         r = cli("run", DAEMON, "-b", bench, *FAST)
         assert r.exit_code == 0, r.output
-        assert rows(db)[bench]["status"] == "ok"
+        assert measured(rows(db)[bench]), rows(db)[bench]["reason"]
         assert wait_for(lambda: not procs_with(marker), 2.0), f"left running: {procs_with(marker)}"
     finally:
         for pid in procs_with(marker):
@@ -266,7 +273,7 @@ def test_cache_clean_during_a_run_keeps_the_runner_in_use(db: str, tmp_path: Pat
     store = Store(db)
     got = [r for r in store.results(store.last_run_id()) if r["bench"] == "slow/sleep_us"]
     assert len(got) == 2, err
-    assert all(r["status"] in ("ok", "disturbed") and r["per_op"] is not None for r in got), [
+    assert all(measured(r) for r in got), [
         (r["param"], r["status"], r["reason"]) for r in got]
 
 
@@ -282,7 +289,7 @@ def test_awkward_file_names_and_encodings_build_and_run(db: str, tmp_path: Path)
     shutil.copy(DATA / "chain.c", src)
     r = cli("run", str(src), "-b", "chain/add200", *FAST)
     assert r.exit_code == 0, r.output
-    assert rows(db)["chain/add200"]["status"] == "ok"
+    assert measured(rows(db)["chain/add200"])
     latin = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.c"))
     shutil.copy(DATA / "chain.c", latin)
     r = cli("run", str(latin), "--list")
