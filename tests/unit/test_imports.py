@@ -120,16 +120,22 @@ def test_the_standard_librarys_normal_quantiles_are_scipys() -> None:
         assert abs(z - float(special.ndtri(p))) <= 1e-15 * z
 
 
-def test_a_measuring_compare_leaves_sqlalchemy_to_its_runners_time(tmp_path: Path) -> None:
-    """compare's output guard reads a plain sqlite:/// URL without SQLAlchemy, and its store opened
-    soon defers the import (to a thread while the runners measure: experiments/compare.execute)."""
+def test_a_measuring_compare_stores_its_run_without_sqlalchemy(tmp_path: Path) -> None:
+    """compare's output guard reads a plain sqlite:/// URL without SQLAlchemy, and its store, on a
+    file at the newest schema, sweeps, begins, records, sums up and finishes its run through
+    sqlite3 (store/writes.py): what the command does to the database, none of it SQLAlchemy's."""
     db = f"sqlite:///{tmp_path / 'results.db'}"
     Store(db).close()
     code = (f"from cyclebench.ui import outputs\nfrom cyclebench.ui.common import open_store\n"
-            f"files = list(outputs._database_files({db!r}))\nstore = open_store({db!r}, soon=True)\n"
-            "print('deferred', store.deferred, len(files))")
+            f"files = list(outputs._database_files({db!r}))\nstore = open_store({db!r})\n"
+            "rid = store.begin_run(command=['cyclebench', 'compare'], host='h')\n"
+            "r = store.record(rid, {'bench': 'a', 'status': 'ok', 'unit': 'ref-cycles', 'per_op': 2.5}, [(10, 25)])\n"
+            "store.update_run(rid, summary={'compare': []})\nstore.finish_run(rid, 'complete')\nstore.close()\n"
+            "print('stored', r.id, r.per_op, len(files))")
     mods, out = modules_after(code)
-    assert "deferred True 4" in out and "sqlalchemy" not in mods, out
+    assert "stored 1 2.5 4" in out and "sqlalchemy" not in mods, out
+    run = Store(db, create=False).get_run(1)
+    assert run is not None and run["status"] == "complete" and run["summary"] == {"compare": []}
 
 
 def test_a_measuring_compare_in_a_pipe_loads_no_progress_bar_and_no_emoji_table() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.store import Store, StoreError, liveness, migrate, reads, urls
+from cyclebench.store import Store, StoreError, columns, liveness, migrate, reads, urls
 
 LAB_DB = Path(__file__).resolve().parents[1] / "data" / "lab" / "lab.db"
 
@@ -174,15 +174,19 @@ def test_plain_sqlite_urls_read_as_sqlalchemy_reads_them(path: str) -> None:
 
 
 def test_the_newest_schema_as_names_is_store_schema() -> None:
-    from sqlalchemy import JSON, Boolean, Integer
+    """store/columns.py says store/schema.py's tables without SQLAlchemy: every table, its columns
+    in order, and the columns of each type the standard library's readers and writers convert."""
+    from sqlalchemy import JSON, Boolean, Float, Integer
 
-    from cyclebench.store.schema import metadata, runs
+    from cyclebench.store.schema import RESULT_FIELDS, RUN_FIELDS, metadata
 
-    assert list(migrate.HEAD_COLUMNS.items()) == [(t.name, tuple(c.name for c in t.columns))
+    assert list(columns.HEAD_COLUMNS.items()) == [(t.name, tuple(c.name for c in t.columns))
                                                   for t in metadata.sorted_tables]
-    assert {c.name for c in runs.columns if isinstance(c.type, Integer)} == reads.RUN_INTEGER
-    assert {c.name for c in runs.columns if isinstance(c.type, JSON)} == reads.RUN_JSON
-    assert {c.name for c in runs.columns if isinstance(c.type, Boolean)} == reads.RUN_BOOLEAN
+    for t in metadata.sorted_tables:
+        for kind, named in ((Integer, columns.INTEGER), (Float, columns.FLOAT), (JSON, columns.JSON),
+                            (Boolean, columns.BOOLEAN)):
+            assert {c.name for c in t.columns if isinstance(c.type, kind)} == named[t.name], (t.name, kind)
+    assert (columns.RUN_FIELDS, columns.RESULT_FIELDS) == (RUN_FIELDS, RESULT_FIELDS)
 
 
 def test_reading_leaves_no_file_beside_the_database(tmp_path: Path) -> None:

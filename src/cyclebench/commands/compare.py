@@ -119,8 +119,7 @@ def compare_cmd(a: CompareArgs) -> None:
     from cyclebench.ui.compare import finish, measure_and_judge
     from cyclebench.ui.predict import finish_then_predict
 
-    # measuring first, its run stored after (experiments/compare.execute): the store opens meanwhile
-    store = open_store(a.db, create=not a.stored_runs, soon=not a.stored_runs)
+    store = open_store(a.db, create=not a.stored_runs)
     run_id: int | None = None
     measured: list[Result] = []
     if a.stored_runs:

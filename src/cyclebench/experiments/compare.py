@@ -67,13 +67,11 @@ def execute(
     over ``processes`` runner processes, Holm across the command. Sequential (a Budget):
     processes of 10 rounds until every pair is decided or the budget ends, the first look
     after ``processes`` of them, α split over the command's pairs (Bonferroni).
-    Every set is measured first, then the run is opened and everything stored at once: the
-    store may still be opening meanwhile (ui/common.open_store's ``soon``: SQLAlchemy's import
-    while the runners measure). Returns (run id, comparison rows, stored result rows);
-    ``on_open`` gets the run id as soon as the run is stored."""
+    Every set is measured first, then the run is opened and everything stored at once. Returns
+    (run id, comparison rows, stored result rows); ``on_open`` gets the run id as soon as the
+    run is stored."""
     groups = param_groups(prepared, names, params)
     n_pairs = sum(len(b) - 1 for _, b in groups)
-    store.open_meanwhile(away_from=prepared.cpu)  # while the runners measure, on another CPU
     sets = [_measure_set(cfg, prepared, benches, param, alpha / n_pairs, processes, on_process, include_disturbed,
                          budget, on_done) for param, benches in groups]
     run_id, rate = begin(cfg, prepared, store)

@@ -9,9 +9,10 @@ everything it finished.
 The schema is versioned by Alembic (``store/migrations``, applied on open by
 ``store/migrate``); store/schema.py holds the tables at the newest revision.
 
-SQLAlchemy is imported where it is used: a read-only open of a SQLite file at the newest schema
-lists runs through store/reads.py without it (`cyclebench runs`), and makes its engine on first
-use of anything else.
+SQLAlchemy is imported where it is used: on a SQLite file at the newest schema a read-only open
+lists runs through store/reads.py without it (`cyclebench runs`), and a writing command's open
+stores its runs and results through store/writes.py (`compare`, `run`); either makes its engine on
+first use of anything else.
 
 Default location: ``$CYCLEBENCH_DB`` or ``~/.local/share/cyclebench/results.db`` (WAL
 journal, so a reader never blocks the run writing it).
@@ -37,9 +38,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import platformdirs
 
 from cyclebench.model import FLEET, KINDS, PURPOSE_ENV, PURPOSES, RUN, Result, Run, infer_purpose, suite_order
-from cyclebench.store import liveness, migrate, reads, urls
+from cyclebench.store import columns, liveness, migrate, reads, urls
 from cyclebench.store.errors import RunGone, StoreError
 from cyclebench.store.rows import guess_kind, lenient_json, result_of, row_of, sound
+from cyclebench.store.writes import Writes, sample_values
 
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement, Connection, Engine
@@ -135,10 +137,16 @@ def _sqlite_begin(conn: Connection) -> None:
 
 
 def _database_errors() -> tuple[type[Exception], ...]:
-    """sqlite3's errors, and SQLAlchemy's once it is imported (a store that read through
-    store/reads.py alone never imports it)."""
+    """sqlite3's errors, and SQLAlchemy's once it is imported (a store that read and wrote through
+    store/reads.py and store/writes.py alone never imports it)."""
     exc = sys.modules.get("sqlalchemy.exc")
     return (sqlite3.Error,) if exc is None else (exc.SQLAlchemyError, sqlite3.Error)
+
+
+def _integrity_errors() -> tuple[type[Exception], ...]:
+    """A constraint that failed (a result whose run is gone), as sqlite3 or SQLAlchemy raise it."""
+    exc = sys.modules.get("sqlalchemy.exc")
+    return (sqlite3.IntegrityError,) if exc is None else (exc.IntegrityError, sqlite3.IntegrityError)
 
 
 def _guard(fn: Callable[..., T]) -> Callable[..., T]:
@@ -149,8 +157,9 @@ def _guard(fn: Callable[..., T]) -> Callable[..., T]:
     def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
         try:
             return fn(self, *args, **kwargs)
-        except _database_errors() as e:
-            raise StoreError(self._scrub(f"database error: {str(e).splitlines()[0]}")) from e
+        except _database_errors() as e:  # sqlite3's worded as SQLAlchemy words it: one message either way
+            words = reads.sqlalchemy_words(e) if isinstance(e, sqlite3.Error) else str(e).splitlines()[0]
+            raise StoreError(self._scrub(f"database error: {words}")) from e
         except OverflowError as e:  # an int beyond 64 bits bound by sqlite3
             raise StoreError(f"a value does not fit the database: {e}") from e
 
@@ -237,13 +246,6 @@ def _stop_all_heartbeats() -> None:
         store._stop_heartbeats()
 
 
-# While a soon open imports in its thread, the interpreter lock changes hands after 0.1 ms
-# instead of 5: each time a runner process ends the caller needs the lock to read it and start
-# the next, up to 5 ms a time behind an import. What cost compare's measuring most was the
-# thread on the runners' CPU (open_meanwhile's away_from); this one was not measured apart.
-SOON_SWITCH_S = 1e-4
-
-
 class Store:
     """The database at ``url`` (None: default_url()), at the newest schema.
 
@@ -252,99 +254,37 @@ class Store:
     instead, creating neither file nor directory. Either way a database that is not
     cyclebench's is refused untouched, and an older cyclebench database is upgraded.
 
-    A read-only open of a SQLite file already at the newest schema (reads.open_head decides)
-    imports no SQLAlchemy: list_runs reads it with sqlite3 (store/reads.py), and the engine is
-    made, as any other open makes it, on first use of anything else.
-
-    ``soon=True`` (a writer that measures before it writes: `compare`): when the file is already
-    at the newest schema, SQLAlchemy's import and the engine (~0.2 s here), then the liveness
-    sweep (reconcile), are left for later: a thread (open_meanwhile) while the caller's runners
-    measure, or the first use. The first use waits for the thread and raises its StoreError, if
-    any. Anything reads.open_head does not vouch for (a new file, an older schema, PostgreSQL)
-    opens at once, its errors before anything is measured.
+    A SQLite file already at the newest schema (reads.open_head decides) is opened without
+    SQLAlchemy (~0.3 s to import and open here): read-only, list_runs reads it with sqlite3
+    (store/reads.py); writing, the runs and results a command stores (begin_run, heartbeat,
+    update_run, add_result(s), reconcile) go through sqlite3 (store/writes.py), as SQLAlchemy
+    would have stored them. The engine is made, as any other open makes it, on first use of
+    anything else. Anything reads.open_head does not vouch for (a new file, an older schema,
+    PostgreSQL) opens through SQLAlchemy at once.
     """
 
     heartbeat_every = liveness.HEARTBEAT_EVERY
     stale_after = liveness.STALE_AFTER
 
-    def __init__(self, url: str | None = None, *, create: bool = True, soon: bool = False) -> None:
+    def __init__(self, url: str | None = None, *, create: bool = True) -> None:
         raw = url or default_url()
         self._raw = raw
         self._heartbeats: dict[int, _Heartbeat] = {}
         self._host_id: str | None = None
         self._password: str | None = None
         self._engine: Engine | None = None
-        self._opening: threading.Thread | None = None
-        self._open_error: BaseException | None = None
-        self._deferred = False
-        head = reads.open_head(raw) if not create or soon else None
+        head = reads.open_head(raw)
         self._reads = None if create else head
-        if self._reads is not None:
-            self.url = self._reads.url
-            return
-        self._deferred = head is not None  # soon, a file already at the newest schema: nothing left to refuse
-        if self._deferred:
+        self._writes = Writes(head.path) if create and head is not None else None
+        if head is not None:
             self.url = head.url
             return
         self._engine = self._connect(raw, create)
 
     @property
-    def deferred(self) -> bool:
-        """True for a ``soon`` open not made yet: its thread (open_meanwhile) or its first use
-        makes it, the sweep of dead runs (reconcile) included."""
-        return self._deferred and self._engine is None
-
-    @property
-    def opening(self) -> bool:
-        """True from open_meanwhile until the first use of the engine after it."""
-        return self._opening is not None
-
-    def open_meanwhile(self, away_from: int | None = None) -> None:
-        """Start a ``soon`` open in its thread; nothing when there is none to make or it started.
-        Call it when the caller is about to wait for something else (its runners): the thread and
-        the caller share one interpreter lock, so the import overlaps only the caller's waiting.
-        ``away_from``: a CPU the thread must not run on (the runners' own: the import there
-        preempted their batches, and compare's measuring took 0.36–0.42 s instead of 0.18)."""
-        if self._deferred and self._opening is None and self._engine is None:
-            self._opening = threading.Thread(target=self._open_deferred, args=(away_from,),
-                                             name="cyclebench-store-open", daemon=True)
-            self._opening.start()
-
-    def _open_deferred(self, away_from: int | None = None) -> None:
-        """The open of ``soon`` (writers): the engine, then the liveness sweep (reconcile) a
-        writer's open does; in the thread an error waits for the first use of the engine."""
-        switch = sys.getswitchinterval()
-        if self._opening is threading.current_thread():
-            sys.setswitchinterval(SOON_SWITCH_S)
-            with contextlib.suppress(OSError, AttributeError):  # sched_setaffinity(0) is this thread's (Linux)
-                others = os.sched_getaffinity(0) - {away_from}
-                if others and away_from is not None:
-                    os.sched_setaffinity(0, others)
-        try:
-            self._engine = self._connect(self._raw, create=True)
-            self.reconcile()
-        except BaseException as e:  # raised again, in the caller's thread, by engine
-            self._open_error = e
-        finally:
-            sys.setswitchinterval(switch)
-
-    @property
     def engine(self) -> Engine:
-        """SQLAlchemy's engine, the database at the newest schema: made on open; on first use after
-        a read-only open that store/reads.py answers; or, opened ``soon``, as its thread made it
-        (waited for here). Raises StoreError as the open would have."""
-        opening = self._opening
-        if opening is threading.current_thread():  # the open itself, sweeping
-            assert self._engine is not None
-            return self._engine
-        if opening is None and self._deferred and self._engine is None:
-            self._open_deferred()  # never started: made here, now
-        elif opening is not None:
-            opening.join()
-            self._opening = None
-        if self._open_error is not None:
-            error, self._open_error, self._deferred = self._open_error, None, False
-            raise error
+        """SQLAlchemy's engine, the database at the newest schema: made on open, or on first use
+        after an open that store/reads.py vouched for. Raises StoreError as the open would have."""
         if self._engine is None:
             self._engine = self._connect(self._raw, create=False)
         return self._engine
@@ -431,10 +371,12 @@ class Store:
         Signals are held meanwhile: one raised inside the pool's close was logged by SQLAlchemy
         as "Exception closing connection" with a traceback."""
         self._stop_heartbeats()
-        if self._engine is None and self._opening is None:  # read through store/reads.py alone, or soon and unused
+        if self._writes is not None:
+            self._writes.close()
+        if self._engine is None:  # read and written through store/reads.py and store/writes.py alone
             return
         with _signals_held():
-            self.engine.dispose()
+            self._engine.dispose()
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[Connection]:
@@ -449,6 +391,8 @@ class Store:
         """The SQLite database's file; None for a server's (PostgreSQL)."""
         if self._reads is not None:
             return Path(self._reads.path)
+        if self._writes is not None:
+            return Path(self._writes.path)
         path = urls.sqlite_path(self._url)
         return Path(path) if path is not None else None
 
@@ -465,18 +409,21 @@ class Store:
         its id. The command line is stored with any --db password masked. While the run is
         'running' in this process a background thread refreshes its heartbeat every
         ``heartbeat_every`` s, until finish_run (or the process ends)."""
-        from sqlalchemy import insert
-
-        from cyclebench.store.schema import runs
-
         t = now()
         values = {"started_at": t, "status": liveness.RUNNING, "host_id": self.host_id, "pid": os.getpid(),
                   "pid_start": liveness.process_start(os.getpid()), "heartbeat_at": t, **fields}
         if values.get("command") is not None:
             values["command"] = urls.redact_argv(values["command"])
         values["purpose"] = _purpose(values)
-        with self._write() as conn:
-            run_id = int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
+        if self._writes is not None:
+            run_id = self._writes.add_run(values)
+        else:
+            from sqlalchemy import insert
+
+            from cyclebench.store.schema import runs
+
+            with self._write() as conn:
+                run_id = int(conn.execute(insert(runs).values(**values)).inserted_primary_key[0])
         if values["status"] == liveness.RUNNING and self.heartbeat_every:
             self._heartbeats[run_id] = _Heartbeat(self, run_id, self.heartbeat_every)
             _BEATING.add(self)
@@ -487,6 +434,11 @@ class Store:
         """Say run ``run_id`` is alive (now); False if it is no longer 'running'. A run of this
         very process that another host wrote off as 'abandoned' (its heartbeat stopped while the
         process was stopped, e.g. SIGSTOP) is 'running' again: it is."""
+        beat = {"heartbeat_at": now(), "status": liveness.RUNNING, "finished_at": None}
+        if self._writes is not None:
+            mine_sql = "status = ? OR (status = ? AND host_id = ? AND pid = ?)"
+            return bool(self._writes.update_run(run_id, beat, also=mine_sql, params=(
+                liveness.RUNNING, liveness.ABANDONED, self.host_id, os.getpid())))
         from sqlalchemy import update
 
         from cyclebench.store.schema import runs
@@ -494,7 +446,7 @@ class Store:
         mine = (runs.c.status == liveness.ABANDONED) & (runs.c.host_id == self.host_id) & (runs.c.pid == os.getpid())
         with self._write() as conn:
             n = conn.execute(update(runs).where(runs.c.id == run_id, (runs.c.status == liveness.RUNNING) | mine)
-                             .values(heartbeat_at=now(), status=liveness.RUNNING, finished_at=None)).rowcount
+                             .values(**beat)).rowcount
         return bool(n)
 
     def _stop_heartbeats(self, run_id: int | None = None) -> None:
@@ -505,14 +457,17 @@ class Store:
 
     @_guard
     def update_run(self, run_id: int, **fields: Any) -> None:
-        from sqlalchemy import update
-
-        from cyclebench.store.schema import runs
-
         if fields.get("status", liveness.RUNNING) != liveness.RUNNING:
             self._stop_heartbeats(run_id)
         if fields.get("command") is not None:
             fields["command"] = urls.redact_argv(fields["command"])
+        if self._writes is not None:
+            self._writes.update_run(run_id, fields)
+            return
+        from sqlalchemy import update
+
+        from cyclebench.store.schema import runs
+
         with self._write() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(**fields))
 
@@ -539,10 +494,8 @@ class Store:
         (its parts in ``extra``), a mapping's as given (``extra`` its JSON); absent ones None,
         ``variant`` "", ``created_at`` now, ``kind`` guessed (guess_kind). Raises StoreError
         for an unknown kind."""
-        from cyclebench.store.schema import RESULT_FIELDS
-
-        values = row_of(fields) if isinstance(fields, Result) else cast("ResultRow", {k: fields.get(k)
-                                                                                     for k in RESULT_FIELDS})
+        values = row_of(fields) if isinstance(fields, Result) else cast("ResultRow", {
+            k: fields.get(k) for k in columns.RESULT_FIELDS})
         values["variant"] = values.get("variant") or ""
         values["created_at"] = values.get("created_at") or now()
         values["kind"] = values.get("kind") or guess_kind(values)
@@ -559,13 +512,7 @@ class Store:
 
         rid = int(conn.execute(insert(results).values(run_id=run_id, **values)).inserted_primary_key[0])
         if sample_rows:
-            conn.execute(
-                insert(samples),
-                [{"result_id": rid, "idx": i, "iters": int(row[0]), "ticks": int(row[1]),
-                  "cal": row[2] if len(row) > 2 else None, "disturbed": row[3] if len(row) > 3 else None,
-                  "pmu": row[4] if len(row) > 4 else None}
-                 for i, row in enumerate(sample_rows)],
-            )
+            conn.execute(insert(samples), sample_values(rid, sample_rows))
         return rid
 
     @_guard
@@ -574,13 +521,13 @@ class Store:
         """Insert one result (a record, or a mapping of its columns) and its raw samples
         [(iters, ticks[, cal, disturbed, pmu]), ...] in one transaction. ``kind`` (model.KINDS) is
         guessed from the unit and the stored JSON when not given."""
-        from sqlalchemy.exc import IntegrityError
-
         values = self._result_values(fields)
         try:
+            if self._writes is not None:
+                return self._writes.add_results(run_id, [(values, sample_rows)])[0]
             with self._write() as conn:
                 return self._insert_result(conn, run_id, values, sample_rows)
-        except IntegrityError:
+        except _integrity_errors():
             if self._has_run(run_id):
                 raise
             raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force), with the "
@@ -599,18 +546,20 @@ class Store:
     def add_results(self, run_id: int, rows: Sequence[Mapping[str, Any]]) -> list[int]:
         """Insert several results without samples (e.g. a profile's functions, hundreds at a
         time) in ONE transaction: all of them or none. Returns their ids, in order."""
-        from sqlalchemy.exc import IntegrityError
-
         prepared = [self._result_values(fields) for fields in rows]
         try:
+            if self._writes is not None:
+                return self._writes.add_results(run_id, [(values, ()) for values in prepared])
             with self._write() as conn:
                 return [self._insert_result(conn, run_id, values, ()) for values in prepared]
-        except IntegrityError:
+        except _integrity_errors():
             if self._has_run(run_id):
                 raise
             raise RunGone(f"run #{run_id} was deleted from {self.url} while it ran (delete --force)") from None
 
     def _has_run(self, run_id: int) -> bool:
+        if self._writes is not None:
+            return self._writes.has_run(run_id)
         from sqlalchemy import select
 
         from cyclebench.store.schema import runs
@@ -644,6 +593,8 @@ class Store:
         """Mark the runs that read as abandoned (liveness.run_status) 'abandoned' in the
         database, finished at their last sign of life; returns their ids. For writing
         commands; a run that beats meanwhile is left alone."""
+        if self._writes is not None:
+            return self._writes.sweep(lambda r: self._status(r) == liveness.ABANDONED)
         from sqlalchemy import select, update
 
         from cyclebench.store.schema import runs

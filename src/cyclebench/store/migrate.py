@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cyclebench.store.columns import HEAD_COLUMNS
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
@@ -39,30 +41,6 @@ SCRIPTS = Path(__file__).parent / "migrations"
 _PG_LOCK = 0x6379_636C_6562  # "cycleb": the advisory lock key of schema changes
 SQLITE_BUSY_MS = 10_000
 
-
-# Every table of the newest schema and its columns, in store/schema.py's order (metadata.sorted_tables),
-# as names: what a database must hold to be used as it is (damage), known without importing SQLAlchemy
-# (store/reads.py). A test checks it against store/schema.py.
-HEAD_COLUMNS: dict[str, tuple[str, ...]] = {
-    "fleet_jobs": ("id", "started_at", "finished_at", "status", "inventory", "command", "mode"),
-    "meta": ("key", "value"),
-    "runs": ("id", "started_at", "finished_at", "status", "command", "host", "cpu_model", "cpu", "tool_version",
-             "code_rev", "build", "calibration", "env", "summary", "host_id", "pid", "heartbeat_at", "pid_start",
-             "labels", "group_id", "kernel_release", "kernel_version", "boot_id", "microcode", "compiler",
-             "code_dirty", "purpose"),
-    "fleet_hosts": ("id", "job_id", "host", "status", "reason", "finished_at", "check", "run_ids", "machine"),
-    "predictions": ("id", "run_id", "bench", "param", "variant", "tool", "status", "reason", "tool_version", "mcpu",
-                    "cpu_model", "cycles_per_iter", "trips_per_op", "cycles_per_op", "throughput", "lcd", "coverage",
-                    "detail", "created_at"),
-    "results": ("id", "run_id", "bench", "param", "variant", "status", "reason", "unit", "per_op", "ci_low",
-                "ci_high", "intercept", "median", "median_ci_low", "median_ci_high", "min", "mad", "mean", "cv",
-                "rcv", "confidence", "method", "rounds", "ns_per_op", "cycles_per_op", "cycles_ci_low",
-                "cycles_ci_high", "cycles_min", "cycles_rcv", "core_ghz", "ratio_rcv", "chain_agreement",
-                "n_disturbed", "n_trimmed", "pmu_cycles_per_op", "pmu_ci_low", "pmu_ci_high", "pmu_agreement",
-                "net_per_op", "net_ci_low", "net_ci_high", "cycles_net", "cycles_net_ci_low", "cycles_net_ci_high",
-                "n_samples", "outliers", "timer_overhead", "wall_s", "created_at", "extra", "kind", "plan_index"),
-    "samples": ("result_id", "idx", "iters", "ticks", "cal", "disturbed", "pmu"),
-}
 
 LEGACY_TABLES = ("meta", "results", "runs", "samples")  # what cyclebench before Alembic (c7ecbb2) created
 ALEMBIC_SCHEMA_VERSION = "3"  # meta.schema_version as revision 0002 on write it (0002_kind_and_liveness)

@@ -28,16 +28,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from cyclebench.store import migrate, urls
+from cyclebench.store import columns, migrate, urls
 from cyclebench.store.errors import StoreError
 from cyclebench.store.rows import lenient_json
 
-RUN_COLUMNS = migrate.HEAD_COLUMNS["runs"]
-# the runs table's columns by type (store/schema.py; a test checks): what rows.sound judges, and
-# what SQLAlchemy converts as it reads
-RUN_INTEGER = frozenset(("id", "cpu", "pid", "pid_start", "group_id"))
-RUN_JSON = frozenset(("command", "build", "calibration", "env", "summary", "labels"))
-RUN_BOOLEAN = frozenset(("code_dirty",))
+RUN_COLUMNS = columns.HEAD_COLUMNS["runs"]
+# the runs table's columns by type: what rows.sound judges, and what SQLAlchemy converts as it reads
+RUN_INTEGER = columns.INTEGER["runs"]
+RUN_JSON = columns.JSON["runs"]
+RUN_BOOLEAN = columns.BOOLEAN["runs"]
 
 _SELECT = f"SELECT {', '.join(f'runs.{c}' for c in RUN_COLUMNS)} FROM runs"
 _TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -65,19 +64,20 @@ def _boolean(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def connect(path: str) -> sqlite3.Connection:
     """``path`` opened as store.db._sqlite_connect sets a connection up: the busy timeout before
     anything else (``timeout``), no implicit transaction; with SQLAlchemy's REGEXP. ``mode=rw``:
     never created, and read-only where the file is; not ``mode=ro``, under which the last
     connection to a WAL database cannot remove its -wal and -shm files and left them beside it
-    (in a site's directory, which `report` then refused). Only SELECTs are ever run on it."""
+    (in a site's directory, which `report` then refused). Reads run only SELECTs on it; store/writes.py
+    writes through one."""
     con = sqlite3.connect(f"file://{quote(os.path.abspath(path))}?mode=rw", uri=True,
                           timeout=migrate.SQLITE_BUSY_MS / 1000, isolation_level=None)
     con.create_function("regexp", 2, _regexp, deterministic=True)
     return con
 
 
-def _sqlalchemy_words(e: sqlite3.Error) -> str:
+def sqlalchemy_words(e: sqlite3.Error) -> str:
     """A driver error's first line as SQLAlchemy words it: a message does not depend on the reader."""
     return f"({type(e).__module__}.{type(e).__name__}) {e}".splitlines()[0]
 
@@ -115,13 +115,13 @@ class Reads:
             sql += " LIMIT ?"
             params.append(limit)
         try:
-            con = _connect(self.path)
+            con = connect(self.path)
             try:
                 got = con.execute(sql, params).fetchall()
             finally:
                 con.close()
         except sqlite3.Error as e:
-            raise StoreError(f"database error: {_sqlalchemy_words(e)}") from e
+            raise StoreError(f"database error: {sqlalchemy_words(e)}") from e
         out = []
         for values in got:
             row = dict(zip(RUN_COLUMNS, values, strict=True))
@@ -145,7 +145,7 @@ def open_head(raw: str) -> Reads | None:
         p = Path(path)
         if not p.is_file() or p.stat().st_size == 0:
             return None
-        con = _connect(path)
+        con = connect(path)
         try:
             tables = {name for (name,) in con.execute(_TABLES)}
             st = migrate.state_of(tables, lambda sql: con.execute(sql).fetchall())

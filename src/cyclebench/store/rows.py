@@ -13,7 +13,6 @@ row's keys are is told by its kind (a timing row of a will-it-scale test case by
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -28,6 +27,7 @@ from cyclebench.model import (
     Result,
     profile_row,
 )
+from cyclebench.store import columns
 
 if TYPE_CHECKING:
     from cyclebench.store.schema import ResultRow
@@ -95,9 +95,7 @@ def parts_of(kind: str | None, extra: object) -> dict[str, object]:
 def row_of(r: Result) -> ResultRow:
     """A record as the results table's columns (but ``id`` and ``run_id``), ``extra`` included:
     what is inserted, and what a run file holds of a result."""
-    from cyclebench.store.schema import RESULT_FIELDS
-
-    row = {k: (extra_of(r) if k == "extra" else r[k]) for k in RESULT_FIELDS}
+    row = {k: (extra_of(r) if k == "extra" else r[k]) for k in columns.RESULT_FIELDS}
     return cast("ResultRow", row)
 
 
@@ -130,18 +128,9 @@ def sound(fields: dict[str, object], numeric: frozenset[str], json: frozenset[st
     return bad
 
 
-@functools.cache
-def _columns() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """The results table's columns a record has as fields (``extra`` is the parts), its numbers'
-    and its JSON's: from store/schema.py (SQLAlchemy), read when a result row is first read, so
-    a reader of runs alone never imports it (store/reads.py)."""
-    from sqlalchemy import JSON, Float, Integer
-
-    from cyclebench.store.schema import RESULT_FIELDS, results
-
-    return (frozenset(("id", "run_id", *RESULT_FIELDS)) - {"extra"},
-            frozenset(c.name for c in results.columns if isinstance(c.type, (Float, Integer))),
-            frozenset(c.name for c in results.columns if isinstance(c.type, JSON)))
+# the results table's columns a record has as fields (``extra`` is the parts), its numbers' and its JSON's
+_FIELDS = frozenset(columns.HEAD_COLUMNS["results"]) - {"extra"}
+_NUMERIC = columns.INTEGER["results"] | columns.FLOAT["results"]
 
 
 def result_of(row: Mapping[str, Any]) -> Result:
@@ -149,9 +138,8 @@ def result_of(row: Mapping[str, Any]) -> Result:
     parts of its ``extra`` (by its kind; a row that does not say its kind as guess_kind tells
     it). Keys that are not columns (a run file's ``samples``, ``run_to_run``) are not part of
     it. Damaged columns (sound) read as None, named in its ``damaged``."""
-    columns, numeric, json_columns = _columns()
-    fields: dict[str, object] = {k: v for k, v in row.items() if k in columns or k == "extra"}
-    bad = sound(fields, numeric, json_columns)
+    fields: dict[str, object] = {k: v for k, v in row.items() if k in _FIELDS or k == "extra"}
+    bad = sound(fields, _NUMERIC, columns.JSON["results"])
     extra = fields.pop("extra", None)
     fields.update(parts_of(fields.get("kind") or guess_kind({**fields, "extra": extra}), extra))
     return Result.of({**fields, "damaged": bad} if bad else fields)

@@ -86,17 +86,16 @@ def parse_params(values: tuple[str, ...]) -> list[int]:
     return out_
 
 
-def open_store(db: str | None, create: bool = True, soon: bool = False) -> Store:
+def open_store(db: str | None, create: bool = True) -> Store:
     """The database of ``--db`` (or the default). Read-only commands pass ``create=False``: a
     mistyped path is an error, not a new empty database. Writing commands mark the
     runs whose process is gone as 'abandoned' (store/liveness.py), not
-    'running' forever. ``soon``: a writer that measures first lets a database already at the
-    newest schema open in a thread meanwhile (Store's ``soon``)."""
+    'running' forever."""
     from cyclebench.store import Store, StoreError
 
     try:
-        store = Store(db, create=create, soon=soon)
-        if create and not store.deferred:  # a deferred open sweeps when it is made
+        store = Store(db, create=create)
+        if create:
             store.reconcile()
         return store
     except StoreError as e:
