@@ -139,13 +139,16 @@ def test_a_measuring_compare_stores_its_run_without_sqlalchemy(tmp_path: Path) -
 
 
 def test_a_measuring_compare_in_a_pipe_loads_no_progress_bar_and_no_emoji_table() -> None:
-    """compare's modules and its progress in a pipe (lines, no bar) import neither rich.progress
-    nor rich's emoji table (26 ms together beside a busy loop, bench/startup.py), and a str
-    printed keeps its emoji codes as written: nothing printed is rich markup or an emoji code."""
+    """compare's modules, its spinner while building and its progress in a pipe (none, and lines,
+    no bar) import neither rich.progress, rich.status nor rich's emoji table (33 ms together beside
+    a busy loop, bench/startup.py), and a str printed keeps its emoji codes as written: nothing
+    printed is rich markup or an emoji code."""
     code = ("import cyclebench.commands.compare, cyclebench.ui.compare, cyclebench.experiments.compare\n"
-            "from cyclebench.ui.common import out\nfrom cyclebench.ui.progress import Steps\n"
+            "from cyclebench.ui.common import out, spinner\nfrom cyclebench.ui.progress import Steps\n"
+            "with spinner('building'):\n    pass\n"
             "with Steps(2, 'measuring') as s:\n    s.step('a/b process 1')\n    s.step('a/b process 2')\n"
             "out.print('note=:fire: :thumbs_up:')")
     mods, printed = modules_after(code, {"COLUMNS": "80"})
     assert "note=:fire: :thumbs_up:" in printed, printed
-    assert not {"rich.progress", "rich._emoji_codes"} & mods, sorted({"rich.progress", "rich._emoji_codes"} & mods)
+    heavy = {"rich.progress", "rich.status", "rich._emoji_codes"}
+    assert not heavy & mods, sorted(heavy & mods)

@@ -105,7 +105,7 @@ def run(a: RunArgs) -> None:
     from cyclebench.experiments.run import check_events, prepare
     from cyclebench.runner.plan import plan
     from cyclebench.ui import wis as wis_ui  # test cases among FILES: measured by intervals
-    from cyclebench.ui.common import err, null_context
+    from cyclebench.ui.common import err, spinner
     from cyclebench.ui.finish import exit_status, finishing
     from cyclebench.ui.run import measure_replicates, print_list
 
@@ -114,7 +114,7 @@ def run(a: RunArgs) -> None:
                                   "--allocator": bool(a.allocators)}):
         return
     cfg = a.config()
-    with finishing(), err.status("building", spinner="dots") if not a.quiet else null_context():
+    with finishing(), spinner("building", a.quiet):
         prepared = prepare(cfg)
     if a.list_only:  # what -b (and -p) select, in the suite's order
         benches = prepared.runner.list()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from cyclebench.model import COMPARE, FAILED_STATUSES, Result
 from cyclebench.report.titles import compare_title as title
 from cyclebench.store import StoreError
-from cyclebench.ui.common import err, parse_params
+from cyclebench.ui.common import err, parse_params, spinner
 from cyclebench.ui.options import OutputOptions
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def measure_and_judge(a: Args, labels: dict[str, str],
         return f"{n} (run #{opened[0]}, {store.url})"
 
     with finishing(kept):
-        with err.status("building", spinner="dots"):
+        with spinner("building"):
             prepared = prepare(cfg)
         n_sets = len(param_groups(prepared, targets, params))
         with Steps(n_sets * len(plan), "measuring (interleaved)") as steps:

@@ -18,7 +18,7 @@ from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, bu
 from cyclebench.model import VARIANTS, BenchEntry
 from cyclebench.report import variants as variants_report
 from cyclebench.runner.plan import MeasureOptions
-from cyclebench.ui.common import err, out, write_text
+from cyclebench.ui.common import err, out, spinner, write_text
 from cyclebench.ui.finish import finishing
 from cyclebench.ui.options import OutputOptions
 from cyclebench.ui.progress import Steps
@@ -44,7 +44,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,
                                             f"run #{run_id} ({store.url})")
 
     with finishing(kept):
-        with err.status("building variants", spinner="dots"):
+        with spinner("building variants"):
             built, unbuilt, skipped = build_all(sw.variants, build, pin)
         for e in unbuilt:
             if e.output:

@@ -24,7 +24,7 @@ from cyclebench.report import console as console_report
 from cyclebench.report.text import safe_text
 from cyclebench.report.titles import wis_cost_lines, wis_run_title
 from cyclebench.runner.plan import SelectionError
-from cyclebench.ui.common import UserError, err, null_context, open_store, out, write_text
+from cyclebench.ui.common import UserError, err, open_store, out, spinner, write_text
 from cyclebench.ui.export import run_json
 from cyclebench.ui.finish import exit_status, finishing
 from cyclebench.ui.options import parse_labels
@@ -84,7 +84,7 @@ def run_cases(a: CaseArgs, refused: dict[str, bool]) -> bool:
                        duration=max(a.min_time, RUN_MIN_DURATION), warmup=max(a.warmup, RUN_MIN_WARMUP),
                        command=["cyclebench", *sys.argv[1:]], labels=parse_labels(a.label_args))
     # each test case on its own: one that does not compile or link costs its row (no compiler: one line)
-    with finishing(), err.status("building", spinner="dots") if not quiet else null_context():
+    with finishing(), spinner("building", quiet):
         built = build_cases(cfg.spec, cases, [RUN_MODE])
     binaries = {name: b for (name, _mode), b in built.binaries.items()}
     broken = {name: why for (name, _mode), why in built.broken.items()}
