@@ -74,9 +74,16 @@ FILTERS: list[dict[str, object]] = [
 ]
 
 
+def _through_sqlalchemy(url: str) -> Store:
+    """The same file opened through SQLAlchemy: a URL with a query, which open_head leaves to it."""
+    store = Store(url + "?timeout=10")
+    assert store._reads is None and store._engine is not None
+    return store
+
+
 def test_list_runs_reads_the_same_records_without_sqlalchemy(lab: str) -> None:
-    light, full = Store(lab, create=False), Store(lab)
-    assert light._reads is not None and full._reads is None  # which reader each one is
+    light, full = Store(lab, create=False), _through_sqlalchemy(lab)
+    assert light._reads is not None  # which reader each one is
     statuses = {r.status for r in full.list_runs(None)}
     assert {"complete", "abandoned", "running"} <= statuses
     damaged = [r for r in full.list_runs(None) if r.damaged]
@@ -88,7 +95,26 @@ def test_list_runs_reads_the_same_records_without_sqlalchemy(lab: str) -> None:
         assert got == full.list_runs(limit, **args), filters  # type: ignore[arg-type]
         assert [r.damaged for r in got] == [r.damaged for r in full.list_runs(limit, **args)]  # type: ignore[arg-type]
     assert len(light.list_runs(None)) == 33 and light.list_runs(0) == []
-    assert light.url == full.url and light.file == full.file
+    assert light.url + "?timeout=10" == full.url and light.file == full.file
+
+
+def test_runs_and_results_read_the_same_records_without_sqlalchemy(lab: str) -> None:
+    """get_run, results and results_of (with the raw chains and without) through sqlite3, for a
+    writer's open and a reader's, give SQLAlchemy's records: every run of the lab and its damaged
+    and odd rows, every result of every kind."""
+    full = _through_sqlalchemy(lab)
+    ids = [r["id"] for r in full.list_runs(None)]
+    assert len(ids) == 33
+    for light in (Store(lab, create=False), Store(lab)):
+        assert light._reads is not None and light._engine is None
+        for rid in [*ids, 0, 10**6, 10**23]:
+            assert light.get_run(rid) == full.get_run(rid), rid
+        for raw in (True, False):
+            got = light.results_of([*ids, 10**6], raw=raw)
+            assert got == full.results_of([*ids, 10**6], raw=raw), raw
+            assert sum(map(len, got.values())) == 278 and got[10**6] == []
+        assert light.results(ids[-1]) == full.results(ids[-1]) and light.results_of([]) == {}
+        assert light._engine is None  # read through sqlite3 alone
 
 
 def test_a_damaged_label_column_is_the_same_error_either_way(lab: str) -> None:
@@ -97,7 +123,7 @@ def test_a_damaged_label_column_is_the_same_error_either_way(lab: str) -> None:
     con.commit()
     con.close()
     said = []
-    for store in (Store(lab, create=False), Store(lab)):
+    for store in (Store(lab, create=False), _through_sqlalchemy(lab)):
         assert len(store.list_runs(None)) == 33  # read without a label filter: the column is damaged, not fatal
         with pytest.raises(StoreError) as e:
             store.list_runs(labels={"lab": "plain"})

@@ -67,6 +67,11 @@ JSON: dict[str, frozenset[str]] = {
 BOOLEAN: dict[str, frozenset[str]] = {table: frozenset() for table in HEAD_COLUMNS} | {
     "runs": frozenset(("code_dirty",))}
 
+# the calibration chains' raw readings a timing result's runner line keeps (``extra`` of its row;
+# stats.clock reads them): tick lists no table shows, most of a stored row's bytes
+# (Store.results_of(raw=False) leaves them out)
+RAW_EXTRA = ("chain", "chains")
+
 # the columns a writer gives (all but the ids the database assigns): a run's, a result's
 RUN_FIELDS = HEAD_COLUMNS["runs"][1:]
 RESULT_FIELDS = HEAD_COLUMNS["results"][2:]

@@ -51,10 +51,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# the calibration chains' raw readings a timing result's runner line keeps (``extra`` of its row;
-# stats.clock reads them): tick lists no table shows, most of a stored row's bytes
-# (results_of(raw=False) leaves them out)
-RAW_EXTRA = ("chain", "chains")
+RAW_EXTRA = columns.RAW_EXTRA
 
 
 def _purpose(run: Mapping[str, Any]) -> str:
@@ -255,11 +252,11 @@ class Store:
     cyclebench's is refused untouched, and an older cyclebench database is upgraded.
 
     A SQLite file already at the newest schema (reads.open_head decides) is opened without
-    SQLAlchemy (~0.3 s to import and open here): read-only, list_runs reads it with sqlite3
-    (store/reads.py); writing, the runs and results a command stores (begin_run, heartbeat,
-    update_run, add_result(s), reconcile) go through sqlite3 (store/writes.py), as SQLAlchemy
-    would have stored them. The engine is made, as any other open makes it, on first use of
-    anything else. Anything reads.open_head does not vouch for (a new file, an older schema,
+    SQLAlchemy (~0.3 s to import and open here): list_runs, get_run, results and results_of read
+    it with sqlite3 (store/reads.py); a writer's runs and results (begin_run, heartbeat,
+    update_run, add_result(s), reconcile) go into it through sqlite3 (store/writes.py), as
+    SQLAlchemy would have stored them. The engine is made, as any other open makes it, on first
+    use of anything else. Anything reads.open_head does not vouch for (a new file, an older schema,
     PostgreSQL) opens through SQLAlchemy at once.
     """
 
@@ -274,7 +271,7 @@ class Store:
         self._password: str | None = None
         self._engine: Engine | None = None
         head = reads.open_head(raw)
-        self._reads = None if create else head
+        self._reads = head
         self._writes = Writes(head.path) if create and head is not None else None
         if head is not None:
             self.url = head.url
@@ -634,14 +631,17 @@ class Store:
     def get_run(self, run_id: int) -> Run | None:
         """The run (status as it stands now, see _run_out), or None — also for an id no
         database could hold (e.g. 10**23)."""
-        from sqlalchemy import select
-
-        from cyclebench.store.schema import runs
-
         if not -(2**63) <= run_id < 2**63:
             return None
-        with self.engine.connect() as conn:
-            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+        if self._reads is not None:
+            row: Mapping[str, Any] | None = self._reads.get_run(run_id)
+        else:
+            from sqlalchemy import select
+
+            from cyclebench.store.schema import runs
+
+            with self.engine.connect() as conn:
+                row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
         return self._run_out(row) if row else None
 
     @_guard
@@ -720,15 +720,7 @@ class Store:
     def results(self, run_id: int) -> list[Result]:
         """The run's result records in the suite's order (model.suite_order), whatever order
         they were stored in."""
-        from sqlalchemy import select
-
-        from cyclebench.store.schema import results
-
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(results).where(results.c.run_id == run_id).order_by(results.c.id)
-            ).mappings().all()
-        return suite_order(result_of(r) for r in rows)
+        return self.results_of([run_id])[int(run_id)]
 
     @_guard
     def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[Result]]:
@@ -736,20 +728,24 @@ class Store:
         results; absent ids: []). ``raw=False``: each runner line without the calibration
         chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
         shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
-        from sqlalchemy import select
-
-        from cyclebench.store.schema import results
-
         out: dict[int, list[Result]] = {int(r): [] for r in run_ids}
         if not out:
             return out
-        columns: list[Any] = [c for c in results.columns if raw or c.name != "extra"]
-        if not raw:
-            columns.append(self._extra_without_raw().label("extra"))
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(*columns).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
-            ).mappings().all()
+        rows: Sequence[Mapping[str, Any]]
+        if self._reads is not None:
+            rows = self._reads.results_of(list(out), raw=raw)
+        else:
+            from sqlalchemy import select
+
+            from cyclebench.store.schema import results
+
+            cols: list[Any] = [c for c in results.columns if raw or c.name != "extra"]
+            if not raw:
+                cols.append(self._extra_without_raw().label("extra"))
+            with self.engine.connect() as conn:
+                rows = conn.execute(
+                    select(*cols).where(results.c.run_id.in_(list(out))).order_by(results.c.id)
+                ).mappings().all()
         for r in rows:
             out[int(r["run_id"])].append(result_of(r))
         return {rid: suite_order(got) for rid, got in out.items()}

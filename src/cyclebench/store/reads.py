@@ -1,7 +1,7 @@
-"""Stored runs listed without SQLAlchemy: a read-only open of a SQLite file at the newest schema
-lists its runs through the standard library's sqlite3 (the driver SQLAlchemy drives SQLite with).
-Importing SQLAlchemy and opening its engine was most of `cyclebench runs -n 100`: 0.53 → 0.22 s CPU
-on 100 runs (bench/startup.py).
+"""Stored runs and results read without SQLAlchemy: a SQLite file at the newest schema read through
+the standard library's sqlite3 (the driver SQLAlchemy drives SQLite with). Importing SQLAlchemy and
+opening its engine was most of `cyclebench runs -n 100`: 0.53 → 0.22 s CPU on 100 runs
+(bench/startup.py); and, with its writes (store/writes.py), ~0.3 s of every `run` and `compare`.
 
 ``open_head`` is the one place that decides: a plain ``sqlite:///path`` (urls.plain_sqlite) whose
 file sqlite3 opens (never creating it) and finds cyclebench's at the newest revision, whole (migrate's
@@ -9,10 +9,11 @@ file sqlite3 opens (never creating it) and finds cyclebench's at the newest revi
 PostgreSQL, a schema to upgrade, a foreign, damaged or unreadable file — is None, and Store opens
 it through SQLAlchemy as it always did, with the same errors.
 
-``Reads.list_runs`` gives the rows SQLAlchemy's ``select(runs)`` gives on SQLite (store.db's
-list_runs): the same SQL, the columns in the schema's order, the JSON columns through
+``Reads`` gives the rows SQLAlchemy's selects give on SQLite (store.db's list_runs, get_run,
+results_of): the same SQL, the columns in the schema's order, the JSON columns through
 rows.lenient_json (a number stored bare as itself), the boolean as SQLAlchemy reads it; Store
-makes the records from them either way (Store._run_out: status, damaged columns, redaction).
+makes the records from them either way (Store._run_out: status, damaged columns, redaction;
+rows.result_of).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numbers
 import os
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,14 @@ RUN_JSON = columns.JSON["runs"]
 RUN_BOOLEAN = columns.BOOLEAN["runs"]
 
 _SELECT = f"SELECT {', '.join(f'runs.{c}' for c in RUN_COLUMNS)} FROM runs"
+RESULT_COLUMNS = columns.HEAD_COLUMNS["results"]
+RESULT_JSON = columns.JSON["results"]
+# a results row's columns; ``extra`` without the calibration chains' raw readings (columns.RAW_EXTRA),
+# computed by SQLite as store.db's _extra_without_raw has SQLAlchemy compute it
+_RESULTS = f"SELECT {', '.join(f'results.{c}' for c in RESULT_COLUMNS)} FROM results"
+_RESULTS_LIGHT = _RESULTS.replace("results.extra,", "CASE WHEN (json_valid(results.extra) = 1) THEN json_remove("
+                                  f"results.extra, {', '.join(repr(f'$.{k}') for k in columns.RAW_EXTRA)}) "
+                                  "ELSE results.extra END AS extra,")
 _TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 
 
@@ -114,16 +123,17 @@ class Reads:
         if limit is not None and limit >= 0:
             sql += " LIMIT ?"
             params.append(limit)
-        try:
-            con = connect(self.path)
-            try:
-                got = con.execute(sql, params).fetchall()
-            finally:
-                con.close()
-        except sqlite3.Error as e:
-            raise StoreError(f"database error: {sqlalchemy_words(e)}") from e
+        return self._runs(sql, params)
+
+    def get_run(self, run_id: int) -> dict[str, Any] | None:
+        """Run ``run_id``'s row as list_runs gives it; None when there is none."""
+        got = self._runs(_SELECT + " WHERE runs.id = ?", [run_id])
+        return got[0] if got else None
+
+    def _runs(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        """The runs rows of a SELECT of _SELECT's columns, as SQLAlchemy reads them."""
         out = []
-        for values in got:
+        for values in self._select(sql, params):
             row = dict(zip(RUN_COLUMNS, values, strict=True))
             for k in RUN_JSON:
                 row[k] = _json(row[k])
@@ -131,6 +141,34 @@ class Reads:
                 row[k] = _boolean(row[k])
             out.append(row)
         return out
+
+    def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> list[dict[str, Any]]:
+        """The results rows of runs ``run_ids`` as store.db's Store.results_of selects them, in the
+        order they were stored (results.id): each a column → value dict, ``extra`` decoded (without
+        the calibration chains' raw readings unless ``raw``). Raises StoreError, worded as SQLAlchemy's."""
+        if not run_ids:
+            return []
+        sql = (f"{_RESULTS if raw else _RESULTS_LIGHT} WHERE results.run_id IN ({', '.join('?' * len(run_ids))}) "
+               "ORDER BY results.id")
+        out = []
+        for values in self._select(sql, list(run_ids)):
+            row = dict(zip(RESULT_COLUMNS, values, strict=True))
+            for k in RESULT_JSON:
+                row[k] = _json(row[k])
+            out.append(row)
+        return out
+
+    def _select(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of one SELECT, on a connection of its own. Raises StoreError on a database
+        error, worded as SQLAlchemy's."""
+        try:
+            con = connect(self.path)
+            try:
+                return con.execute(sql, params).fetchall()
+            finally:
+                con.close()
+        except sqlite3.Error as e:
+            raise StoreError(f"database error: {sqlalchemy_words(e)}") from e
 
 
 def open_head(raw: str) -> Reads | None:
