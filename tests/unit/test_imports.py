@@ -141,8 +141,9 @@ def test_a_measuring_compare_stores_its_run_without_sqlalchemy(tmp_path: Path) -
 def test_a_measuring_compare_in_a_pipe_loads_no_progress_bar_and_no_emoji_table() -> None:
     """compare's modules, its spinner while building and its progress in a pipe (none, and lines,
     no bar) import neither rich.progress, rich.status nor rich's emoji table (33 ms together beside
-    a busy loop, bench/startup.py), and a str printed keeps its emoji codes as written: nothing
-    printed is rich markup or an emoji code."""
+    a busy loop, bench/startup.py), nor importlib.metadata (14 ms: the version a run records is the
+    package's), nor concurrent.futures (5 ms: a build's pool, when it compiles), and a str printed
+    keeps its emoji codes as written: nothing printed is rich markup or an emoji code."""
     code = ("import cyclebench.commands.compare, cyclebench.ui.compare, cyclebench.experiments.compare\n"
             "from cyclebench.ui.common import out, spinner\nfrom cyclebench.ui.progress import Steps\n"
             "with spinner('building'):\n    pass\n"
@@ -150,5 +151,5 @@ def test_a_measuring_compare_in_a_pipe_loads_no_progress_bar_and_no_emoji_table(
             "out.print('note=:fire: :thumbs_up:')")
     mods, printed = modules_after(code, {"COLUMNS": "80"})
     assert "note=:fire: :thumbs_up:" in printed, printed
-    heavy = {"rich.progress", "rich.status", "rich._emoji_codes"}
+    heavy = {"rich.progress", "rich.status", "rich._emoji_codes", "importlib.metadata", "concurrent.futures"}
     assert not heavy & mods, sorted(heavy & mods)

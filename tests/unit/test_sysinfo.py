@@ -432,6 +432,13 @@ def test_capture_real_machine_is_json() -> None:
     assert env["python"]["version"].count(".") == 2
     assert env["hostname"]
     assert elapsed < 1.0  # budget is 0.3 s; slack for a loaded CI machine
+    # the package's version, which the run row's tool_version records too, is the installed
+    # distribution's (pyproject.toml): one version, read without importlib.metadata (14 ms)
+    from importlib import metadata
+
+    import cyclebench
+
+    assert env["cyclebench_version"] == cyclebench.__version__ == metadata.version("cyclebench")
 
 
 def test_capture_fixture_root() -> None:

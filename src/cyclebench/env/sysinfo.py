@@ -26,9 +26,9 @@ import shutil
 import socket
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
+from cyclebench import __version__
 from cyclebench.env.identity import boot_id
 from cyclebench.env.kernel import (
     _CLOCKSOURCE,
@@ -336,13 +336,6 @@ def choose_cpu(root: Path = ROOT) -> int:
 # ----------------------------------------------------------------------------- capture
 
 
-def _version() -> str | None:
-    try:
-        return metadata.version("cyclebench")
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def capture(cpu: int, cc: str = "cc", root: Path = ROOT, cc_version: str | None = None) -> Environment:
     """The environment of a run on ``cpu``, as one JSON-serialisable model.Environment.
 
@@ -350,7 +343,7 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT, cc_version: str | None 
     kernel, hypervisor, tsc, pmu, load, busy (busy_on_cpu), compiler (compiler_info(cc,
     cc_version): the first line of its --version when known),
     python {version, implementation, executable}, hostname, boot_id (identity.boot_id),
-    cyclebench_version (installed distribution's, else None), captured_at (Unix time, s),
+    cyclebench_version (the package's, as a run's tool_version), captured_at (Unix time, s),
     capture_s (seconds it took).
     Stored in the runs table's ``env`` column; ``cyclebench check`` reads it back.
     """
@@ -376,7 +369,7 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT, cc_version: str | None 
         ),
         "hostname": hostname,
         "boot_id": boot_id(root),
-        "cyclebench_version": _version(),
+        "cyclebench_version": __version__,
         "captured_at": time.time(),
     }
     env["capture_s"] = round(time.perf_counter() - t0, 4)
