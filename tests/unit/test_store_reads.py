@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cyclebench.store import Store, StoreError, columns, liveness, migrate, reads, urls
+from cyclebench.store import Store, StoreError, columns, liveness, migrate, predictions, reads, urls
 
 LAB_DB = Path(__file__).resolve().parents[1] / "data" / "lab" / "lab.db"
 
@@ -86,8 +86,10 @@ def test_list_runs_reads_the_same_records_without_sqlalchemy(lab: str) -> None:
     assert light._reads is not None  # which reader each one is
     statuses = {r.status for r in full.list_runs(None)}
     assert {"complete", "abandoned", "running"} <= statuses
-    damaged = [r for r in full.list_runs(None) if r.damaged]
-    assert damaged and set(damaged[0].damaged) == {"env", "cpu"}
+    damaged = {r.id: set(r.damaged) for r in full.list_runs(None) if r.damaged}
+    # JSON that does not decode, text in a number's column, JSON of another shape (a bare number
+    # where an object belongs, a list for the build)
+    assert damaged == {30: {"env", "cpu", "summary"}, 33: {"build", "calibration"}}, damaged
     for filters in FILTERS:
         args = dict(filters)
         limit = args.pop("limit", 20)
@@ -99,9 +101,9 @@ def test_list_runs_reads_the_same_records_without_sqlalchemy(lab: str) -> None:
 
 
 def test_runs_and_results_read_the_same_records_without_sqlalchemy(lab: str) -> None:
-    """get_run, results and results_of (with the raw chains and without) through sqlite3, for a
-    writer's open and a reader's, give SQLAlchemy's records: every run of the lab and its damaged
-    and odd rows, every result of every kind."""
+    """get_run, results and results_of (with the raw chains and without), last_run_id and a run's
+    predictions through sqlite3, for a writer's open and a reader's, give SQLAlchemy's records:
+    every run of the lab and its damaged and odd rows, every result of every kind, every prediction."""
     full = _through_sqlalchemy(lab)
     ids = [r["id"] for r in full.list_runs(None)]
     assert len(ids) == 33
@@ -114,6 +116,9 @@ def test_runs_and_results_read_the_same_records_without_sqlalchemy(lab: str) -> 
             assert got == full.results_of([*ids, 10**6], raw=raw), raw
             assert sum(map(len, got.values())) == 278 and got[10**6] == []
         assert light.results(ids[-1]) == full.results(ids[-1]) and light.results_of([]) == {}
+        assert light.last_run_id() == full.last_run_id() == max(ids)
+        stored = [predictions.of_run(light, rid) for rid in ids]
+        assert stored == [predictions.of_run(full, rid) for rid in ids] and sum(map(len, stored)) == 8
         assert light._engine is None  # read through sqlite3 alone
 
 
@@ -132,9 +137,9 @@ def test_a_damaged_label_column_is_the_same_error_either_way(lab: str) -> None:
 
 
 def test_runs_imports_no_sqlalchemy_on_a_database_at_the_newest_schema(lab: str) -> None:
-    """`runs`, with every filter, in a fresh interpreter: its rows printed, SQLAlchemy never imported;
-    `show` of a run then needs it (its results: the engine made on first use). A stored ``--db`` URL
-    with an ``@`` is masked by SQLAlchemy's URL parser (urls._mask): here a file's."""
+    """`runs`, with every filter, and `show` (the newest run, a run, a run with predictions) in a
+    fresh interpreter: their rows printed, SQLAlchemy never imported. A stored ``--db`` URL with an
+    ``@`` is masked by SQLAlchemy's URL parser (urls._mask): here a file's."""
     con = sqlite3.connect(lab.removeprefix("sqlite:///"))
     con.execute("""UPDATE runs SET command = '["cyclebench", "run", "--db", "sqlite:///r.db"]' WHERE id = 30""")
     con.commit()
@@ -145,11 +150,11 @@ def test_runs_imports_no_sqlalchemy_on_a_database_at_the_newest_schema(lab: str)
     env = {**os.environ, "CYCLEBENCH_DB": lab, "COLUMNS": "200"}
     for argv, shown in ((["runs", "-n", "100"], "abandoned"), (["runs", "--label", "lab=plain"], "there"),
                         (["runs", "--bench", "chain", "--host", "vm", "--since", "2026-11-27"], "build=b"),
-                        (["show", "1"], "chain/add200")):
+                        (["show", "1"], "chain/add200"), (["show"], "run #33"), (["show", "26"], "OSACA/meas")):
         p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=120)
         assert p.returncode == 0, p.stderr
         assert shown in p.stdout, p.stdout
-        assert p.stdout.rstrip().endswith("SQLALCHEMY" if argv[0] == "show" else "NONE"), argv
+        assert p.stdout.rstrip().endswith("NONE"), argv
 
 
 def test_what_open_head_refuses_sqlalchemy_opens_as_before(lab: str, tmp_path: Path) -> None:
@@ -204,7 +209,7 @@ def test_the_newest_schema_as_names_is_store_schema() -> None:
     in order, and the columns of each type the standard library's readers and writers convert."""
     from sqlalchemy import JSON, Boolean, Float, Integer
 
-    from cyclebench.store.schema import RESULT_FIELDS, RUN_FIELDS, metadata
+    from cyclebench.store.schema import PREDICTION_FIELDS, RESULT_FIELDS, RUN_FIELDS, metadata
 
     assert list(columns.HEAD_COLUMNS.items()) == [(t.name, tuple(c.name for c in t.columns))
                                                   for t in metadata.sorted_tables]
@@ -212,7 +217,8 @@ def test_the_newest_schema_as_names_is_store_schema() -> None:
         for kind, named in ((Integer, columns.INTEGER), (Float, columns.FLOAT), (JSON, columns.JSON),
                             (Boolean, columns.BOOLEAN)):
             assert {c.name for c in t.columns if isinstance(c.type, kind)} == named[t.name], (t.name, kind)
-    assert (columns.RUN_FIELDS, columns.RESULT_FIELDS) == (RUN_FIELDS, RESULT_FIELDS)
+    assert (columns.RUN_FIELDS, columns.RESULT_FIELDS, columns.PREDICTION_FIELDS) == (
+        RUN_FIELDS, RESULT_FIELDS, PREDICTION_FIELDS)
 
 
 def test_reading_leaves_no_file_beside_the_database(tmp_path: Path) -> None:

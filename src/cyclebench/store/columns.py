@@ -72,6 +72,7 @@ BOOLEAN: dict[str, frozenset[str]] = {table: frozenset() for table in HEAD_COLUM
 # (Store.results_of(raw=False) leaves them out)
 RAW_EXTRA = ("chain", "chains")
 
-# the columns a writer gives (all but the ids the database assigns): a run's, a result's
+# the columns a writer gives (all but the ids the database assigns): a run's, a result's, a prediction's
 RUN_FIELDS = HEAD_COLUMNS["runs"][1:]
 RESULT_FIELDS = HEAD_COLUMNS["results"][2:]
+PREDICTION_FIELDS = HEAD_COLUMNS["predictions"][2:]

@@ -384,6 +384,12 @@ class Store:
                 yield conn
 
     @property
+    def reads(self) -> reads.Reads | None:
+        """The standard library's reader of a SQLite file at the newest schema (store/reads.py);
+        None where SQLAlchemy reads (PostgreSQL, a file opened before an upgrade)."""
+        return self._reads
+
+    @property
     def file(self) -> Path | None:
         """The SQLite database's file; None for a server's (PostgreSQL)."""
         if self._reads is not None:
@@ -620,9 +626,17 @@ class Store:
 
     def _run_out(self, row: Mapping[str, Any]) -> Run:
         """A runs row as read: status as it stands now (abandoned when its process is gone),
-        command without passwords (rows stored before redaction existed)."""
+        command without passwords (rows stored before redaction existed). A damaged column reads
+        as None, named in ``damaged``: one that does not decode (rows.sound), and a JSON column of
+        another shape than its commands write (an object; the command a list), which SQLite keeps
+        when written by hand (`show` of a run whose calibration was 2.5 ended in a traceback)."""
         fields = dict(row)
-        bad = sound(fields, reads.RUN_INTEGER, reads.RUN_JSON)
+        bad = sound(fields, columns.INTEGER["runs"], columns.JSON["runs"])
+        shapes = {k: (list if k == "command" else dict) for k in columns.JSON["runs"]}
+        odd = tuple(k for k, shape in shapes.items() if fields.get(k) is not None and not isinstance(fields[k], shape))
+        for k in odd:
+            fields[k] = None
+        bad += odd
         command = fields.get("command")
         return Run.of({**fields, "status": self._status(fields), "damaged": bad,
                        "command": urls.redact_argv(command) if isinstance(command, list) else command})
@@ -646,6 +660,9 @@ class Store:
 
     @_guard
     def last_run_id(self) -> int | None:
+        """The newest run's id (the highest); None in an empty database."""
+        if self._reads is not None:
+            return self._reads.last_run_id()
         from sqlalchemy import select
 
         from cyclebench.store.schema import runs

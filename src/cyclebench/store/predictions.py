@@ -8,9 +8,6 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from sqlalchemy import insert, select
-from sqlalchemy.exc import SQLAlchemyError
-
 from cyclebench.model import Result
 from cyclebench.prediction import (
     MCA,
@@ -27,9 +24,9 @@ from cyclebench.prediction import (
     PredictionDetail,
     PredictionRow,
 )
+from cyclebench.store.columns import PREDICTION_FIELDS
 from cyclebench.store.db import Store, StoreError, now
 from cyclebench.store.rows import result_of
-from cyclebench.store.schema import PREDICTION_FIELDS, predictions
 
 
 def rows_of(p: Prediction) -> list[PredictionRow]:
@@ -100,6 +97,11 @@ def _blocks_of(detail: Mapping[str, Any]) -> BlockProfile | None:
 def add(store: Store, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
     """Insert prediction rows of run ``run_id`` in one transaction; returns how many. Raises
     StoreError when the database fails (nothing written)."""
+    from sqlalchemy import insert
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from cyclebench.store.schema import predictions
+
     values = [{**{k: r.get(k) for k in PREDICTION_FIELDS}, "run_id": run_id,
                "variant": r.get("variant") or "", "created_at": r.get("created_at") or now()} for r in rows]
     if not values:
@@ -113,7 +115,15 @@ def add(store: Store, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
 
 
 def of_run(store: Store, run_id: int) -> list[PredictionRow]:
-    """The run's prediction rows (PREDICTION_FIELDS), in the order they were stored."""
+    """The run's prediction rows (PREDICTION_FIELDS), in the order they were stored: read with
+    sqlite3 where store/reads.py reads the file (`show` imports no SQLAlchemy), else SQLAlchemy."""
+    if store.reads is not None:
+        return [cast(PredictionRow, {k: r[k] for k in PREDICTION_FIELDS}) for r in store.reads.predictions(run_id)]
+    from sqlalchemy import select
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from cyclebench.store.schema import predictions
+
     try:
         with store.engine.connect() as conn:
             got = conn.execute(select(predictions).where(predictions.c.run_id == run_id)
@@ -138,6 +148,9 @@ def newest_measured(store: Store, bench: str, param: int | None, build_key: str
     headers, compiler, flags, link flags), its row with ``run_id``; the plain build only (a
     ``variants`` flag set or an allocator is another binary). (row, None), or (None, the newest run
     that measured it in another build; None: none did). Raises StoreError."""
+    from sqlalchemy import select
+    from sqlalchemy.exc import SQLAlchemyError
+
     from cyclebench.store.schema import results, runs
 
     q = (select(results, runs.c.build.label("run_build")).join(runs, runs.c.id == results.c.run_id)

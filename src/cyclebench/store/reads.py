@@ -33,18 +33,16 @@ from cyclebench.store import columns, migrate, urls
 from cyclebench.store.errors import StoreError
 from cyclebench.store.rows import lenient_json
 
-RUN_COLUMNS = columns.HEAD_COLUMNS["runs"]
-# the runs table's columns by type: what rows.sound judges, and what SQLAlchemy converts as it reads
-RUN_INTEGER = columns.INTEGER["runs"]
-RUN_JSON = columns.JSON["runs"]
-RUN_BOOLEAN = columns.BOOLEAN["runs"]
 
-_SELECT = f"SELECT {', '.join(f'runs.{c}' for c in RUN_COLUMNS)} FROM runs"
-RESULT_COLUMNS = columns.HEAD_COLUMNS["results"]
-RESULT_JSON = columns.JSON["results"]
+def _select_all(table: str) -> str:
+    """SELECT of every column of ``table`` in the schema's order (SQLAlchemy's ``select(table)``)."""
+    return f"SELECT {', '.join(f'{table}.{c}' for c in columns.HEAD_COLUMNS[table])} FROM {table}"
+
+
+_SELECT = _select_all("runs")
 # a results row's columns; ``extra`` without the calibration chains' raw readings (columns.RAW_EXTRA),
 # computed by SQLite as store.db's _extra_without_raw has SQLAlchemy compute it
-_RESULTS = f"SELECT {', '.join(f'results.{c}' for c in RESULT_COLUMNS)} FROM results"
+_RESULTS = _select_all("results")
 _RESULTS_LIGHT = _RESULTS.replace("results.extra,", "CASE WHEN (json_valid(results.extra) = 1) THEN json_remove("
                                   f"results.extra, {', '.join(repr(f'$.{k}') for k in columns.RAW_EXTRA)}) "
                                   "ELSE results.extra END AS extra,")
@@ -123,24 +121,23 @@ class Reads:
         if limit is not None and limit >= 0:
             sql += " LIMIT ?"
             params.append(limit)
-        return self._runs(sql, params)
+        return self._rows("runs", sql, params)
 
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         """Run ``run_id``'s row as list_runs gives it; None when there is none."""
-        got = self._runs(_SELECT + " WHERE runs.id = ?", [run_id])
+        got = self._rows("runs", _SELECT + " WHERE runs.id = ?", [run_id])
         return got[0] if got else None
 
-    def _runs(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        """The runs rows of a SELECT of _SELECT's columns, as SQLAlchemy reads them."""
-        out = []
-        for values in self._select(sql, params):
-            row = dict(zip(RUN_COLUMNS, values, strict=True))
-            for k in RUN_JSON:
-                row[k] = _json(row[k])
-            for k in RUN_BOOLEAN:
-                row[k] = _boolean(row[k])
-            out.append(row)
-        return out
+    def last_run_id(self) -> int | None:
+        """The newest run's id (the highest); None in an empty database."""
+        got = self._select("SELECT runs.id FROM runs ORDER BY runs.id DESC LIMIT 1", [])
+        return int(got[0][0]) if got else None
+
+    def predictions(self, run_id: int) -> list[dict[str, Any]]:
+        """Run ``run_id``'s predictions rows, in the order they were stored (store/predictions.py's
+        of_run), ``detail`` decoded."""
+        return self._rows("predictions", _select_all("predictions") + " WHERE predictions.run_id = ? "
+                          "ORDER BY predictions.id", [run_id])
 
     def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> list[dict[str, Any]]:
         """The results rows of runs ``run_ids`` as store.db's Store.results_of selects them, in the
@@ -150,11 +147,19 @@ class Reads:
             return []
         sql = (f"{_RESULTS if raw else _RESULTS_LIGHT} WHERE results.run_id IN ({', '.join('?' * len(run_ids))}) "
                "ORDER BY results.id")
+        return self._rows("results", sql, list(run_ids))
+
+    def _rows(self, table: str, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        """The rows of a SELECT of ``table``'s columns in the schema's order, each a column → value
+        dict as SQLAlchemy reads it (its JSON columns decoded, its booleans bool)."""
+        names, json_columns, booleans = columns.HEAD_COLUMNS[table], columns.JSON[table], columns.BOOLEAN[table]
         out = []
-        for values in self._select(sql, list(run_ids)):
-            row = dict(zip(RESULT_COLUMNS, values, strict=True))
-            for k in RESULT_JSON:
+        for values in self._select(sql, params):
+            row = dict(zip(names, values, strict=True))
+            for k in json_columns:
                 row[k] = _json(row[k])
+            for k in booleans:
+                row[k] = _boolean(row[k])
             out.append(row)
         return out
 
