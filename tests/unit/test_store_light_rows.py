@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cyclebench.store import Store
-from cyclebench.store.db import RAW_EXTRA
+from cyclebench.store.columns import RAW_EXTRA
 
 
 def test_light_rows_are_the_rows_less_the_raw_chains(tmp_path: Path) -> None:

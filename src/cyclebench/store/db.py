@@ -51,9 +51,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-RAW_EXTRA = columns.RAW_EXTRA
-
-
 def _purpose(run: Mapping[str, Any]) -> str:
     """The purpose a run is stored with: as given (model.PURPOSES), else what its command line
     and labels tell (model.infer_purpose); ``$CYCLEBENCH_PURPOSE`` (a fleet's agent sets it)
@@ -392,10 +389,8 @@ class Store:
     @property
     def file(self) -> Path | None:
         """The SQLite database's file; None for a server's (PostgreSQL)."""
-        if self._reads is not None:
+        if self._reads is not None:  # a file store/reads.py vouched for (and writes to, opened to write)
             return Path(self._reads.path)
-        if self._writes is not None:
-            return Path(self._writes.path)
         path = urls.sqlite_path(self._url)
         return Path(path) if path is not None else None
 
@@ -743,7 +738,7 @@ class Store:
     def results_of(self, run_ids: Sequence[int], *, raw: bool = True) -> dict[int, list[Result]]:
         """The results of several runs in one query: run id → its rows in the suite's order (as
         results; absent ids: []). ``raw=False``: each runner line without the calibration
-        chains' raw readings (RAW_EXTRA), left out by the database itself — what every table
+        chains' raw readings (columns.RAW_EXTRA), left out by the database itself — what every table
         shows, at a fraction of the bytes to decode (`cyclebench report` reads thousands of runs)."""
         out: dict[int, list[Result]] = {int(r): [] for r in run_ids}
         if not out:
@@ -768,7 +763,7 @@ class Store:
         return {rid: suite_order(got) for rid, got in out.items()}
 
     def _extra_without_raw(self) -> ColumnElement[Any]:
-        """results.extra less the RAW_EXTRA keys, computed by SQLite (json_remove keeps the other
+        """results.extra less the columns.RAW_EXTRA keys, computed by SQLite (json_remove keeps the other
         keys in their order: the counters' columns follow it). PostgreSQL could only through
         jsonb, which reorders keys: there extra is read whole."""
         from sqlalchemy import JSON, case, func, type_coerce
@@ -777,7 +772,7 @@ class Store:
 
         if self.engine.dialect.name == "sqlite":  # a damaged extra as it is: json_remove would fail the query
             return type_coerce(case((func.json_valid(results.c.extra) == 1,
-                                     func.json_remove(results.c.extra, *(f"$.{k}" for k in RAW_EXTRA))),
+                                     func.json_remove(results.c.extra, *(f"$.{k}" for k in columns.RAW_EXTRA))),
                                     else_=results.c.extra), JSON)
         return results.c.extra
 

@@ -166,10 +166,10 @@ class Writes:
             for r in rows:
                 if not abandoned(r):
                     continue
-                beat = "heartbeat_at IS NULL" if r["heartbeat_at"] is None else "heartbeat_at = ?"
-                n = con.execute(f"UPDATE runs SET status = ?, finished_at = ? WHERE id = ? AND status = ? AND {beat}",
-                                [liveness.ABANDONED, liveness.last_sign_of_life(r), r["id"], liveness.RUNNING,
-                                 *([] if r["heartbeat_at"] is None else [r["heartbeat_at"]])]).rowcount
+                # IS: equal, NULL to NULL included (SQLite's IS operator)
+                n = con.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ? AND status = ? "
+                                "AND heartbeat_at IS ?", [liveness.ABANDONED, liveness.last_sign_of_life(r), r["id"],
+                                                         liveness.RUNNING, r["heartbeat_at"]]).rowcount
                 if n:
                     done.append(int(r["id"]))
         return done
