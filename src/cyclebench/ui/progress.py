@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from cyclebench.report.text import visible
-from cyclebench.ui.common import err
+from cyclebench.ui.common import err, spinner
 
 if TYPE_CHECKING:  # rich.progress only for a bar, on a terminal: a pipe's lines need none of it
     from rich.progress import Progress, TaskID
@@ -108,8 +108,5 @@ class LineProgress:
 @contextmanager
 def progress() -> Iterator[LineProgress]:
     """A LineProgress on stderr's status line (a terminal), or lines only (a pipe)."""
-    if err.is_terminal:
-        with err.status("starting", spinner="dots") as st:
-            yield LineProgress(st)
-    else:
-        yield LineProgress(None)
+    with spinner("starting") as st:
+        yield LineProgress(st)
