@@ -145,6 +145,28 @@ def _unraisable(default: Callable[[Any], object]) -> None:
     sys.unraisablehook = unraisable
 
 
+def _from_ctrl_c(e: BaseException) -> bool:
+    """A Ctrl-C that Python raised again as the cause of another exception: Python 3.11 wraps
+    what a descriptor's __set_name__ raises in RuntimeError (a Ctrl-C landing while a class body
+    of the standard library, ipaddress's, is made during an import). PEP 487; 3.12 no longer wraps."""
+    seen: set[int] = set()
+    cause: BaseException | None = e
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return False
+
+
+def _interrupted() -> NoReturn:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the message
+    with contextlib.suppress(OSError, ValueError):
+        if sys.stdout is not None:
+            sys.stdout.flush()  # what was printed before stays printed
+    _exit(INTERRUPTED, "interrupted")
+
+
 def main() -> None:
     """Run the CLI; exit 130 on Ctrl-C at any moment, 2 when stdout is closed or cannot be written."""
     try:
@@ -161,11 +183,11 @@ def main() -> None:
 
         cli(prog_name="cyclebench")
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the message
-        with contextlib.suppress(OSError, ValueError):
-            if sys.stdout is not None:
-                sys.stdout.flush()  # what was printed before stays printed
-        _exit(INTERRUPTED, "interrupted")
+        _interrupted()
+    except Exception as e:
+        if not _from_ctrl_c(e):
+            raise
+        _interrupted()
     except StdoutError as e:
         _stdout_failed(e)
     except StdoutClosed:

@@ -230,6 +230,27 @@ def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path) -> None:
     assert interrupted >= 1, (startup, codes)  # the signal did land during start-up
 
 
+def test_ctrl_c_that_python_wraps_in_another_exception_is_one_line_and_130() -> None:
+    """Python 3.11 raises a Ctrl-C that lands in a descriptor's __set_name__ as the cause of a
+    RuntimeError (seen while ipaddress's classes were made during start-up's imports): still
+    exit 130 and one line. Another error with another cause stays the traceback it is."""
+    code = ("import sys, cyclebench.cli as c\n"
+            "from cyclebench import entry\n"
+            "class D:\n"
+            "    def __set_name__(self, owner, name):\n"
+            "        raise {exc}\n"
+            "def boom(**_):\n"
+            "    type('C', (), {{'d': D()}})\n"
+            "c.main = boom\n"
+            "entry.main()\n")
+    p = subprocess.run([sys.executable, "-c", code.format(exc="KeyboardInterrupt")], capture_output=True, text=True,
+                       timeout=120)
+    assert (p.returncode, p.stderr.strip().splitlines()) == (130, ["cyclebench: interrupted"]), p.stderr
+    p = subprocess.run([sys.executable, "-c", code.format(exc="ValueError('a bug')")], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 1 and "ValueError: a bug" in p.stderr, p.stderr
+
+
 def test_ctrl_c_where_python_cannot_raise_it_is_still_one_line_and_130() -> None:
     """SIGINT inside importlib's module-lock callback (start-up's imports) or a __del__ is an
     "Exception ignored" traceback in Python, and the interrupt is lost: here it is a __del__,
