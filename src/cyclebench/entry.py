@@ -145,6 +145,40 @@ def _unraisable(default: Callable[[Any], object]) -> None:
     sys.unraisablehook = unraisable
 
 
+class _OneBlasThread:
+    """A meta path finder: numpy's core extension loaded with OPENBLAS_NUM_THREADS=1 when the
+    user set no value, and the variable gone again once it is loaded. Its OpenBLAS (a library
+    the extension links) starts a thread per CPU as it loads, and they spin waiting for work:
+    `python -c "import numpy"` took 0.09 s wall and 0.17 s of CPU here (2-vCPU AMD EPYC guest),
+    0.09 s of CPU with one thread. That spin is CPU beside the measured one; beside a busy loop,
+    the command's whole time. cyclebench multiplies no matrices. Children (a runner, a command
+    `stat` times) never see the variable: what they run is the user's."""
+
+    VAR = "OPENBLAS_NUM_THREADS"
+    CORE = ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath")  # numpy 2, numpy 1
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name not in self.CORE or self.VAR in os.environ:
+            return None
+        from importlib.machinery import ExtensionFileLoader, PathFinder
+
+        spec = PathFinder.find_spec(name, path, target)
+        if spec is None or type(spec.loader) is not ExtensionFileLoader:
+            return spec
+        var = self.VAR
+
+        class Loader(ExtensionFileLoader):
+            def create_module(self, spec: Any) -> Any:  # dlopen(3): OpenBLAS's constructor reads the variable
+                os.environ[var] = "1"
+                try:
+                    return super().create_module(spec)
+                finally:
+                    os.environ.pop(var, None)
+
+        spec.loader = Loader(spec.loader.name, spec.loader.path)
+        return spec
+
+
 def _from_ctrl_c(e: BaseException) -> bool:
     """A Ctrl-C that Python raised again as the cause of another exception: Python 3.11 wraps
     what a descriptor's __set_name__ raises in RuntimeError (a Ctrl-C landing while a class body
@@ -179,6 +213,7 @@ def main() -> None:
         # passes included: 60 ms of `cyclebench runs`' 0.40 s here (bench/startup.py). Every
         # 10,000 allocations, it costs a few ms; cyclebench makes few reference cycles.
         gc.set_threshold(10_000, 10, 10)
+        sys.meta_path.insert(0, _OneBlasThread())
         from cyclebench.cli import main as cli
 
         cli(prog_name="cyclebench")

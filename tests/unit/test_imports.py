@@ -153,3 +153,30 @@ def test_a_measuring_compare_in_a_pipe_loads_no_progress_bar_and_no_emoji_table(
     assert "note=:fire: :thumbs_up:" in printed, printed
     heavy = {"rich.progress", "rich.status", "rich._emoji_codes", "importlib.metadata", "concurrent.futures"}
     assert not heavy & mods, sorted(heavy & mods)
+
+
+ONE_BLAS_PROBE = """\
+import os, subprocess, sys
+import cyclebench.cli as c
+from cyclebench import entry
+assert "numpy" not in sys.modules
+def probe(**_):
+    import numpy  # noqa: F401
+    child = subprocess.run(["printenv", "OPENBLAS_NUM_THREADS"], capture_output=True, text=True).stdout.strip()
+    print(len(os.listdir("/proc/self/task")), os.environ.get("OPENBLAS_NUM_THREADS", "-"), child or "-")
+c.main = probe
+entry.main()
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS starts one thread on one CPU with or without it")
+def test_the_cli_loads_numpy_with_one_blas_thread_and_its_children_see_the_users_environment() -> None:
+    """numpy's OpenBLAS starts a spinning thread per CPU as it loads (0.08 s of CPU per command
+    here): the program loads it with one, and neither it nor a child (a runner, a command `stat`
+    times) sees the variable that did it. A value the user set is theirs: kept, and passed on."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    p = subprocess.run([sys.executable, "-c", ONE_BLAS_PROBE], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0 and p.stdout.split() == ["1", "-", "-"], (p.stdout, p.stderr)
+    p = subprocess.run([sys.executable, "-c", ONE_BLAS_PROBE], capture_output=True, text=True, timeout=120,
+                       env={**env, "OPENBLAS_NUM_THREADS": "2"})
+    assert p.returncode == 0 and p.stdout.split() == ["2", "2", "2"], (p.stdout, p.stderr)
