@@ -15,8 +15,9 @@ of cli.py behind what no command can catch itself.
   would each turn the BrokenPipeError into exit 1, so it is raised as StdoutClosed, neither's.
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: it imports the __future__ module, the one import before the
+# handler below that Python has not made already, where a Ctrl-C was once a traceback (annotations
+# here are valid at run time from 3.10 on)
 import _signal  # signal's C half: `import signal` imports enum, milliseconds in which a Ctrl-C was a traceback
 import os
 import sys
@@ -219,14 +220,14 @@ def main() -> None:
         cli(prog_name="cyclebench")
     except KeyboardInterrupt:
         _interrupted()
-    except Exception as e:
-        if not _from_ctrl_c(e):
-            raise
-        _interrupted()
     except StdoutError as e:
         _stdout_failed(e)
     except StdoutClosed:
         _stdout_closed()
+    except Exception as e:  # after the two above: both are Exceptions
+        if not _from_ctrl_c(e):
+            raise
+        _interrupted()
     finally:
         try:
             if sys.stdout is not None:

@@ -214,6 +214,26 @@ def test_the_remembered_compiler_version_follows_the_compiler_file(tmp_path: Pat
     assert len(asked.read_text().split()) == 3
 
 
+def test_the_compilers_target_is_remembered_and_the_runs_environment_takes_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cc -dumpmachine` is asked once per compiler file, remembered as its version is; a build's
+    Binary carries it, and a run's environment records it without running the compiler."""
+    from cyclebench.build import compile as c
+    from cyclebench.env import sysinfo
+
+    d, asked = tmp_path / "bin", tmp_path / "asked"
+    d.mkdir()
+    (d / "xcc").write_text(f'#!/bin/sh\necho "$1" >> {asked}\necho "xcc-linux-gnu"\n')
+    (d / "xcc").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}:{os.environ['PATH']}")
+    assert c.compiler_target("xcc") == "xcc-linux-gnu" and c.compiler_target("xcc") == "xcc-linux-gnu"
+    assert asked.read_text().split() == ["-dumpmachine"]  # the second time from the memo
+    (d / "xcc").write_text(f'#!/bin/sh\necho "$1" >> {asked}\nexit 1\n')  # rewritten: asked again, no answer
+    assert c.compiler_target("xcc") is None and asked.read_text().split() == ["-dumpmachine"] * 2
+    b = build(BuildSpec(sources=(DATA / "chain.c",)))
+    assert b.cc_target == sysinfo.compiler_info("cc")["target"] and b.cc_target
+
+
 def test_make_dependency_quoting_is_undone(tmp_path: Path) -> None:
     """gcc -M writes a space as '\\ ', '$' as '$$' and '#' as '\\#' (libcpp/mkdeps.cc); the key
     split its output on blanks and read '.../My\\', so a path with a space did not build."""

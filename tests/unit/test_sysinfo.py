@@ -478,3 +478,6 @@ def test_a_known_version_line_is_not_asked_again(tmp_path: Path) -> None:
     assert info["version"] == "xcc 9 (from the build)" and info["target"] == "xcc 9"
     assert asked.read_text().split() == ["-dumpmachine"]
     assert sysinfo.compiler_info(str(cc))["version"] == "xcc 9"  # unknown: asked
+    asked.unlink()
+    info = sysinfo.compiler_info(str(cc), "xcc 9 (from the build)", "xcc-linux-gnu")  # the target too
+    assert (info["version"], info["target"]) == ("xcc 9 (from the build)", "xcc-linux-gnu") and not asked.exists()

@@ -249,13 +249,13 @@ def pmu_info(root: Path = ROOT) -> Pmu:
 # ----------------------------------------------------------------------------- compiler
 
 
-def compiler_info(cc: str = "cc", version_line: str | None = None) -> Compiler:
+def compiler_info(cc: str = "cc", version_line: str | None = None, target: str | None = None) -> Compiler:
     """Which compiler ``cc`` is: ``{"cc": str, "path": str|None (resolved on PATH),
     "version": str|None (first line of ``cc --version``), "target": str|None
     (``cc -dumpmachine``, e.g. "x86_64-linux-gnu")}``. ``cc`` may carry a wrapper
     ("ccache gcc"); it is split with shlex. Failures and timeouts give None fields.
     ``version_line``: that first line, when the caller has it (the build's, remembered), so
-    `cc --version` is not run again (~10 ms a run).
+    `cc --version` is not run again (~10 ms a run); ``target`` likewise for ``-dumpmachine``.
     """
     try:
         argv = shlex.split(cc)
@@ -264,7 +264,8 @@ def compiler_info(cc: str = "cc", version_line: str | None = None) -> Compiler:
     if not argv:
         return {"cc": cc, "path": None, "version": None, "target": None}
     version = version_line if version_line is not None else _run([*argv, "--version"])
-    target = _run([*argv, "-dumpmachine"])
+    if target is None:
+        target = _run([*argv, "-dumpmachine"])
     first = version.strip().splitlines()[0].strip() if version and version.strip() else None
     return {
         "cc": cc,
@@ -336,12 +337,13 @@ def choose_cpu(root: Path = ROOT) -> int:
 # ----------------------------------------------------------------------------- capture
 
 
-def capture(cpu: int, cc: str = "cc", root: Path = ROOT, cc_version: str | None = None) -> Environment:
+def capture(cpu: int, cc: str = "cc", root: Path = ROOT, cc_version: str | None = None,
+            cc_target: str | None = None) -> Environment:
     """The environment of a run on ``cpu``, as one JSON-serialisable model.Environment.
 
     Keys: cpu, topology (cpu_topology), cpu_info (with flags), frequency (frequency_info),
     kernel, hypervisor, tsc, pmu, load, busy (busy_on_cpu), compiler (compiler_info(cc,
-    cc_version): the first line of its --version when known),
+    cc_version, cc_target): the first line of its --version and its target when known),
     python {version, implementation, executable}, hostname, boot_id (identity.boot_id),
     cyclebench_version (the package's, as a run's tool_version), captured_at (Unix time, s),
     capture_s (seconds it took).
@@ -361,7 +363,7 @@ def capture(cpu: int, cc: str = "cc", root: Path = ROOT, cc_version: str | None 
         "pmu": pmu_info(root),
         "load": load_info(root),
         "busy": busy_on_cpu(cpu, root),
-        "compiler": compiler_info(cc, cc_version),
+        "compiler": compiler_info(cc, cc_version, cc_target),
         "python": PythonInfo(
             version=platform.python_version(),
             implementation=platform.python_implementation(),

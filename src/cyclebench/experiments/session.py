@@ -104,7 +104,8 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
         calib = _sitting_calibration(runner, cpu)
         rate = calib["rate_hz"]
     env = sysinfo.capture(cpu, cc=binary.cc if binary is not None else cc,
-                          cc_version=binary.cc_version if binary is not None else None)
+                          cc_version=binary.cc_version if binary is not None else None,
+                          cc_target=binary.cc_target if binary is not None else None)
     env["check"] = [f.to_dict() for f in check.run_checks(cpu)]
     env.update(env_extra or {})
     build = None if binary is None else {"cc": binary.cc, "cc_version": binary.cc_version,
