@@ -89,17 +89,24 @@ def test_fleet_run_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
 
 def test_tether_signals_when_an_ancestor_ends(tmp_path: Path) -> None:
     """A middle process starts a tethered grandchild, then dies: the grandchild gets SIGTERM."""
-    mark = tmp_path / "got"
+    mark, ready = tmp_path / "got", tmp_path / "tethered"
     script = (
         "import os, signal, sys, time\n"
         "from cyclebench.runner.tether import tether\n"
         f"signal.signal(signal.SIGTERM, lambda *a: (open({str(mark)!r}, 'w').write('term'), os._exit(0)))\n"
         "tether(poll=0.05)\n"
+        f"open({str(ready)!r}, 'w').close()\n"
         "time.sleep(30)\n")
+    # the middle ends once the grandchild is tethered: a fixed 1 s could end before (it failed once
+    # beside three busy test workers), and a grandchild tethered after that has no ancestor to lose
     middle = subprocess.Popen([sys.executable, "-c",
-                               "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', sys.argv[1]]); "
-                               "time.sleep(1.0)", script], env={**os.environ})
-    middle.wait(timeout=30)
+                               "import os, subprocess, sys, time\n"
+                               "subprocess.Popen([sys.executable, '-c', sys.argv[1]])\n"
+                               "t = time.monotonic()\n"
+                               "while not os.path.exists(sys.argv[2]) and time.monotonic() - t < 60: time.sleep(0.02)",
+                               script, str(ready)], env={**os.environ})
+    middle.wait(timeout=90)
+    assert ready.exists()
     deadline = time.monotonic() + 10
     while not mark.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -127,6 +127,39 @@ def test_interrupted_flags_the_slowed_samples_only() -> None:
     assert not slow_side(n, t, 8, fixed=70.0).any()
 
 
+def _slow_side_round_by_round(n: np.ndarray, t: np.ndarray, group: int | None, keep: np.ndarray | None,
+                              fixed: float, gate: float = 0.01) -> np.ndarray:
+    """slow_side as its docstring says it, one round at a time: the reference for the vectorized one."""
+    keep = np.ones(len(n), dtype=bool) if keep is None else keep
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = (t - fixed) / n
+    out = np.zeros(len(n), dtype=bool)
+    g = group if group and group >= 2 else max(len(n), 1)
+    for i in range(0, len(n), g):
+        rc, k = c[i : i + g], keep[i : i + g] & np.isfinite(c[i : i + g])
+        if k.any() and (low := rc[k].min()) > 0:
+            out[i : i + g] = k & (rc > max(low * (1 + gate), float(np.median(rc[k]))))
+    return out
+
+
+def test_slow_side_flags_what_the_round_by_round_rule_flags() -> None:
+    """Whole rounds at once, a last partial round, rounds with nothing kept, NaN and zero batch
+    sizes, costs at or below zero, one round for all (group None), and the rule's ties."""
+    from cyclebench.stats import slow_side
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        group = [None, 1, 2, 3, 8, 8, 8, 16][trial % 8]
+        size = int(rng.integers(0, 90))
+        n = rng.choice([0.0, 1.0, 2.0, 5.0, 100.0, np.nan], size=size, p=[.03, .2, .2, .2, .34, .03])
+        t = np.round(rng.normal(300.0, 40.0, size) * np.nan_to_num(n, nan=1.0), int(rng.integers(-2, 3)))
+        t[rng.random(size) < 0.03] = -50.0  # below the fixed part: a cost ≤ 0
+        keep = None if trial % 5 == 0 else rng.random(size) > rng.choice([0.0, 0.1, 0.9])
+        fixed = float(rng.choice([0.0, 70.0]))
+        got, want = slow_side(n, t, group, keep, fixed), _slow_side_round_by_round(n, t, group, keep, fixed)
+        assert np.array_equal(got, want), (trial, group, size)
+
+
 def test_gating_removes_the_bias_interrupts_put_on_slopes() -> None:
     """An interrupt adds fixed time and lands on a batch with a chance in proportion to its
     length, so long batches are hit more often and the slope reads high until the hit

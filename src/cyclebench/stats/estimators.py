@@ -140,10 +140,20 @@ def slow_side(n: np.ndarray, t: np.ndarray, group: int | None, keep: np.ndarray 
         c = (t - fixed) / n
     out = np.zeros(len(n), dtype=bool)
     g = group if group and group >= 2 else max(len(n), 1)
-    for i in range(0, len(n), g):
-        rc, k = c[i : i + g], keep[i : i + g] & np.isfinite(c[i : i + g])
-        if k.any() and (low := rc[k].min()) > 0:
-            out[i : i + g] = k & (rc > max(low * (1 + gate), float(np.median(rc[k]))))
+    k = keep & np.isfinite(c)
+    whole = len(n) // g * g
+    if whole:  # the whole rounds at once (a loop of np.median per round: 1.3 ms for 40 rounds here)
+        rc, rk = c[:whole].reshape(-1, g), k[:whole].reshape(-1, g)
+        low = np.where(rk, rc, np.inf).min(axis=1)
+        med = row_nanmedians(np.where(rk, rc, np.nan))  # np.median of each round's kept, to the bit
+        judged = rk.any(axis=1) & (low > 0)
+        with np.errstate(invalid="ignore"):
+            bar = np.maximum(low * (1 + gate), med)
+        out[:whole] = (rk & (rc > bar[:, None]) & judged[:, None]).ravel()
+    for i in range(whole, len(n), g):  # a last, partial round
+        rc, rk = c[i : i + g], k[i : i + g]
+        if rk.any() and (low := rc[rk].min()) > 0:
+            out[i : i + g] = rk & (rc > max(low * (1 + gate), float(np.median(rc[rk]))))
     return out
 
 
