@@ -17,8 +17,11 @@ def test_json_export_round_trips(db: str, tmp_path: Path) -> None:
     assert r.exit_code == 1  # verify_fails
     first = json.loads(out.read_text())
     assert first["format"] == "cyclebench-run"
-    assert {x["status"] for x in first["results"]} == {"ok", "invalid", "skipped"}
-    ok = next(x for x in first["results"] if x["status"] == "ok")
+    # faults/ok is measured: ok, or disturbed when the test workers beside it took its CPU (seen
+    # once with three workers on two CPUs); either keeps its number and its samples
+    assert {x["status"] for x in first["results"]} in ({"ok", "invalid", "skipped"},
+                                                       {"disturbed", "invalid", "skipped"})
+    ok = next(x for x in first["results"] if x["status"] in ("ok", "disturbed"))
     assert len(ok["samples"]["iters"]) == ok["n_samples"] + ok["n_disturbed"] + (ok["n_trimmed"] or 0) > 0
 
     other = Store(f"sqlite:///{tmp_path / 'other.db'}")
