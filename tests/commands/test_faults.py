@@ -21,8 +21,8 @@ from conftest import DATA, FAST, cli, cli_subprocess
 HOSTILE = str(DATA / "hostile.c")
 
 
-def procs_with(marker: str) -> list[int]:
-    """PIDs whose command line contains ``marker`` (this test process excluded)."""
+def procs_with(marker: str, *more: str) -> list[int]:
+    """PIDs whose command line contains ``marker`` and each of ``more`` (this test process excluded)."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -32,7 +32,7 @@ def procs_with(marker: str) -> list[int]:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if marker in cmdline and "-m cyclebench " not in cmdline:
+        if marker in cmdline and all(m in cmdline for m in more) and "-m cyclebench " not in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -255,7 +255,8 @@ def test_cache_clean_during_a_run_keeps_the_runner_in_use(db: str, tmp_path: Pat
     proc = cli_subprocess("run", str(DATA / "slow.c"), "-p", "1,2", "--min-time", "0.2", "--repeat", "5", "--warmup",
                           "0", "-q", env=env)
     try:
-        assert wait_for(lambda: procs_with("--run slow/sleep_us"), 120), (
+        # this run's runner, not another test's slow.c on the other xdist worker: its path is in this cache
+        assert wait_for(lambda: procs_with("--run slow/sleep_us", f"{cache}/"), 120), (
             proc.stderr.read() if proc.poll() is not None else "")
         os.kill(proc.pid, signal.SIGSTOP)
         try:

@@ -8,7 +8,9 @@
  *   - reg-reg add, never add $imm: Intel Golden Cove folds immediate adds at rename
  *     (300 of them ran in 41 TSC ticks on this project's VM, against 230 for reg-reg).
  *   - a loop of 8 × 256 adds keeps the code at ~1 KiB, out of the benchmark's way in the
- *     I-cache; the loop counter is not on the dependency chain, so it is free.
+ *     I-cache; the loop counter is not on the dependency chain, so it is free. One untimed
+ *     block runs before each timed add chain (cb_chain_ticks): a chain whose code had to be
+ *     fetched again after a batch read up to 20% slow (measure.c).
  *   - the imul chain (3-cycle latency on Intel since Nehalem and AMD since K8) cross-checks
  *     the add chain: both must give the same clock, or the estimate is not trusted.
  *   - a timed chain is longer than its adds by a fixed part: the timer pair, the call, the

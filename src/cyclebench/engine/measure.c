@@ -147,18 +147,36 @@ static uint64_t wall_batch(const cb_bench *b, cb_state *s, uint64_t n) {
     return cb_now_ns() - w0;
 }
 
-/* One timed chain: imul, or `blocks` blocks of adds. x is in a register before the timer
- * starts (the load of v completes before its lfence), so no memory access is on the chain.
- * Shared with the scaling engine (scale.c), which times it on a task's CPU. */
+#if CB_HAVE_CHAIN
+typedef struct {
+    uint64_t x, ticks;
+} chain_reading;
+
+/* The timed path itself: timer, call, chain, timer. x enters and leaves in a register (the
+ * struct comes back in two), so no memory access is on the chain. */
+static __attribute__((noinline)) chain_reading chain_timed(uint64_t x, int imul, int blocks) {
+    uint64_t t0 = cb_timer_start();
+    x = imul ? cb_imul_chain(x) : cb_add_chain(x, blocks);
+    uint64_t t = elapsed(t0, timer_stop());
+    return (chain_reading){x, t};
+}
+#endif
+
+/* One timed chain: imul, or `blocks` blocks of adds. An add chain runs the whole timed path
+ * once untimed with one block first, so the timed run finds its code in the instruction
+ * caches. Right after a batch it often did not (the body's code, or the host's other work,
+ * had evicted it): on an AMD EPYC (Zen 3) guest the reading after a batch was up to 20% slower
+ * than one right after it, and cycles~ of 300 adds read 2–9% low in 58 of 200 runs; warmed,
+ * 0 of 200 beyond 1% (docs/method.md §3). Shared with the scaling engine (scale.c), which
+ * times it on a task's CPU. */
 uint64_t cb_chain_ticks(int imul, int blocks) {
 #if CB_HAVE_CHAIN
     static uint64_t v = 1;
     uint64_t x = v;
-    uint64_t t0 = cb_timer_start();
-    x = imul ? cb_imul_chain(x) : cb_add_chain(x, blocks);
-    uint64_t t = elapsed(t0, timer_stop());
-    v = x;
-    return chain_short ? t - t / 100 : t;
+    if (!imul) x = chain_timed(x, 0, 1).x;
+    chain_reading r = chain_timed(x, imul, blocks);
+    v = r.x;
+    return chain_short ? r.ticks - r.ticks / 100 : r.ticks;
 #else
     (void)imul;
     (void)blocks;
