@@ -48,6 +48,7 @@ REFUSED = {
     "compare-unknown-benchmark": (("compare", "timer/rdtsc", "nosuch/x"), False),
     "compare-a-glob": (("compare", "timer/*", "timer/rdtsc"), False),
     "selftest-too-few-aa-reps": (("selftest", "--quick", "--aa-reps", "5"), False),
+    "selftest-unknown-check": (("selftest", "--quick", "--check", "nosuch"), False),
     "counters-sweep-unknown-benchmark": (("counters", "sweep", "nosuch/bench"), False),
     "counters-sweep-group-size-0": (("counters", "sweep", "timer/rdtsc", "--group-size", "0"), False),
 }

@@ -15,7 +15,17 @@ from rich.text import Text
 
 from cyclebench.build import BuildError
 from cyclebench.experiments.options import RunnerOptions
-from cyclebench.experiments.selftest import ADVICE, EXIT, FAIL, INCONCLUSIVE, PASS, REPLICATES, run_selftest, to_dict
+from cyclebench.experiments.selftest import (
+    ADVICE,
+    EXIT,
+    FAIL,
+    GROUPS,
+    INCONCLUSIVE,
+    PASS,
+    REPLICATES,
+    run_selftest,
+    to_dict,
+)
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.runner import RunnerError
 from cyclebench.ui.common import UserError, err, out, write_text
@@ -27,23 +37,29 @@ from cyclebench.ui.progress import Steps
 @click.option("--quick", is_flag=True, help="Fewer rounds (what the test suite runs).")
 @click.option("--aa-reps", type=click.IntRange(min=20), default=None,
               help="Repetitions of the A/A test (default 40; 20 with --quick).")
+@click.option("--check", "only", multiple=True, type=click.Choice(GROUPS),
+              help="Only these checks (repeatable; chains: the cycles~ coverage and the A/A across runs). "
+                   "Default: all.")
 @json_option
 @runner_options
-def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, json_path: Path | None) -> None:
+def selftest_cmd(quick: bool, pin: RunnerOptions, aa_reps: int | None, only: tuple[str, ...],
+                 json_path: Path | None) -> None:
     """Check cyclebench's own precision here with known effects (A/A, +1 cycle, linearity, timer)."""
     import json
 
+    chosen = frozenset(only or GROUPS)
     try:
         reps = aa_reps or (20 if quick else 40)
         # the A/A repetitions, +1 blocks (1 to 6), the runs across runs
-        with Steps(reps + 1 + 2 * REPLICATES, "self-test") as steps:
+        total = reps * ("aa" in chosen) + ("plus-one" in chosen) + 2 * REPLICATES * ("chains" in chosen)
+        with Steps(max(total, 1), "self-test") as steps:
 
             def step(label: str) -> None:
                 steps.total = max(steps.total, steps.done + 1)  # a repeated check adds steps
                 steps.step(label)
 
             report = run_selftest(quick=quick, cpu=pin.cpu, aa_reps=aa_reps, fifo=pin.fifo, max_rss=pin.max_rss,
-                                  on_step=step)
+                                  on_step=step, only=chosen)
     except (BuildError, RunnerError, RuntimeError) as e:
         raise UserError(str(e)) from None
     fault = f" · injected fault: {report.fault}" if report.fault else ""

@@ -247,10 +247,16 @@ class _Ctx:
         return _paired_rounds(self.note(outs), procs)
 
 
+# The checks by the one measurement each group shares (`selftest --check`), in the order they run.
+GROUPS = ("calibration", "aa", "plus-one", "linearity", "timer", "chains")
+
+
 def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | None = None, fifo: int | None = None,
-                 max_rss: int | None = None, on_step: Callable[[str], None] = lambda _s: None) -> SelftestReport:
-    """Run every check, each judged over up to ATTEMPTS attempts against the host's disturbance
-    (``_judge``); ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
+                 max_rss: int | None = None, on_step: Callable[[str], None] = lambda _s: None,
+                 only: frozenset[str] | None = None) -> SelftestReport:
+    """Run every check (or those of the GROUPS in ``only``: ``chains`` is the cycles~ coverage and
+    the A/A across runs, which share their runs), each judged over up to ATTEMPTS attempts against
+    the host's disturbance (``_judge``); ``quick`` uses fewer rounds (for the test suite). Raises BuildError,
     RunnerError on a broken installation, never on a failed check (that is a FAIL row)."""
     t0 = time.monotonic()
     src = Path(str(resources.files("cyclebench") / "suite" / "selftest" / "chains.c"))
@@ -262,14 +268,18 @@ def run_selftest(quick: bool = False, cpu: int | None = None, aa_reps: int | Non
     ctx = _Ctx(runner, quick, opts, HostWatch(cpu), on_step)
     checks: list[Check] = []
     reps = aa_reps or (20 if quick else 40)
+    across = f"A/A across runs: {REPLICATES} vs {REPLICATES} runs × {len(CHAIN_TRUTH)} chains"
+    groups: dict[str, tuple[list[str], Callable[[_Ctx], list[Check]]]] = {
+        "calibration": (["calibration: 300 adds", "calibration: imul vs add clock"], _calibration),
+        "aa": ([f"A/A: add300 vs itself ×{reps}"], lambda c: _aa(c, reps)),
+        "plus-one": (["+1 cycle: add300 → add301"], _plus_one),
+        "linearity": (["linearity: 100, 200, 400 adds"], _linearity),
+        "timer": (["timer"], _timer),
+        "chains": (["cycles~ coverage: chains of known cost", across], _across_runs)}
     if _cycles_available(ctx, checks):
-        checks += _judge(ctx, ["calibration: 300 adds", "calibration: imul vs add clock"], _calibration)
-        checks += _judge(ctx, [f"A/A: add300 vs itself ×{reps}"], lambda c: _aa(c, reps))
-        checks += _judge(ctx, ["+1 cycle: add300 → add301"], _plus_one)
-        checks += _judge(ctx, ["linearity: 100, 200, 400 adds"], _linearity)
-        checks += _judge(ctx, ["timer"], _timer)
-        across = f"A/A across runs: {REPLICATES} vs {REPLICATES} runs × {len(CHAIN_TRUTH)} chains"
-        checks += _judge(ctx, ["cycles~ coverage: chains of known cost", across], _across_runs)
+        for key in GROUPS:
+            if only is None or key in only:
+                checks += _judge(ctx, *groups[key])
     return SelftestReport(tuple(checks), time.monotonic() - t0, cpu, ctx.fault)
 
 
