@@ -302,8 +302,14 @@ def test_a_killed_run_reads_abandoned_and_reconcile_writes_it(tmp_path: Path) ->
     assert s.reconcile() == [] and s.get_run(mine)["status"] == "running"
 
 
-def test_heartbeat_thread_keeps_a_run_fresh_until_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("existing", [False, True])
+def test_heartbeat_thread_keeps_a_run_fresh_until_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           existing: bool) -> None:
+    """On a database that already existed the run's writes go through store/writes.py's sqlite3
+    connection, which refused the heartbeat's thread: the run never beat."""
     monkeypatch.setattr(Store, "heartbeat_every", 0.05)
+    if existing:
+        Store(sqlite_url(tmp_path / "hb.db")).close()
     s = Store(sqlite_url(tmp_path / "hb.db"))
     rid = s.begin_run()
     first = s.get_run(rid)["heartbeat_at"]

@@ -268,6 +268,10 @@ class Store:
         self._password: str | None = None
         self._engine: Engine | None = None
         head = reads.open_head(raw)
+        if head is None and create and (plain := urls.plain_sqlite(raw)) is not None:
+            with _signals_held():
+                made = migrate.make_fresh_sqlite(plain[0])
+            head = reads.open_head(raw) if made else None
         self._reads = head
         self._writes = Writes(head.path) if create and head is not None else None
         if head is not None:

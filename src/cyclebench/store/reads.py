@@ -71,15 +71,16 @@ def _boolean(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def connect(path: str) -> sqlite3.Connection:
+def connect(path: str, *, threads: bool = False) -> sqlite3.Connection:
     """``path`` opened as store.db._sqlite_connect sets a connection up: the busy timeout before
     anything else (``timeout``), no implicit transaction; with SQLAlchemy's REGEXP. ``mode=rw``:
     never created, and read-only where the file is; not ``mode=ro``, under which the last
     connection to a WAL database cannot remove its -wal and -shm files and left them beside it
     (in a site's directory, which `report` then refused). Reads run only SELECTs on it; store/writes.py
-    writes through one."""
+    writes through one. ``threads``: usable from any thread of the process (the caller serializes
+    its use), as a Store's writes are from its heartbeat thread."""
     con = sqlite3.connect(f"file://{quote(os.path.abspath(path))}?mode=rw", uri=True,
-                          timeout=migrate.SQLITE_BUSY_MS / 1000, isolation_level=None)
+                          timeout=migrate.SQLITE_BUSY_MS / 1000, isolation_level=None, check_same_thread=not threads)
     con.create_function("regexp", 2, _regexp, deterministic=True)
     return con
 

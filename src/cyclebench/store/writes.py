@@ -74,9 +74,12 @@ class Writes:
 
     def _connection(self) -> sqlite3.Connection:
         """The process's connection, made on first use; a child forked with one makes its own
-        (a connection must not cross a fork, sqlite.org/howtocorrupt.html §2.6)."""
+        (a connection must not cross a fork, sqlite.org/howtocorrupt.html §2.6). Made for use from
+        every thread, serialized by ``_lock``: sqlite3's default refused the heartbeat thread
+        ("SQLite objects created in a thread can only be used in that same thread"), and a run on
+        an existing database never beat."""
         if self._con is None or self._pid != os.getpid():
-            con = reads.connect(self.path)
+            con = reads.connect(self.path, threads=True)
             con.execute("PRAGMA foreign_keys=ON")
             self._con, self._pid = con, os.getpid()
         return self._con
