@@ -69,12 +69,14 @@ def test_a_new_sqlite_database_is_what_the_migrations_make(tmp_path: Path) -> No
     assert migrate.fresh_sqlite_statements() is not None, (
         "store/migrations/fresh_sqlite.sql is not at revision HEAD: make it again with "
         '`python -c "from cyclebench.store import migrate; migrate.write_fresh_sqlite()"`')
-    Store(f"sqlite:///{tmp_path / 'fresh.db'}")
+    Store(f"sqlite:///{tmp_path / 'fresh.db'}")  # made with sqlite3 alone (migrate.make_fresh_sqlite)
+    Store(f"sqlite:///{tmp_path / 'new' / 'dir' / 'fresh.db'}")  # a directory to make: SQLAlchemy's open
     eng = create_engine(f"sqlite:///{tmp_path / 'migrated.db'}")
     with eng.begin() as conn:
         command.upgrade(migrate._alembic_config(conn), "head")
     eng.dispose()
-    assert reflect(tmp_path / "fresh.db") == reflect(tmp_path / "migrated.db")
+    for made in (tmp_path / "fresh.db", tmp_path / "new" / "dir" / "fresh.db"):
+        assert reflect(made) == reflect(tmp_path / "migrated.db"), made
 
     def contents(path: Path) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
         con = sqlite3.connect(path)
@@ -83,7 +85,8 @@ def test_a_new_sqlite_database_is_what_the_migrations_make(tmp_path: Path) -> No
         con.close()
         return objects, rows
 
-    assert contents(tmp_path / "fresh.db") == contents(tmp_path / "migrated.db")
+    for made in (tmp_path / "fresh.db", tmp_path / "new" / "dir" / "fresh.db"):
+        assert contents(made) == contents(tmp_path / "migrated.db"), made
 
 
 def test_a_new_sqlite_database_needs_no_alembic(tmp_path: Path) -> None:
