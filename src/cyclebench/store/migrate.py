@@ -157,12 +157,15 @@ def make_fresh_sqlite(path: str) -> bool:
     is missing or not writable, FRESH_SQLITE is not at HEAD, SQLite refused — and the open through
     SQLAlchemy is left to make it, or to say what is wrong."""
     p = Path(path)
+    try:  # an existing database (an older schema, a foreign one) is the common case here: no read of the file
+        if p.exists() and (not p.is_file() or p.stat().st_size):
+            return False
+    except OSError:
+        return False
     statements = fresh_sqlite_statements()
     if statements is None or not p.parent.is_dir() or not os.access(p.parent, os.W_OK | os.X_OK):
         return False
     try:
-        if p.exists() and (not p.is_file() or p.stat().st_size):
-            return False
         con = sqlite3.connect(path, timeout=SQLITE_BUSY_MS / 1000, isolation_level=None)
     except (OSError, sqlite3.Error):
         return False
