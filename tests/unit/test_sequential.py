@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from cyclebench.stats.sequential import boundaries, decide, median_se, spent
+from cyclebench.stats.sequential import Boundaries, boundaries, decide, median_se, spent
 
 
 def test_boundaries_match_the_published_ones() -> None:
@@ -21,6 +21,16 @@ def test_boundaries_match_the_published_ones() -> None:
     assert spent(0.3, 0.002) < spent(0.6, 0.002) < 0.002
     with pytest.raises(ValueError):
         boundaries([0.5, 0.4], 0.05)
+
+
+def test_looks_taken_one_at_a_time_get_the_published_boundaries() -> None:
+    # as compare takes them: each look's boundary when it happens, the earlier ones not integrated again
+    looks = Boundaries(0.05)
+    got = [looks.add(t) for t in (0.2, 0.4, 0.6, 0.8, 1.0)]
+    assert got == pytest.approx([4.877, 3.357, 2.680, 2.290, 2.031], abs=0.005)
+    for bad in (0.9, 1.0, 1.5):  # not above the last look's fraction, or beyond the budget
+        with pytest.raises(ValueError):
+            looks.add(bad)
 
 
 def _paths(rng: np.random.Generator, fractions: np.ndarray, n: int, drift: float = 0.0) -> np.ndarray:

@@ -33,7 +33,7 @@ from cyclebench.model import OK, REVISION, Comparison, ComparisonRow, Item, Outc
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
-from cyclebench.stats.sequential import boundaries, median_se
+from cyclebench.stats.sequential import Boundaries, median_se
 
 __all__ = ["Design", "PairLook", "Sitting", "measure", "relative_row"]
 
@@ -158,6 +158,7 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
         unit, failed, verdict = "", None, "inconclusive"
         looks: dict[Pair, list[PairLook]] = {}
         fractions: list[float] = []
+        bounds = Boundaries(design.alpha)
         k = 0
         while True:
             k += 1
@@ -184,7 +185,7 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
             if fractions and t <= fractions[-1]:
                 continue
             fractions.append(t)
-            c = boundaries(fractions, design.alpha)[-1]
+            c = bounds.add(t)
             latest: dict[Pair, PairLook] = {}
             for p in pairs:
                 lk = look_at(costs, p, t, c, seed=k)

@@ -18,7 +18,7 @@ from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
 from cyclebench.stats.ab import MARGIN_ABS, MARGIN_REL
 from cyclebench.stats.result import usable_for_verdict
-from cyclebench.stats.sequential import Look, boundaries, decide, median_se
+from cyclebench.stats.sequential import Boundaries, Look, decide, median_se
 
 ROUNDS = 10  # rounds per process: fewer made the process-level CI too coarse (interleave.SAFE_ROUNDS)
 
@@ -102,6 +102,7 @@ def measure_until_known(runner: Runner, items: list[tuple[str, int | None]], opt
     margins: dict[int, float] = {}
     decided_s: dict[int, float] = {}
     fractions: list[float] = []
+    bounds = Boundaries(alpha)
     for k, (outs, procs) in enumerate(interleave.stages(runner, items, opts, itertools.repeat(ROUNDS))):
         on_process(k)
         elapsed = time.monotonic() - t0
@@ -116,7 +117,7 @@ def measure_until_known(runner: Runner, items: list[tuple[str, int | None]], opt
         if fractions and t <= fractions[-1]:
             continue
         fractions.append(t)
-        c = boundaries(fractions, alpha)[-1]
+        c = bounds.add(t)
         for j in sorted(pending):
             if costs[j] is None:
                 pending.discard(j)

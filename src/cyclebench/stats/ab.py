@@ -110,7 +110,9 @@ def cluster_boot(d: np.ndarray, groups: np.ndarray, n_resamples: int = 4000, see
     within = (rng.random((n_resamples, len(parts), m)) * sizes[pick][..., None]).astype(int)
     idx = offsets[pick][..., None] + np.minimum(within, sizes[pick][..., None] - 1)
     drawn = np.arange(m) < sizes[pick][..., None]  # a smaller group draws only its own size
-    return draw_medians(flat, idx.reshape(n_resamples, -1), drawn.reshape(n_resamples, -1))
+    # groups of one size (every process kept all its rounds): every resample draws as many, and
+    # draw_medians partitions instead of sorting (a look's SE at 24 processes: 31 -> 13 ms)
+    return draw_medians(flat, idx.reshape(n_resamples, -1), None if drawn.all() else drawn.reshape(n_resamples, -1))
 
 
 def unpaired(

@@ -3,9 +3,11 @@ of estimators' CI of a median, ab's two-level bootstrap over processes, the sequ
 standard error), and of rows with gaps (each round's Theil–Sen slopes, history's neighbourhoods).
 
 A resample's median is an order statistic of the values it drew, so it is found from the
-*ranks* it drew: sorting rows of small integers (radix-sorted by numpy) instead of
-partitioning rows of floats. 2,000 resamples of 320 values: 14 → 5.5 ms here (AMD EPYC Zen 4
-guest), the same numbers to the bit as ``np.median`` / ``np.nanmedian`` of the drawn values.
+*ranks* it drew: rows of small integers partitioned around the middle (sorted, radix-sorted
+by numpy, where the rows' counts differ) instead of rows of floats partitioned. 2,000 resamples
+of 320 values: 14 → 5.5 ms sorting ranks (AMD EPYC Zen 4 guest); of 880, 60 → 17 ms partitioning
+them instead of sorting (Zen 3 guest). The same numbers to the bit as ``np.median`` /
+``np.nanmedian`` of the drawn values.
 """
 
 from __future__ import annotations
@@ -43,9 +45,14 @@ def draw_medians(x: np.ndarray, idx: np.ndarray, valid: np.ndarray | None = None
     else:
         r[~valid] = n
         count = valid.sum(axis=1)
-    r.sort(axis=1)
-    rows = np.arange(len(idx))
     lo, hi = np.maximum(count - 1, 0) // 2, np.maximum(count, 1) // 2
+    if valid is None and r.shape[1]:
+        # every row has the same middle: partitioning the ranks around it is enough, 3.5x faster
+        # than sorting them (2,000 rows of 880: 60 -> 17 ms, AMD EPYC Zen 3 guest)
+        r.partition(sorted({int(lo[0]), int(hi[0])}), axis=1)
+    else:
+        r.sort(axis=1)
+    rows = np.arange(len(idx))
     a, b = xs[np.minimum(r[rows, lo], n - 1)], xs[np.minimum(r[rows, hi], n - 1)]
     out = np.where(lo == hi, a, (a + b) / 2)
     return np.where(count > 0, out, np.nan)

@@ -64,29 +64,47 @@ def boundaries(fractions: list[float], alpha: float) -> list[float]:
     fractions (the last may be 1: it spends what is left). c_k = inf where a look spends
     nothing. Raises ValueError for fractions that do not increase or lie outside (0, 1].
     """
+    looks = Boundaries(alpha)
     ts = [float(t) for t in fractions]
     if any(not 0 < t <= 1 for t in ts) or any(b <= a for a, b in itertools.pairwise(ts)):
         raise ValueError(f"information fractions must increase within (0, 1]: {ts}")
-    x = np.arange(-_L, _L + _H / 2, _H)
-    dens: np.ndarray | None = None  # density of W(t) on paths that have not crossed, on the grid x
-    out: list[float] = []
-    prev_t, used = 0.0, 0.0
-    for t in ts:
-        step = t - prev_t
-        if dens is None:
+    return [looks.add(t) for t in ts]
+
+
+class Boundaries:
+    """The boundaries of looks taken one at a time, as a sequential comparison takes them:
+    ``add(t)`` gives the next look's c_k, the same number ``boundaries`` gives for all the
+    fractions so far, without integrating the earlier looks again (each look is a convolution of
+    the 3,601-point density: recomputed at every look, the 17th cost 17 of them, and the
+    boundaries were a third of a +1-cycle compare's time between processes on an AMD EPYC Zen 3
+    guest)."""
+
+    def __init__(self, alpha: float) -> None:
+        self.alpha = alpha
+        self._x = np.arange(-_L, _L + _H / 2, _H)
+        self._dens: np.ndarray | None = None  # density of W(t) on paths that have not crossed, on the grid
+        self._prev_t = 0.0
+        self._used = 0.0
+
+    def add(self, t: float) -> float:
+        """c for a look at information fraction ``t`` (after the earlier looks'). Raises
+        ValueError when ``t`` does not lie in (0, 1] above the last look's fraction."""
+        t = float(t)
+        if not self._prev_t < t <= 1:
+            raise ValueError(f"information fractions must increase within (0, 1]: {t} after {self._prev_t}")
+        x = self._x
+        if self._dens is None:
             d = _pdf(x, math.sqrt(t))
         else:
-            k = _pdf(np.arange(-_L, _L + _H / 2, _H), math.sqrt(step)) * _H
-            d = np.convolve(dens, k, mode="same")
-        target = spent(t, alpha) - used
+            k = _pdf(np.arange(-_L, _L + _H / 2, _H), math.sqrt(t - self._prev_t)) * _H
+            d = np.convolve(self._dens, k, mode="same")
+        target = spent(t, self.alpha) - self._used
         tail = _tails(x, d)  # P(|W(t)| ≥ x, not crossed before) for x ≥ 0
-
         c = math.inf if target <= 0 or tail(_L) >= target else _crossing(tail, target) / math.sqrt(t)
-        out.append(c)
-        used += tail(c * math.sqrt(t)) if math.isfinite(c) else 0.0
-        dens = np.where(np.abs(x) < c * math.sqrt(t), d, 0.0) if math.isfinite(c) else d
-        prev_t = t
-    return out
+        self._used += tail(c * math.sqrt(t)) if math.isfinite(c) else 0.0
+        self._dens = np.where(np.abs(x) < c * math.sqrt(t), d, 0.0) if math.isfinite(c) else d
+        self._prev_t = t
+        return c
 
 
 def _crossing(tail: Callable[[float], float], target: float, tol: float = 1e-7) -> float:
