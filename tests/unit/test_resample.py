@@ -57,3 +57,24 @@ def test_row_medians_without_nan_are_numpys_nanmedian_to_the_bit(seed: int) -> N
         warnings.simplefilter("ignore", RuntimeWarning)
         assert np.array_equal(row_nanmedians(a), np.nanmedian(a, axis=1), equal_nan=True)
     assert np.isnan(row_nanmedians(np.empty((2, 0)))).all()
+
+
+@pytest.mark.parametrize("sizes", [(10,) * 24, (10, 10, 7, 10), (1,), (3, 3)])
+def test_the_two_level_bootstrap_draws_processes_then_their_rounds(sizes: tuple[int, ...]) -> None:
+    """cluster_boot's medians are numpy's of the resamples its random stream describes: per
+    resample, len(sizes) processes drawn with replacement, then as many rounds as each drawn
+    process has, drawn with replacement from its own (the fast path for processes of one size
+    draws the same)."""
+    from cyclebench.stats.ab import cluster_boot
+
+    rng = np.random.default_rng(len(sizes))
+    d = np.round(rng.normal(size=sum(sizes)), 2)  # ties, as rounds of a stepped clock give
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    got = cluster_boot(d, groups, n_resamples=300, seed=7)
+    draw = np.random.default_rng(7)
+    pick = draw.integers(0, len(sizes), size=(300, len(sizes)))
+    u = draw.random((300, len(sizes), max(sizes)))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    want = [np.median([d[starts[g] + min(int(u[r, j, i] * sizes[g]), sizes[g] - 1)]
+                       for j, g in enumerate(pick[r]) for i in range(sizes[g])]) for r in range(300)]
+    assert np.array_equal(got, np.array(want))

@@ -107,12 +107,21 @@ def cluster_boot(d: np.ndarray, groups: np.ndarray, n_resamples: int = 4000, see
     flat = np.concatenate(parts)
     pick = rng.integers(0, len(parts), size=(n_resamples, len(parts)))  # groups drawn, per resample
     m = int(sizes.max())
-    within = (rng.random((n_resamples, len(parts), m)) * sizes[pick][..., None]).astype(int)
+    u = rng.random((n_resamples, len(parts), m))
+    if (sizes == m).all():
+        # groups of one size (every process kept all its rounds), the common case: the same draws
+        # with scalars in place of gathered sizes and offsets, and no mask, so draw_medians
+        # partitions instead of sorting (the bootstrap SE of a look at 24 processes: 31 -> 13 ms
+        # on an AMD EPYC Zen 3 guest, most of it in fewer temporaries of 480,000 elements)
+        u *= m
+        within = u.astype(np.int32)
+        np.minimum(within, m - 1, out=within)
+        within += (pick * m).astype(np.int32)[..., None]
+        return draw_medians(flat, within.reshape(n_resamples, -1))
+    within = (u * sizes[pick][..., None]).astype(int)
     idx = offsets[pick][..., None] + np.minimum(within, sizes[pick][..., None] - 1)
     drawn = np.arange(m) < sizes[pick][..., None]  # a smaller group draws only its own size
-    # groups of one size (every process kept all its rounds): every resample draws as many, and
-    # draw_medians partitions instead of sorting (a look's SE at 24 processes: 31 -> 13 ms)
-    return draw_medians(flat, idx.reshape(n_resamples, -1), None if drawn.all() else drawn.reshape(n_resamples, -1))
+    return draw_medians(flat, idx.reshape(n_resamples, -1), drawn.reshape(n_resamples, -1))
 
 
 def unpaired(
