@@ -87,9 +87,9 @@ def chain_fixed(chain: Mapping[str, Any] | None) -> tuple[float, float] | None:
 
 
 # A sequential comparison's every look reads all its processes' chains and rounds again (the
-# merged results grow by a process a look): at 24 processes these two were 34 of a look's 36 ms
-# of per-round costs (AMD EPYC Zen 3 guest). Both are pure; each reading is computed once.
-@lru_cache(maxsize=4096)
+# merged results grow by a process a look): a look's per-round costs at 24 processes took 36 ms,
+# 6 with these two remembered (AMD EPYC Zen 3 guest). Both are pure; each reading is computed once.
+@lru_cache(maxsize=1024)
 def _fixed(short: int, adds: int, short_ticks: tuple[float, ...], long_ticks: tuple[float, ...],
            ) -> tuple[float, float] | None:
     s, se_s, ns = _trimmed_mean(np.asarray(short_ticks, dtype=float))

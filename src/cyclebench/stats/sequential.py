@@ -76,8 +76,8 @@ class Boundaries:
     ``add(t)`` gives the next look's c_k, the same number ``boundaries`` gives for all the
     fractions so far, without integrating the earlier looks again (each look is a convolution of
     the 3,601-point density: recomputed at every look, the 17th cost 17 of them, and the
-    boundaries were a third of a +1-cycle compare's time between processes on an AMD EPYC Zen 3
-    guest)."""
+    boundaries were over a quarter of a +1-cycle compare's time between processes on an AMD EPYC
+    Zen 3 guest)."""
 
     def __init__(self, alpha: float) -> None:
         self.alpha = alpha
