@@ -19,6 +19,7 @@ from cyclebench.model import (
     REVISION,
     RUN,
     VARIANTS,
+    Point,
     Result,
     Run,
     infer_purpose,
@@ -204,3 +205,21 @@ def test_min_is_not_pushed_below_what_the_samples_support() -> None:
     assert e.min is not None and e.per_op - 1 < e.min <= e.per_op, (e.min, e.per_op)
     c = (t - e.intercept) / n
     assert c.min() < e.per_op - 10  # what the smallest batches alone would have said
+
+
+def test_one_run_has_no_run_to_run_sd() -> None:
+    """A series of one run: the history's caption says it has no run-to-run sd instead of "0.000";
+    from two runs on, the sd pooled around the levels is printed."""
+    from cyclebench.report.history import history_table
+    from cyclebench.stats.changepoint import detect
+
+    def caption(xs: list[float]) -> str:
+        points = [Point(run=i + 1, started_at="2026-11-28T06:00:00", labels={}, estimate=x, ci_low=x - 1,
+                        ci_high=x + 1, param=None) for i, x in enumerate(xs)]
+        console = Console(record=True, width=200, file=io.StringIO())
+        console.print(history_table("t", points, detect(xs), "cycles~", wide=True))
+        return console.export_text()
+
+    one, two = caption([46.24]), caption([46.24, 47.0])
+    assert "no run-to-run sd (one run)" in one and "sd 0.000" not in one
+    assert "run-to-run sd 0.537" in two  # |46.24 − 47| / √2, pooled around one level

@@ -35,6 +35,10 @@ def history_table(title: str, points: Sequence[Point], h: History, unit: str, wi
                   ) -> FitTable:
     """``points``: the runs' figures (model.Point: run, started_at, labels, estimate, ci_low, ci_high), oldest first.
     A simulated count (unit Ir: callgrind) has no CI: it is exact, and says so."""
+    # one run has no run-to-run spread: its sd is said to be missing, not printed as 0
+    sd = (f"run-to-run sd {fmt(h.sigma)} "
+          f"({'this host, replicate runs' if h.sigma_source == 'host' else 'from the series'})"
+          if h.sigma_source == "host" or len(points) > 1 else "no run-to-run sd (one run)")
     table = FitTable([
         Column("run"),
         Column("started", justify="left", priority=2),
@@ -44,8 +48,7 @@ def history_table(title: str, points: Sequence[Point], h: History, unit: str, wi
         Column("change", justify="left", notes=True),
     ], title=title, wide=wide,
         caption=(f"change points: binary segmentation, t test per split, α = {h.alpha:g} a segment "
-                 f"(Bonferroni), ≥ {h.min_segment} runs a side; run-to-run sd {fmt(h.sigma)} "
-                 f"({'this host, replicate runs' if h.sigma_source == 'host' else 'from the series'})"))
+                 f"(Bonferroni), ≥ {h.min_segment} runs a side; {sd}"))
     for p, mark in zip(points, marks(points, h), strict=True):
         labels = ",".join(f"{k}={v}" for k, v in (p.get("labels") or {}).items())
         half = (p["ci_high"] - p["ci_low"]) / 2 if p.get("ci_low") is not None else None
