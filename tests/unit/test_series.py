@@ -220,6 +220,7 @@ def test_one_run_has_no_run_to_run_sd() -> None:
         console.print(history_table("t", points, detect(xs), "cycles~", wide=True))
         return console.export_text()
 
+    assert detect([46.24]).sigma_source == "none" and detect([46.24, 47.0]).sigma_source == "series"
     one, two = caption([46.24]), caption([46.24, 47.0])
     assert "no run-to-run sd (one run)" in one and "sd 0.000" not in one
     assert "run-to-run sd 0.537" in two  # |46.24 − 47| / √2, pooled around one level

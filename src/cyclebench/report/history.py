@@ -35,10 +35,8 @@ def history_table(title: str, points: Sequence[Point], h: History, unit: str, wi
                   ) -> FitTable:
     """``points``: the runs' figures (model.Point: run, started_at, labels, estimate, ci_low, ci_high), oldest first.
     A simulated count (unit Ir: callgrind) has no CI: it is exact, and says so."""
-    # one run has no run-to-run spread: its sd is said to be missing, not printed as 0
-    sd = (f"run-to-run sd {fmt(h.sigma)} "
-          f"({'this host, replicate runs' if h.sigma_source == 'host' else 'from the series'})"
-          if h.sigma_source == "host" or len(points) > 1 else "no run-to-run sd (one run)")
+    sd = {"host": f"run-to-run sd {fmt(h.sigma)} (this host, replicate runs)",
+          "none": "no run-to-run sd (one run)"}.get(h.sigma_source, f"run-to-run sd {fmt(h.sigma)} (from the series)")
     table = FitTable([
         Column("run"),
         Column("started", justify="left", priority=2),

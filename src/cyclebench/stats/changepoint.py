@@ -70,7 +70,7 @@ class ChangePoint:
 @dataclass(frozen=True)
 class History:
     sigma: float  # the run-to-run sd used
-    sigma_source: str  # "host" (replicate runs) or "series" (successive differences)
+    sigma_source: str  # "host" (replicate runs), "series" (pooled around its levels) or "none" (one run)
     outliers: list[int]
     changes: list[ChangePoint]
     alpha: float = ALPHA
@@ -215,6 +215,8 @@ def detect(x: Sequence[float], se: Sequence[float] | None = None, sigma: float |
         resid = np.concatenate([cx[a:b] - cx[a:b].mean() for a, b in itertools.pairwise(bounds)])
         dof = len(cx) - len(bounds) + 1
         sig, df = (float(np.sqrt(np.sum(resid**2) / dof)), float(dof)) if dof > 0 else (rough, 1.0)
+        if dof <= 0:  # one run left: no spread to pool (sig is 0, and no change point is possible)
+            source = "none"
     else:
         sig = float(sigma)
     from scipy import special  # here: ~0.3 s to import, paid only where a distribution is evaluated

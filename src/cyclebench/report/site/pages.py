@@ -280,7 +280,8 @@ def history_page(site: Site, key: Key, traces: Sequence[Trace], window: int
         table = html_table(history_report.history_table(title, list(t.points[first:]),
                                                          _tail(t.history, first), t.unit, wide=True),
                            lambda cells: f"../runs/{cells[0]}.html")
-        sigma = (f"{console_report.fmt(t.history.sigma)} "
+        sigma = ("none (one run)" if t.history.sigma_source == "none" else
+                 f"{console_report.fmt(t.history.sigma)} "
                  f"({'replicates' if t.history.sigma_source == 'host' else 'series'})")
         hosts.append(HostTrace(host=visible(t.host), unit=t.unit, n=n,
                                latest=console_report.fmt(t.points[-1]["estimate"]), sigma=sigma,
