@@ -229,6 +229,16 @@ def main() -> None:
             raise
         _interrupted()
     finally:
+        # Python's finalization runs the cyclic collector again and again while it tears the modules
+        # down, over every object left: 0.13-0.2 s after a `compare` of 0.8 s here, 0.05 s after `runs`.
+        # One collection now finalizes what only a collection frees (a database connection in a
+        # cycle: its WAL checkpointed, -wal and -shm removed); frozen after it, the rest is freed by
+        # reference count as before and the later collections skip it (gc.freeze)
+        try:
+            gc.collect()
+            gc.freeze()
+        except KeyboardInterrupt:  # Ctrl-C in those 30 ms: still one line and 130
+            _interrupted()
         try:
             if sys.stdout is not None:
                 sys.stdout.flush()
