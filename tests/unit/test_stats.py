@@ -301,3 +301,28 @@ def test_median_ci_covers_with_ties_and_a_slow_side() -> None:
         assert covered >= 950, (name, covered)  # ≥ 95.7% expected: 1 − 2·P(Bin(30, ½) ≤ 9)
     assert median_ci(np.array([7.0])) == (7.0, 7.0)
     assert median_ci(np.full(5, 2.0)) == (2.0, 2.0)
+
+
+def test_round_ratio_is_each_rounds_value_to_the_bit() -> None:
+    """round_ratio's rounds at once give what _round_value gives round by round: readings
+    stepped as AMD's TSC steps, interrupted (±3–5%), NaN, 0, negative and infinite, a round with
+    none usable and one whose two readings lie far apart; ladders of 2–9 batches (9: round by
+    round) and a last round cut short."""
+    from cyclebench.stats import clock
+
+    rng = np.random.default_rng(0)
+    for trial in range(600):
+        g, n = int(rng.integers(2, 10)), int(rng.integers(0, 120))
+        r = 1 / (rng.normal(1 / 1.2, 0.002, n) + rng.choice([0, 0, 0, 0.03, -0.05], n))
+        if trial % 2:
+            r = np.round(r * 1700 / 24) * 24 / 1700
+        u = rng.random(n)
+        r[u < 0.05], r[(u > 0.05) & (u < 0.07)], r[(u > 0.07) & (u < 0.08)] = np.nan, -1.0, 0.0
+        r[(u > 0.08) & (u < 0.085)] = np.inf
+        if trial % 7 == 0 and n > 9:
+            r[:9] = np.nan
+        if trial % 11 == 0 and n >= 2:
+            r[:2] = 1.0, 2.0
+        expected = np.concatenate([np.full(len(r[i : i + g]), clock._round_value(r[i : i + g]))
+                                   for i in range(0, n, g)] or [np.empty(0)])
+        assert np.array_equal(clock.round_ratio(r, g), expected, equal_nan=True), (trial, g, n)
