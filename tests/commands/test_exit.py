@@ -1,5 +1,5 @@
-"""How a command's own process ends (entry.main): its database closed, whatever the collector
-is told at exit."""
+"""How a command's own process ends (entry.main: one collection, the rest frozen for Python's
+finalization): with its database closed."""
 
 from __future__ import annotations
 

@@ -267,7 +267,7 @@ def test_estimate_to_dict_has_the_typed_keys() -> None:
 @pytest.mark.parametrize("confidence", [0.8, 0.95, 0.998])
 def test_median_ci_takes_the_ranks_of_the_binomial(confidence: float) -> None:
     """The distribution-free CI's ranks are Bin(n, ½)'s (scipy's), from 2 values to a compare's
-    ~2,000 samples: an off-by-one rank moves the coverage by ~2% at n = 30."""
+    ~2,000 samples: a rank off by one moves the coverage at n = 30 from 95.7% to 90.1% or 98.4%."""
     from scipy import stats as sps
 
     from cyclebench.stats.estimators import median_ci
