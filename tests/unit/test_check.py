@@ -136,6 +136,34 @@ def test_baremetal_busy_lists_runnable_threads() -> None:
     assert by_name(run_checks(0, METAL))["busy"].status == "OK"
 
 
+def _kthread(root: Path, pid: int, comm: str, flags: int, allowed: str, ticks: int) -> None:
+    """A /proc/[pid] of a kernel thread (state S; utime and stime ``ticks`` each, at 100 a second)."""
+    rest = ["S", "2", "0", "0", "0", "-1", str(flags), "0", "0", "0", "0", str(ticks), str(ticks)] + ["0"] * 39
+    write_file(root, f"proc/{pid}/stat", f"{pid} ({comm}) " + " ".join(rest))
+    write_file(root, f"proc/{pid}/status", f"Name:\t{comm}\nCpus_allowed:\tf\nCpus_allowed_list:\t{allowed}")
+
+
+def test_kthreads_names_the_movable_ones_allowed_on_the_cpu(metal: Path) -> None:
+    """Kernel threads the measured CPU may run that taskset(1) can move, busiest first, and the
+    loop that binds them to the other online CPUs; not a per-CPU thread (PF_NO_SETAFFINITY), not
+    one kept off the CPU, not a user process. None: OK (the fixture as it comes)."""
+    assert by_name(run_checks(3, METAL))["kthreads"].status == "OK"
+    kthread, pinned = 0x00208040, 0x04208040  # PF_KTHREAD (+ PF_NO_SETAFFINITY), as /proc shows them
+    _kthread(metal, 15, "rcu_preempt", kthread, "0-3", 2270)
+    _kthread(metal, 71, "kdamond.0", kthread, "0-3", 9150)
+    _kthread(metal, 38, "khugepaged", kthread, "0-3", 114)
+    _kthread(metal, 45, "kswapd0", kthread, "0-3", 0)
+    _kthread(metal, 24, "ksoftirqd/3", pinned, "3", 500)  # per-CPU: cannot be moved
+    _kthread(metal, 50, "irq/24-ACPI:Ged", kthread, "0", 10)  # not allowed on CPU 3
+    _kthread(metal, 900, "not a kthread", 0x00400100, "0-3", 10**6)
+    k = by_name(run_checks(3, metal))["kthreads"]
+    assert k.status == "INFO" and not k.fix_writes  # --fix leaves it to the user
+    assert k.detail.startswith("4 kernel threads may run on CPU 3")
+    assert "kdamond.0 (183 s), rcu_preempt (45.4 s), khugepaged (2.28 s) and 1 more" in k.detail
+    assert k.fix == "for p in 71 15 38 45; do taskset -pc 0,1,2 $p; done"
+    assert by_name(run_checks(0, metal))["kthreads"].fix == "for p in 71 15 38 50 45; do taskset -pc 1,2,3 $p; done"
+
+
 def test_baremetal_rest() -> None:
     f = by_name(run_checks(3, METAL))
     assert f["hypervisor"].status == "OK"

@@ -49,9 +49,10 @@ from cyclebench.model import BusyThread, CheckFinding
 
 STATUSES = ("OK", "WARN", "INFO")
 NAMES = ("governor", "boost", "smt", "isolation", "hypervisor", "tsc", "perf_event_paranoid", "pmu", "load",
-         "busy", "nmi_watchdog", "aslr")
+         "busy", "kthreads", "nmi_watchdog", "aslr")
 LOAD_PER_CPU = 0.5  # 1-min load average above this × online CPUs: WARN
 BUSY_SHOWN = 5  # runnable threads listed by name in the "busy" detail
+KTHREADS_SHOWN = 3  # movable kernel threads listed by name in the "kthreads" detail
 
 NO_CPUFREQ = "no cpufreq (VM or fixed clock): core clock may drift; use cycles~ calibration"
 NO_PMU = ("no hardware PMU exposed (typical of VMs): no cycles event; "
@@ -363,6 +364,26 @@ def check_busy(cpu: int, root: Path) -> Finding:
     return Finding("busy", "WARN", f"{_plural(len(busy), 'runnable thread')} on CPU {cpu}: {_threads(busy)}")
 
 
+def check_kthreads(cpu: int, root: Path) -> Finding:
+    """Kernel threads that may run on ``cpu`` and could be bound elsewhere
+    (:func:`sysinfo.movable_kthreads`): INFO naming the busiest, with the taskset(1) loop that binds
+    them to the other online CPUs (the kernel's advice for such threads,
+    Documentation/admin-guide/kernel-per-CPU-kthreads.rst; ``taskset -pc`` with every CPU puts
+    them back). Not applied by --fix: it changes no file, and a reboot undoes it anyway. OK when
+    there are none (isolcpus keeps them off an isolated CPU)."""
+    threads = sysinfo.movable_kthreads(cpu, root)
+    if not threads:
+        return Finding("kthreads", "OK", f"no movable kernel thread may run on CPU {cpu}")
+    shown = ", ".join(f"{k.comm} ({k.cpu_s:.3g} s)" for k in threads[:KTHREADS_SHOWN])
+    more = f" and {len(threads) - KTHREADS_SHOWN} more" if len(threads) > KTHREADS_SHOWN else ""
+    detail = (f"{_plural(len(threads), 'kernel thread')} may run on CPU {cpu} (and do when the other CPUs are "
+              f"busy): {shown}{more}, by CPU time since boot")
+    others = [c for c in (_online(root) or []) if c != cpu]
+    fix = (f"for p in {' '.join(str(k.pid) for k in threads)}; do taskset -pc {_cpus(others)} $p; done"
+           if others else None)
+    return Finding("kthreads", "INFO", detail, fix)
+
+
 def check_nmi_watchdog(cpu: int, root: Path) -> Finding:
     """``kernel.nmi_watchdog`` (sysctl/kernel.rst, lockup-watchdogs.rst).
 
@@ -401,7 +422,7 @@ def check_aslr(cpu: int, root: Path) -> Finding:
 
 _CHECKS: tuple[Callable[[int, Path], Finding], ...] = (
     check_governor, check_boost, check_smt, check_isolation, check_hypervisor, check_tsc, check_perf_event_paranoid,
-    check_pmu, check_load, check_busy, check_nmi_watchdog, check_aslr,
+    check_pmu, check_load, check_busy, check_kthreads, check_nmi_watchdog, check_aslr,
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 from cyclebench.env.sysfs import _CPU, ROOT, _cpu_list, _cpuinfo_first, _flags, _run, is_live, parse_cpu_list, read
@@ -296,3 +297,54 @@ def busy_on_cpu(cpu: int, root: Path = ROOT) -> list[BusyThread]:
             if parsed and parsed[1] == "R" and parsed[2] == cpu:
                 found.append({"pid": pid, "tid": tid, "comm": parsed[0]})
     return found
+
+
+# include/linux/sched.h: a kernel thread, and one whose affinity the kernel fixes (per-CPU threads,
+# workqueue workers: sched_setaffinity(2) refuses them)
+PF_KTHREAD = 0x00200000
+PF_NO_SETAFFINITY = 0x04000000
+
+
+@dataclass(frozen=True)
+class KernelThread:
+    """A kernel thread that may be moved between CPUs: its pid, name and the CPU seconds it has
+    used since it started (utime + stime, proc(5))."""
+
+    pid: int
+    comm: str
+    cpu_s: float
+
+
+def movable_kthreads(cpu: int, root: Path = ROOT) -> list[KernelThread]:
+    """The kernel threads allowed on ``cpu`` that could be bound elsewhere, most CPU time first.
+
+    /proc/[pid]/stat's flags (field 9) mark a kernel thread (PF_KTHREAD) and one whose CPUs the
+    kernel fixes (PF_NO_SETAFFINITY: per-CPU threads such as ksoftirqd/N, workqueue workers);
+    /proc/[pid]/status's Cpus_allowed_list says where the others may run. The others (rcu_preempt,
+    kdamond, khugepaged, kswapd, ...) go where a CPU is free: beside a busy CPU 0 that is the
+    measured CPU (docs/method.md §5a: rcu_preempt preempted the runner 87 times in 30 processes).
+    The kernel's advice for them is to bind them to housekeeping CPUs
+    (Documentation/admin-guide/kernel-per-CPU-kthreads.rst). ~3 ms for 120 processes here."""
+    proc = os.path.join(root, "proc")
+    tick = os.sysconf("SC_CLK_TCK") if is_live(root) else 100
+    found = []
+    try:
+        pids = [name for name in os.listdir(proc) if name.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        try:
+            with open(f"{proc}/{pid}/stat", "rb") as f:
+                text = f.read().decode(errors="replace")
+            lpar, rpar = text.find("("), text.rfind(")")
+            rest = text[rpar + 2:].split()  # rest[0] is field 3 (state): flags, utime, stime are 9, 14, 15
+            flags, used = int(rest[6]), int(rest[11]) + int(rest[12])
+            if lpar < 0 or not flags & PF_KTHREAD or flags & PF_NO_SETAFFINITY:
+                continue
+            with open(f"{proc}/{pid}/status", "rb") as f:
+                allowed = re.search(rb"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M)
+        except (OSError, ValueError, IndexError):
+            continue
+        if allowed and cpu in (parse_cpu_list(allowed.group(1).decode()) or []):
+            found.append(KernelThread(int(pid), text[lpar + 1:rpar], used / tick))
+    return sorted(found, key=lambda k: (-k.cpu_s, k.pid))
