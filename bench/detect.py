@@ -11,7 +11,9 @@ Known effects: chains of 300 + k dependent adds cost exactly k more core cycles 
     experiments/options.Budget) looked at one by one, alpha spending, repeated CIs
     (stats/sequential.py).
 Power is the fraction that report "slower"; for A/A, any verdict is a false one. The seconds
-are of measuring only (the command adds its start-up: bench/startup.py).
+are of measuring only (the command adds its start-up: bench/startup.py). Each sequential
+comparison that ends otherwise than it should (A/A not "equivalent", +k not "slower") is printed
+with its looks and its processes' own median differences, to see why.
 
 Usage: .venv/bin/python bench/detect.py [--reps 40] [--budget 2] [--cpu N] [--only fixed|sequential]
 """
@@ -30,7 +32,7 @@ import numpy as np
 from cyclebench.build import BuildSpec, build
 from cyclebench.env import sysinfo
 from cyclebench.experiments.options import Budget
-from cyclebench.experiments.sequential import measure_until_known
+from cyclebench.experiments.sequential import Sequential, measure_until_known
 from cyclebench.model import OK
 from cyclebench.runner import Runner, interleave
 from cyclebench.runner.plan import MeasureOptions
@@ -52,13 +54,28 @@ def compare_once(runner: Runner, a: str, b: str, opts: MeasureOptions, processes
     return c.verdict, c.diff
 
 
-def sequential_once(runner: Runner, a: str, b: str, budget: float) -> tuple[str, float]:
+def sequential_once(runner: Runner, a: str, b: str, budget: float) -> tuple[str, float, str]:
     """compare's sequential design as the command runs it: its rounds (Budget.min_time over 60,
-    Budget.warmup), α 0.002, ±1% equivalence, the first look after 4 processes."""
+    Budget.warmup), α 0.002, ±1% equivalence, the first look after 4 processes. Returns the
+    decision, the seconds of measuring and its looks in one line (``looks_line``)."""
     opts = MeasureOptions(min_time=Budget.min_time, repeat=60, warmup=Budget.warmup)
     seq = measure_until_known(runner, [(a, None), (b, None)], opts, budget, 0.002, Budget.equivalence, 4)
     look = seq.final.get(1)
-    return (look.decision if look else "failed"), seq.decided_s.get(1, seq.seconds)
+    return (look.decision if look else "failed"), seq.decided_s.get(1, seq.seconds), looks_line(seq)
+
+
+def looks_line(seq: Sequential) -> str:
+    """A comparison's looks, to see why one ended as it should not: each look's information
+    fraction t, Δ, its SE and boundary c; then the processes' own median differences (a process
+    whose rounds all lean one way shows there)."""
+    looks = " ".join(f"t{lk.fraction:.2f}:Δ{lk.diff:+.2f}±{lk.se:.2f}|c{lk.boundary:.1f}"
+                     for lk in seq.looks.get(1, ()))
+    ra, rb = clock.shared_round_ratio([o.result or {} for o in seq.outs])
+    ca, _ = clock.round_costs(seq.outs[0].result or {}, ra)
+    cb, _ = clock.round_costs(seq.outs[1].result or {}, rb)
+    d = cb - ca
+    per = [float(np.nanmedian(d[seq.procs == p])) for p in np.unique(seq.procs)]
+    return f"{looks}  per-process Δ: {' '.join(f'{x:+.2f}' for x in per)}"
 
 
 def main() -> int:
@@ -82,6 +99,7 @@ def main() -> int:
             continue
         for k in DELTAS:
             b = f"selftest/add{300 + k}"
+            label = "A/A (false)" if k == 0 else f"add300 vs {300 + k}"
             outcomes, secs = [], []
             for _ in range(args.reps):
                 t = time.monotonic()
@@ -89,12 +107,13 @@ def main() -> int:
                     v, _d = compare_once(runner, "selftest/add300", b, fixed, 4)
                     s = time.monotonic() - t
                 else:
-                    v, s = sequential_once(runner, "selftest/add300", b, args.budget)
+                    v, s, why = sequential_once(runner, "selftest/add300", b, args.budget)
+                    if v != ("equivalent" if k == 0 else "slower"):  # the looks of each one that missed
+                        print(f"  {v} ({label}): {why}", flush=True)
                 outcomes.append(v)
                 secs.append(s)
             hits = sum(v == "slower" for v in outcomes) if k else sum(v in ("slower", "faster") for v in outcomes)
             counts = ", ".join(f"{v} {outcomes.count(v)}" for v in sorted(set(outcomes)))
-            label = "A/A (false)" if k == 0 else f"add300 vs {300 + k}"
             print(f"{design:<11} {label:<18} {counts:<44} {100 * hits / args.reps:>7.1f}% "
                   f"{np.median(secs):>9.2f} {max(secs):>6.2f}", flush=True)
             result["rows"].append({"design": design, "k": k, "outcomes": outcomes, "hits": hits,
