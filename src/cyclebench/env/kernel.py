@@ -246,17 +246,23 @@ def load_info(root: Path = ROOT) -> Load:
     return out
 
 
-def _parse_stat(text: str) -> tuple[str, str, int] | None:
-    """(comm, state, processor) from a /proc/[pid]/stat line; comm may hold spaces and ')'."""
+def _split_stat(text: str) -> tuple[str, list[str]] | None:
+    """(comm, the fields after it) of a /proc/[pid]/stat line, proc(5): comm may hold spaces and
+    ')', so it ends at the last ')'; the list's [0] is field 3 (state), [k] field k + 3."""
     lpar, rpar = text.find("("), text.rfind(")")
     if lpar < 0 or rpar < lpar:
         return None
-    rest = text[rpar + 2:].split()
-    # rest[0] is field 3 (state); field 39 (processor) is rest[36].
-    if len(rest) < 37:
+    return text[lpar + 1:rpar], text[rpar + 2:].split()
+
+
+def _parse_stat(text: str) -> tuple[str, str, int] | None:
+    """(comm, state, processor) from a /proc/[pid]/stat line."""
+    split = _split_stat(text)
+    if split is None or len(split[1]) < 37:  # field 39 (processor) is rest[36]
         return None
+    comm, rest = split
     try:
-        return text[lpar + 1:rpar], rest[0], int(rest[36])
+        return comm, rest[0], int(rest[36])
     except ValueError:
         return None
 
@@ -335,16 +341,17 @@ def movable_kthreads(cpu: int, root: Path = ROOT) -> list[KernelThread]:
     for pid in pids:
         try:
             with open(f"{proc}/{pid}/stat", "rb") as f:
-                text = f.read().decode(errors="replace")
-            lpar, rpar = text.find("("), text.rfind(")")
-            rest = text[rpar + 2:].split()  # rest[0] is field 3 (state): flags, utime, stime are 9, 14, 15
-            flags, used = int(rest[6]), int(rest[11]) + int(rest[12])
-            if lpar < 0 or not flags & PF_KTHREAD or flags & PF_NO_SETAFFINITY:
+                split = _split_stat(f.read().decode(errors="replace"))
+            if split is None:
+                continue
+            comm, rest = split
+            flags, used = int(rest[6]), int(rest[11]) + int(rest[12])  # fields 9, 14 and 15
+            if not flags & PF_KTHREAD or flags & PF_NO_SETAFFINITY:
                 continue
             with open(f"{proc}/{pid}/status", "rb") as f:
                 allowed = re.search(rb"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M)
         except (OSError, ValueError, IndexError):
             continue
         if allowed and cpu in (parse_cpu_list(allowed.group(1).decode()) or []):
-            found.append(KernelThread(int(pid), text[lpar + 1:rpar], used / tick))
+            found.append(KernelThread(int(pid), comm, used / tick))
     return sorted(found, key=lambda k: (-k.cpu_s, k.pid))
