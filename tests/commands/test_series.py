@@ -10,6 +10,7 @@ revisions were points of the nightly series: its sd grew tenfold and the step we
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -117,13 +118,15 @@ def test_history_gates_on_the_nightly_step_the_bisect_does_not_hide(lab: Lab) ->
     assert f"5 revision runs of {BENCH} not in this series: --purpose revision" in r.stderr, r.stderr
 
 
-def test_history_of_a_bisect_by_its_label_and_of_every_purpose(lab: Lab) -> None:
+def test_history_of_a_bisect_by_its_label_and_of_every_purpose(lab: Lab, tmp_path: Path) -> None:
     """docs/revisions.md: `history --label bisect=ID` reads a bisect's sittings."""
     r = cyclebench_in(lab.url, "history", BENCH, "--label", f"bisect={BISECT}")
     assert r.returncode == 0, r.stderr
     assert "4 runs" in r.stdout and "revision" in r.stdout
-    r = cyclebench_in(lab.url, "history", BENCH, "--purpose", "all", "--json", "-")
+    r = cyclebench_in(lab.url, "history", BENCH, "--purpose", "all", "--json", str(tmp_path / "h.json"))
     assert r.returncode == 0, r.stderr
+    points = json.loads((tmp_path / "h.json").read_text())["points"]
+    assert {p["run"] for p in points} >= set(lab.sittings), points  # every purpose: the bisect's sittings too
     r = cyclebench_in(lab.url, "history", BENCH, "--purpose", "fleet")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "purposes there: revision, run" in r.stderr
 
