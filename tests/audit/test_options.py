@@ -62,6 +62,16 @@ def test_a_bad_option_value_is_refused_with_exit_2(lab: Lab, argv: tuple[str, ..
         assert one_line(r), r
 
 
+@pytest.mark.parametrize("argv", [("run", "-b", "timer/rdtsc", "-q"), ("history", "timer/rdtsc"),
+                                  ("selftest", "--quick")], ids=["run", "history", "selftest"])
+def test_json_to_a_dash_is_refused_and_writes_no_file_named_dash(lab: Lab, argv: tuple[str, ...]) -> None:
+    """`--json -` is stdout for `export` only; elsewhere it wrote a file named '-' where the
+    command ran (ui/options.py, _json_file)."""
+    r = lab.run(*argv, "--json", "-")
+    assert r.rc == 2 and "'-' is not a file name here" in r.text, r
+    assert not (lab.cwd / "-").exists()
+
+
 # against a database holding run #1
 REFUSED_WITH_A_RUN = {
     "compare-run-beyond-64-bits": ("compare", "1", "9" * 23),

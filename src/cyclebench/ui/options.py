@@ -181,7 +181,19 @@ db_option = click.option("--db", metavar="URL",
                          help="Database URL (default: $CYCLEBENCH_DB or the user data dir's SQLite file).")
 wide_option = click.option("--wide", is_flag=True,
                            help="All columns, whatever the terminal's width (default: those that fit).")
-json_option = click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+
+
+def _json_file(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """``--json -`` refused: these commands print their tables on stdout, so the JSON cannot go
+    there too (`export --json -` and ``-o -`` are stdout), and a file named ``-`` in the
+    working directory is not what anyone means by it."""
+    if value is not None and str(value) == "-":
+        raise click.BadParameter("'-' is not a file name here: --json writes the JSON beside the table "
+                                 "(JSON on stdout: cyclebench export RUN --json -)", ctx, param)
+    return value
+
+
+json_option = click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), callback=_json_file,
                            help="Also write the lossless JSON of what this command produced to FILE.")
 
 label_option = click.option("--label", "label_args", multiple=True, metavar="KEY=VALUE",
