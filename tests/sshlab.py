@@ -54,15 +54,13 @@ def free_port() -> int:
 # playbook-minutes on a 2-CPU machine; at 0.02 s a task's result is seen 20 ms later at most.
 # ssh without -C (Ansible's default ssh_args compress): the wheelhouse is ~90 MB of zips that do
 # not compress, deflated by one ssh and inflated by sshd all the same.
-# retries: two inventory names of this one sshd (same user, host and port: one ControlPath) connect
-# at once; in one of two runs of the suite here (2-vCPU VM, both workers busy) one of them ended
-# "Data could not be sent to remote host" (ssh's exit 255) while the other's went on. Ansible tries
-# an ssh that exits 255 again (after 0, 1 s); a host that refuses (gamma) is still unreachable.
+# No ssh retries (Ansible's default, 0): a retry hid the fault that cut sessions ("Data could not
+# be sent to remote host", then a retried copy's "Source … not found"), one job's reaping of the
+# ssh master the module's jobs shared; each job has its own now (fleet.job._control_dir).
 ANSIBLE_CFG = """[defaults]
 internal_poll_interval = 0.02
 [ssh_connection]
 ssh_args = -o ControlMaster=auto -o ControlPersist=60s
-retries = 2
 """
 
 

@@ -362,7 +362,14 @@ def test_ctrl_c_stops_the_fleet_its_remote_agents_and_every_ansible_process(
     alpha's agent, tethered to its ssh session, must end and remove its job directory; and Ansible's
     workers, which detach (setsid) from ansible-playbook, whose process group a cancel kills (a
     queued name left an `ansible-playbook` worker reparented to PID 1 for a minute), must end
-    with the command: nothing the command started outlives it."""
+    with the command: nothing the command started outlives it.
+
+    Beside it, a second controller's job measures on beta, the same sshd as the same user (one
+    ssh ControlPath when the jobs share Ansible's control_path_dir), started once the first job's
+    ssh master is up: the first job's end must not end the second's ssh sessions, so beta's agent
+    lives on. When the jobs shared ~/.ansible/cp, the first one's reaping killed the master both
+    multiplexed over: beta's agent ended with its session, and a copy cut mid-task was retried by
+    Ansible ("Source … not found")."""
     seed(tmp_path / "cb", installed_venv)
     inv = tmp_path / "hosts.ini"
     inv.write_text("[lab]\n" + ssh_lab.host_line("alpha", host_dirs / "alpha") + "\n"
@@ -372,14 +379,24 @@ def test_ctrl_c_stops_the_fleet_its_remote_agents_and_every_ansible_process(
     proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i", str(inv), "--db", db,
                              "--forks", "3", "--", *LONG_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "CYCLEBENCH_TEST_MARK": mark})
+    other_mark = mark + "-beside"
+    other_db = f"sqlite:///{tmp_path / 'other.db'}"
+    other = None
     try:
         assert _measuring(host_dirs / "alpha", "alpha", proc), "alpha's agent never measured"
+        other = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i",
+                                  str(inventory(tmp_path / "beta.ini", ssh_lab, host_dirs)), "--limit", "beta",
+                                  "--db", other_db, "--", *LONG_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, env={**os.environ, "CYCLEBENCH_TEST_MARK": other_mark})
         # one of one/two into its measurement, the other queued behind it for the machine's lock
         deadline = time.monotonic() + 300
         while not any(_measuring(tmp_path / "cb", h, proc, timeout=0.1) for h in ("one", "two")):
             assert time.monotonic() < deadline and proc.poll() is None, "no local agent measured"
+        assert _measuring(host_dirs / "beta", "beta", other), "the other job's agent never measured"
+        beta_agents = set(_agents("beta"))
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
+        ended = time.monotonic()
         assert proc.returncode == 130, out + err
         assert "interrupted" in out and "Traceback" not in err
         left = _marked(mark)
@@ -392,9 +409,20 @@ def test_ctrl_c_stops_the_fleet_its_remote_agents_and_every_ansible_process(
         store = Store(db, create=False)
         assert {x.host: x.status for x in jobs.last_per_host(store)} == dict.fromkeys(("alpha", "one", "two"),
                                                                                      "interrupted")
+        # beta's agent, of the other job, lives on: 2 s after this job ended is 4 polls of its tether
+        time.sleep(max(0.0, ended + 2 - time.monotonic()))
+        assert other.poll() is None and beta_agents <= set(_agents("beta")), (
+            "the other controller's agent ended with this one's job")
+        other.send_signal(signal.SIGINT)
+        out, err = other.communicate(timeout=120)
+        assert other.returncode == 130 and "Traceback" not in err, out + err
+        assert {x.host: x.status for x in jobs.last_per_host(Store(other_db, create=False))} == {"beta": "interrupted"}
+        assert not _marked(other_mark)
     finally:
         proc.kill()
-        for line in _marked(mark):
+        if other is not None:
+            other.kill()
+        for line in _marked(mark) + _marked(other_mark):
             os.kill(int(line.split()[0]), signal.SIGKILL)
 
 
@@ -413,7 +441,8 @@ def test_a_killed_controllers_job_directory_is_swept_then_two_names_of_one_machi
     db = f"sqlite:///{tmp_path / 'ctl.db'}"
     tmp = tmp_path / "tmp"  # the controller's $TMPDIR: its Ansible artifacts and fetched files
     tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp)}
+    cp = tmp_path / "cp"  # Ansible's control_path_dir: a directory of each job's own in it
+    env = {**os.environ, "TMPDIR": str(tmp), "ANSIBLE_SSH_CONTROL_PATH_DIR": str(cp)}
     proc = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i",
                              str(_local(tmp_path / "solo.ini", shared, "solo")), "--db", db, "--", *LONG_RUN],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -422,6 +451,7 @@ def test_a_killed_controllers_job_directory_is_swept_then_two_names_of_one_machi
     proc.kill()  # SIGKILL: no stop play
     proc.wait(timeout=30)
     assert list(tmp.glob("cyclebench-fleet-*"))  # the killed controller's: nothing ran to remove them
+    assert list(cp.glob("cyclebench-*"))
 
     inv = _local(tmp_path / "hosts.ini", shared, "one", "two")
     r = subprocess.run([sys.executable, "-m", "cyclebench", "fleet", "run", "-i", str(inv), "--db", db, "--", *TINY],
@@ -431,6 +461,7 @@ def test_a_killed_controllers_job_directory_is_swept_then_two_names_of_one_machi
     assert not _job_dirs(shared), "a job directory outlived its controller"
     assert not _agents("solo")
     assert not list(tmp.glob("cyclebench-fleet-*")), "a killed controller's temporary directories were left"
+    assert not list(cp.glob("cyclebench-*")), "a killed controller's ssh control directory was left"
     store = Store(db, create=False)
     (_, a_end, a), (b_start, _, b) = _intervals(store)  # the killed job stored no run here
     assert {a, b} == {"one", "two"}

@@ -347,3 +347,24 @@ def test_fleet_run_json_keeps_its_shape() -> None:
          "results": 5},
         {"host": "b", "status": "unreachable", "reason": "refused", "check": None, "run_ids": [], "machine": None,
          "results": 0}]}
+
+
+def test_each_job_has_an_ssh_control_directory_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In $ANSIBLE_SSH_CONTROL_PATH_DIR, named with the controller's tag (a killed one's removed by
+    the next job), mode 0700; one that cannot be made is one line (experiments/fleet/job._control_dir)."""
+    import os
+
+    from cyclebench.experiments.fleet.job import _control_dir
+
+    monkeypatch.setenv("ANSIBLE_SSH_CONTROL_PATH_DIR", str(tmp_path / "cp"))
+    dead = tmp_path / "cp" / "cyclebench-4194305-1-abc"  # above any pid_max (proc(5)): its owner is gone
+    dead.mkdir(parents=True)
+    (tmp_path / "cp" / "0123456789").touch()  # Ansible's own socket name: not ours to remove
+    a, b = _control_dir(), _control_dir()
+    assert a != b and a.parent == b.parent == tmp_path / "cp" and a.name.startswith(f"cyclebench-{os.getpid()}-")
+    assert a.stat().st_mode & 0o777 == 0o700
+    assert not dead.exists() and (tmp_path / "cp" / "0123456789").exists()
+    (tmp_path / "file").touch()
+    monkeypatch.setenv("ANSIBLE_SSH_CONTROL_PATH_DIR", str(tmp_path / "file"))
+    with pytest.raises(ExperimentError, match=r"cannot make the job's ssh control directory in .*file: File exists"):
+        _control_dir()

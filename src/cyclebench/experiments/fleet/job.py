@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 PRIVATE_PREFIX = "cyclebench-fleet-"  # + owner tag: a job's Ansible artifacts and fetched files
 SECRET_PREFIX = "cyclebench-fleet-db-"  # + owner tag: the database URL a direct job sends
+CONTROL_PREFIX = "cyclebench-"  # + owner tag, in Ansible's control_path_dir: the job's own ssh masters
 
 # the playbook's tasks not worth a line of progress
 QUIET_TASKS = ("", "paths", "results", "fetch agent.json")
@@ -98,12 +99,32 @@ def _extravars(job: Job, job_id: int, wh: Wheelhouse, sent: Plan, fetched: Path)
         cyclebench_files=[FileCopy(src=str(s) + ("/" if s.is_dir() else ""), dest=d) for s, d in sent.files])
 
 
+def _control_dir() -> Path:
+    """A directory of this job's own in Ansible's control_path_dir ($ANSIBLE_SSH_CONTROL_PATH_DIR,
+    default ~/.ansible/cp; mode 0700), where Ansible's ssh puts its ControlMaster sockets
+    (ssh_config(5) ControlPath, ControlPersist); those of killed controllers are removed first.
+    Not shared: the ssh masters a job starts detach from Ansible and come back to its subreaper,
+    which kills them when the run ends (ansible.drive). Sockets in the shared directory served every
+    Ansible of this user to the same host, port and user, so one job's end cut another's sessions
+    mid-task: its tethered agents ended, and Ansible's retry of a copy cut after the move found
+    its source gone. ExperimentError when the directory cannot be made."""
+    parent = Path(os.environ.get("ANSIBLE_SSH_CONTROL_PATH_DIR") or "~/.ansible/cp").expanduser()
+    try:
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        sweep(parent, CONTROL_PREFIX)
+        return Path(tempfile.mkdtemp(prefix=f"{CONTROL_PREFIX}{owner_tag()}-", dir=parent))
+    except OSError as e:
+        raise ExperimentError(f"cannot make the job's ssh control directory in {parent}: "
+                              f"{e.strerror or e}") from None
+
+
 def run_job(store: Store, job: Job, line: CommandLine, plan: Plan, wh: Wheelhouse, progress: Progress) -> JobOutcome:
     """Run ``plan`` (checked from ``line``: plan.plan) on every host of the job's inventory with
     the cyclebench of ``wh``; each host's task in progress is a ``progress.note``. The job and each
     host's row are recorded in ``store``; a job cut short (a database error, a bug, Ctrl-C
     reaching here) is finished ``failed`` or ``interrupted`` before the error goes on.
     ExperimentError when Ansible could not start or no host matched."""
+    control = _control_dir()  # before the job's row: a job that cannot start leaves none 'running'
     job_id = jobs.begin_job(store, str(job.inventory), line.args, "direct" if job.direct else "bundles")
     sent = labelled(plan, line, f"fleet={job_id}")
     # named with this process's tag (lifetime.owner_tag): a killed controller's are removed by the next
@@ -116,7 +137,8 @@ def run_job(store: Store, job: Job, line: CommandLine, plan: Plan, wh: Wheelhous
     extravars = _extravars(job, job_id, wh, sent, fetched)
     envvars = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                # one ssh round trip a task instead of three, unless the user's environment says otherwise
-               "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True")}
+               "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True"),
+               "ANSIBLE_SSH_CONTROL_PATH_DIR": str(control)}
     secret_dir = Path(tempfile.mkdtemp(prefix=f"{SECRET_PREFIX}{owner_tag()}-", dir=tmp))  # 0700, not Ansible's
     if job.direct:  # read by the playbook's file lookup into the agent's stdin under no_log: never argv, env or a log
         (secret_dir / "url").touch(mode=0o600)
@@ -140,6 +162,7 @@ def run_job(store: Store, job: Job, line: CommandLine, plan: Plan, wh: Wheelhous
         raise
     finally:
         shutil.rmtree(secret_dir, ignore_errors=True)
+        shutil.rmtree(control, ignore_errors=True)  # the masters were reaped with the run (drive)
         if job.artifacts is None:
             shutil.rmtree(private, ignore_errors=True)
     if not hosts and not state.canceled:
