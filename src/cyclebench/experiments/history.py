@@ -11,7 +11,19 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from cyclebench.experiments.errors import ExperimentError
-from cyclebench.model import OK, ORDINARY, TIMING, Point, Result, Run, SeriesKey, measurement_of, purpose_of, series_key
+from cyclebench.model import (
+    DISTURBED,
+    OK,
+    ORDINARY,
+    TIMING,
+    Point,
+    Result,
+    Run,
+    SeriesKey,
+    measurement_of,
+    purpose_of,
+    series_key,
+)
 from cyclebench.stats.runs import pooled_spread
 
 if TYPE_CHECKING:
@@ -91,14 +103,14 @@ class LeftOut:
     """Runs of a benchmark that a series left out, by the first field of their series key
     (model.SeriesKey.differs) that differs from the series' and its value there."""
 
-    field: str  # host | measurement | unit | digest | purpose, or copy: a run imported again
+    field: str  # host | measurement | unit | digest | purpose, or copy: a run imported again, status: disturbed
     value: str
     runs: int
 
     def text(self) -> str:
         """What they are: "3 revision runs", "1 callgrind run", "2 runs on lab2"…"""
         runs = f"run{'s' if self.runs != 1 else ''}"
-        if self.field in ("purpose", "measurement"):
+        if self.field in ("purpose", "measurement", "status"):
             return f"{self.runs} {self.value} {runs}"
         if self.field == "copy":
             return f"{self.runs} {runs} imported again (the same measurement as a run in it)"
@@ -195,25 +207,32 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     ExperimentError when the benchmark has several parameters and none was chosen, or nothing
     matches."""
     got: list[tuple[Run, Result]] = []
+    disturbed: list[Result] = []  # figures kept but never a point (docs/method.md): named, not followed
     found = store.list_runs(None, host=host, since=since, labels=labels)  # filtered in SQL
     rows = store.results_of([r["id"] for r in found])  # one query
     for run in time_order(found):
         for row in rows[run["id"]]:
             if row["bench"] == bench and (row.get("variant") or "") == variant and row["status"] == OK:
                 got.append((run, row))
+            elif row["bench"] == bench and (row.get("variant") or "") == variant and row["status"] == DISTURBED:
+                disturbed.append(row)
     params = sorted({row["param"] for _, row in got}, key=lambda p: (p is None, p))
     if param is None and len(params) > 1:
         raise ExperimentError(f"{bench} was measured at several parameters ({', '.join(map(str, params))}): pass -p")
     got = [(run, row) for run, row in got if param is None or row["param"] == param]
+    disturbed = [row for row in disturbed if param is None or row["param"] == param]
     if not got:
+        why = f"; {len(disturbed)} disturbed, never a point" if disturbed else ""
         raise ExperimentError(f"no valid result of {bench}{'' if param is None else f' [{param}]'} in the runs "
-                              f"that match ({store.url})")
+                              f"that match ({store.url}{why})")
     kinds = sorted({str(row.get("kind") or "") for _, row in got})
     got = [(run, row) for run, row in got if estimate_of(row)[0] is not None]
     if not got:  # emulated (qemu: no time) or scaling (a throughput, not a cost per op: `scale` shows it)
         raise ExperimentError(f"{bench}{'' if param is None else f' [{param}]'} has no per-op figure to follow "
                               f"(its results are {', '.join(kinds)}): history follows timed and simulated results")
     chosen = choose(got, purpose, measurement)
+    if disturbed:
+        chosen = replace(chosen, left_out=(*chosen.left_out, LeftOut("status", DISTURBED, len(disturbed))))
     return (*points_from(chosen.pairs), chosen)
 
 
