@@ -306,8 +306,8 @@ def _agents(host: str) -> list[int]:
 
 
 def _lead(pids: list[int]) -> set[int]:
-    """Those of ``pids`` whose parent is not among them: a fork caught before its exec (a child
-    that still shows its parent's argv: one of two snapshots of beta's agent held two pids) is not an agent."""
+    """Those of ``pids`` whose parent is not among them: a fork caught before its exec still shows
+    its parent's argv, and is no agent (beside a busy loop, a snapshot of beta's agent once held one)."""
     def parent(pid: int) -> int | None:
         try:
             return int((Path("/proc") / str(pid) / "stat").read_bytes().rsplit(b")", 1)[1].split()[1])

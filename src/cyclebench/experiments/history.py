@@ -212,9 +212,11 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     rows = store.results_of([r["id"] for r in found])  # one query
     for run in time_order(found):
         for row in rows[run["id"]]:
-            if row["bench"] == bench and (row.get("variant") or "") == variant and row["status"] == OK:
+            if row["bench"] != bench or (row.get("variant") or "") != variant:
+                continue
+            if row["status"] == OK:
                 got.append((run, row))
-            elif row["bench"] == bench and (row.get("variant") or "") == variant and row["status"] == DISTURBED:
+            elif row["status"] == DISTURBED:
                 disturbed.append(row)
     params = sorted({row["param"] for _, row in got}, key=lambda p: (p is None, p))
     if param is None and len(params) > 1:
