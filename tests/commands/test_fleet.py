@@ -18,6 +18,7 @@ workers every 0.02 s, not every 1 ms (sshlab.ANSIBLE_CFG: Ansible's CPU 36 -> 20
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from cyclebench.lifetime import proc_stats
 from cyclebench.store import Store
 from cyclebench.store import fleet as jobs
 
@@ -305,6 +307,18 @@ def _agents(host: str) -> list[int]:
     return pids
 
 
+def _masters(reaper: int) -> list[int]:
+    """The ssh ControlMasters ("ssh: PATH [mux]": ssh's title, written over its argv and
+    environment) that came back to ``reaper``, the fleet command that is their subreaper."""
+    found = []
+    for pid, fields in proc_stats():
+        if len(fields) > 1 and int(fields[1]) == reaper:
+            with contextlib.suppress(OSError):
+                if b"[mux]" in (Path("/proc") / str(pid) / "cmdline").read_bytes():
+                    found.append(pid)
+    return found
+
+
 def _lead(pids: list[int]) -> set[int]:
     """Those of ``pids`` whose parent is not among them: a fork caught before its exec still shows
     its parent's argv, and is no agent (beside a busy loop, a snapshot of beta's agent once held one)."""
@@ -377,10 +391,10 @@ def test_ctrl_c_stops_the_fleet_its_remote_agents_and_every_ansible_process(
 
     Beside it, a second controller's job measures on beta, the same sshd as the same user (one
     ssh ControlPath when the jobs share Ansible's control_path_dir), started once the first job's
-    ssh master is up: the first job's end must not end the second's ssh sessions, so beta's agent
-    lives on. When the jobs shared ~/.ansible/cp, the first one's reaping killed the master both
-    multiplexed over: beta's agent ended with its session, and a copy cut mid-task was retried by
-    Ansible ("Source … not found")."""
+    ssh master is up (so it would multiplex over it): the first job's end must not end the
+    second's ssh sessions, so beta's agent lives on. When the jobs shared ~/.ansible/cp, the first
+    one's reaping killed the master both multiplexed over: beta's agent ended with its session,
+    and a copy cut mid-task was retried by Ansible ("Source … not found")."""
     seed(tmp_path / "cb", installed_venv)
     inv = tmp_path / "hosts.ini"
     inv.write_text("[lab]\n" + ssh_lab.host_line("alpha", host_dirs / "alpha") + "\n"
@@ -394,11 +408,15 @@ def test_ctrl_c_stops_the_fleet_its_remote_agents_and_every_ansible_process(
     other_db = f"sqlite:///{tmp_path / 'other.db'}"
     other = None
     try:
-        assert _measuring(host_dirs / "alpha", "alpha", proc), "alpha's agent never measured"
+        deadline = time.monotonic() + 300  # the first job's ssh master up: its first task on
+        while not _masters(proc.pid):
+            assert time.monotonic() < deadline and proc.poll() is None, "the job's ssh master never started"
+            time.sleep(0.1)
         other = subprocess.Popen([sys.executable, "-m", "cyclebench", "fleet", "run", "-i",
                                   str(inventory(tmp_path / "beta.ini", ssh_lab, host_dirs)), "--limit", "beta",
                                   "--db", other_db, "--", *LONG_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, env={**os.environ, "CYCLEBENCH_TEST_MARK": other_mark})
+        assert _measuring(host_dirs / "alpha", "alpha", proc), "alpha's agent never measured"
         # one of one/two into its measurement, the other queued behind it for the machine's lock
         deadline = time.monotonic() + 300
         while not any(_measuring(tmp_path / "cb", h, proc, timeout=0.1) for h in ("one", "two")):
@@ -420,8 +438,9 @@ def test_ctrl_c_stops_the_fleet_its_remote_agents_and_every_ansible_process(
         store = Store(db, create=False)
         assert {x.host: x.status for x in jobs.last_per_host(store)} == dict.fromkeys(("alpha", "one", "two"),
                                                                                      "interrupted")
-        # beta's agent, of the other job, lives on: 2 s after this job ended is 4 polls of its tether
-        time.sleep(max(0.0, ended + 2 - time.monotonic()))
+        # beta's agent, of the other job, lives on: 1 s after this job ended is 2 polls of its tether
+        # (and a session cut would have failed beta's task: not 'interrupted' below)
+        time.sleep(max(0.0, ended + 1 - time.monotonic()))
         assert other.poll() is None and beta_agents <= set(_agents("beta")), (
             "the other controller's agent ended with this one's job")
         other.send_signal(signal.SIGINT)
