@@ -322,12 +322,8 @@ def _masters(reaper: int) -> list[int]:
 def _lead(pids: list[int]) -> set[int]:
     """Those of ``pids`` whose parent is not among them: a fork caught before its exec still shows
     its parent's argv, and is no agent (beside a busy loop, a snapshot of beta's agent once held one)."""
-    def parent(pid: int) -> int | None:
-        try:
-            return int((Path("/proc") / str(pid) / "stat").read_bytes().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            return None
-    return {pid for pid in pids if parent(pid) not in pids}
+    parents = {pid: int(fields[1]) for pid, fields in proc_stats() if len(fields) > 1}
+    return {pid for pid in pids if parents.get(pid) not in pids}
 
 
 def _measuring(fleet_dir: Path, host: str, proc: subprocess.Popen[str] | subprocess.Popen[bytes],
