@@ -130,7 +130,12 @@ class BlockProfile:
     own), ``not_modelled`` what runs per op that no model prices, ``cycles_per_op`` Σ count ×
     cycles and ``throughput_per_op`` Σ count × throughput bound over the priced blocks;
     ``events``: callgrind's simulated events per op (its cache misses and branch mispredictions:
-    what a throughput model does not price)."""
+    what a throughput model does not price); ``unpriced``: the blocks this tool could price in
+    principle but did not (OSACA without data for an instruction of them), as (function, share of
+    the op's instructions, why), most first. That share counts what ``coverage`` would have counted
+    had the block been priced — not the instructions no model prices (a rep string op's), which are
+    outside every tool's coverage already — so ``coverage`` + Σ unpriced shares of OSACA's profile is
+    llvm-mca's ``coverage`` over the same blocks."""
 
     blocks: tuple[Block, ...]
     ir_per_op: float
@@ -139,6 +144,12 @@ class BlockProfile:
     cycles_per_op: float | None = None
     throughput_per_op: float | None = None
     events: tuple[tuple[str, float], ...] = ()  # callgrind's events per op: (name, count), Ir, Bcm, D1mr, …
+    unpriced: tuple[tuple[str, float, str], ...] = ()
+
+    @property
+    def unpriced_share(self) -> float:
+        """The share of the op's instructions in blocks this tool left unpriced (``unpriced``)."""
+        return sum(s for _f, s, _t in self.unpriced)
 
     def ranked(self) -> list[Block]:
         """The blocks by predicted cycles per op, most first (unpriced ones last, by Ir)."""
@@ -280,8 +291,9 @@ class BlockDetail(TypedDict):
 
 class BlockTotals(TypedDict):
     """A block-weighted prediction's totals (``detail["block_totals"]``; BlockProfile): Ir per op,
-    coverage, Σ count × cycles and × throughput bound, and the not-modelled instructions (what,
-    text, function, executions per op, share of the op's Ir)."""
+    coverage, Σ count × cycles and × throughput bound, the not-modelled instructions (what,
+    text, function, executions per op, share of the op's Ir) and the blocks the tool left unpriced
+    (BlockProfile.unpriced)."""
 
     ir_per_op: float
     coverage: float
@@ -289,6 +301,7 @@ class BlockTotals(TypedDict):
     throughput_per_op: float | None
     not_modelled: list[tuple[str, str, str, float, float]]
     events: dict[str, float]
+    unpriced: list[list[str | float]]  # [function, share, why]; absent in predictions stored before it was
 
 
 class PredictionDetail(TypedDict, total=False):

@@ -360,7 +360,8 @@ def test_osaca_block_figures_are_stored_shown_and_read_back(tmp_path: Path) -> N
               addresses=(0x10,), cycles=5.0, throughput=1.0)
     mca_prof = BlockProfile(blocks=(b,), ir_per_op=20.0, coverage=1.0, cycles_per_op=10.0, throughput_per_op=2.0)
     o_prof = BlockProfile(blocks=(Block(**{**b.__dict__, "cycles": 7.0, "throughput": 1.5}),), ir_per_op=20.0,
-                          coverage=0.9, cycles_per_op=14.0, throughput_per_op=3.0)
+                          coverage=0.9, cycles_per_op=14.0, throughput_per_op=3.0,
+                          unpriced=(("g", 0.1, "endbr64"),))
     loop = _loop("add %rax,%rax", "jb 10 <cb_body_x+0x10>")
     p = Prediction("b/x", None, "", "AMD EPYC", loop,
                    (ModelResult(MCA, OK, version="19", cpu="znver4", cycles=5.0),
@@ -372,6 +373,7 @@ def test_osaca_block_figures_are_stored_shown_and_read_back(tmp_path: Path) -> N
     (back,) = stored.predictions_of(json.loads(json.dumps(rows)))
     assert back.cycles_per_op(MCA) == 10.0 and back.cycles_per_op(OSACA) == 14.0
     assert back.coverage_of(OSACA) == 0.9 and back.osaca_blocks is not None
+    assert back.osaca_blocks.unpriced == (("g", 0.1, "endbr64"),) and back.osaca_blocks.unpriced_share == 0.1
     [row] = predicted_table([{"bench": "b/x", "param": None, "cycles_per_op": 20.0}], [back]).rows
     assert row[3] == "10.00" and row[5] == "14.00" and row[6] == "0.70" and "OSACA priced 90%" in row[-1]
     [shown] = blocks_table(back).rows  # type: ignore[union-attr]

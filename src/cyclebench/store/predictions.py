@@ -49,7 +49,8 @@ def rows_of(p: Prediction) -> list[PredictionRow]:
             detail["block_totals"] = BlockTotals(ir_per_op=b.ir_per_op, coverage=b.coverage,
                                                  cycles_per_op=b.cycles_per_op, throughput_per_op=b.throughput_per_op,
                                                  not_modelled=[(n.what, n.text, n.function, n.count, n.share)
-                                                               for n in b.not_modelled], events=dict(b.events))
+                                                               for n in b.not_modelled], events=dict(b.events),
+                                                 unpriced=[list(u) for u in b.unpriced])
         out.append({"bench": p.bench, "param": p.param, "variant": p.variant, "tool": m.tool, "status": m.status,
                     "reason": m.reason, "tool_version": m.version, "mcpu": m.cpu, "cpu_model": p.cpu_model,
                     "cycles_per_iter": m.cycles, "trips_per_op": loop.trips_per_op if loop else None,
@@ -91,7 +92,9 @@ def _blocks_of(detail: Mapping[str, Any]) -> BlockProfile | None:
                         coverage=float(totals.get("coverage") or 0.0), not_modelled=nm,
                         cycles_per_op=totals.get("cycles_per_op"), throughput_per_op=totals.get("throughput_per_op"),
                         events=tuple((str(k), float(v)) for k, v in (totals.get("events") or {}).items()
-                                     if isinstance(v, (int, float))))
+                                     if isinstance(v, (int, float))),
+                        unpriced=tuple((str(f), float(sh), str(t)) for f, sh, t in
+                                       (x for x in totals.get("unpriced") or () if len(x) == 3)))
 
 
 def add(store: Store, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
