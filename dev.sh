@@ -4,7 +4,10 @@
 #   bash dev.sh test [pytest options]          # lint + the test suite (slow audit cases left out):
 #                                              #   on 2 xdist workers, then the `timing` tests alone
 #   bash dev.sh test --audit [pytest options]  # lint + every audit case (tests/audit), the slow ones included
+#                                              #   (-m EXPR narrows either: `--audit -m audit_slow`, what CI adds)
 #   bash dev.sh setup                          # only (re)create the venv
+#   bash dev.sh deps [run|test]                # list the system packages missing here and what needs each
+#                                              #   (installs nothing; exit 1 when some are missing)
 # Installs missing system packages with apt when root (says what is missing otherwise),
 # creates/refreshes .venv and installs the package with its test extras into it.
 set -euo pipefail
@@ -12,63 +15,113 @@ cd "$(dirname "$0")"
 VENV=${VENV:-.venv}
 PY=${PYTHON:-python3}
 
-# command-to-check → Debian package
-SYSDEPS=("cc:gcc" "git:git" "objdump:binutils")
-# the allocators --allocator links (docs/references.md#malloc-profiling-freebsd-2008);
-# without them their rows are 'skipped', naming the package
-ALLOC_SYSDEPS=("libjemalloc.so:libjemalloc-dev" "libmimalloc.so:libmimalloc-dev" "libtcmalloc.so:libgoogle-perftools-dev")
-# for the tests of cross-target variants (docs/references.md#aarch64-atomics-postgresql-2021);
-# tests skip, saying so, without them
-TEST_SYSDEPS=("aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu"
-              "qemu-aarch64:qemu-user" "valgrind:valgrind" "libpfm.so.4:libpfm4" "perf:linux-perf"
-              "uftrace:uftrace"  # cyclebench profile records -pg builds with it
-              "llvm-mca:llvm"  # --predict and explain: LLVM's scheduling models (docs/method.md §12)
-              "pg_ctlcluster:postgresql"  # the store's tests start a throwaway PostgreSQL cluster
-              "/usr/sbin/sshd:openssh-server"  # the fleet's tests start a throwaway sshd on 127.0.0.1
-              "/usr/share/benchmark/compare.py:libbenchmark-tools"  # google/benchmark's compare.py reads gbench exports
-              "chromium:chromium" "chromedriver:chromium-driver"  # the report site's tests open it in Chromium
-              "bwrap:bubblewrap")  # compare --rev and bisect confine each revision's build and runner with it
-# --predict and explain use the newest llvm-mca: Debian's llvm-19 knows Zen 4 and Zen 5 (znver4/5),
-# the default llvm (14 on Debian 12) stops at Zen 3; tried on its own, a distribution without it is fine
-NEWER_LLVM=("llvm-mca-19:llvm-19")
+# The system tools, their packages and the commands that need them: one table, src/cyclebench/env/tools.tsv,
+# which `cyclebench check` reads too. `run` installs the rows of scope run (what the README's commands need),
+# `test` those of scope test as well. Without these three nothing builds: their absence stops dev.sh.
+TOOLS=src/cyclebench/env/tools.tsv
+REQUIRED=("cc" "git" "objdump")
 # benchstat reads the Go-format exports: built with Go (on these machines) into the venv, where the tests look
 # (golang.org/x/perf has no tags; this version builds with Go 1.26; tests/exporttools.py names the same)
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
-missing_of() {  # prints the Debian packages whose command (or lib*.so* library) is missing
-    for pair in "$@"; do
-        local what=${pair%%:*}
-        if [[ $what == lib*.so ]]; then  # a link library: where the compiler looks for -l
-            [ "$(cc -print-file-name="$what" 2>/dev/null)" != "$what" ] || printf '%s\n' "${pair#*:}"
-        elif [[ $what == lib*.so* ]]; then
-            ldconfig -p 2>/dev/null | grep -q "$what" || printf '%s\n' "${pair#*:}"
-        else
-            command -v "$what" >/dev/null 2>&1 || printf '%s\n' "${pair#*:}"
-        fi
+distro() {  # os-release(5)'s ID, "ubuntu" for a derivative whose ID_LIKE names it (env/tools.py: distro)
+    [ -r /etc/os-release ] || return 0
+    local id like
+    id=$(. /etc/os-release && echo "${ID:-}")
+    like=$(. /etc/os-release && echo "${ID_LIKE:-}")
+    if [ "$id" != debian ] && [[ " $like " == *" ubuntu "* ]]; then echo ubuntu; else echo "$id"; fi
+}
+
+NEWEST_LLVM=
+newest_llvm() {  # apt's newest llvm-N (its llvm-mca-N knows the newest cores: llvm 14 stops at Zen 3)
+    if [ -z "$NEWEST_LLVM" ] && command -v apt-cache >/dev/null 2>&1; then
+        NEWEST_LLVM=$(apt-cache pkgnames llvm- 2>/dev/null | grep -E '^llvm-[0-9]+$' | sort -V | tail -n 1 || true)
+    fi
+    echo "$NEWEST_LLVM"
+}
+
+present() {  # is a tools.tsv probe found here (the rules of env/tools.py: present)
+    local what=$1 llvm
+    case $what in
+        llvm-mca)  # apt's newest where apt offers one, else any llvm-mca
+            llvm=$(newest_llvm)
+            if [ -n "$llvm" ]; then command -v "llvm-mca-${llvm#llvm-}" >/dev/null 2>&1; return; fi
+            compgen -c llvm-mca | grep -qE '^llvm-mca(-[0-9]+)?$' ;;
+        lib*.so) [ "$(cc -print-file-name="$what" 2>/dev/null)" != "$what" ] ;;  # where the compiler looks for -l
+        lib*.so.*) ldconfig -p 2>/dev/null | grep -qF "$what" ;;
+        /*) [ -x "$what" ] ;;
+        *) command -v "$what" >/dev/null 2>&1 ;;
+    esac
+}
+
+missing_rows() {  # the rows of the given scopes whose probe is missing: "probe<TAB>packages<TAB>needed by"
+    local dist probe debian ubuntu scope needed pkgs
+    dist=$(distro)
+    while IFS=$'\t' read -r probe debian ubuntu scope needed; do
+        case $probe in ''|'#'*) continue ;; esac
+        [[ " $* " == *" $scope "* ]] || continue
+        present "$probe" && continue
+        pkgs=$debian
+        [ "$dist" = ubuntu ] && [ "$ubuntu" != - ] && pkgs=$ubuntu
+        pkgs=${pkgs//\$KERNEL/$(uname -r)}
+        if [ "$pkgs" = "llvm-*" ]; then pkgs=$(newest_llvm); pkgs=${pkgs:-llvm}; fi
+        printf '%s\t%s\t%s\n' "$probe" "$pkgs" "$needed"
+    done < "$TOOLS"
+}
+
+apt_install() {  # all at once; when that fails (one not in this release), one by one, naming those that failed
+    echo "dev.sh: installing $* with apt-get" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null && return 0
+    local p failed=()
+    for p in "$@"; do
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null 2>&1 || failed+=("$p")
+    done
+    [ ${#failed[@]} -eq 0 ] && return 0
+    echo "dev.sh: apt-get could not install: ${failed[*]}" >&2
+    return 1
+}
+
+say_missing() {  # $1: how to install; then the rows of missing_rows: package(s) and what needs each, on stderr
+    local how=$1 row probe pkgs needed
+    shift
+    echo "dev.sh: missing system packages, and what needs each ($how):" >&2
+    for row in "$@"; do
+        IFS=$'\t' read -r probe pkgs needed <<< "$row"
+        printf '  %-32s %s\n' "$pkgs" "$needed" >&2
     done
 }
 
-apt_install() {
-    echo "dev.sh: installing $* with apt-get" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+install_how() {
+    local how="apt-get install"
+    command -v apt-get >/dev/null 2>&1 || how="install your distribution's package of each; these are Debian's names"
+    [ "$(id -u)" -eq 0 ] || how="as root: $how"
+    echo "$how"
 }
 
-sysdeps() {
-    local missing optional
-    mapfile -t missing < <(missing_of "${SYSDEPS[@]}")
-    if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
-    mapfile -t optional < <(missing_of "${ALLOC_SYSDEPS[@]}")
-    [ "${1:-}" = test ] && mapfile -t -O ${#optional[@]} optional < <(missing_of "${TEST_SYSDEPS[@]}")
-    [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && return 0
+sysdeps() {  # $@: the scopes (run; run test)
+    local rows=() row probe pkgs needed all=() r still=()
+    mapfile -t rows < <(missing_rows "$@")
+    "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1 || rows+=("python3-venv"$'\t'"python3-venv"$'\t'"the venv")
+    [ ${#rows[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        apt_install "${missing[@]}" "${optional[@]}"
-    elif [ ${#missing[@]} -gt 0 ]; then
-        echo "dev.sh: missing system packages: ${missing[*]} (not root: apt-get install ${missing[*]})" >&2
-        return 1
-    else
-        echo "dev.sh: optional packages missing: ${optional[*]}; their tests will be skipped" >&2
+        for row in "${rows[@]}"; do
+            IFS=$'\t' read -r probe pkgs needed <<< "$row"
+            read -ra r <<< "$pkgs"
+            all+=("${r[@]}")
+        done
+        apt_install "${all[@]}" && return 0
+        mapfile -t rows < <(missing_rows "$@")  # what is still missing is said below
+        [ ${#rows[@]} -eq 0 ] && return 0
     fi
+    say_missing "$(install_how)" "${rows[@]}"
+    for r in "${REQUIRED[@]}"; do present "$r" || still+=("$r"); done
+    "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1 || still+=(python3-venv)
+    if [ ${#still[@]} -gt 0 ]; then
+        echo "dev.sh: cyclebench cannot be set up without ${still[*]}" >&2
+        return 1
+    fi
+    echo "dev.sh: each command above says so when its tool is missing; \`cyclebench check\` lists them again" >&2
 }
 
 install_benchstat() {
@@ -86,7 +139,7 @@ install_benchstat() {
 }
 
 setup() {
-    sysdeps "${1:-}"
+    if [ "${1:-}" = test ]; then sysdeps run test; else sysdeps run; fi
     local stamp="$VENV/.installed"
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
@@ -96,35 +149,35 @@ setup() {
         "$VENV/bin/python" -m pip install -q -e '.[test,predict]'
         touch "$stamp"
     fi
-    if [ "${1:-}" = test ]; then install_benchstat; install_newer_llvm; fi
-}
-
-install_newer_llvm() {
-    local missing
-    mapfile -t missing < <(missing_of "${NEWER_LLVM[@]}")
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        apt_install "${missing[@]}" \
-            || echo "dev.sh: ${missing[*]} not available here; --predict uses the llvm-mca there is" >&2
-    fi
+    if [ "${1:-}" = test ]; then install_benchstat; fi
 }
 
 # The tests in two phases: those that need no quiet CPU on two xdist workers, then the `timing` ones
 # (they assert measured figures) alone. One build cache serves both (tests/conftest.py). The marker
-# expression is pyproject's default, --audit's (every audit case, the slow ones too) or the user's -m;
-# every other argument goes to both phases. A phase that selects nothing (pytest's exit 5) is no failure
-# unless both do.
-test_phases() {
-    local expr="not audit_slow" args=() rc1=0 rc2=0 cache
+# expression: pyproject's default (not audit_slow) or, with --audit, every audit case (the slow ones too);
+# a user's -m EXPR narrows either (`-m EXPR` alone: EXPR and not audit_slow; `--audit -m audit_slow`: the
+# slow audit cases alone, as .ci/run runs them). Every other argument goes to both phases. A phase that
+# selects nothing (pytest's exit 5) is no failure unless both do.
+marker_expr() {  # sets EXPR (the marker expression) and ARGS (the rest) from test's arguments
+    local audit=0 user=""
+    ARGS=()
     while [ $# -gt 0 ]; do
         case $1 in
-            --audit) expr=audit ;;
-            -m) expr=${2:?"-m needs a marker expression"}; shift ;;
-            -m*) expr=${1#-m} ;;
-            *) args+=("$1") ;;
+            --audit) audit=1 ;;
+            -m) user=${2:?"-m needs a marker expression"}; shift ;;
+            -m*) user=${1#-m} ;;
+            *) ARGS+=("$1") ;;
         esac
         shift
     done
+    if [ $audit -eq 1 ]; then EXPR=audit${user:+" and ($user)"}; else EXPR=${user:+"($user) and "}"not audit_slow"; fi
+}
+
+test_phases() {
+    local expr args rc1=0 rc2=0 cache
+    marker_expr "$@"
+    expr=$EXPR
+    args=(${ARGS[@]+"${ARGS[@]}"})
     cache=$(mktemp -d "${TMPDIR:-/tmp}/cyclebench-test-cache.XXXXXX")
     trap 'rm -rf -- "$CYCLEBENCH_TEST_CACHE"' EXIT  # global: the function's locals are gone at EXIT
     export CYCLEBENCH_TEST_CACHE=$cache
@@ -145,12 +198,18 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
     setup) setup ;;
+    deps)
+        scopes=(run); [ "${1:-run}" = test ] && scopes=(run test)
+        mapfile -t rows < <(missing_rows "${scopes[@]}")
+        [ ${#rows[@]} -eq 0 ] && { echo "dev.sh: nothing missing (${scopes[*]})" >&2; exit 0; }
+        say_missing "$(install_how)" "${rows[@]}"; exit 1 ;;
     run) setup; exec "$VENV/bin/cyclebench" run "$@" ;;
+    test-expr) marker_expr "$@"; echo "$EXPR" ;;  # the marker expression test would use (its tests)
     test)
         setup test
         "$VENV/bin/ruff" check src tests bench
         "$VENV/bin/lint-imports" --no-cache   # the house's arrows (pyproject.toml, docs/architecture.md)
         test_phases "$@"
         ;;
-    *) echo "usage: bash dev.sh run|test|setup [args]" >&2; exit 2 ;;
+    *) echo "usage: bash dev.sh run|test|setup|deps [args]" >&2; exit 2 ;;
 esac

@@ -82,3 +82,81 @@ def test_dry_run_needs_fix_and_never_root(monkeypatch: object) -> None:
     assert r.exit_code == 0 and "--fix needs root" not in r.output, r.output
     assert [sysinfo.read(Path("/"), p.lstrip("/")) for f in planned for p, _ in f.fix_writes] == values
     assert all(f"{f.name}: would run: " in r.output for f in planned)
+
+
+REPO = Path(__file__).resolve().parents[2]
+# what dev.sh itself runs, and the three tools nothing builds without
+_BASE = ("bash", "dirname", "grep", "sort", "tail", "uname", "id", "cc", "ldconfig", "git", "objdump", "apt-cache")
+
+
+def _bare_path(tmp_path: Path) -> str:
+    """A PATH holding only dev.sh's own commands, cc, git, objdump and the venv's python: every
+    other tool of env/tools.tsv is missing there."""
+    import shutil
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in _BASE:
+        if (where := shutil.which(name)) is not None:
+            (bin_dir / name).symlink_to(where)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    return str(bin_dir)
+
+
+def test_dev_sh_and_check_name_the_same_missing_packages(tmp_path: Path) -> None:
+    """`bash dev.sh deps` (what `dev.sh run` installs as root, and lists otherwise) and `cyclebench
+    check`'s tools finding read one table (env/tools.tsv): on a PATH without the run-time tools both
+    name the same packages, each with the commands that need it, and install nothing."""
+    import os
+    import subprocess
+    import sys
+
+    from cyclebench.env import tools
+
+    env = {"PATH": _bare_path(tmp_path), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    r = subprocess.run(["bash", str(REPO / "dev.sh"), "deps"], capture_output=True, text=True, env=env, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 1, r.stderr
+    listed = {line.split()[0]: line.split(None, 1)[1] for line in r.stderr.splitlines() if line.startswith("  ")}
+    out = tmp_path / "check.json"
+    c = subprocess.run([sys.executable, "-m", "cyclebench", "check", "--json", str(out)], capture_output=True,
+                       text=True, env={**os.environ, "PATH": env["PATH"]}, timeout=120)
+    assert c.returncode == 0, c.stderr
+    [found] = [f for f in json.loads(out.read_text()) if f["name"] == "tools"]
+    assert found["status"] == "WARN" and found["fix"].startswith(("apt-get install ", "install your distribution's"))
+    named = found["fix"].removeprefix("apt-get install ").split()
+    # every command-line tool of the run-time rows is missing on this PATH (libraries are not on PATH)
+    must = {"bubblewrap", "uftrace", "valgrind", "gcc-aarch64-linux-gnu", "binutils-aarch64-linux-gnu", "qemu-user"}
+    assert must <= set(listed), listed
+    assert set(listed) == set(named) or found["fix"].startswith("install your"), (listed, named)
+    for t in tools.table():
+        for p in t.packages(tools.distro()):
+            if p in listed:
+                assert listed[p] == t.needed_by and p + " for " + t.needed_by in found["detail"], (p, listed[p])
+    assert "profile" in listed["uftrace"] and "compare --rev" in listed["bubblewrap"]
+    # the test-only tools are not the commands' business: dev.sh test installs them, check never names them
+    assert "postgresql" not in found["detail"]
+
+
+def test_tools_table_packages_per_distribution(tmp_path: Path) -> None:
+    """os-release picks the names: perf is linux-perf on Debian, linux-tools-* for this kernel on
+    Ubuntu (and its derivatives, by ID_LIKE); every run-time row has a Debian package."""
+    import platform
+
+    from cyclebench.env import tools
+
+    rows = {t.probe: t for t in tools.table()}
+    assert {"bwrap", "uftrace", "valgrind", "llvm-mca", "perf", "aarch64-linux-gnu-gcc", "qemu-aarch64"} <= set(rows)
+    assert all(t.debian for t in rows.values())
+    cases = (("debian", "", "debian"), ("ubuntu", "debian", "ubuntu"), ("linuxmint", "ubuntu debian", "ubuntu"),
+             ("fedora", "", "fedora"))
+    for ident, like, want in cases:
+        (tmp_path / "etc").mkdir(exist_ok=True)
+        (tmp_path / "etc/os-release").write_text(f'NAME="x"\nID={ident}\nID_LIKE="{like}"\n')
+        assert tools.distro(tmp_path) == want
+    assert rows["perf"].packages("debian") == ("linux-perf",)
+    assert rows["perf"].packages("ubuntu") == ("linux-tools-common", f"linux-tools-{platform.release()}")
+    assert rows["llvm-mca"].packages("debian", lambda: "llvm-21") == ("llvm-21",)
+    assert rows["llvm-mca"].packages("debian", lambda: None) == ("llvm",)
+    assert tools.distro(tmp_path / "nowhere") is None

@@ -28,6 +28,9 @@ through :mod:`cyclebench.sysinfo` (so it runs on fixture trees via ``root``) and
 * ``aslr`` — ``kernel.randomize_va_space`` (sysctl/kernel.rst): with randomization, code and
   data addresses (hence alignment and cache-set effects) differ from run to run. Reported
   only; pyperf leaves it alone too.
+* ``tools`` — the system tools the commands run (env/tools.tsv, the table `bash dev.sh run`
+  installs from): each one missing, its package and the commands that need it. It reads this
+  machine's PATH and compiler even with a fixture ``root``.
 
 Statuses: ``OK`` (nothing to do), ``WARN`` (spoils or limits measurements; a fix is usually
 given), ``INFO`` (worth knowing; nothing that cyclebench would change). Each ``fix`` is the
@@ -44,12 +47,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cyclebench.env import sysinfo
+from cyclebench.env import sysinfo, tools
 from cyclebench.model import BusyThread, CheckFinding
 
 STATUSES = ("OK", "WARN", "INFO")
 NAMES = ("governor", "boost", "smt", "isolation", "hypervisor", "tsc", "perf_event_paranoid", "pmu", "load",
-         "busy", "kthreads", "nmi_watchdog", "aslr")
+         "busy", "kthreads", "nmi_watchdog", "aslr", "tools")
 LOAD_PER_CPU = 0.5  # 1-min load average above this × online CPUs: WARN
 BUSY_SHOWN = 5  # runnable threads listed by name in the "busy" detail
 KTHREADS_SHOWN = 3  # movable kernel threads listed by name in the "kthreads" detail
@@ -420,9 +423,27 @@ def check_aslr(cpu: int, root: Path) -> Finding:
     return Finding("aslr", "INFO", f"randomize_va_space={value}: {_ASLR_MEANING.get(value, 'unknown level')}")
 
 
+def check_tools(cpu: int, root: Path) -> Finding:
+    """The run-time tools of env/tools.tsv missing here, package by package with the commands that
+    need each; the fix is the install command on Debian or Ubuntu (os-release under ``root``), the
+    Debian names elsewhere. Only shown: ``--fix`` installs nothing (`bash dev.sh run` does, as root)."""
+    rows = tools.table()
+    gone = tools.missing(("run",), rows)
+    if not gone:
+        return Finding("tools", "OK", f"every command's tools are here ({sum(t.scope == 'run' for t in rows)} checked)")
+    distro = tools.distro(root)
+    apt = distro in ("debian", "ubuntu")
+    packages = [p for t in gone for p in t.packages(distro if apt else "debian")]
+    detail = "missing: " + "; ".join(f"{' '.join(t.packages(distro if apt else 'debian'))} for {t.needed_by}"
+                                     for t in gone)
+    fix = (f"apt-get install {' '.join(dict.fromkeys(packages))}" if apt
+           else f"install your distribution's {', '.join(dict.fromkeys(packages))} (Debian's names)")
+    return Finding("tools", "WARN", detail, fix)
+
+
 _CHECKS: tuple[Callable[[int, Path], Finding], ...] = (
     check_governor, check_boost, check_smt, check_isolation, check_hypervisor, check_tsc, check_perf_event_paranoid,
-    check_pmu, check_load, check_busy, check_kthreads, check_nmi_watchdog, check_aslr,
+    check_pmu, check_load, check_busy, check_kthreads, check_nmi_watchdog, check_aslr, check_tools,
 )
 
 
