@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,24 @@ def test_zen5_maps_to_znver5_and_falls_back_where_the_tool_lacks_it() -> None:
     assert cpu.core_of("AuthenticAMD", 25, 0x61).name == "Zen 4"
     assert cpu.core_of("GenuineIntel", 6, 0x8F).mca[0] == "sapphirerapids"
     assert cpu.core_of("GenuineIntel", 6, 0x55).osaca == ("SKX",)
+
+
+def test_every_cpu_of_the_fixtures_has_a_model_in_both_tools() -> None:
+    """The machines these tests have met (tests/fixtures' /proc/cpuinfo: a Xeon KVM guest reporting
+    Rocket Lake's model 0xA7, a Kaby Lake laptop, a Zen 2 desktop) and this one, when x86, map to a
+    core both tools model: an unknown one would leave every prediction test without a figure."""
+    from cyclebench.env import sysinfo
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    roots = [p.parents[1] for p in sorted(fixtures.glob("sysroot_*/proc/cpuinfo"))]
+    infos = [sysinfo.cpu_info(r) for r in roots]
+    if os.uname().machine == "x86_64":
+        infos.append(sysinfo.cpu_info())
+    assert len(infos) >= 3
+    for info in infos:
+        core = cpu.core_of(info["vendor"], info["family"], info["model"])
+        assert core.known and core.mca and core.osaca, info
+        assert set(core.osaca) <= cpu.OSACA_ARCHS, core
 
 
 def test_an_unknown_cpu_is_a_reason_not_an_error() -> None:

@@ -36,6 +36,7 @@ for _models, _core, _mca, _osaca in [
     ((0x7D, 0x7E), "Ice Lake (client)", ("icelake-client", "skylake"), ("ICL",)),
     ((0x6A, 0x6C), "Ice Lake-SP", ("icelake-server", "icelake-client"), ("ICX",)),
     ((0x8C, 0x8D), "Tiger Lake", ("tigerlake", "icelake-client"), ("ICL",)),
+    ((0xA7,), "Rocket Lake", ("rocketlake", "icelake-client"), ("ICL",)),  # some Xeon KVM guests report it
     ((0x97, 0x9A, 0xB7, 0xBA, 0xBF), "Alder / Raptor Lake", ("alderlake", "icelake-client"), ("SPR",)),
     ((0x8F,), "Sapphire Rapids", ("sapphirerapids", "icelake-server"), ("SPR",)),
     ((0xCF,), "Emerald Rapids", ("emeraldrapids", "sapphirerapids", "icelake-server"), ("SPR",)),
@@ -49,6 +50,7 @@ _OSACA_FALLBACK_WHY = {
     ("Zen 5", "ZEN4"): "OSACA 0.7 has no Zen 5 model: ZEN4, its newest AMD core",
     ("Skylake (client)", "SKX"): "OSACA models Skylake-SP (SKX): the same core without the AVX-512 unit",
     ("Tiger Lake", "ICL"): "OSACA has no Tiger Lake model: ICL (Sunny Cove; Willow Cove differs in caches)",
+    ("Rocket Lake", "ICL"): "OSACA has no Rocket Lake model: ICL (Cypress Cove is Sunny Cove back-ported to 14 nm)",
     ("Alder / Raptor Lake", "SPR"): "OSACA has no Alder Lake model: SPR (Golden Cove cores, as Alder Lake's P-cores)",
     ("Emerald Rapids", "SPR"): "OSACA has no Emerald Rapids model: SPR (the same Raptor Cove generation)",
     ("Granite Rapids", "SPR"): "OSACA has no Granite Rapids model: SPR, its newest Intel core",
