@@ -99,7 +99,8 @@ class GateRow:
 class Gate:
     """The gate's run: its id, the two revisions and how the base was chosen, the rows, which gate
     judged (TIME, COUNTS, BOTH) and the counts threshold, the sitting's facts (host, CPU, load
-    before and after, disturbed batches, builds, α and its correction, budget)."""
+    before and after, disturbed batches, builds, ``confinement``: ``bwrap`` or ``unconfined:
+    REASON`` as model.Revisions has it, α and its correction, budget)."""
 
     run_id: int
     base: Ref

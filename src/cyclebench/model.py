@@ -1559,13 +1559,17 @@ class WisSettings(TypedDict):
 
 class Revisions(TypedDict, total=False):
     """The revisions a sitting built (experiments.revcompare, experiments.bisect; docs/revisions.md):
-    the repository, A and B's commits (compare --rev) or every side's (bisect), the build command."""
+    the repository, A and B's commits (compare --rev, ci) or every side's (bisect), the build
+    command, and how the revisions' code was built and run (``confinement``: ``bwrap``, in a
+    bubblewrap sandbox, or ``unconfined: REASON`` — ``--no-sandbox``, bwrap missing or refused;
+    absent from runs stored before it was recorded)."""
 
     repo: str
     a: str
     b: str
     sides: list[str]
     build: list[str]
+    confinement: str
 
 
 class EnvExtra(TypedDict, total=False):

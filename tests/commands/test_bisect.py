@@ -179,7 +179,8 @@ def test_bad_input_is_one_line_exit_2(db: str, lib: tuple[Path, list[str], Path]
 def test_ctrl_c_keeps_the_steps_done_and_prints_the_range_still_open(
         db: str, lib: tuple[Path, list[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C during the first step's sitting: the confirmation's run is kept, complete; the
-    step's run is marked interrupted; the range GOOD..BAD is printed as still open."""
+    step's run is marked interrupted, how its revisions ran recorded as the other's; the range
+    GOOD..BAD is printed as still open."""
     from cyclebench.runner import Runner
     from cyclebench.store import Store
 
@@ -201,3 +202,9 @@ def test_ctrl_c_keeps_the_steps_done_and_prints_the_range_still_open(
     runs = sorted(s.list_runs(None), key=lambda x: x["id"])
     assert [x["status"] for x in runs] == ["complete", "interrupted"]
     assert runs[0]["labels"]["rev"] == shas[25] and runs[0]["labels"]["step"] == "0"
+    # how the revisions' code ran is stored when a sitting's run opens: the interrupted one has it too
+    from cyclebench.runner.sandbox import unavailable
+
+    why = unavailable()
+    want = "bwrap" if why is None else f"unconfined: {why}"
+    assert [(s.get_run(x["id"]) or {})["env"]["revisions"]["confinement"] for x in runs] == [want, want]

@@ -138,6 +138,38 @@ def test_the_counts_gate_is_exact_and_a_new_benchmark_is_new(repo: Path, db: str
     assert got["lib/work"]["counts"]["change"] == 0.0
 
 
+def test_an_unconfined_gate_says_so_in_its_summary_junit_show_and_site(repo: Path, db: str, tmp_path: Path) -> None:
+    """--no-sandbox: the pull request's code ran with the user's rights and the network, and every
+    reader of the gate says so — the summary above its table, JUnit's suite properties, `show` of
+    its run and its page on the site (the verdict does not matter: a short budget)."""
+    from junitparser import JUnitXml
+
+    summary, xml, out = tmp_path / "s.md", tmp_path / "j.xml", tmp_path / "r.json"
+    r = _ci(repo, "--base", "main", "--head", "comment", "--budget", "0.2", "--no-sandbox", "--summary", str(summary),
+            "--junit", str(xml), "--json", str(out), db=db)
+    assert r.returncode in (0, 1, 3), r.stdout + r.stderr
+    text = summary.read_text()
+    said = "**Base and head built and run unconfined**, with the user's rights and the network: --no-sandbox."
+    assert said in text and text.index(said) < text.index("<details>"), text
+    [suite] = list(JUnitXml.fromfile(str(xml)))
+    props = {p.name: p.value for p in suite.properties()}
+    assert props["confinement"] == "unconfined: --no-sandbox", props
+    assert props["confinement_text"].startswith("UNCONFINED"), props
+    rid = str(json.loads(out.read_text())["run_id"])
+    env = {k: v for k, v in os.environ.items() if k != "CYCLEBENCH_DB"}
+    shown = subprocess.run([sys.executable, "-m", "cyclebench", "show", rid], capture_output=True, text=True,
+                           timeout=300, env={**env, "COLUMNS": "200", "CYCLEBENCH_DB": db})
+    assert shown.returncode == 0, shown.stderr
+    assert "revisions built and run UNCONFINED, with the user's rights and the network: --no-sandbox" in shown.stderr
+    site = tmp_path / "site"
+    made = subprocess.run([sys.executable, "-m", "cyclebench", "report", "-o", str(site)], capture_output=True,
+                          text=True, timeout=300, env={**env, "CYCLEBENCH_DB": db})
+    assert made.returncode == 0, made.stderr
+    page = (site / "runs" / f"{rid}.html").read_text()
+    assert ('<dt>confinement</dt><dd class="c-red">UNCONFINED, with the user&#39;s rights and the network: '
+            "--no-sandbox</dd>") in page, page
+
+
 def test_a_shallow_clone_without_its_base_is_exit_2_naming_the_fetch(repo: Path, db: str, tmp_path: Path) -> None:
     clone = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "slow", f"file://{repo}", str(clone)],

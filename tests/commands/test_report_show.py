@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cyclebench.store import Store
 
 from conftest import cli, cli_at
@@ -115,3 +117,44 @@ def test_show_of_a_compare_run_at_80_columns(db: str) -> None:
     assert "Δ" in header and "95% CI of Δ" in header
     assert "slower" in r.stdout
     assert all(len(ln) <= 80 for ln in r.stdout.splitlines())
+
+
+def _revision_run(url: str, confinement: str | None) -> int:
+    """A `compare --rev` run as it is stored (its environment's ``revisions``), with ``confinement``
+    recorded, or none (stored before it was)."""
+    revisions = {"repo": "/src/lib", "a": "a" * 40, "b": "b" * 40, "build": ["make"]}
+    if confinement is not None:
+        revisions["confinement"] = confinement
+    store = Store(url)
+    rid = store.begin_run(command=["cyclebench", "compare", "--rev", "a", "--rev", "b"], host="lab", cpu=1,
+                          env={"revisions": revisions}, labels={"rev": "b" * 40, "base": "a" * 40},
+                          purpose="revision")
+    store.add_result(rid, _ok(bench="lib/work", param=None, variant="base", revision="a" * 40))
+    store.add_result(rid, _ok(bench="lib/work", param=None, revision="b" * 40))
+    store.update_run(rid, summary={"compare": [], "display": {"design": "revisions a → b", "alpha": 0.002}})
+    store.finish_run(rid, "complete")
+    return rid
+
+
+@pytest.mark.parametrize(("confinement", "said"), [
+    ("bwrap", "revisions built and run in a bwrap sandbox (no network; $HOME, the work tree and the database "
+     "hidden)"),
+    ("unconfined: --no-sandbox", "revisions built and run UNCONFINED, with the user's rights and the network: "
+     "--no-sandbox"),
+    (f"unconfined: bwrap refused ({OSC}[red]x[/red])", "UNCONFINED, with the user's rights and the network: bwrap "
+     "refused (\\x1b]0;pwned\\x07[red]x[/red])"),  # the probe's stderr line, printed literally
+    (None, "revisions' confinement not recorded (a run stored before it was)"),
+])
+def test_show_of_a_revision_run_says_how_its_code_ran(db: str, confinement: str | None, said: str) -> None:
+    """compare --rev, bisect and ci runs record their confinement in their environment; `show`
+    says it under the run's identity, confined or not; a run of before says it is not recorded."""
+    rid = _revision_run(db, confinement)
+    r = _show(db, 200, "show", str(rid))
+    assert r.returncode == 0, r.stderr
+    assert said in r.stderr and "\x1b" not in r.stderr, r.stderr
+    lines = r.stderr.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(("revisions built and run", "revisions' confinement")))
+    assert lines[at - 1].startswith("host lab"), r.stderr  # under the run's identity
+    plain = _store_run(db)  # a run of no revision says nothing of it
+    r = _show(db, 200, "show", str(plain))
+    assert r.returncode == 0 and "confinement" not in r.stderr and "built and run" not in r.stderr, r.stderr

@@ -235,3 +235,37 @@ def test_without_the_site_extra_it_says_what_to_install(module: str, tmp_path: P
     line = _one_line(r)
     assert f"needs the {module} package" in line and "pip install 'cyclebench[site]'" in line
     assert not (tmp_path / "s").exists() and not list(tmp_path.glob(".s.*"))
+
+
+def test_a_revision_run_s_page_says_how_its_code_ran(tmp_path: Path) -> None:
+    """A run of revisions' code (compare --rev, bisect, ci: its environment's ``revisions``) has
+    its confinement among its page's facts, unconfined in red with its reason (escaped), and
+    show's line among its notes; one stored before it was recorded says so; any other run
+    says nothing of it."""
+    url = f"sqlite:///{tmp_path / 'rev.db'}"
+    store = Store(url)
+    ids = {}
+    for name, confinement in (("bwrap", "bwrap"), ("off", f"unconfined: bwrap refused ({HOSTILE})"),
+                              ("before", None), ("plain", None)):
+        env: dict[str, Any] = {}
+        if name != "plain":
+            env["revisions"] = {"repo": "/src/lib", "a": "a" * 40, "b": "b" * 40, "build": ["make"],
+                                **({"confinement": confinement} if confinement else {})}
+        rid = store.begin_run(command=["cyclebench", "compare", "--rev", "a", "--rev", "b"], host="lab", cpu=1,
+                              env=env, purpose="revision" if env else None)
+        store.add_result(rid, {"bench": "lib/work", "status": "ok", "unit": "ref-cycles", "per_op": 300.0,
+                               "ci_low": 299.0, "ci_high": 301.0, "min": 298.0})
+        store.finish_run(rid, "complete")
+        ids[name] = rid
+    store.close()
+    root = tmp_path / "site"
+    r = cyclebench_cli(url, "report", "-o", str(root))
+    assert r.returncode == 0, r.stderr
+    page = {k: (root / "runs" / f"{rid}.html").read_text() for k, rid in ids.items()}
+    assert re.search(r"<dt>confinement</dt><dd>bwrap sandbox \(no network;", page["bwrap"]), page["bwrap"]
+    assert "revisions built and run in a bwrap sandbox" in page["bwrap"]  # show's line, a note
+    dd = re.search(r'<dt>confinement</dt><dd class="c-red">UNCONFINED, with the user&#39;s rights and the network: '
+                   r"bwrap refused \((.*?)\)</dd>", page["off"])
+    assert dd and "<script" not in dd.group(1) and "&lt;" in dd.group(1), page["off"]
+    assert "<dt>confinement</dt><dd>not recorded (a run stored before it was)</dd>" in page["before"]
+    assert "confinement" not in page["plain"] and "built and run" not in page["plain"]

@@ -108,6 +108,10 @@ def test_a_hostile_makefile_writes_nothing_outside_its_checkout(lab: tuple[Path,
     # the same history unconfined: what the sandbox prevented
     r = _cb(home, "compare", "--rev", shas["good"], "--rev", shas["hostile"], *_opts(repo, "--no-sandbox"))
     assert not victim.exists() and (home / "make-was-here").exists() and (repo / "make-was-here").exists()
+    # and its run says so for as long as it is kept (the only run: the confined build stored none)
+    shown = _cb(home, "show")
+    assert shown.returncode == 0, shown.stderr
+    assert "revisions built and run UNCONFINED, with the user's rights and the network: --no-sandbox" in shown.stderr
 
 
 def test_a_hostile_benchmark_writes_nothing_outside_its_checkout(lab: tuple[Path, Path, Path, dict[str, str]]
@@ -116,6 +120,8 @@ def test_a_hostile_benchmark_writes_nothing_outside_its_checkout(lab: tuple[Path
     r = _cb(home, "compare", "--rev", shas["good"], "--rev", shas["bench"], *_opts(repo, "-b", "lib/work"))
     assert r.returncode in (0, 1), r.stdout + r.stderr
     assert not (home / "bench-was-here").exists() and not (repo / "bench-was-here").exists()
+    shown = _cb(home, "show")  # the run says it was confined
+    assert "revisions built and run in a bwrap sandbox (no network;" in shown.stderr, shown.stderr
 
 
 def test_a_build_past_its_timeout_is_unbuildable_and_gone(lab: tuple[Path, Path, Path, dict[str, str]]) -> None:
@@ -137,7 +143,8 @@ def test_a_build_past_its_timeout_is_unbuildable_and_gone(lab: tuple[Path, Path,
 
 def test_sandbox_require_and_no_sandbox(lab: tuple[Path, Path, Path, dict[str, str]],
                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Where no sandbox can be made (bwrap not on PATH): one line and on, or exit 2 with require."""
+    """Where no sandbox can be made (bwrap not on PATH): one line and on, the run recording why it
+    was unconfined; or exit 2 with require."""
     repo, home, _, shas = lab
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -151,6 +158,11 @@ def test_sandbox_require_and_no_sandbox(lab: tuple[Path, Path, Path, dict[str, s
     assert r.returncode == 2 and "--sandbox require: no sandbox can be made here: bwrap is not installed" in r.stderr
     r = _cb(home, "compare", "--rev", shas["good"], "--rev", shas["good"], *_opts(repo))
     assert "revisions build and run unconfined: bwrap is not installed" in r.stderr, r.stderr
+    # not only that line, which scrolls away: the run stored it, and show says it
+    shown = _cb(home, "show")
+    assert shown.returncode == 0, shown.stderr
+    assert ("revisions built and run UNCONFINED, with the user's rights and the network: bwrap is not installed "
+            "(apt-get install bubblewrap)") in " ".join(shown.stderr.split()), shown.stderr
 
 
 def test_a_hidden_directory_in_tmp_leaves_tmp_writable(tmp_path: Path) -> None:

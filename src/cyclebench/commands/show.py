@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 def print_run(store: Store, run: Mapping[str, Any], wide: bool, console: Console, notes: Console) -> None:
     """Print the stored run ``run`` (a store.get_run record) as its command printed it: its
-    tables to ``console``, then on ``notes`` its status and start, who made it and the timer
+    tables to ``console``, then on ``notes`` its status and start, who made it, how a run of
+    revisions ran their code (confined or not) and the timer
     (experiments.show.rebuild, report.show.print_shown)."""
     from cyclebench.experiments.show import rebuild
     from cyclebench.report.show import print_shown

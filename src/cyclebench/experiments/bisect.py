@@ -250,8 +250,7 @@ class _Run:
         rev = built[main].revision
         labels = {**self.labels, "bisect": self.state.id, "rev": rev.sha, "step": str(step)}
         run_id, rate = open_sitting(self.store, sides, main, self.command, labels,
-                                    {"repo": str(self.ws.repo.root), "sides": [b.revision.sha for b in built],
-                                     "build": list(self.ws.recipe.command)})
+                                    self.ws.revisions(sides=[b.revision.sha for b in built]))
         rows: list[Any] = []
 
         def keep(sit: Sitting) -> None:
@@ -292,8 +291,7 @@ class _Run:
         rev = other.revision
         labels = {**self.labels, "bisect": self.state.id, "rev": rev.sha, "step": str(step)}
         run_id, _ = open_sitting(self.store, sides, 1, self.command, labels,
-                                 {"repo": str(self.ws.repo.root), "sides": [b.revision.sha for b in built],
-                                  "build": list(self.ws.recipe.command)}, timed=False)
+                                 self.ws.revisions(sides=[b.revision.sha for b in built]), timed=False)
         got: dict[str, tuple[Count, Count, float]] = {}
         rows: list[Any] = []
         with self.store.finishing(run_id):

@@ -211,8 +211,7 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
     design = replace(plan.design, alpha=plan.design.alpha / m)
     load0 = _load()
     run_id, rate = open_sitting(store, sides, 1, command, {**labels, "rev": head.sha, "base": base.sha, "ci": "1"},
-                                {"repo": str(ws.repo.root), "a": base.sha, "b": head.sha,
-                                 "build": list(ws.recipe.command)})
+                                ws.revisions(a=base.sha, b=head.sha))
     rows: list[GateRow] = []
     disturbed = 0
     with store.finishing(run_id):
@@ -264,6 +263,7 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
              "load_after": _load(), "disturbed_batches": disturbed,
              "builds": {"base": {"sha": base.sha, "seconds": built[0].seconds, "cached": built[0].cached},
                         "head": {"sha": head.sha, "seconds": built[1].seconds, "cached": built[1].cached}},
+             "confinement": ws.recipe.confine.recorded,
              "alpha": plan.design.alpha, "correction": f"Bonferroni over {m} benchmark(s)",
              "budget": plan.design.budget, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     gate = Gate(run_id, Ref(base.sha, base.short, base.subject), Ref(head.sha, head.short, head.subject), base_how,

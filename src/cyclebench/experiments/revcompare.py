@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.options import BuildOptions, RunnerOptions
@@ -18,7 +18,7 @@ from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.experiments.revisions import BUILD_TIMEOUT_S, Built, Confinement, Recipe, Repo, Revision, prepare
 from cyclebench.experiments.revpair import Design, PairLook, Sides, Sitting, measure, open_sitting, relative_row
 from cyclebench.experiments.revpair import store_sitting as _store_sitting
-from cyclebench.model import ComparisonRow, Item
+from cyclebench.model import ComparisonRow, Item, Revisions
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import plan
 from cyclebench.stats.ab import MARGIN_REL
@@ -39,6 +39,13 @@ class Workspace:
     params: Sequence[int] = ()
     progress: Progress = SILENT
     builds: dict[str, Built] = field(default_factory=dict)
+
+    def revisions(self, **sides: str | list[str]) -> Revisions:
+        """What a sitting's run stores of the revisions it built (model.Revisions, its
+        environment's ``revisions``): the repository, ``sides`` (``a`` and ``b``, or ``sides``:
+        every side's sha), the build command and how the revisions' code ran (Confinement.recorded)."""
+        return cast(Revisions, {"repo": str(self.repo.root), **sides, "build": list(self.recipe.command),
+                                "confinement": self.recipe.confine.recorded})
 
     def cpu(self) -> int:
         from cyclebench.env import sysinfo
@@ -130,7 +137,7 @@ def compare_revisions(ws: Workspace, revs: Sequence[str], design: Design, equiva
     items = ws.items(built[0], cpu)
     design = replace(design, alpha=design.alpha / len(items))
     run_id, rate = open_sitting(store, sides, 1, command, {**labels, "rev": b.sha, "base": a.sha},
-                                {"repo": str(ws.repo.root), "a": a.sha, "b": b.sha, "build": list(ws.recipe.command)})
+                                ws.revisions(a=a.sha, b=b.sha))
     rule = compare_rule(equivalence)
     rows: list[ComparisonRow] = []
 
@@ -158,13 +165,14 @@ def workspace(repo_dir: Path, build_cmd: Sequence[str], build: BuildOptions, pin
     """The workspace of `compare --rev` and `bisect`: the git repository ``repo_dir`` is in,
     each revision built by ``build_cmd`` (argv, run in its private checkout) and then the
     runner from ``build``'s files, both confined (``sandbox``: auto, where one can be made —
-    a line says when not —, require, off; $HOME, the work tree and ``hide`` hidden) and the
-    build stopped after ``build_timeout`` s. Raises ExperimentError (one line): no benchmark
+    a line says when not —, require, off: --no-sandbox; $HOME, the work tree and ``hide``
+    hidden; whether and why not recorded in every run opened from it: Workspace.revisions) and
+    the build stopped after ``build_timeout`` s. Raises ExperimentError (one line): no benchmark
     file, not a repository, no sandbox where one is required."""
     if not build.files:
         raise ExperimentError("give the benchmark files with -f (inside the repository: read from each revision)")
     repo = Repo(repo_dir)
-    on = False
+    why: str | None = "--no-sandbox"
     if sandbox != "off":
         from cyclebench.runner.sandbox import unavailable
 
@@ -173,6 +181,7 @@ def workspace(repo_dir: Path, build_cmd: Sequence[str], build: BuildOptions, pin
             raise ExperimentError(f"--sandbox require: no sandbox can be made here: {why}")
         if why is not None:
             progress.note(f"revisions build and run unconfined: {why} (--sandbox require refuses to)")
-        on = why is None
-    confine = Confinement(on, (Path.home(), repo.root, *hide), build_timeout)
+    # the reason travels with the confinement: every run opened from this workspace stores it
+    # (Workspace.revisions), so an unconfined run says so after the note above has scrolled away
+    confine = Confinement(why is None, (Path.home(), repo.root, *hide), build_timeout, why or "")
     return Workspace(repo, Recipe(build, tuple(build_cmd), confine), pin, globs, params, progress)

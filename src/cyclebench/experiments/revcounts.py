@@ -150,8 +150,7 @@ def compare_counts(ws: Workspace, revs: Sequence[str], threshold: float, store: 
     sides = Sides(built, [ws.runner(x, cpu) for x in built], ["base", ""], cpu)
     items = ws.items(built[0], cpu)
     run_id, _ = open_sitting(store, sides, 1, command, {**labels, "rev": b.sha, "base": a.sha},
-                             {"repo": str(ws.repo.root), "a": a.sha, "b": b.sha, "build": list(ws.recipe.command)},
-                             timed=False)
+                             ws.revisions(a=a.sha, b=b.sha), timed=False)
     rows: list[ComparisonRow] = []
     with store.finishing(run_id):
         for item in items:

@@ -154,11 +154,19 @@ class Repo:
 class Confinement:
     """How a revision's code runs (docs/revisions.md, "Sandbox"): in a sandbox (``on``:
     runner.sandbox) with ``hidden`` directories ($HOME, the user's work tree, the database's)
-    empty and read-only, its build command stopped after ``build_timeout`` seconds."""
+    empty and read-only, its build command stopped after ``build_timeout`` seconds; ``why`` it
+    is not confined when not on (``--no-sandbox``, or runner.sandbox.unavailable's reason)."""
 
     on: bool = False
     hidden: tuple[Path, ...] = ()
     build_timeout: float = BUILD_TIMEOUT_S
+    why: str = "no sandbox asked for"
+
+    @property
+    def recorded(self) -> str:
+        """What a run that measured revisions stores of it (model.Revisions ``confinement``):
+        ``bwrap`` when confined, else ``unconfined: WHY``."""
+        return "bwrap" if self.on else f"unconfined: {self.why}"
 
     def sandbox(self, writable: Sequence[Path], readable: Sequence[Path] = ()) -> list[str]:
         """The launcher prefix of a step that may write ``writable`` (and read ``readable`` even

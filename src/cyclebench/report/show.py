@@ -31,7 +31,7 @@ from cyclebench.prediction import Prediction
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
 from cyclebench.report.text import safe_text
-from cyclebench.report.titles import SIMULATED_TITLE, damaged_lines
+from cyclebench.report.titles import SIMULATED_TITLE, confinement_line, damaged_lines, run_confinement
 
 if TYPE_CHECKING:
     from cyclebench.stats.repetitions import Metric
@@ -198,7 +198,8 @@ def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -
     """Print ``shown`` as its command printed it: its tables to ``console`` (its result rows as
     they are, after one line on ``notes`` saying so, when the stored tables could not be
     rebuilt or printed), its predictions measured beside predicted (as --predict printed them),
-    then on ``notes`` its status and start, who made it and the timer."""
+    then on ``notes`` its status and start, who made it, how a run of revisions ran their code
+    (report.titles.confinement_line) and the timer."""
     rid, problem = shown.run_id, shown.problem
     for line in damaged_lines(shown.run, shown.rows):
         notes.print(safe_text(line, multiline=False), highlight=False, soft_wrap=True)
@@ -224,5 +225,8 @@ def print_shown(shown: ShownRun, wide: bool, console: Console, notes: Console) -
         # wrapped between words at the console's width (~200 cells of host, kernel, CPU, compiler and
         # labels); a pipe without COLUMNS keeps it one line (ui/common: its console soft-wraps)
         notes.print(safe_text(identity, multiline=False), highlight=False)
+    recorded = run_confinement(run)
+    if recorded is not None:  # a run of revisions' code says how it ran it, confined or not
+        notes.print(safe_text(confinement_line(recorded), multiline=False), highlight=False)
     if run.calibration:
         notes.print(safe_text(console_report.calibration_line(dict(run.calibration))), highlight=False)

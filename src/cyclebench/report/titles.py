@@ -4,11 +4,13 @@ pure text from a run's figures, no console."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from cyclebench.model import Result, Run, WisCost
 
 SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
+CONFINED = "bwrap"  # model.Revisions' confinement of revisions built and run in the sandbox
+UNCONFINED = "unconfined"  # … and of those that were not: "unconfined: REASON"
 
 
 def run_title(run_id: int, cpu: int | None, cc_version: str | None) -> str:
@@ -60,3 +62,47 @@ def damaged_lines(run: Run, rows: Sequence[Result] = ()) -> list[str]:
             lines.append(f"cyclebench: run #{run.id}, {name}: damaged in the database, read as empty: "
                          f"{', '.join(r.damaged)}")
     return lines
+
+
+def confined(recorded: object) -> bool | None:
+    """Whether a run's revisions were built and run in the sandbox, from what it recorded
+    (model.Revisions' ``confinement``, the gate's facts): True, False (``unconfined: …``), None
+    (not recorded: a run stored before it was, or a value no version wrote)."""
+    if recorded == CONFINED:
+        return True
+    if isinstance(recorded, str) and recorded.split(":", 1)[0].strip() == UNCONFINED:
+        return False
+    return None
+
+
+def confinement_text(recorded: object) -> str:
+    """What the confinement ``recorded`` says, short (the site's fact beside "confinement", the
+    gate's summary): the sandbox; UNCONFINED and why (the reason as recorded: --no-sandbox,
+    bwrap missing or refused); or not recorded."""
+    got = confined(recorded)
+    if got is None:
+        return "not recorded (a run stored before it was)"
+    if got:
+        return "bwrap sandbox (no network; $HOME, the work tree and the database hidden)"
+    why = str(recorded).split(":", 1)[1].strip() if ":" in str(recorded) else ""
+    # capitals: a reader skimming a page of notes must not take it for the usual confined run
+    return f"UNCONFINED, with the user's rights and the network: {why or 'no reason recorded'}"
+
+
+def confinement_line(recorded: object) -> str:
+    """One line under a revision run's table (`show`, and so the site's run page): how its
+    revisions' builds and benchmarks ran (confinement_text)."""
+    got = confined(recorded)
+    if got is None:
+        return f"revisions' confinement {confinement_text(recorded)}"
+    return f"revisions built and run {'in a ' if got else ''}{confinement_text(recorded)}"
+
+
+def run_confinement(run: Run) -> object | None:
+    """What a run that measured revisions (its environment's ``revisions``: compare --rev,
+    bisect, ci) recorded of its confinement, "" when it recorded none; None for any other run."""
+    env = run.env if isinstance(run.env, Mapping) else {}
+    revisions = env.get("revisions")
+    if not isinstance(revisions, Mapping):
+        return None
+    return revisions.get("confinement", "")

@@ -8,16 +8,26 @@ import xml.etree.ElementTree as ET
 
 from cyclebench.gate import BROKEN, FAIL, NEW, REMOVED, UNDECIDED, Gate
 from cyclebench.report.gate.common import counts, delta, verdict
+from cyclebench.report.titles import confined, confinement_text
 
 
 def junit(g: Gate) -> str:
-    """The XML document, UTF-8, with its declaration."""
+    """The XML document, UTF-8, with its declaration; the suite's properties say how base and
+    head were built and run (``confinement``: bwrap, unconfined: REASON, or not recorded; and
+    ``confinement_text``, in words: report.titles.confinement_text)."""
     failures = sum(1 for r in g.rows if r.status in (FAIL, BROKEN))
     skipped = sum(1 for r in g.rows if r.status in (UNDECIDED, NEW, REMOVED))
     root = ET.Element("testsuites", name="cyclebench ci", tests=str(len(g.rows)), failures=str(failures),
                       errors="0", skipped=str(skipped))
     suite = ET.SubElement(root, "testsuite", name="cyclebench ci", tests=str(len(g.rows)), failures=str(failures),
                           errors="0", skipped=str(skipped), timestamp=str(g.facts.get("when", "")))
+    # the schema's place for facts of the whole suite: how base and head were built and run, as
+    # recorded (bwrap, unconfined: REASON), and said in words
+    recorded = g.facts.get("confinement")
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="confinement", value=str(recorded) if confined(recorded) is not None
+                  else "not recorded")
+    ET.SubElement(props, "property", name="confinement_text", value=confinement_text(recorded))
     for r in g.ranked():
         seconds = (r.row.sequential or {}).get("seconds", 0.0) if r.row is not None else 0.0
         case = ET.SubElement(suite, "testcase", classname="cyclebench.ci", name=r.label, time=f"{seconds:.3f}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cyclebench.gate import BOTH, COUNTS, Gate
 from cyclebench.report.gate.common import counts, delta, headline, verdict
+from cyclebench.report.titles import confined, confinement_text
 
 
 def _cell(text: str) -> str:
@@ -15,15 +16,27 @@ def _load(x: object) -> str:
     return f"{x:.2f}" if isinstance(x, (int, float)) else "?"
 
 
+def _confinement(recorded: object) -> str:
+    """How base and head were built and run, above the table (not in the collapsed facts): a
+    reviewer reads that the pull request's code ran unconfined without opening anything."""
+    text, got = _cell(confinement_text(recorded)), confined(recorded)
+    if got is None:
+        return f"Base and head: confinement {text}."
+    if got:
+        return f"Base and head built and run in a {text}."
+    return f"**Base and head built and run unconfined**, {text.removeprefix('UNCONFINED, ')}."
+
+
 def summary(g: Gate) -> str:
-    """GitHub-flavoured Markdown of the gate."""
+    """GitHub-flavoured Markdown of the gate: the headline, the revisions, how their code ran
+    (confined or not: report.titles.confinement_text), the table, the sitting's facts."""
     has_counts = g.gate in (COUNTS, BOTH)
     unit = next((r.row.unit for r in g.rows if r.row is not None), "")
     head = ["benchmark", f"base ({unit})" if unit else "base", f"head ({unit})" if unit else "head", "Δ% [CI]",
             *(["Ir Δ%"] if has_counts else []), "verdict"]
     lines = [f"### {headline(g)}", "",
              f"Base {g.base.short} ({_cell(g.base.subject)}; {g.base_how}), head {g.head.short} "
-             f"({_cell(g.head.subject)}).", "",
+             f"({_cell(g.head.subject)}).", "", _confinement(g.facts.get("confinement")), "",
              "| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 2) + ["---"]) + "|"]
     for r in g.ranked():
         lk = r.look

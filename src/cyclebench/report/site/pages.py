@@ -21,6 +21,7 @@ from cyclebench.report.site import Capture, Site, argv_text, blocks_of, history_
 from cyclebench.report.site.figures import Figure, Trace, change_text, history_figure
 from cyclebench.report.site.tables import HtmlTable, html_table
 from cyclebench.report.text import visible
+from cyclebench.report.titles import confined, confinement_text, run_confinement
 from cyclebench.stats import changepoint
 
 NEWEST = 25  # runs listed on the index
@@ -75,12 +76,16 @@ class RunLine:
 @dataclass(frozen=True)
 class RunFacts(RunLine):
     """The facts at the top of a run's page: its line, with its start and end as stored (ISO
-    8601), its command line and replicate group."""
+    8601), its command line and replicate group; a run of revisions' code (compare --rev,
+    bisect, ci), how it ran it (report.titles.confinement_text; "" for any other run) and
+    whether that was unconfined."""
 
     started_at: str | None
     finished_at: str | None
     command: str
     group_id: int | None
+    confinement: str = ""
+    unconfined: bool = False
 
 
 @dataclass(frozen=True)
@@ -227,16 +232,21 @@ def link_of(rows: Sequence[Result], shown: Callable[[str], bool]) -> Link:
 def run_page(site: Site, run: Run, rows: Sequence[Result], shown: Capture, notes: Capture, link: Link,
              figure: Figure | None) -> tuple[RunLine, tuple[HtmlTable, ...]]:
     """Write ``runs/ID.html``: what show printed into ``shown`` and ``notes`` (its tables, the
-    names linked by ``link``), scale's ``figure``, the run's environment and calibration.
+    names linked by ``link``), scale's ``figure``, a revision run's confinement among its facts,
+    the run's environment and calibration.
     Returns the run's line and its tables (for its kind's page)."""
     rid = int(run.id or 0)
     blocks = blocks_of(shown.items, link)
     line = RunLine.of(run, len(rows))
     cal = run.calibration
+    recorded = run_confinement(run)
     site.page(f"runs/{rid}.html", "run.html", title=f"run #{rid} · {visible(host_of(run))}",
               plots=figure is not None, figure=figure,
               run=RunFacts(**vars(line), started_at=run.started_at, finished_at=run.finished_at,
-                           command=visible(argv_text(run.command)), group_id=run.group_id),
+                           command=visible(argv_text(run.command)), group_id=run.group_id,
+                           confinement="" if recorded is None else visible(confinement_text(recorded),
+                                                                           multiline=False),
+                           unconfined=confined(recorded) is False),
               notes=[b.text for b in blocks_of(notes.items)], blocks=blocks,
               environment=console_report.environment_lines(list(rows)),
               calibration=visible(console_report.calibration_line(cal)) if isinstance(cal, Mapping) else "",
