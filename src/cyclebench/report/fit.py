@@ -21,6 +21,12 @@ Titles and the notes under a table (its caption) are left-aligned and wrap betwe
 perf stat's and benchstat's notes do: centred, a wrapped note's lines start at a different column
 each and read as scattered words.
 
+A note longer than ``NOTE_SHOWN`` (4,096) characters is shown cut there, followed by how many more
+there are and where they are whole (``[9,995,912 more characters not shown: …]``): a failure
+reason can be megabytes, and a table is not where it is read. The table keeps every cell whole
+(``rows``, the site's tables), as the csv, markdown and json exports do. Every cell, title and note
+is rendered in time linear in its length (:func:`linewise`).
+
 The choice is made when the table is rendered, at the width of the console (or the
 space it is given), so one table object prints right on a terminal, a pipe, or a test's
 recording console. Every cell given as a string goes through :func:`safe_text`: data is
@@ -32,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from rich import box
 from rich.cells import cell_len
@@ -41,17 +48,24 @@ from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style, StyleType
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
-from cyclebench.report.text import safe_text
+from cyclebench.report.text import safe_text, visible
 
-__all__ = ["NAME_LINES", "NOTES_MIN", "Column", "FitTable", "Heading", "Layout", "pieces", "wrap_at"]
+__all__ = ["NAME_LINES", "NOTES_MIN", "NOTE_SHOWN", "Column", "FitTable", "Heading", "Layout", "bounded", "linewise",
+           "pieces", "wrap_at"]
 
 NOTES_MIN = 40  # narrowest notes column worth keeping beside the others: narrower, a note of
 # a crash or a disturbed row wraps over 3–4 lines beside numbers that take one
 _NOTE_META = "cyclebench.note"  # marks the placeholder row a note under its row replaces
 _NAME_META = "cyclebench.name"  # marks the placeholder row its name above the row replaces
 _UNBOUNDED = 1_000_000
+# the most of a note a table shows: 4 KiB is 60 lines at 72 columns, beyond what a row's note is read for.
+# A 10 MB failure reason shown whole, even rendered linearly (linewise), took 3.8 s (one word), 6.2 s
+# (words) and 86 s and 1.1 GB (10-character lines: rich's work is per line) in `export --format text`,
+# and a pipe's table (every column at its natural width) padded each of its lines to the note's 10 M
+# cells; cut here, 0.6-0.9 s
+NOTE_SHOWN = 4096
 _RECORD_INDENT = 2
 NAME_LINES = 2  # a name folded onto more lines goes on a line above its row (FitTable._names_fit)
 # as perf stat, benchstat and hyperfine print: a rule under the header, columns two spaces apart, no
@@ -142,15 +156,72 @@ def wrap_at(text: Text, width: int) -> Text:
     return Text("\n").join(out)
 
 
+class _Linewise(Text):
+    """A Text whose rendering is cut into one segment a line. rich's own ``Text`` renders its wrapped
+    lines joined, one segment a style, and ``Segment.split_and_crop_lines`` (every table cell, every
+    padding, the console's buffer) then cuts such a segment at each line break with ``str.partition``,
+    copying the rest of it at every line: quadratic in the cell. A failure reason of 10 MB under its
+    row took 47 s (one word) and 64 s (words) in `export --format text`, 1 MB of 10-character lines
+    12.6 s; cut here, with one ``str.split``, 3.8, 6.2 and 4.5 s (the rest is rich's work per line:
+    NOTE_SHOWN bounds it)."""
+
+    __slots__ = ()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in super().__rich_console__(console, options):
+            text, style, control = segment
+            if control or "\n" not in text:
+                yield segment
+                continue
+            for k, part in enumerate(text.split("\n")):
+                if k:
+                    yield Segment("\n", style)
+                if part:
+                    yield Segment(part, style)
+
+
+def linewise(t: Text) -> Text:
+    """``t`` as a Text that renders in time linear in its length (:class:`_Linewise`); what every cell,
+    title, note and name a FitTable prints is rendered as."""
+    if type(t) is _Linewise:
+        return t
+    return _Linewise(t.plain, style=t.style, justify=t.justify, overflow=t.overflow, no_wrap=t.no_wrap, end=t.end,
+                     tab_size=t.tab_size, spans=list(t.spans))
+
+
 def _width(t: Text) -> int:
     return max((cell_len(line.expandtabs(8)) for line in t.plain.split("\n")), default=0)
 
 
+def bounded(cell: Cell, limit: int = NOTE_SHOWN) -> Text:
+    """``cell`` as :func:`safe_text` makes it, or its first ``limit`` characters followed by a dim
+    ``[N more characters not shown: …]`` that says where they are whole (a note: the csv and json exports of its run).
+    A long string is cut before it becomes a Text: rich's Text strips control codes from the whole
+    of it (str.translate, 0.5 s for a 10 MB note of non-ASCII lines), as slicing a Text copies it."""
+    plain = cell.plain if isinstance(cell, Text) else visible("" if cell is None else str(cell))
+    if len(plain) <= limit:
+        return cell if isinstance(cell, Text) else Text(plain)
+    if isinstance(cell, Text):
+        cut = Text(plain[:limit], style=cell.style, spans=[Span(a, min(b, limit), s) for a, b, s in cell.spans
+                                                            if a < limit])
+    else:
+        cut = Text(plain[:limit])
+    cut.append(f" [{len(plain) - limit:,} more characters not shown: `cyclebench export RUN --format csv` writes "
+               "the whole note]", style="dim")
+    return cut
+
+
 @dataclass(frozen=True)
 class _Row:
-    cells: list[Text]
+    shown: list[Text]  # what the terminal shows: a note bounded (NOTE_SHOWN)
     style: StyleType
     end_section: bool = False
+    whole: dict[int, Cell] = field(default_factory=dict)  # the cells ``shown`` cut, by column, as given
+
+    @cached_property
+    def cells(self) -> list[Text]:
+        """Every cell whole, as :func:`safe_text` makes it: what ``rows`` and the site's tables read."""
+        return [safe_text(self.whole[i]) if i in self.whole else t for i, t in enumerate(self.shown)]
 
 
 class FitTable:
@@ -179,7 +250,10 @@ class FitTable:
     def add_row(self, *cells: Cell, style: StyleType = "") -> None:
         if len(cells) != len(self.columns):
             raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
-        self._rows.append(_Row([safe_text(c) for c in cells], style))
+        shown = [bounded(v) if c.notes else safe_text(v) for c, v in zip(self.columns, cells, strict=True)]
+        # a note bounded is longer than NOTE_SHOWN by what it says of the rest; its cell kept as given
+        whole = {i: v for i, (v, t) in enumerate(zip(cells, shown, strict=True)) if len(t) > NOTE_SHOWN}
+        self._rows.append(_Row(shown, style, whole=whole))
 
     def add_section(self) -> None:
         """A rule under the last row (between groups of rows)."""
@@ -204,7 +278,7 @@ class FitTable:
         """Each column's widest cell, header included (on one line)."""
         full = [cell_len(c.header) for c in self.columns]
         for row in self._rows:
-            for i, cell in enumerate(row.cells):
+            for i, cell in enumerate(row.shown):
                 full[i] = max(full[i], _width(cell))
         return full
 
@@ -214,13 +288,13 @@ class FitTable:
         floor = []
         for i, c in enumerate(self.columns):
             head = _longest_word(c.header)
-            cells = [r.cells[i].plain for r in self._rows]
+            cells = [r.shown[i].plain for r in self._rows]
             if c.notes:
                 least = max((_longest_word(s) for s in cells), default=0)
             elif c.fold is not None:
                 least = max((_longest_piece(s) for s in cells), default=0)
             else:
-                least = max((_width(r.cells[i]) for r in self._rows), default=0)
+                least = max((_width(r.shown[i]) for r in self._rows), default=0)
             floor.append(max(head, least))
         return floor
 
@@ -244,7 +318,7 @@ class FitTable:
         n = len(self.columns)
         notes = self._notes()
         full = self._full()
-        has_notes = notes is not None and any(r.cells[notes].plain for r in self._rows)
+        has_notes = notes is not None and any(r.shown[notes].plain for r in self._rows)
         base = [i for i in range(n) if i != notes]
         if self.wide or width >= _UNBOUNDED:  # every column: notes beside, else under their rows
             every = list(range(n))
@@ -303,7 +377,7 @@ class FitTable:
         ids stacked in a cell read as three rows): then the names on a line above their row, when the
         numbers fit without them."""
         assert lay.widths is not None
-        tall = any(c.fold is not None and any(len(wrap_at(r.cells[i], w).plain.split("\n")) > NAME_LINES
+        tall = any(c.fold is not None and any(len(wrap_at(r.shown[i], w).plain.split("\n")) > NAME_LINES
                                               for r in self._rows)
                    for i, w in zip(lay.shown, lay.widths, strict=True) for c in (self.columns[i],))
         numbers = [i for i in lay.shown if self.columns[i].fold is None and not self.columns[i].notes]
@@ -333,7 +407,7 @@ class FitTable:
     # rendering
 
     def _annotation(self, x: str | Text | None, style: str) -> Text | None:
-        return None if x is None else safe_text(x, style=style)
+        return None if x is None else linewise(safe_text(x, style=style))
 
     def _table(self, shown: list[int], widths: list[int], notes_under: bool, with_rows: bool = True,
                names_above: bool = False) -> Table:
@@ -351,9 +425,9 @@ class FitTable:
             return table
         notes = self._notes()
         for j, row in enumerate(self._rows):
-            note = row.cells[notes] if notes is not None and notes_under else None
+            note = row.shown[notes] if notes is not None and notes_under else None
             has_note = note is not None and bool(note.plain)
-            cells = [wrap_at(row.cells[i], widths[k]) if self.columns[i].fold is not None else row.cells[i]
+            cells = [linewise(wrap_at(row.shown[i], widths[k]) if self.columns[i].fold is not None else row.shown[i])
                      for k, i in enumerate(shown)]
             if names_above:  # a placeholder row, replaced by the row's name when rendered
                 table.add_row(*[Text("") for _ in shown], style=Style(meta={_NAME_META: j}))
@@ -372,22 +446,22 @@ class FitTable:
     def _records(self, lay: Layout) -> Iterator[RenderableType]:
         """Each row as a record: its name columns on one line, then ``column  value``."""
         if self.title is not None:
-            yield safe_text(self.title, style="table.title")
+            yield linewise(safe_text(self.title, style="table.title"))
         heading = [i for i in lay.shown if self.columns[i].heading]
         rest = [i for i in lay.shown if i not in heading]
         key_width = max((cell_len(self.columns[i].header) for i in rest), default=0)
         for row in self._rows:
-            name = Text(" · ").join(row.cells[i] for i in heading if row.cells[i].plain)
+            name = Text(" · ").join(row.shown[i] for i in heading if row.shown[i].plain)
             name.stylize("bold")
             grid = Table.grid(padding=(0, 2))
             grid.add_column(no_wrap=True, width=key_width)
             grid.add_column(overflow="fold")
             for i in rest:
-                if row.cells[i].plain:
-                    grid.add_row(Text(self.columns[i].header, style="dim"), row.cells[i])
-            yield Group(name, Padding(grid, (0, 0, 0, _RECORD_INDENT), style=row.style or ""))
+                if row.shown[i].plain:
+                    grid.add_row(Text(self.columns[i].header, style="dim"), linewise(row.shown[i]))
+            yield Group(linewise(name), Padding(grid, (0, 0, 0, _RECORD_INDENT), style=row.style or ""))
         if self.caption is not None:
-            yield safe_text(self.caption, style="table.caption")
+            yield linewise(safe_text(self.caption, style="table.caption"))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = _UNBOUNDED if console.soft_wrap else options.max_width
@@ -424,15 +498,15 @@ class FitTable:
             inner = Segment.get_line_length(line) - Segment.get_line_length(left) - Segment.get_line_length(right)
             if _NAME_META in meta:  # the row's name columns, on a line of their own above it
                 row = self._rows[meta[_NAME_META]]
-                name = Text(" · ").join(row.cells[i] for i, c in enumerate(self.columns)
-                                        if c.fold is not None and row.cells[i].plain)
+                name = Text(" · ").join(row.shown[i] for i, c in enumerate(self.columns)
+                                        if c.fold is not None and row.shown[i].plain)
                 name.stylize(row.style or "bold")
-                body = Padding(wrap_at(name, max(inner, 1)), (0, 0, 0, 0))
+                body = Padding(linewise(wrap_at(name, max(inner, 1))), (0, 0, 0, 0))
             else:
                 row = self._rows[meta[_NOTE_META]]
-                note = row.cells[notes].copy()  # type: ignore[index]
+                note = row.shown[notes].copy()  # type: ignore[index]
                 note.style = row.style or note.style
-                body = Padding(note, (0, 1, 0, 3))  # indented under the row's name
+                body = Padding(linewise(note), (0, 1, 0, 3))  # indented under the row's name
             for body_line in console.render_lines(body, options.update_width(max(inner, 1)), pad=True):
                 yield from left
                 yield from body_line
