@@ -104,6 +104,17 @@ def groups(db: Path) -> list[int]:
         con.close()
 
 
+def bisects(db: Path, runs: list[int]) -> list[str]:
+    """The bisects ``runs`` are sittings of (their label bisect=ID), in the order of their runs."""
+    con = sqlite3.connect(db)
+    try:
+        got = [(json.loads(lb or "null") or {}).get("bisect") for (lb,) in con.execute(
+            f"select labels from runs where id in ({', '.join('?' * len(runs))}) order by id", runs)]
+    finally:
+        con.close()
+    return [str(b) for b in dict.fromkeys(got) if b]
+
+
 def history_argv(bench: str, param: int | None, variant: str) -> list[str]:
     return ["history", bench, *([] if param is None else ["-p", str(param)]),
             *(["--variant", variant] if variant else [])]
@@ -121,7 +132,9 @@ def entries(db: Path, lab: Path = LAB) -> list[tuple[str, str, list[list[str]]]]
         if "left out" in step:
             out.append((str(step["kind"]), f"{made}\n(left out of the fixture: {step['left out']})", []))
         elif runs:
-            out.append((str(step["kind"]), made, [["show", str(r)] for r in runs]))
+            # each run, then each bisect they are sittings of as `show --bisect` prints it again
+            out.append((str(step["kind"]), made, [["show", str(r)] for r in runs]
+                        + [["show", "--bisect", b] for b in bisects(db, [int(r) for r in runs])]))
     g = groups(db)
     stored = [["compare", "1", "2"], ["compare", "1", "2", "3"]]
     if len(g) >= 2:

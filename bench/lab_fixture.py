@@ -12,6 +12,14 @@ columns under ``captured/``. tests/commands/test_lab_readers.py says when the fi
 Every command runs in its own process (argv lists, no shell), in a private directory
 (``/tmp/cyclebench-lab-*``, normalised in the gallery) holding copies of the sources, and with a
 private build cache, so nothing of the user's is read or written.
+
+    .venv/bin/python bench/lab_fixture.py --rederive # the stored results analysed again, nothing measured
+
+When the estimators change a figure nothing stored later is made from (REDERIVED: min, the
+median's CI), the fixture's results are analysed again from their stored samples by this code
+(``rederive``: stats.result.result_fields, as the run stored them) and those columns rewritten,
+so the gallery shows what the code derives without measuring anew (which would move every
+figure). tests/commands/test_lab_min.py says when that is due.
 """
 
 from __future__ import annotations
@@ -189,10 +197,79 @@ def build(out: Path, verbose: bool = True) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+# What rederive may rewrite: figures of stats.result.result_fields that nothing stored later is
+# made from. The min over every process's largest batches (docs/method.md §2; the fixture's was
+# over one process's: run 6's loop/empty 1.401 above its CI, 1.341–1.400); the median's CI, by
+# order statistics since the fixture was measured with its bootstrap. The per-op figures and
+# their CIs are read by add_net (--net), the run-to-run spread and the verdicts: a change to one
+# of them needs the fixture rebuilt.
+REDERIVED = ("min", "cycles_min", "median_ci_low", "median_ci_high")
+# result_fields' figures that must come out as stored for a re-derivation to be trusted
+CHECKED = ("per_op", "ci_low", "ci_high", "ns_per_op", "intercept", "median", "mad", "mean",
+           "cv", "rcv", "n_samples", "outliers", "confidence", "method", "rounds", "cycles_per_op", "cycles_ci_low",
+           "cycles_ci_high", "cycles_rcv", "core_ghz", "ratio_rcv", "chain_agreement", "n_disturbed", "n_trimmed",
+           "pmu_cycles_per_op", "pmu_ci_low", "pmu_ci_high", "pmu_agreement")
+
+
+def rederive(db: Path, write: bool = True) -> list[tuple[int, str, object, object]]:
+    """Every timing result of ``db`` stored with its runner line and samples analysed again by this
+    code: stats.result.result_fields on the line (store.rows.parts_of) and the samples, as the run
+    handed them over; its REDERIVED columns rewritten where they differ (``write``). Returns
+    (result id, column, stored, derived) of each difference. Raises SystemExit, writing nothing,
+    when one of CHECKED would change too: the designs that read it must run again (rebuild)."""
+    from cyclebench.model import OK, TIMING, Outcome
+    from cyclebench.stats.result import result_fields
+    from cyclebench.store.rows import parts_of
+
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    try:
+        changes: list[tuple[int, str, object, object]] = []
+        stale: list[str] = []
+        rates = {rid: (json.loads(cal or "null") or {}).get("rate_hz")
+                 for rid, cal in con.execute("select id, calibration from runs")}
+        for row in con.execute("select * from results where kind = ? and status in ('ok', 'disturbed') "
+                               "order by id", (TIMING,)).fetchall():
+            line = parts_of(TIMING, json.loads(row["extra"] or "null")).get("line")
+            samples = con.execute("select iters, ticks, cal, disturbed, pmu from samples where result_id = ? "
+                                  "order by idx", (row["id"],)).fetchall()
+            rate = rates.get(row["run_id"])
+            if not isinstance(line, dict) or not samples or not rate:
+                continue
+            cols = list(zip(*samples, strict=True))
+            res = {**line, "n": list(cols[0]), "ticks": list(cols[1]), "disturbed": list(cols[3]),
+                   "cal": None if None in cols[2] else list(cols[2]),
+                   "pmu_cycles": None if None in cols[4] else list(cols[4])}
+            # the runner's status: result_fields makes it 'disturbed' itself when most batches were
+            got = result_fields(Outcome(row["bench"], row["param"], OK, result=res), rate, row["variant"])
+            stale += [f"result {row['id']} {k}: stored {row[k]!r}, derived {got[k]!r}"
+                      for k in CHECKED if got[k] != row[k]]
+            changes += [(int(row["id"]), k, row[k], got[k]) for k in REDERIVED if got[k] != row[k]]
+        if stale:
+            raise SystemExit("re-deriving would change figures other designs read; rebuild the fixture "
+                             "(bench/lab_fixture.py):\n" + "\n".join(stale[:20]))
+        if write and changes:
+            with con:
+                for rid, k, _old, new in changes:
+                    con.execute(f"update results set {k} = ? where id = ?", (new, rid))  # k: one of REDERIVED
+            con.execute("vacuum")
+        return changes
+    finally:
+        con.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=OUT, help=f"the fixture's directory (default: {OUT})")
+    ap.add_argument("--rederive", action="store_true",
+                    help="analyse the stored results again from their samples (REDERIVED), measure nothing")
     args = ap.parse_args()
+    if args.rederive:
+        changes = rederive(args.out / "lab.db")
+        for rid, k, old, new in changes:
+            print(f"result {rid} {k}: {old!r} -> {new!r}", file=sys.stderr)
+        print(f"{args.out / 'lab.db'}: {len(changes)} figures re-derived", file=sys.stderr)
+        return
     t0 = time.monotonic()
     doc = build(args.out)
     steps = doc["steps"]

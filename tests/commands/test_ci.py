@@ -11,10 +11,12 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from cyclebench.gate import Gate
 from gitlib import HEADER, _chain
 
 NO_VALGRIND = shutil.which("valgrind") is None
@@ -110,7 +112,7 @@ def test_a_comment_passes_and_a_planted_slowdown_fails(repo: Path, db: str, tmp_
     text = summary.read_text()
     assert text.startswith("### cyclebench ci: FAIL") and step.read_text().strip() == text.strip()
     rows = [ln for ln in text.splitlines() if ln.startswith("| `")]
-    assert rows[0].startswith("| `lib/work`") and "FAIL (> 2%)" in rows[0], text
+    assert rows[0].startswith("| `lib/work`") and "fail (> 2%)" in rows[0], text
     assert "<details><summary>the sitting</summary>" in text and "Bonferroni" in text
     suites = list(JUnitXml.fromfile(str(xml)))
     cases = [c for s in suites for c in s]
@@ -205,3 +207,50 @@ def test_a_restored_cache_skips_the_builds(repo: Path, db: str, tmp_path: Path) 
     assert r.returncode == 0, r.stdout + r.stderr
     text = (tmp_path / "s.md").read_text()
     assert text.count("(cached)") == 2, text  # base and head: neither built again
+
+
+LAB = Path(__file__).resolve().parents[1] / "data" / "lab"  # the lab fixture (bench/lab_fixture.py)
+
+
+def _lab_gate() -> Gate:
+    """The lab's `ci --gate both` run (its manifest names it): lib/work +4% fails, lib/flat passes."""
+    import sqlite3
+
+    [rid] = next(s["runs"] for s in json.loads((LAB / "manifest.json").read_text())["steps"] if s["kind"] == "ci")
+    con = sqlite3.connect(LAB / "lab.db")
+    try:
+        [(stored,)] = con.execute("select summary from runs where id = ?", (rid,)).fetchall()
+    finally:
+        con.close()
+    return Gate.from_dict(rid, json.loads(stored)["ci"])
+
+
+def test_the_summary_gives_its_ci_s_level_one_vocabulary_and_the_next_step() -> None:
+    """The summary of the lab's failed gate (α 0.01 over 2 benchmarks): Δ%'s interval named with
+    its level (each a repeated 99.5% CI), every verdict in one form and case, no "benchmark(s)",
+    and docs/ci.md's next step — compare --rev, then bisect — for the benchmark that failed, at
+    its revisions; a gate that passed has none. Before, the column read "Δ% [CI]", the verdicts
+    "FAIL (> 2%)" beside "pass", and a failure left the reader to find the next step."""
+    from cyclebench.report.gate.summary import summary
+
+    g = _lab_gate()
+    text = summary(g)
+    assert "| Δ% [repeated 99.5% CI] |" in text and "with its repeated 99.5% CI" in text, text
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `")]
+    assert rows[0].endswith("| fail (> 2%) |") and rows[1].endswith("| pass (< 2%) |"), rows
+    assert text.startswith(f"### cyclebench ci: FAIL — 1 failed, 1 passed · {g.base.short} → {g.head.short}"), text
+    assert "(s)" not in text and "0.005 for each of 2 benchmarks (Bonferroni)" in text, text
+    compare = f"cyclebench compare --rev {g.base.sha} --rev {g.head.sha} -f FILE -b lib/work\n"
+    bisect = f"cyclebench bisect --good {g.base.sha} --bad {g.head.sha} -f FILE -b lib/work\n"
+    assert "**Next step**" in text and compare in text and bisect in text, text
+    assert text.index(compare) < text.index(bisect) < text.index("<details>")
+    passed = replace(g, rows=tuple(replace(r, status="pass", time_status="pass", counts_status="pass")
+                                   for r in g.rows))
+    assert "Next step" not in summary(passed) and "### cyclebench ci: PASS — 2 passed" in summary(passed)
+    # only its counts failed it, at a threshold of its own: the same step under callgrind, at that threshold
+    counted = replace(g, gate="counts", counts_threshold=0.01,
+                      rows=tuple(replace(r, look=None, time_status=None) for r in g.rows))
+    text = summary(counted)
+    assert "fail (Ir > 1%)" in text and "repeated" not in text.split("<details>")[0], text
+    assert f"--bad {g.head.sha} -f FILE -b lib/work --backend callgrind --counts-threshold 1\n" in text, text
+

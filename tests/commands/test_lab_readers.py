@@ -108,7 +108,8 @@ def test_every_reader_of_every_kind(columns: int) -> None:
     with gallery.lab_copy() as db:
         readers = _readers(db)
         stored = [r for s in gallery.manifest() for r in s["runs"]]  # type: ignore[union-attr]
-        assert [int(a[1]) for a in readers if a[0] == "show"] == stored  # one show per stored run
+        assert [int(a[1]) for a in readers if a[0] == "show" and a[1].isdigit()] == stored  # one show a run
+        assert any(a[:2] == ["show", "--bisect"] for a in readers)  # and the bisect its sittings are of
         for argv in [*readers, ["show", "--wide"]]:
             said = gallery.invoke(argv, db, columns)
             if said.error:

@@ -21,7 +21,7 @@ import pytest
 
 from cyclebench.store import Store
 
-from conftest import DATA, FAST, cli
+from conftest import DATA, FAST, cli, cli_at
 from sitelab import cyclebench_cli, cyclebench_in
 
 BENCH = "lab/lz4"
@@ -118,6 +118,27 @@ def test_history_gates_on_the_nightly_step_the_bisect_does_not_hide(lab: Lab) ->
     assert f"5 revision runs of {BENCH} not in this series: --purpose revision" in r.stderr, r.stderr
 
 
+def test_the_gate_says_its_verdict_over_the_runs_it_read(lab: Lab) -> None:
+    """--fail-on-regression prints its verdict either way, over the runs the gate really read (8
+    of a --window of 10): a failure names the step's levels and its CI; a pass says why — the step
+    older than the window, or too few runs for any change point. Before, a pass printed nothing
+    and a failure said "within the last 10 runs" of 8."""
+    r = cyclebench_in(lab.url, "history", BENCH, "--fail-on-regression")
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 1 and "within the last 8 runs" in said and "Δ's 95% CI [" in said, said
+    assert "→ 1,10" in said and "cycles~" in said  # the levels before and after, in the series' unit
+    r = cyclebench_in(lab.url, "history", BENCH, "--fail-on-regression", "--window", "3")
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 0, said
+    assert f"no regression among the last 3 runs of {BENCH}: no change point there (the regression from run " \
+           f"#{lab.step_run} is older)" in said, said
+    r = cyclebench_in(lab.url, "history", BENCH, "--fail-on-regression", "--since", "2026-03-10")  # after the step
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 0 and f"no regression among the last 4 runs of {BENCH}: no change point found — 4 runs, " \
+                                 "a change point needs 3 runs on each side" in said, said
+    assert said.count("a change point needs") == 1  # the verdict says it; not the note as well
+
+
 def test_history_of_a_bisect_by_its_label_and_of_every_purpose(lab: Lab, tmp_path: Path) -> None:
     """docs/revisions.md: `history --label bisect=ID` reads a bisect's sittings."""
     r = cyclebench_in(lab.url, "history", BENCH, "--label", f"bisect={BISECT}")
@@ -129,6 +150,33 @@ def test_history_of_a_bisect_by_its_label_and_of_every_purpose(lab: Lab, tmp_pat
     assert {p["run"] for p in points} >= set(lab.sittings), points  # every purpose: the bisect's sittings too
     r = cyclebench_in(lab.url, "history", BENCH, "--purpose", "fleet")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "purposes there: revision, run" in r.stderr
+
+
+def test_show_prints_the_bisect_and_each_sitting_points_at_it(lab: Lab) -> None:
+    """`show --bisect ID` prints the bisect's own table and answer from its newest stored state (as
+    its page on the site does), GOOD, BAD and M defined under it, at 80 columns; `show` of a sitting
+    says which step of which bisect it is and how to see the whole. Before, no command printed a
+    bisect again: `show` had each sitting's compare table alone, "(GOOD)" and "(M)" undefined."""
+    r = cli_at(80, "show", "--bisect", BISECT, env={"CYCLEBENCH_DB": lab.url})
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.stdout.split())
+    assert f"bisect {BISECT} · GOOD 9999999999 · BAD 8888888888 · threshold 2%" in said, r.stdout
+    assert f"{BENCH}: first bad commit {FIRST_BAD} lz4: a slower match finder" in said, said
+    assert "GOOD: the revision given by --good, BAD: by --bad, M: the revision a step measured" in said
+    assert all(len(ln) <= 80 for ln in r.stdout.splitlines()), r.stdout
+    lines = r.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines if ln.split() and ln.split()[0] in ("confirm", "1", "2", "3")] \
+        == ["confirm", "1", "2", "3"], r.stdout  # every step, in order
+    assert all(f"#{rid}" in r.stderr for rid in lab.sittings), r.stderr
+    r = cli_at(80, "show", str(lab.sittings[3]), env={"CYCLEBENCH_DB": lab.url})
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0 and f"step 3 of bisect {BISECT}, M against GOOD: GOOD is the revision given by " \
+                                "--good (9999999999)" in said, said
+    assert f"`cyclebench show --bisect {BISECT}` prints every step of it and its answer" in said
+    r = cli_at(80, "show", str(lab.nightly[0]), env={"CYCLEBENCH_DB": lab.url})
+    assert r.exit_code == 0 and "bisect" not in r.output  # a run of no bisect names none
+    r = cli_at(80, "show", "--bisect", "nope", env={"CYCLEBENCH_DB": lab.url})
+    assert r.exit_code == 2 and f"no bisect nope in {lab.url} (bisects there: {BISECT})" in r.output, r.output
 
 
 def test_the_site_lists_the_regression_and_gives_the_bisect_its_page(lab: Lab, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from rich.console import Console
 from cyclebench.model import Comparison, Series
 from cyclebench.report import console as report
 from cyclebench.report import plots
-from cyclebench.report.console import fmt, fmt_ci
+from cyclebench.report.console import fmt, fmt_ci, fmt_interval
 from cyclebench.report.fit import Column, FitTable
 
 
@@ -81,7 +81,7 @@ SECONDARY = ("min", "rCV", "ns/op")
 
 
 def answer_numbers(r: dict[str, Any]) -> list[str]:
-    return [fmt(r["per_op"]), fmt_ci(_half(r["ci_low"], r["ci_high"])), fmt(r["cycles_per_op"])]
+    return [fmt(r["per_op"]), fmt_interval(r["per_op"], r["ci_low"], r["ci_high"]), fmt(r["cycles_per_op"])]
 
 
 def test_results_at_80_keep_the_answer_whole() -> None:
@@ -91,7 +91,8 @@ def test_results_at_80_keep_the_answer_whole() -> None:
         assert h in head, h
     for h in ("min", "rCV", "notes"):  # dropped whole, from the right, and named under the table
         assert h not in head, h
-    assert "not shown at 80 columns: min, rCV (--wide" in " ".join(text.split())
+    # both ends of a lopsided CI (-4.5/+5.7) take the room the cycles~ CI and ns/op had
+    assert "not shown at 80 columns: min, rCV, ±CI95, ns/op (--wide" in " ".join(text.split())
     for r in RESULTS[:3]:
         for number in answer_numbers(r):
             assert number in text, number
@@ -115,7 +116,7 @@ def test_results_wide_keep_every_column() -> None:
         assert h in head, h
     for r in RESULTS[:3]:
         for number in [*answer_numbers(r), fmt(r["min"]), fmt(r["ns_per_op"]), f"{100 * r['rcv']:.1f}%",
-                       fmt_ci(_half(r["cycles_ci_low"], r["cycles_ci_high"]))]:
+                       fmt_interval(r["cycles_per_op"], r["cycles_ci_low"], r["cycles_ci_high"])]:
             assert number in text, number
 
 
@@ -213,7 +214,7 @@ def test_variants_ranked_at_80() -> None:
         assert s in text, s
     assert text.index(fmt(9.9067)) < text.index(fmt(12.4167))  # ranked: the faster variant first
     wide = headers(render(variants_ranked(d, wide=True), 240))
-    for h in ("best", "95% CI", "text", "data", "bss", "dec", "body B"):
+    for h in ("lowest inv.", "95% CI", "text", "data", "bss", "dec", "body B"):
         assert h in wide, h
     by_size = render(variants_ranked(d, sort="dec", wide=True), 240)
     assert "ranked by dec" in by_size
@@ -300,7 +301,8 @@ def test_net_columns_are_all_net_and_never_negative() -> None:
     head = headers(text)
     for h in ("net per op", "min net", "cycles~ net", "ns/op net"):
         assert h in head, h
-    assert "-0.00" not in text and "≈0" in text
+    # no negative figure: a minus only as a CI's lower end beside its estimate (-0.008/+0.009)
+    assert not [w for w in text.split() if w.startswith("-0.00") and "/" not in w] and "≈0" in text
     assert fmt(13.86 - (13.88 - 13.08)) in text and fmt(6.03 * 13.08 / 13.88) in text  # min and ns/op net too
 
 
@@ -347,3 +349,40 @@ def test_the_instruction_classes_of_disasm_fold_flags_and_calls_never_cut() -> N
     assert "…" not in text and max(cell_len(ln) for ln in text.splitlines()) <= 80
     flat = " ".join(text.split())
     assert "-mno-outline-atomics" in flat and "-march=armv8.2-a" in flat and "cas8_acq_rel" in flat
+
+
+def test_a_lopsided_ci_prints_both_ends_and_a_symmetric_one_its_half_width() -> None:
+    """One half-width where it gives both ends within the digits shown and neither half is over 1.5×
+    the other; else the two ends as distances from the estimate (the lab's chain/add400: 287.0 with
+    a CI of [281.08, 305.88] was printed 287.0 ± 12.40, its lower end 6.3 too low)."""
+    assert fmt_interval(287.0223, 281.0818, 305.8764) == "-5.9/+19"
+    assert fmt_interval(140.53834, 140.52817, 140.54822) == "0.01"  # 0.0102 and 0.0099: both 0.01
+    assert fmt_interval(199.974, 199.157, 200.917) == "-0.82/+0.94"  # 0.88 would misplace both by 0.06
+    assert fmt_interval(10.0, 9.0, 11.0) == "1" and fmt_interval(5.0, 5.0, 5.0) == "0"
+    assert fmt_interval(5.0, 4.9998, 5.0004) == "<0.001"  # both below the digits shown
+    assert fmt_interval(400.3, 364.5, 414.1) == "-36/+14" and fmt_interval(95.2, -1097.7, 1288.1) == "1,193"
+    assert fmt_interval(5.0, 5.1, 6.0) == "+0.1/+1"  # an estimate outside its CI says so, never a ±
+    assert fmt_interval(5.0, None, 6.0) == "-"
+
+
+def _paired(a: float, b: float, diff: float, lo: float, hi: float) -> SimpleNamespace:
+    return SimpleNamespace(a="lib/flat @ d0c0d22", b="lib/flat @ 069bbd9", param=None, unit="cycles~", note="",
+                           cmp=Comparison(median_a=a, median_b=b, diff=diff, ci_low=lo, ci_high=hi, rel=diff / a,
+                                          p=0.93, pairs=18, margin=0.5, verdict="inconclusive"))
+
+
+def test_a_paired_delta_is_named_and_its_b_is_a_plus_delta() -> None:
+    """The median of the pairs' differences is not B − A of the two medians (the lab's compare --rev:
+    A 100.6, B 100.8, Δ −0.030): the table names Δ for what it is, shows B as A + Δ, and says so
+    under it — even where the two happen to agree to the digits shown; where Δ is B − A (stored
+    runs' means, exact counts) the headers stay as they were."""
+    lucky = render(report.comparisons_table([_paired(199.31, 398.99, 199.57, 197.5, 201.6)]), 120)
+    assert "median paired Δ" in headers(lucky)  # 399.0 − 199.3 = 199.7 ≈ +199.6: still the paired design
+    text = render(report.comparisons_table([_paired(100.6, 100.8, -0.030, -1.17, 1.12)]), 120)
+    head = headers(text)
+    assert "median paired Δ" in head and "B = A + Δ (cycles~)" in head and "Δ (B−A)" not in head
+    row = next(line for line in text.splitlines() if "-0.030" in line)
+    assert row.split().count("100.6") == 2 and "100.8" not in row  # B = 100.6 − 0.030, never B's own 100.8
+    assert "not B's own median" in " ".join(text.split())
+    plain = render(report.comparisons_table([_paired(199.3, 199.7, 199.7 - 199.3, -3.1, 3.98)]), 120)  # means
+    assert "Δ (B−A)" in headers(plain) and "B per op" in headers(plain) and "not B's own" not in plain

@@ -103,13 +103,12 @@ def _finish(state: Any, plan: Any, repo: Any, wide: bool, json_path: Path | None
     """The table, each benchmark's answer (report.bisect), --json; the exit status
     (experiments.bisect.exit_status)."""
     from cyclebench.experiments.bisect import exit_status
-    from cyclebench.report.bisect import answer_lines, steps_table
+    from cyclebench.report.bisect import answer_lines, steps_table, title
 
     searches = list(state.searches.values())
     steps = [x for s in searches for x in s.steps]
-    counts = " of Ir/op (callgrind)" if plan.counts else ""
-    out.print(steps_table(steps, f"bisect {state.id} · GOOD {state.good.short} · BAD {state.bad.short} · threshold "
-                                 f"{100 * plan.threshold:g}%{counts}", len(searches) > 1, wide))
+    out.print(steps_table(steps, title(state.id, state.good.short, state.bad.short, plan.threshold, plan.counts),
+                          len(searches) > 1, wide))  # the title `show --bisect ID` prints again
     for line in answer_lines(searches, state.good, state.bad, plan.threshold, repo.message):
         out.print(line, highlight=False, markup=False)
     if json_path is not None:

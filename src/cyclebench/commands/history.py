@@ -78,7 +78,7 @@ def history_cmd(a: HistoryArgs) -> None:
         out.print(report.history_table(title, points, h, unit, wide=a.wide))
     if note := chosen.note(name):
         err.print(f"cyclebench: {note}", highlight=False)
-    if len(points) < 2 * changepoint.MIN_SEGMENT:
+    if len(points) < 2 * changepoint.MIN_SEGMENT and not a.fail_on_regression:  # the gate's verdict says it
         err.print(f"cyclebench: {len(points)} run{'s' * (len(points) != 1)}: a change point needs "
                   f"{changepoint.MIN_SEGMENT} on each side",
                   highlight=False)
@@ -102,10 +102,8 @@ def history_cmd(a: HistoryArgs) -> None:
         fmt = a.output.fmt
         deliver(a.output, Exported(data or "") if fmt == "json" else
                 write(fmt, Export([dict(r) for r in rows], {r["id"]: r for r in runs}, title=title)))
-    if a.fail_on_regression:
-        recent = [c for c in h.changes if c.regression and c.index >= len(points) - a.window]
-        if recent:
-            c = recent[-1]
-            err.print(f"cyclebench: regression: {name} {100 * c.rel:+.1f}% from run #{points[c.index]['run']} "
-                      f"(within the last {a.window} runs)", style="red", highlight=False)
+    if a.fail_on_regression:  # a verdict either way: a CI log that passed says so, and over which runs
+        verdict = report.gate_verdict(name, points, h, a.window, margin, unit)
+        err.print(f"cyclebench: {verdict.line}", style="red" if verdict.failed else "green", highlight=False)
+        if verdict.failed:
             sys.exit(1)

@@ -52,19 +52,45 @@ def export(store: Store, run: Mapping[str, Any], fmt: str) -> Exported:
     return export_runs(store, [rid], fmt)
 
 
+def show_bisect(store: Store, bisect: str, wide: bool, output: OutputOptions) -> None:
+    """`show --bisect ID`: every step of the bisect and its answer, as `bisect` ended
+    (experiments.show.stored_bisect, report.bisect.print_stored); --format: its sittings' rows."""
+    from cyclebench.experiments.show import bisect_ids, stored_bisect
+    from cyclebench.report.bisect import print_stored
+    from cyclebench.ui.export import deliver, export_runs
+
+    got = stored_bisect(store, bisect)
+    if got is None:
+        there = bisect_ids(store)
+        raise UserError(f"no bisect {bisect} in {store.url} ("
+                        + (f"bisects there: {', '.join(there)})" if there else "none there)"))
+    if not output.to_stdout:
+        print_stored(got, wide, out, err)
+    if output.asked:
+        deliver(output, export_runs(store, list(got.runs), output.fmt))
+
+
 @click.command("show")
 @click.argument("run_id", type=click.IntRange(1, 2**63 - 1), required=False)
+@click.option("--bisect", "bisect", metavar="ID", help="Print the bisect ID (its sittings' label bisect=ID, which "
+              "`show` of any sitting names): every step and its answer, as `bisect` ended.")
 @click.option("--db", metavar="URL", help="Database URL.")
 @wide_option
 @format_option
-def show_cmd(run_id: int | None, db: str | None, wide: bool, output: OutputOptions) -> None:
+def show_cmd(run_id: int | None, bisect: str | None, db: str | None, wide: bool, output: OutputOptions) -> None:
     """Print a stored run (default: the last) as the command that made it printed it: a run's
     results (callgrind's events, the counters), compare's verdicts, variants' rankings, scale's
-    tables, stat's, a profile. --format F [-o FILE]: export it as `export` does (csv, markdown and
-    text of a compare run: its comparisons)."""
+    tables, stat's, a profile. --bisect ID: a bisect's steps and answer, as it ended. --format F
+    [-o FILE]: export it as `export` does (csv, markdown and text of a compare run: its
+    comparisons; of a bisect: its sittings' rows)."""
     from cyclebench.ui.export import deliver
 
     store = open_store(db, create=False)
+    if bisect is not None:
+        if run_id is not None:
+            raise UserError("show: a run or --bisect ID, not both")
+        show_bisect(store, bisect, wide, output)
+        return
     rid = run_id if run_id is not None else store.last_run_id()
     run = store.get_run(rid) if rid is not None else None
     if run is None:

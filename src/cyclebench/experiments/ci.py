@@ -264,7 +264,7 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
              "builds": {"base": {"sha": base.sha, "seconds": built[0].seconds, "cached": built[0].cached},
                         "head": {"sha": head.sha, "seconds": built[1].seconds, "cached": built[1].cached}},
              "confinement": ws.recipe.confine.recorded,
-             "alpha": plan.design.alpha, "correction": f"Bonferroni over {m} benchmark(s)",
+             "alpha": plan.design.alpha, "correction": f"Bonferroni over {m} benchmark{'s' * (m != 1)}",
              "budget": plan.design.budget, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     gate = Gate(run_id, Ref(base.sha, base.short, base.subject), Ref(head.sha, head.short, head.subject), base_how,
                 tuple(rows), plan.gate, plan.counts_threshold, facts)

@@ -14,6 +14,8 @@ run FILE.c (will-it-      result rows; ``env.wis``                              
 scale test cases)
 compare A B               ``summary.compare`` (its rows) and ``summary.display``  ComparisonTables
                           (the title's design, alpha)
+a bisect's sitting        as compare; ``summary.bisect`` (id, step, revision,     ComparisonTables, Sitting
+                          the bisect's state after it)
 variants, compare         ``summary.variants`` (the ranked data) and              VariantsTables
 --allocator               ``summary.display.sort``
 scale                     result rows of kind scaling; ``env.scale.modes``        ScaleTables
@@ -25,7 +27,8 @@ profile                   result rows of kind profile (each function's row, its 
                           probe) and ``summary.display.limit``
 ========================  =====================================================  ===========================
 
-A run stored before ``summary.display`` existed is shown with the defaults its command has
+`show --bisect ID` reads every sitting of the bisect (stored_bisect: a StoredBisect). A run
+stored before ``summary.display`` existed is shown with the defaults its command has
 (net off, ranked by cycles, α 0.002, 30 functions). A variants or compare run interrupted before
 its summary was written has only its result rows: they are shown as a run's. No printing here.
 """
@@ -47,6 +50,7 @@ from cyclebench.model import (
     Run,
     StatMetric,
 )
+from cyclebench.report.bisect import Sitting, StoredBisect, StoredRevision, StoredStep
 from cyclebench.report.show import (
     DAMAGED,
     ComparisonTables,
@@ -242,6 +246,53 @@ def _row_tables(store: Store, run: Run, rows: Sequence[Result]) -> list[Tables]:
     return tables
 
 
+# ---------------------------------------------------------------- a bisect and its sittings
+def _state(run: Run) -> Mapping[str, Any]:
+    """The bisect's state as it stood after this sitting (experiments.bisect.Bisection.to_dict in
+    ``summary.bisect.state``; {} when not stored)."""
+    return _doc(_doc(_summary(run).get("bisect")).get("state"))
+
+
+def sitting_of(run: Run) -> Sitting | None:
+    """The bisect ``run`` is a sitting of (``summary.bisect``, else its label ``bisect``), with
+    its step and the short shas of GOOD, BAD and the revision it measured; None for any other run."""
+    b = _doc(_summary(run).get("bisect"))
+    bid = b.get("id") or _doc(run.labels).get("bisect")
+    if not bid:
+        return None
+    state, rev, step = _state(run), str(b.get("revision") or ""), b.get("step")
+    shorts = {x.revision.sha: x.revision.short for s in state.get("searches") or [] if isinstance(s, Mapping)
+              for x in (StoredStep.of(st) for st in s.get("steps") or [] if isinstance(st, Mapping))}
+    good, bad = (StoredRevision.of(state.get(k)).short if state.get(k) else "" for k in ("good", "bad"))
+    return Sitting(str(bid), step if isinstance(step, int) and not isinstance(step, bool) else None, good, bad,
+                   shorts.get(rev) or rev[:7])
+
+
+def stored_bisect(store: Store, bisect: str) -> StoredBisect | None:
+    """The bisect ``bisect`` as its sittings (the runs labelled bisect=ID: docs/revisions.md)
+    stored it — the state of the newest sitting that stored one, as the site's page of the bisect
+    reads it (report/site/revisions.py); None when no run is labelled so."""
+    runs = sorted(store.list_runs(None, labels={"bisect": bisect}), key=lambda r: int(r.id or 0))
+    if not runs:
+        return None
+    last = next((r for r in reversed(runs) if _state(r)), None)
+    state = _state(last) if last is not None else _EMPTY
+    b = _doc(_summary(last).get("bisect")) if last is not None else _EMPTY
+    t = b.get("threshold")
+    searches = tuple(x for x in state.get("searches") or [] if isinstance(x, Mapping))
+    counted = b.get("backend") == "callgrind" or any(
+        isinstance(st, Mapping) and st.get("unit") for x in searches for st in x.get("steps") or [])
+    return StoredBisect(bisect, StoredRevision.of(state.get("good")), StoredRevision.of(state.get("bad")),
+                        float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None, counted,
+                        searches, tuple(int(r.id or 0) for r in runs), int(last.id or 0) if last is not None else None)
+
+
+def bisect_ids(store: Store) -> list[str]:
+    """Every bisect the store holds a sitting of (their label bisect=ID), for the line that says
+    an ID is not there."""
+    return sorted({str(lb["bisect"]) for r in store.list_runs(None) if "bisect" in (lb := _doc(r.labels))})
+
+
 # ---------------------------------------------------------------- the whole
 def rebuild(store: Store, run: Mapping[str, Any]) -> ShownRun:
     """The stored run ``run`` (a store.get_run record) as `show` prints it: its result rows and
@@ -262,7 +313,8 @@ def rebuild(store: Store, run: Mapping[str, Any]) -> ShownRun:
             tables = [VariantsTables(data, variants_sort(data, rec),
                                      any("disasm" in v for d in data for v in d.get("variants") or []))]
         elif compared is not None:
-            tables = [compared]
+            sitting = sitting_of(rec)  # a bisect's sitting names its bisect under the table
+            tables = [compared] if sitting is None else [compared, sitting]
         else:
             tables = _row_tables(store, rec, rows)
     except DAMAGED as e:

@@ -1,19 +1,33 @@
 """`cyclebench bisect`'s output: one line per step as it is decided, the table of every step
 (report/fit.py's rule: revision, Δ% against GOOD with its repeated CI and the verdict are the
-answer; subject, seconds and run leave first), and each benchmark's answer."""
+answer; subject, seconds and run leave first), and each benchmark's answer — printed again from
+what the bisect stored by `show --bisect ID` (StoredBisect, print_stored), and named by `show`
+of each of its sittings (Sitting, print_sitting)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 STYLE = {"bad": "red", "slower": "red", "good": "green", "no slowdown": "green", "skip": "yellow"}
+# what the tables' and the sittings' GOOD, BAD and M are: every view of a bisect says it under its table
+ROLES = ("GOOD: the revision given by --good, BAD: by --bad, M: the revision a step measured (the "
+         "confirmation's is BAD)")
+
+
+def title(bisect: str, good: str, bad: str, threshold: float | None, counts: bool) -> str:
+    """The steps table's title, as `bisect` ends and `show --bisect` prints it (short shas)."""
+    t = f" · threshold {100 * threshold:g}%" if threshold is not None else ""
+    return f"bisect {bisect} · GOOD {good} · BAD {bad}{t}" + (" of Ir/op (callgrind)" if counts else "")
 
 
 def pct(x: float | None) -> str:
@@ -61,8 +75,9 @@ def steps_table(steps: Sequence[Any], title: str, several: bool, wide: bool = Fa
         Column("run", priority=3),
         Column("notes", justify="left", notes=True),
     ], title=title, wide=wide,
-        caption="Δ: median of the paired per-invocation ratios M/GOOD − 1; bad when the repeated CI lies above the "
-                "threshold, good when below it (docs/revisions.md)")
+        caption=f"{ROLES}. Δ: median of the paired per-invocation ratios M/GOOD − 1; bad when its repeated CI "
+                "lies above the threshold, good when below it; skip: neither after a second sitting, or M did not "
+                "build or run (docs/revisions.md)")
     for s in steps:
         cells = [safe_text(s.bench, multiline=False)] if several else []
         table.add_row(*cells, "confirm" if s.n == 0 else str(s.n), s.revision.short,
@@ -90,8 +105,8 @@ def _counted_table(steps: Sequence[Any], title: str, several: bool, wide: bool) 
         Column("run", priority=3),
         Column("notes", justify="left", notes=True),
     ], title=title, wide=wide,
-        caption=f"exact counts (callgrind, each side read twice): M is bad when its {unit}/op exceed GOOD's by more "
-                "than the threshold, good otherwise; skipped when its readings differ (docs/revisions.md)")
+        caption=f"{ROLES}. Exact counts (callgrind, each side read twice): M is bad when its {unit}/op exceed GOOD's "
+                "by more than the threshold, good otherwise; skipped when its readings differ (docs/revisions.md)")
     for s in steps:
         cells = [safe_text(s.bench, multiline=False)] if several else []
         known = s.per_op is not None and s.good_per_op is not None
@@ -212,3 +227,67 @@ def stored_answer(search: Mapping[str, Any], threshold: float | None) -> str:
     if status == "running":
         return f"{bench}: not finished (the bisect was interrupted){delta}"
     return f"{bench}: {status}{delta}"
+
+
+@dataclass(frozen=True)
+class StoredBisect:
+    """A bisect as its sittings stored it, for `show --bisect ID`: its id, GOOD and BAD, the
+    threshold (relative; None: not stored) and whether callgrind's counts judged it, each
+    benchmark's search (Bisection.to_dict's, as it stood after ``state_run``: the newest sitting
+    that stored one; () when none did), and every sitting's run, oldest first."""
+
+    id: str
+    good: StoredRevision
+    bad: StoredRevision
+    threshold: float | None
+    counts: bool
+    searches: tuple[Mapping[str, Any], ...]
+    runs: tuple[int, ...]
+    state_run: int | None
+
+
+def print_stored(b: StoredBisect, wide: bool, console: Console, notes: Console) -> None:
+    """`show --bisect ID`: the table of every step and each benchmark's answer to ``console``, as
+    `bisect` ended (its answers from the stored state: stored_answer); its sittings on ``notes``."""
+    steps = [StoredStep.of(x) for s in b.searches for x in s.get("steps") or [] if isinstance(x, Mapping)]
+    if steps:
+        console.print(steps_table(steps, title(b.id, b.good.short, b.bad.short, b.threshold, b.counts),
+                                  len({s.bench for s in steps}) > 1, wide))
+    for search in b.searches:
+        console.print(safe_text(stored_answer(search, b.threshold), multiline=False), highlight=False)
+    if not b.searches:  # a sitting stored by a version that kept no state: its runs are all there is
+        console.print(safe_text(f"bisect {b.id}: no stored state (a bisect stored before it was kept): each "
+                                "sitting's table is its run's", multiline=False), highlight=False)
+    runs = ", ".join(f"#{r}" for r in b.runs)
+    notes.print(safe_text(f"bisect {b.id}: sittings {runs} (`cyclebench show RUN` prints one; `history BENCH "
+                          f"--label bisect={b.id}` follows them)", multiline=False), highlight=False)
+
+
+@dataclass(frozen=True)
+class Sitting:
+    """A run that is a sitting of a bisect (its summary's ``bisect``): the bisect's id, the step
+    (0: the confirmation; None: not stored) and the revisions of GOOD, BAD and M (short shas;
+    "" where not stored)."""
+
+    bisect: str
+    step: int | None
+    good: str = ""
+    bad: str = ""
+    revision: str = ""
+
+
+def print_sitting(s: Sitting, console: Console, notes: Console) -> None:
+    """Under a sitting's compare table: what its GOOD, BAD and M are (ROLES, with their shas), on
+    ``console`` as the table's legend; then on ``notes`` how to see the whole bisect."""
+    def sha(x: str) -> str:
+        return f" ({x})" if x else ""
+
+    what = (f"the confirmation of bisect {s.bisect}, BAD against GOOD" if s.step == 0 else
+            f"step {s.step} of bisect {s.bisect}, M against GOOD" if s.step is not None
+            else f"a step of bisect {s.bisect}")
+    console.print(safe_text(f"{what}: GOOD is the revision given by --good{sha(s.good)}, "
+                            f"BAD by --bad{sha(s.bad)}"
+                            + (f", M the revision this step measured{sha(s.revision)}" if s.step != 0 else ""),
+                            multiline=False), highlight=False)
+    notes.print(safe_text(f"`cyclebench show --bisect {s.bisect}` prints every step of it and its answer",
+                          multiline=False), highlight=False)

@@ -1,8 +1,9 @@
 """Console table of results (rich).
 
-Columns: benchmark, param, per-op cost (slope of batch time vs batch size, stats.py) ±
-half-width of its 95% CI, min (lowest per-sample cost, net of the fixed batch cost; '-' with
-a note when it is not a cost: below zero, or not stored because it was), the
+Columns: benchmark, param, per-op cost (slope of batch time vs batch size, stats.py) ± its
+95% CI (one half-width where it gives both ends, else both: fmt_interval), min (lowest
+per-sample cost, net of the fixed batch cost; '-' with a note when it is not a cost: below
+zero, or not stored because it was), the
 robust CV of per-sample costs (scaled MAD / median), the unit, the same cost in cycles~
 (core cycles estimated by the add-chain calibration, calibrate.py) ± CI, ns/op, and notes.
 With net=True the two costs are shown net of the loop's own cost (loop/empty).
@@ -24,7 +25,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from cyclebench.model import CalibrationLine, PerOp, Result, Run
+from cyclebench.model import CalibrationLine, Comparison, ComparisonRow, PerOp, Result, Run
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
@@ -85,7 +86,8 @@ def _shown(figure: PerOp | None, net: bool) -> tuple[str, str]:
     cost (net_fmt)."""
     if figure is None:
         return "-", "-"
-    return (net_fmt(figure.value, figure.ci_low, figure.ci_high) if net else fmt(figure.value)), fmt_ci(figure.half)
+    shown = net_fmt(figure.value, figure.ci_low, figure.ci_high) if net else fmt(figure.value)
+    return shown, fmt_interval(figure.value, figure.ci_low, figure.ci_high)
 
 
 def fmt_ci(x: float | None) -> str:
@@ -98,12 +100,63 @@ def fmt_ci(x: float | None) -> str:
     return f"{x:.2g}" if abs(x) < 10 else fmt(x)
 
 
+def rounding(cell: str) -> float:
+    """Half a unit of the last digit a figure's cell shows (0.05 for ``140.5``, 0.5 for ``1,080``
+    or ``+200``): how far the number it stands for may lie from what it says. 0 for a cell that
+    is no plain number (``-``, ``<0.001``, ``≈0``)."""
+    digits = cell.strip().lstrip("+-").replace(",", "")
+    if not digits or not all(ch.isdigit() or ch == "." for ch in digits):
+        return 0.0
+    decimals = len(digits.partition(".")[2])
+    return 0.5 * 10.0 ** -decimals
+
+
+def _offset(x: float) -> str:
+    """A CI's end as its distance from the estimate, signed, in two significant digits as fmt_ci
+    gives a half-width below 10 (``-0.82``, ``+19``, ``-1,200``): two of them share a cell."""
+    a = abs(x)
+    shown = f"{round(a, 1 - math.floor(math.log10(a))):,.0f}" if a >= 10 else fmt_ci(a)
+    return "0" if x == 0 else ("-" if x < 0 else "+") + shown
+
+
+ASYMMETRIC = 1.5  # one half-width more than this many times the other: both printed, whatever the digits
+
+
+def fmt_interval(value: float | None, low: float | None, high: float | None) -> str:
+    """A 95% CI beside its estimate ``value``, in the ±CI95 columns: one half-width (``0.88``) only
+    where it gives both ends — value − it and value + it each within the rounding of the digits
+    shown (:func:`rounding`), and neither half more than ASYMMETRIC times the other; else both
+    ends as signed distances from the estimate (``-5.9/+19``): a bootstrap CI of a median from
+    a few processes is often lopsided, and a mean half-width printed as ± puts one end where
+    the CI is not (287.0 ± 12.40 for a CI of [281.1, 305.9]). Both halves below 0.001:
+    ``<0.001``, nothing to tell apart at the digits shown."""
+    if value is None or low is None or high is None or any(math.isnan(x) for x in (value, low, high)):
+        return "-"
+    below, above = value - low, high - value
+    if 0 <= below < 1e-3 and 0 <= above < 1e-3 and (below or above):
+        return "<0.001"
+    if below >= 0 and above >= 0 and max(below, above) <= ASYMMETRIC * min(below, above):
+        half = fmt_ci((below + above) / 2)
+        said, slack = float(half.replace(",", "")), rounding(half)
+        if abs(below - said) <= slack and abs(above - said) <= slack:
+            return half
+    return f"{_offset(-below)}/{_offset(above)}"
+
+
 def has_min(row: Result) -> bool:
     """A min that is a cost: present and not below zero. Below zero (stored by older versions,
     or None now) a batch beat the fitted fixed cost: the samples do not fit
     fixed + per-op·n (stats.estimators)."""
     m = row.get("min")
     return m is not None and not (isinstance(m, float) and math.isnan(m)) and m >= 0
+
+
+def min_above_ci(row: Result) -> bool:
+    """Whether the lowest per-sample cost of every process's largest batches (stats.estimators)
+    lies above the per-op CI's upper bound, in the timer's unit or in cycles~: the slope and the
+    largest batches disagree (a cost per op that grows with the batch size), and the row says so."""
+    return any(row.get(m) is not None and row.get(h) is not None and row[m] > row[h]
+               for m, h in (("min", "ci_high"), ("cycles_min", "cycles_ci_high")))
 
 
 def notes(row: Result) -> str:
@@ -125,6 +178,8 @@ def notes(row: Result) -> str:
         out.append(f"{row['n_disturbed']} disturbed dropped")
     if row.get("per_op") is not None and row.get("n_samples") and not has_min(row):
         out.append("no min: a batch beat the fitted fixed cost (samples off the line)")
+    elif min_above_ci(row):
+        out.append("min above the CI: the largest batches cost more per op than the slope")
     if row.get("pmu_cycles_per_op") is not None:
         out.append(f"PMU cycles {fmt(row['pmu_cycles_per_op'])}"
                    + (f" (cycles~/PMU {row['pmu_agreement']:.3f})" if row.get("pmu_agreement") else ""))
@@ -305,13 +360,56 @@ def environment_lines(rows: Iterable[Result]) -> list[str]:
 
 
 VERDICT_STYLE = {"faster": "green", "slower": "red", "inconclusive": "yellow", "not exact": "yellow"}
+# what a paired table's A, B and Δ are: said under it, since its Δ is not the difference of the medians
+PAIRED_CAPTION = ("A: A's median over the pairs; median paired Δ: the median of each pair's B − A (revisions: of "
+                  "B/A − 1, times A), what its CI and the verdict are of; B = A + Δ, not B's own median (the csv's "
+                  "median_b), which may differ from it, even in sign")
+
+
+def unpaired_delta(c: Comparison) -> bool:
+    """Whether ``c``'s Δ is B − A of its two medians (stored runs' means, exact counts), to the
+    float. Not where Δ is the median of the pairs' differences (compare, compare --rev, bisect): a
+    median is not linear, so median(B − A) need not be median(B) − median(A), nor of its sign; even
+    where the two agree to the digits shown (a lucky sitting) the table says which it is, so one
+    design always prints under one header."""
+    scale = max(1.0, abs(c.median_a), abs(c.median_b))
+    return abs(c.diff - (c.median_b - c.median_a)) <= 1e-9 * scale
+
+
+def paired_table(rows: Iterable[ComparisonRow]) -> bool:
+    """Whether a table of comparisons shows its B as A + Δ (PAIRED_CAPTION): some row's Δ is not
+    B − A of its medians (unpaired_delta), so B's own median beside it would read A 100.6,
+    B 100.8, Δ −0.030. The whole table then, so a column means one thing in every row."""
+    return any(r.cmp is not None and not unpaired_delta(r.cmp) for r in rows)
+
+
+def comparison_figures(c: Comparison, paired: bool) -> tuple[str, str, str, str, str, str]:
+    """A comparison's cells as every table of comparisons prints them (the console's, markdown,
+    text): A, B (A + Δ when ``paired``: paired_table), Δ, Δ% (Δ ÷ A), the CI of Δ (``exact``
+    for exact counts, ``-`` where nothing estimates the spread) and p."""
+    known = not math.isnan(c.ci_low)  # NaN: nothing estimates the spread (stats.runs), no CI, no p
+    exact = known and c.ci_low == c.ci_high == c.diff  # simulated counts: Δ itself, no CI to give
+    return (fmt(c.median_a), fmt(c.median_a + c.diff if paired else c.median_b), signed(c.diff),
+            f"{100 * c.rel:+.2f}%",
+            "exact" if exact else f"[{signed(c.ci_low)}, {signed(c.ci_high)}]" if known else "-",
+            fmt_p(c.p) if known and not exact else "-")
+
+
+def sides_headers(paired: bool, per: str = "") -> tuple[str, str, str]:
+    """The headers of a comparison's A, B and Δ columns (``per``: the unit, said in them)."""
+    if paired:
+        return f"A per op{per}", f"B = A + Δ{per}", "median paired Δ"
+    return f"A per op{per}", f"B per op{per}", "Δ (B−A)"
 
 
 def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: float = 0.002,
                       wide: bool = False) -> FitTable:
     """One line per comparison (compare.Row: a, b, param, unit, cmp, note): A, B, their
-    medians, B − A with its 95% CI, the Holm-adjusted p and the verdict; `~` means no
-    difference worth reporting. A, B, param, both sides' per op, Δ, the CI of Δ and the
+    medians, Δ with its 95% CI, the Holm-adjusted p and the verdict; `~` means no
+    difference worth reporting. Δ is B − A of the medians shown where it is (stored runs' means,
+    exact counts); where it is the median of the pairs' differences (paired_table) its header
+    says so, B is shown as A + Δ and the caption says what each is (PAIRED_CAPTION), so no row
+    reads A 100.6, B 100.8, Δ −0.030. A, B, param, both sides' per op, Δ, the CI of Δ and the
     verdict stay at any width, Δ% and the unit too (in the per-op headers when every row has the
     same one); p drops first. Rows of the sequential
     design (``r.sequential``) show their repeated CI and nominal p, and the caption says how
@@ -326,6 +424,9 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
                    f"({seq[0].get('margin_rule') or '0.25 unit or 0.5%, the smaller'}); "
                    f"equivalent when it lies within ±{eq:g}% of A and Δ within the margin; inconclusive when "
                    "the budget ended first; p nominal, of the deciding look")
+    paired = paired_table(rows)
+    if paired:
+        caption = f"{PAIRED_CAPTION}.\n{caption}"  # the period: markdown joins the lines
     counted = [r.cmp for r in rows if r.cmp is not None]
     exact_counts = bool(counted) and all(
         c.verdict == "not exact" or (c.verdict != "~" and c.ci_low == c.ci_high == c.diff) for c in counted)
@@ -342,13 +443,14 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
     keep = {"param": any(r.param is not None for r in rows), "unit": len(units) != 1, "p (Holm)": not exact_counts}
     if exact_counts and per:  # counts: the unit is per op ("Ir/op"), and there is no p to show
         per = f" ({next(iter(units))}/op)"
+    a_head, b_head, d_head = sides_headers(paired, per)
     columns = [
         Column("A", justify="left", fold=CMP_NAME_FOLD),
         Column("B", justify="left", fold=CMP_NAME_FOLD),
         Column("param"),
-        Column(f"A{per}" if exact_counts else f"A per op{per}"),
-        Column(f"B{per}" if exact_counts else f"B per op{per}"),
-        Column("Δ (B−A)"),
+        Column(f"A{per}" if exact_counts else a_head),
+        Column(f"B{per}" if exact_counts else b_head),
+        Column(d_head),
         Column("Δ%"),
         Column("repeated CI of Δ" if seq else "CI of Δ" if exact_counts else "95% CI of Δ"),
         Column("p" if seq else "p (Holm)", priority=5),
@@ -370,12 +472,7 @@ def comparisons_table(rows: Iterable[Any], title: str | None = None, alpha: floa
             add(a, b, param, "-", "-", "-", "-", "-", "-", Text("failed", style="red"), r.unit, r.note)
             continue
         verdict = Text(c.verdict, style=VERDICT_STYLE.get(c.verdict, ""))
-        known = not math.isnan(c.ci_low)  # NaN: nothing estimates the spread (stats.runs), no CI, no p
-        exact = known and c.ci_low == c.ci_high == c.diff  # simulated counts: Δ itself, no CI to give
-        add(a, b, param, fmt(c.median_a), fmt(c.median_b), signed(c.diff), f"{100 * c.rel:+.2f}%",
-            "exact" if exact else f"[{signed(c.ci_low)}, {signed(c.ci_high)}]" if known else "-",
-            fmt_p(c.p) if known and not exact else "-",
-            verdict, r.unit, r.note)
+        add(a, b, param, *comparison_figures(c, paired), verdict, r.unit, r.note)
     return table
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
 
 from cyclebench.atomic import replacing
 from cyclebench.model import Point
-from cyclebench.report.console import fmt
+from cyclebench.report.console import fmt, fmt_interval
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.plots import FORMATS
 from cyclebench.report.text import safe_text
@@ -49,13 +50,56 @@ def history_table(title: str, points: Sequence[Point], h: History, unit: str, wi
                  f"(Bonferroni), ≥ {h.min_segment} runs a side; {sd}"))
     for p, mark in zip(points, marks(points, h), strict=True):
         labels = ",".join(f"{k}={v}" for k, v in (p.get("labels") or {}).items())
-        half = (p["ci_high"] - p["ci_low"]) / 2 if p.get("ci_low") is not None else None
         style = "red" if mark.startswith("▲") else "green" if mark.startswith("▼") else "dim" if mark else ""
         table.add_row(str(p["run"]), str(p["started_at"])[:19].replace("T", " "),
                       safe_text(labels, multiline=False), fmt(p["estimate"]),
-                      fmt(half) if half is not None else "exact" if unit == "Ir" else "-",
+                      # both ends where one half-width would misplace one (console.fmt_interval), as show prints it
+                      fmt_interval(p["estimate"], p["ci_low"], p.get("ci_high")) if p.get("ci_low") is not None
+                      else "exact" if unit == "Ir" else "-",
                       Text(mark, style=style))
     return table
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """`history --fail-on-regression`'s answer: ``failed`` (exit 1) and the one line that says
+    why, either way."""
+
+    failed: bool
+    line: str
+
+
+def gate_verdict(name: str, points: Sequence[Point], h: History, window: int, margin: float, unit: str,
+                 ) -> GateVerdict:
+    """The gate over the last ``window`` runs of ``points`` (all of them when the series is
+    shorter: the line names the runs it really read): failed when a change point among them is a
+    regression (its Δ's CI above +``margin``: stats.changepoint), naming each — Δ%, the run it
+    starts at, the levels before and after; passed saying why none is there (no change point,
+    or one that is no slowdown beyond the margin), and with too few runs for any change point,
+    that none could be found and what one needs."""
+    n = len(points)
+    start = max(0, n - window)
+    last = "the last run" if n - start == 1 else f"the last {n - start} runs"
+    recent = [c for c in h.changes if c.index >= start]
+    if regressions := [c for c in recent if c.regression]:  # the newest first: the one a fix is for
+        said = [f"{100 * c.rel:+.1f}% from run #{points[c.index]['run']} ({fmt(c.before)} → {fmt(c.after)} {unit}, "
+                f"Δ's 95% CI [{c.ci_low:+.3g}, {c.ci_high:+.3g}])" for c in reversed(regressions)]
+        return GateVerdict(True, f"regression: {name} {'; and '.join(said)}, within {last}")
+    head = f"no regression {'in' if n - start == 1 else 'among'} {last} of {name}"
+    kept, out = n - len(h.outliers), len(h.outliers)
+    if kept < 2 * h.min_segment:  # binary segmentation had no split to try: no change point was possible
+        left_out = f" (and {out} outlier{'s' * (out != 1)} left out)" if out else ""
+        return GateVerdict(False, f"{head}: no change point found — {kept} run{'s' * (kept != 1)}{left_out}, "
+                                  f"a change point needs {h.min_segment} runs on each side")
+    # a level is seen only with h.min_segment runs at it: said, so a slow last run is not read as a pass
+    shows = f"; a step shows once {h.min_segment} runs are at its new level"
+    if not recent:
+        older = [c for c in h.changes if c.regression]
+        before = f" (the regression from run #{points[older[-1].index]['run']} is older)" if older else ""
+        return GateVerdict(False, f"{head}: no change point there{before}{shows}")
+    what = ", ".join(f"{'▲' if c.diff > 0 else '▼'} {100 * c.rel:+.1f}% from run #{points[c.index]['run']}"
+                     for c in recent)
+    return GateVerdict(False, f"{head}: {what}, no slowdown beyond the margin ({fmt(margin)} {unit}){shows}")
 
 
 def plot_history(title: str, points: Sequence[Point], h: History, unit: str, path: Path,

@@ -14,6 +14,7 @@ ProfileTables                  report.profile.profile_table, the probe's line on
 ScaleTables                    report.plots.scale_table per series, text_chart (print_series)
 VariantsTables                 report.variants.print_variants
 ComparisonTables               console.print_comparisons
+Sitting                        report.bisect.print_sitting (under a bisect's sitting's table)
 =============================  ==============================================================
 """
 
@@ -30,6 +31,7 @@ from cyclebench.model import SIMULATED, BenchEntry, ComparisonRow, ProfileRow, R
 from cyclebench.prediction import Prediction
 from cyclebench.report import console as console_report
 from cyclebench.report import variants as variants_report
+from cyclebench.report.bisect import Sitting, print_sitting
 from cyclebench.report.text import safe_text
 from cyclebench.report.titles import SIMULATED_TITLE, confinement_line, damaged_lines, run_confinement
 
@@ -114,7 +116,8 @@ class ComparisonTables:
     alpha: float
 
 
-Tables = RunTables | WisTables | StatTables | ProfileTables | ScaleTables | VariantsTables | ComparisonTables | Gate
+Tables = (RunTables | WisTables | StatTables | ProfileTables | ScaleTables | VariantsTables | ComparisonTables | Gate
+          | Sitting)  # Sitting: under a bisect's sitting's table, what its GOOD, BAD and M are (report.bisect)
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,8 @@ def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int)
         from cyclebench.report.gate.console import gate_table
 
         console.print(gate_table(t, wide))
+    elif isinstance(t, Sitting):
+        print_sitting(t, console, notes)
     else:
         console_report.print_comparisons(t.rows, console, title=t.title, alpha=t.alpha, wide=wide)
 

@@ -16,8 +16,10 @@ the fixed cost of a batch (timer reads, the call, loop set-up).
 * intercept: median of t − b·n.
 * per-sample net costs c_i = (t_i − a)/n_i; of these: median with the same distribution-free
   CI, min ("lowest of several samples", Evans's habit,
-  docs/references.md#getpid-copy-freebsd-2018; net of the fixed cost), MAD (scaled ×1.4826 to
-  estimate σ under normality), mean, CV = std/mean (sample std, ddof=1).
+  docs/references.md#getpid-copy-freebsd-2018; net of the fixed cost) over the largest batch of
+  every round (``largest_of_rounds``: each runner process sizes its own ladder, so its rounds'
+  largest batch is its own largest), MAD (scaled ×1.4826 to estimate σ under normality), mean,
+  CV = std/mean (sample std, ddof=1).
   A min below zero is no cost: a batch ran faster than the fitted fixed cost alone, so the
   samples do not fit t = a + b·n (two modes, or a per-op cost that changes with the batch
   size: copy/nt_store at 48 B printed a min of −138.6). It is None then, never a number
@@ -56,6 +58,7 @@ from cyclebench.stats.resample import row_nanmedians
 MAX_THEIL_SEN_SAMPLES = 2000
 MAD_SCALE = 1.4826  # MAD → σ for a normal distribution
 OUTLIER_FLOOR = 0.05  # relative distance from the median below which nothing is an outlier
+OUTLIER_MADS = 5  # scaled MADs from the median beyond which (and beyond the floor) a value is an outlier
 TRIM_GATE = 0.01  # beyond 1% over its round's fastest, a sample above the round's median is trimmed
 
 
@@ -153,6 +156,22 @@ def slow_side(n: np.ndarray, t: np.ndarray, group: int | None, keep: np.ndarray 
     return (rk & (rc > bar[:, None]) & judged[:, None]).ravel()[: len(n)]
 
 
+def largest_of_rounds(n: np.ndarray, group: int | None) -> np.ndarray:
+    """True for each sample whose batch is the largest of its round of ``group`` consecutive
+    samples (None or < 2: of all samples; a last partial round: of its own).
+
+    The samples min is taken over (``estimate``). Each runner process sizes its own ladder, so
+    ``n == n.max()`` over several processes' samples kept one process's largest batches only,
+    and that min could lie above the run's per op (Intel Xeon guest: loop/empty 1.52 vs 0.707,
+    getpid 446 vs 312); a round is one pass over its process's whole ladder, so its largest batch
+    is its process's largest."""
+    n = np.asarray(n, dtype=float)
+    g = group if group and group >= 2 else max(len(n), 1)
+    pad = -len(n) % g
+    rn = np.concatenate([n, np.full(pad, -np.inf)]).reshape(-1, g)
+    return (rn == rn.max(axis=1, keepdims=True)).ravel()[: len(n)]
+
+
 def round_slopes(
     n: np.ndarray, t: np.ndarray, group: int, keep: np.ndarray | None = None, aligned: bool = False
 ) -> np.ndarray:
@@ -229,7 +248,8 @@ def estimate(
         raise ValueError("n and t must be 1-D arrays of equal length")
     keep = np.ones(len(n), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
     slopes = round_slopes(n, t, group, keep) if group and group >= 2 else np.empty(0)
-    n, t = n[keep], t[keep]
+    largest = largest_of_rounds(n, group)  # of every sample: a dropped largest batch leaves its round out
+    n, t, largest = n[keep], t[keep], largest[keep]
     if len(n) < 3 or len(np.unique(n)) < 2:
         raise NotEnoughSamples(f"{len(n)} samples over {len(np.unique(n))} batch sizes: no slope")
     rng = np.random.default_rng(seed)
@@ -256,12 +276,14 @@ def estimate(
     mean = float(np.mean(c))
     std = float(np.std(c, ddof=1))
     cv = std / abs(mean) if mean != 0 else math.inf
-    outliers = int(np.sum(np.abs(c - median) > max(5 * mad, OUTLIER_FLOOR * abs(median))))
-    # min: over the largest batches only (docs/method.md §4). In a small batch a few ticks of timer
-    # jitter around the subtracted fixed cost move (t − a)/n by ticks/n: a 300-add chain read a min
-    # of 196 ref-cycles (≈279 cycles~) beside a per op of 210.8 from its smallest batches
-    # (a batch below zero anywhere: the samples do not fit fixed + per_op·n, no min: §8)
-    lowest = float(np.min(c[n == n.max()])) if float(np.min(c)) >= 0 else -1.0
+    outliers = int(np.sum(np.abs(c - median) > max(OUTLIER_MADS * mad, OUTLIER_FLOOR * abs(median))))
+    # min: over the largest batch of every round, so of every process (docs/method.md §2). In a
+    # small batch a few ticks of timer jitter around the subtracted fixed cost move (t − a)/n by
+    # ticks/n: a 300-add chain read a min of 196 ref-cycles (≈279 cycles~) beside a per op of 210.8
+    # from its smallest batches. Every round's largest dropped (disturbed, slow side): the largest
+    # kept batches. A batch below zero anywhere: the samples do not fit fixed + per_op·n, no min (§8)
+    largest = largest if largest.any() else n == n.max()
+    lowest = float(np.min(c[largest])) if float(np.min(c)) >= 0 else -1.0
     return Estimate(
         per_op=slope, ci_low=low, ci_high=high, intercept=intercept, median=median,
         median_ci_low=m_low, median_ci_high=m_high, min=lowest if lowest >= 0 else None, mad=mad, mean=mean, cv=cv,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cyclebench.model import OK, SCALING, STAT, TIMING, Result
-from cyclebench.report.console import fmt, fmt_ci, has_min, notes
+from cyclebench.report.console import comparison_figures, fmt, fmt_interval, has_min, notes, paired_table, sides_headers
 from cyclebench.report.export.base import ComparisonRow
 
 Row = Result  # a result record (Export makes every row one)
@@ -166,9 +166,11 @@ RESULT_HEADERS = ("benchmark", "param", "per op", "±CI95", "unit", "cycles~", "
                   "notes")
 
 
-def _half(row: Row, lo: str, hi: str) -> float | None:
+def _interval(row: Row, value: Any, lo: str, hi: str) -> str:
+    """The row's CI as the console's ±CI95 columns print it (console.fmt_interval: one half-width
+    where it gives both ends, else both)."""
     a, b = row.get(lo), row.get(hi)
-    return (b - a) / 2 if finite(a) and finite(b) else None
+    return fmt_interval(float(value), float(a), float(b)) if finite(value) and finite(a) and finite(b) else "-"
 
 
 def result_cells(row: Row) -> list[str]:
@@ -185,22 +187,31 @@ def result_cells(row: Row) -> list[str]:
     note = notes(row)
     if kind_of(row) == STAT:
         note = "; ".join([*((row.stat or {}).get("notes") or []), *([note] if note else [])])
-    return [bench, param, fmt(value), fmt_ci(_half(row, "ci_low", "ci_high")), unit, fmt(row.get("cycles_per_op")),
-            fmt_ci(_half(row, "cycles_ci_low", "cycles_ci_high")), fmt(row.get("ns_per_op")),
+    return [bench, param, fmt(value), _interval(row, value, "ci_low", "ci_high"), unit, fmt(row.get("cycles_per_op")),
+            _interval(row, row.get("cycles_per_op"), "cycles_ci_low", "cycles_ci_high"), fmt(row.get("ns_per_op")),
             fmt(row.get("min")) if has_min(row) else "-", "-" if not finite(cv) else f"{100 * cv:.1f}%", note]
 
 
-COMPARE_HEADERS = ("A", "B", "param", "A per op", "B per op", "Δ (B−A)", "Δ%", "CI of Δ", "p", "verdict", "unit",
-                   "notes")
+def compare_headers(paired: bool) -> tuple[str, ...]:
+    """The headers of a table of comparisons; ``paired`` (console.paired_table): its Δ is the
+    median of the pairs' differences and its B is A + Δ, as the console's table says."""
+    return ("A", "B", "param", *sides_headers(paired), "Δ%", "CI of Δ", "p", "verdict", "unit", "notes")
 
 
-def comparison_cells(r: ComparisonRow) -> list[str]:
-    """The cells of COMPARE_HEADERS for one comparison (as the console shows it)."""
+COMPARE_HEADERS = compare_headers(False)
+
+
+def comparison_cells(r: ComparisonRow, paired: bool) -> list[str]:
+    """The cells of compare_headers(paired) for one comparison, as the console shows them
+    (console.comparison_figures): another table of the same comparison prints the same numbers."""
     c = r.cmp
     param = "" if r.param is None else str(r.param)
     if c is None:
         return [r.a, r.b, param, "-", "-", "-", "-", "-", "-", "failed", r.unit, r.note]
-    known = not math.isnan(c.ci_low)  # NaN: nothing estimates the spread (stats.runs), no CI, no p
-    return [r.a, r.b, param, fmt(c.median_a), fmt(c.median_b), f"{c.diff:+.3g}", f"{100 * c.rel:+.2f}%",
-            f"[{c.ci_low:+.3g}, {c.ci_high:+.3g}]" if known else "-", f"{c.p:.1e}" if known else "-", c.verdict,
-            r.unit, r.note]
+    return [r.a, r.b, param, *comparison_figures(c, paired), c.verdict, r.unit, r.note]
+
+
+def comparison_table(rows: Sequence[ComparisonRow]) -> tuple[tuple[str, ...], list[list[str]]]:
+    """The headers and cells of a table of ``rows``, paired or not as the console decides it."""
+    paired = paired_table(rows)
+    return compare_headers(paired), [comparison_cells(r, paired) for r in rows]

@@ -12,8 +12,9 @@ whitespace made ``_``, the parameter as ``/N`` (scaling: ``/tasks=N``), a varian
 ``/variant=V``. The iteration count is 1: each line is one estimate, not a count of
 operations. Units: ``cycles/op`` (cycles~), ``ns/op`` (benchstat shows sec/op), the timer's
 own ``ref-cycles/op`` or ``ticks/op``; callgrind: every simulated event per op (``Ir/op``,
-``D1mr/op``…); scaling: ``ops/s`` (with ``Unit ops/s better=higher``); stat: the metric's
-unit per run of the command (ms as ``sec/op``, others as ``UNIT/op``).
+``D1mr/op``…; one that a difference of two runs' counts gave below zero is written 0, with a
+note, as the console shows it); scaling: ``ops/s`` (with ``Unit ops/s better=higher``); stat:
+the metric's unit per run of the command (ms as ``sec/op``, others as ``UNIT/op``).
 
 Left out, with a note: results without a valid figure (failed, crashed, skipped, invalid,
 disturbed) and emulated variants (no timing).
@@ -24,6 +25,7 @@ from __future__ import annotations
 from cyclebench.model import EMULATED, PROFILE, SCALING, SIMULATED, STAT, TIMING
 from cyclebench.report.export._rows import (
     Group,
+    Row,
     finite,
     first_run,
     go_token,
@@ -46,6 +48,17 @@ def _num(x: float) -> str:
     return f"{x:.10g}"
 
 
+def _events(row: Row) -> dict[str, float]:
+    events = (row.simulated or {}).get("events") or {"Ir": row.get("per_op")}
+    return {str(k): float(v) for k, v in events.items() if finite(v)}
+
+
+def _below_zero(g: Group) -> list[str]:
+    """What a simulated result's line writes as 0 (the note that says so)."""
+    return [f"benchstat: {g.label} {k}/op written as 0: the difference of the two runs' counts gave {v:.3g}"
+            for row in g.rows if measured(row) for k, v in _events(row).items() if v < 0]
+
+
 def _lines(g: Group, data: Export) -> list[list[tuple[float, str]]]:
     """Per replicate, its (value, unit) pairs."""
     out: list[list[tuple[float, str]]] = []
@@ -61,8 +74,9 @@ def _lines(g: Group, data: Export) -> list[list[tuple[float, str]]]:
                     pairs.append((rep.timer, own))
                 out.append(pairs)
         elif g.kind == SIMULATED:
-            events = (row.simulated or {}).get("events") or {"Ir": row.get("per_op")}
-            pairs = [(float(v), go_token(str(k)) + "/op") for k, v in events.items() if finite(v)]
+            # a count per op is a difference of two runs' counts (runner/callgrind.per_op): one that came
+            # out below zero (the simulated predictor's state) is written 0, as the console shows it
+            pairs = [(max(v, 0.0), go_token(str(k)) + "/op") for k, v in _events(row).items()]
             if pairs:
                 out.append(pairs)
         elif g.kind == SCALING:
@@ -99,6 +113,7 @@ def write(data: Export) -> Exported:
     skipped: dict[str, list[str]] = {"no valid figure": [], "emulated: no timing": [],
                                      "a profile's function: per call, not per op, in csv": []}
     higher = False
+    zeroed: list[str] = []
     for g in groups(data.results):
         if g.kind == EMULATED:
             skipped["emulated: no timing"].append(g.label)
@@ -111,7 +126,8 @@ def write(data: Export) -> Exported:
             skipped["no valid figure"].append(g.label)
             continue
         higher = higher or g.kind == SCALING
+        zeroed += _below_zero(g) if g.kind == SIMULATED else []
         name = "Benchmark" + go_token(slash_name(g, "="))
         body += [f"{name}\t1\t" + "\t".join(f"{_num(v)} {u}" for v, u in pairs) for pairs in lines]
     units = ["Unit ops/s better=higher"] if higher else []
-    return Exported("\n".join([*header(data), *units, *body]) + "\n", left_out("benchstat", skipped))
+    return Exported("\n".join([*header(data), *units, *body]) + "\n", (*left_out("benchstat", skipped), *zeroed))

@@ -14,7 +14,7 @@ import textwrap
 
 from rich.console import Console
 
-from cyclebench.report.export._rows import COMPARE_HEADERS, RESULT_HEADERS, comparison_cells, result_cells
+from cyclebench.report.export._rows import RESULT_HEADERS, comparison_table, result_cells
 from cyclebench.report.export.base import Export, Exported
 from cyclebench.report.fit import Column, FitTable
 
@@ -25,14 +25,18 @@ RESULT_COLUMNS = (Column("benchmark", justify="left", fold=NAME_FOLD), Column("p
                   Column("±CI95"), Column("unit", justify="left"), Column("cycles~"), Column("±CI95", priority=1),
                   Column("ns/op", priority=2), Column("min", priority=3), Column("rCV", priority=4),
                   Column("notes", justify="left", notes=True))
-# A and B share one column ("A → B", folding after the arrow): two names side by side leave no
-# room for the numbers in 72 columns
-COMPARE_COLUMNS = (Column("A → B", justify="left", fold=24), Column("param"), Column("A per op", priority=4),
-                   Column("B per op", priority=3), Column("Δ (B−A)"), Column("Δ%", priority=1), Column("CI of Δ"),
-                   Column("p", priority=5), Column("verdict", justify="left"),
-                   Column("unit", justify="left", priority=2), Column("notes", justify="left", notes=True))
 assert tuple(c.header for c in RESULT_COLUMNS) == RESULT_HEADERS
-assert ("A → B", *(c.header for c in COMPARE_COLUMNS[1:])) == ("A → B", *COMPARE_HEADERS[2:])
+
+
+def compare_columns(headers: tuple[str, ...]) -> tuple[Column, ...]:
+    """The columns of a table of comparisons under ``headers`` (_rows.compare_headers: B and Δ are
+    named as the console names them). A and B share one column ("A → B", folding after the
+    arrow): two names side by side leave no room for the numbers in 72 columns."""
+    a, b, delta = headers[3:6]
+    return (Column("A → B", justify="left", fold=24), Column("param"), Column(a, priority=4), Column(b, priority=3),
+            Column(delta), Column("Δ%", priority=1), Column("CI of Δ"), Column("p", priority=5),
+            Column("verdict", justify="left"), Column("unit", justify="left", priority=2),
+            Column("notes", justify="left", notes=True))
 
 
 class _AsciiText(io.StringIO):
@@ -56,8 +60,9 @@ def render(table: FitTable, width: int = WIDTH) -> str:
 def write(data: Export) -> Exported:
     """The text table of the comparisons when there are any, else of the results."""
     if data.comparisons:
-        columns = COMPARE_COLUMNS
-        rows = [[f"{c[0]} → {c[1]}", *c[2:]] for c in map(comparison_cells, data.comparisons)]
+        headers, cells = comparison_table(data.comparisons)
+        columns = compare_columns(headers)
+        rows = [[f"{c[0]} → {c[1]}", *c[2:]] for c in cells]
     else:
         columns, rows = RESULT_COLUMNS, [result_cells(r) for r in data.results]
     table = FitTable(columns, title=data.title, caption=data.caption, title_justify="left", caption_justify="left",

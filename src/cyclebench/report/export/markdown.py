@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from cyclebench.report.export._rows import COMPARE_HEADERS, RESULT_HEADERS, comparison_cells, result_cells
+from cyclebench.report.export._rows import RESULT_HEADERS, comparison_table, result_cells
 from cyclebench.report.export.base import Export, Exported
 from cyclebench.report.text import visible
 
@@ -31,7 +31,7 @@ def table(headers: tuple[str, ...], rows: list[list[str]]) -> list[str]:
 def write(data: Export) -> Exported:
     """The Markdown of the comparisons when there are any, else of the results."""
     if data.comparisons:
-        lines = table(COMPARE_HEADERS, [comparison_cells(r) for r in data.comparisons])
+        lines = table(*comparison_table(data.comparisons))
     else:
         lines = table(RESULT_HEADERS, [result_cells(r) for r in data.results])
     head = [f"**{cell(data.title)}**", ""] if data.title else []

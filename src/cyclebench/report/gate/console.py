@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 
-from cyclebench.gate import COUNTS, Gate
+from cyclebench.gate import COUNTS, PASS, Gate
 from cyclebench.report.console import NAME_FOLD, fmt
 from cyclebench.report.fit import Column, FitTable
-from cyclebench.report.gate.common import counts, delta, headline, verdict
+from cyclebench.report.gate.common import correction, counts, delta, headline, level, verdict
 from cyclebench.report.text import safe_text
 
 
@@ -19,7 +19,7 @@ def gate_table(g: Gate, wide: bool = False) -> RenderableType:
         Column("benchmark", justify="left", fold=NAME_FOLD),
         Column(f"base ({unit})" if unit else "base", priority=1),
         Column(f"head ({unit})" if unit else "head", priority=1),
-        Column("Δ% [CI]", justify="left"),
+        Column(f"Δ% [{level(g)} CI]" if level(g) else "Δ% [CI]", justify="left"),
         Column("Ir Δ%", justify="left", priority=0 if g.gate == COUNTS else 2),
         Column("verdict", justify="left"),
         Column("notes", justify="left", notes=True),
@@ -27,7 +27,6 @@ def gate_table(g: Gate, wide: bool = False) -> RenderableType:
     for r in g.ranked():
         lk = r.look
         table.add_row(r.label, "-" if lk is None else fmt(lk.base), "-" if lk is None else fmt(lk.head),
-                      delta(r), counts(r), verdict(r), r.why if r.status not in ("pass",) else "")
-    lines = [headline(g), f"base: {g.base.short} ({g.base_how}); {g.facts.get('correction', '')}, "
-                          f"α {g.facts.get('alpha', 0):g} for the gate"]
+                      delta(r), counts(r), verdict(r, g.counts_threshold), r.why if r.status != PASS else "")
+    lines = [headline(g), f"base: {g.base.short} ({g.base_how}); {correction(g)}"]
     return Group(table, *(safe_text(x) for x in lines))

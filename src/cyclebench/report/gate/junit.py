@@ -31,7 +31,8 @@ def junit(g: Gate) -> str:
     for r in g.ranked():
         seconds = (r.row.sequential or {}).get("seconds", 0.0) if r.row is not None else 0.0
         case = ET.SubElement(suite, "testcase", classname="cyclebench.ci", name=r.label, time=f"{seconds:.3f}")
-        text = f"{r.label}: Δ {delta(r)}, Ir {counts(r)}: {verdict(r)}" + (f" ({r.why})" if r.why else "")
+        text = (f"{r.label}: Δ {delta(r)}, Ir {counts(r)}: {verdict(r, g.counts_threshold)}"
+                + (f" ({r.why})" if r.why else ""))
         if r.status in (FAIL, BROKEN):
             ET.SubElement(case, "failure", message=text, type=r.status).text = text
         elif r.status in (UNDECIDED, NEW, REMOVED):

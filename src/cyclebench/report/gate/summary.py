@@ -1,10 +1,13 @@
 """The Markdown summary a reviewer reads (`--summary FILE`, and $GITHUB_STEP_SUMMARY): the
-verdict, one line per benchmark slowest first, and the sitting's facts collapsed."""
+verdict, one line per benchmark slowest first, what Δ% and its CI are, the next step when the
+gate failed (docs/ci.md, "Reading a failure"), and the sitting's facts collapsed."""
 
 from __future__ import annotations
 
-from cyclebench.gate import BOTH, COUNTS, Gate
-from cyclebench.report.gate.common import counts, delta, headline, verdict
+import shlex
+
+from cyclebench.gate import BOTH, BROKEN, COUNTS, FAIL, Gate, GateRow
+from cyclebench.report.gate.common import correction, counts, delta, headline, level, verdict
 from cyclebench.report.titles import confined, confinement_text
 
 
@@ -27,13 +30,63 @@ def _confinement(recorded: object) -> str:
     return f"**Base and head built and run unconfined**, {text.removeprefix('UNCONFINED, ')}."
 
 
+def _legend(g: Gate) -> str:
+    """Under the table: what Δ% and its interval are, and each verdict's rule."""
+    said = []
+    if g.gate != COUNTS:
+        said.append(f"Δ%: head/base − 1 per op, with its repeated {level(g) or ''} CI (every look of the "
+                    "sequential design at once); fail: the CI above the threshold, pass: below it, undecided: "
+                    "the threshold inside it when the budget ended")
+    if g.gate in (COUNTS, BOTH):
+        said.append(f"Ir Δ%: instructions per op under callgrind, exact; fail above {100 * g.counts_threshold:g}%")
+    return " ".join("; ".join(said).split()) + "."  # one space where no level was stored
+
+
+BISECT_THRESHOLD, COUNTS_THRESHOLD = 0.02, 0.005  # bisect's and compare --rev's defaults: said only when not these
+
+
+def _picks(rows: list[GateRow]) -> str:
+    names = dict.fromkeys(r.label.split("[", 1)[0] for r in rows)  # -b takes names, not a row's [param]
+    return " ".join(f"-b {shlex.quote(n)}" for n in names)
+
+
+def _next_step(g: Gate) -> list[str]:
+    """docs/ci.md's next step for a failed gate: reproduce with `compare --rev`, then find the
+    commit with `bisect` at the threshold the benchmark failed (under callgrind, at the counts
+    threshold, where only its counts failed it). The gate's -f, --build, --ldflags and -I are not
+    in its record: the lines say so, they do not guess."""
+    revs = f"--rev {g.base.sha} --rev {g.head.sha} -f FILE"
+    span = f"--good {g.base.sha} --bad {g.head.sha} -f FILE"
+    timed = [r for r in g.ranked() if r.status == FAIL and r.time_status == FAIL]
+    counted = [r for r in g.ranked() if r.status == FAIL and r.time_status != FAIL and r.counts_status == FAIL]
+    broken = [r for r in g.ranked() if r.status == BROKEN]  # a side did not run: compare --rev shows why
+    commands = []
+    if timed or broken:
+        commands.append(f"cyclebench compare {revs} {_picks(timed + broken)}")
+    for t in dict.fromkeys(r.threshold for r in timed):  # bisect takes one threshold: a line for each
+        at = "" if t == BISECT_THRESHOLD else f" --threshold {100 * t:g}"
+        commands.append(f"cyclebench bisect {span} {_picks([r for r in timed if r.threshold == t])}{at}")
+    if counted:
+        ct = "" if g.counts_threshold == COUNTS_THRESHOLD else f" --counts-threshold {100 * g.counts_threshold:g}"
+        commands += [f"cyclebench compare {revs} {_picks(counted)} --backend callgrind{ct}",
+                     f"cyclebench bisect {span} {_picks(counted)} --backend callgrind{ct}"]
+    if not commands:
+        return []
+    then = ", then find the commit that made it slower" if timed or counted else ""
+    return [f"**Next step**: reproduce it locally{then} (docs/ci.md), with this job's `-f`, `--build`, "
+            "`--ldflags` and `-I` (or its `cyclebench.toml`'s) in place of `-f FILE`:",
+            "", "```sh", *commands, "```", ""]
+
+
 def summary(g: Gate) -> str:
     """GitHub-flavoured Markdown of the gate: the headline, the revisions, how their code ran
-    (confined or not: report.titles.confinement_text), the table, the sitting's facts."""
+    (confined or not: report.titles.confinement_text), the table with its legend (the CI's level:
+    report.gate.common.level), the next step when it failed, the sitting's facts."""
     has_counts = g.gate in (COUNTS, BOTH)
     unit = next((r.row.unit for r in g.rows if r.row is not None), "")
-    head = ["benchmark", f"base ({unit})" if unit else "base", f"head ({unit})" if unit else "head", "Δ% [CI]",
-            *(["Ir Δ%"] if has_counts else []), "verdict"]
+    ci = f"Δ% [repeated {level(g)} CI]" if level(g) else "Δ% [CI]"
+    head = ["benchmark", f"base ({unit})" if unit else "base", f"head ({unit})" if unit else "head",
+            ci, *(["Ir Δ%"] if has_counts else []), "verdict"]
     lines = [f"### {headline(g)}", "",
              f"Base {g.base.short} ({_cell(g.base.subject)}; {g.base_how}), head {g.head.short} "
              f"({_cell(g.head.subject)}).", "", _confinement(g.facts.get("confinement")), "",
@@ -41,8 +94,9 @@ def summary(g: Gate) -> str:
     for r in g.ranked():
         lk = r.look
         cells = [f"`{r.label}`", "-" if lk is None else f"{lk.base:,.1f}", "-" if lk is None else f"{lk.head:,.1f}",
-                 delta(r), *([counts(r)] if has_counts else []), verdict(r)]
+                 delta(r), *([counts(r)] if has_counts else []), verdict(r, g.counts_threshold)]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines += ["", _legend(g), "", *_next_step(g)]
     f = g.facts
     builds = f.get("builds") or {}
     facts = [f"- host: {f.get('host') or '?'}, CPU: {f.get('cpu_model') or '?'} (measured on CPU {f.get('cpu')})",
@@ -50,10 +104,7 @@ def summary(g: Gate) -> str:
              f"- disturbed batches (preempted or migrated): {f.get('disturbed_batches', 0)}",
              *(f"- {side} build {b.get('sha', '')[:12]}: {b.get('seconds', 0):.1f} s"
                + (" (cached)" if b.get("cached") else "") for side, b in builds.items()),
-             f"- each verdict at α {f.get('alpha', 0):g} for the gate ({f.get('correction', '')}), "
-             f"budget {f.get('budget', 0):g} s a benchmark; a benchmark fails when the lower bound of Δ%'s "
-             "repeated CI is above its threshold" + (f"; counts fail above {100 * g.counts_threshold:g}% of Ir, exact"
-                                                    if has_counts else ""),
+             f"- {correction(g)}; budget {f.get('budget', 0):g} s a benchmark",
              f"- cyclebench run #{g.run_id} ({f.get('when', '')})"]
-    lines += ["", "<details><summary>the sitting</summary>", "", *facts, "", "</details>", ""]
+    lines += ["<details><summary>the sitting</summary>", "", *facts, "", "</details>", ""]
     return "\n".join(lines)
