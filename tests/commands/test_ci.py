@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -113,7 +114,10 @@ def test_a_comment_passes_and_a_planted_slowdown_fails(repo: Path, db: str, tmp_
     assert text.startswith("### cyclebench ci: FAIL") and step.read_text().strip() == text.strip()
     rows = [ln for ln in text.splitlines() if ln.startswith("| `")]
     assert rows[0].startswith("| `lib/work`") and "fail (> 2%)" in rows[0], text
-    assert "<details><summary>the sitting</summary>" in text and "Bonferroni" in text
+    assert "<details><summary>the sitting</summary>" in text, text
+    # the gate's α and its split: Bonferroni only over more than one judged benchmark
+    assert re.search(r"α [\d.]+ for the gate(, [\d.]+ for each of \d+ benchmarks \(Bonferroni\))?: repeated "
+                     r"[\d.]+% CIs", text), text
     suites = list(JUnitXml.fromfile(str(xml)))
     cases = [c for s in suites for c in s]
     assert [c.name for c in cases] == ["lib/work"]
