@@ -590,26 +590,26 @@ def comparison_rows(t: Table, ctx: Context) -> list[Printed]:
     return out
 
 
-def counters_rows(t: Table, ctx: Context) -> list[Printed]:
-    """console.counters_table: each event's count per op."""
+def _event_rows(t: Table, ctx: Context, quantity: Callable[[str], str | None]) -> list[Printed]:
+    """Each result row's figure under every header ``quantity`` names (None: not an event's column)."""
     out: list[Printed] = []
     for row in t.rows:
         key = ("result", ctx.run, row["benchmark"], _param(row.get("param", "")), "")
         for h in t.headers:
-            if h not in ("benchmark", "param", "derived / notes"):
-                out += _value_and_ci(row, h, None, ctx.reader, key, "counter:" + h.removesuffix(" (ns)"))
+            if (q := quantity(h)) is not None:
+                out += _value_and_ci(row, h, None, ctx.reader, key, q)
     return out
+
+
+def counters_rows(t: Table, ctx: Context) -> list[Printed]:
+    """console.counters_table: each event's count per op."""
+    return _event_rows(t, ctx, lambda h: None if h in ("benchmark", "param", "derived / notes")
+                       else "counter:" + h.removesuffix(" (ns)"))
 
 
 def simulated_rows(t: Table, ctx: Context) -> list[Printed]:
     """console.simulated_table: each callgrind event per op (a count: never shown below zero)."""
-    out: list[Printed] = []
-    for row in t.rows:
-        key = ("result", ctx.run, row["benchmark"], _param(row.get("param", "")), "")
-        for h in t.headers:
-            if h.endswith("/op"):
-                out += _value_and_ci(row, h, None, ctx.reader, key, "sim:" + h.removesuffix("/op"))
-    return out
+    return _event_rows(t, ctx, lambda h: "sim:" + h.removesuffix("/op") if h.endswith("/op") else None)
 
 
 def predicted_rows(t: Table, ctx: Context) -> list[Printed]:
