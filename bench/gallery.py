@@ -8,7 +8,10 @@ tests/commands/test_gallery.py regenerates it and fails on a difference (approva
 Mercurial's ``.t`` tests and Rust's trycmd do for command lines): every change to what reaches the
 eye is a reviewed diff. The commands run in this process (click's test runner) on a copy of the
 fixture, their consoles ``COLUMNS`` wide; what depends on the machine that reads the fixture (the
-copy's path, the fixture's private directory) is normalised (:func:`normalise`).
+copy's path, the fixture's private directory) is normalised (:func:`normalise`). Commands that
+read this machine or measure cannot be replayed: their output was kept when the fixture was made
+(tests/data/lab/captured/, ``bench/lab_fixture.py --capture``) and is shown as it was, with its
+argv from the manifest (:func:`captures`; a fixture step's capture by its kind, as annotate's).
 """
 
 from __future__ import annotations
@@ -49,6 +52,15 @@ def manifest(lab: Path = LAB) -> list[dict[str, object]]:
     steps = json.loads((lab / "manifest.json").read_text())["steps"]
     assert isinstance(steps, list)
     return steps
+
+
+def captures(lab: Path = LAB) -> list[dict[str, object]]:
+    """The commands ``bench/lab_fixture.py --capture`` ran (manifest.json's "captured"), in order:
+    each its kind (heading), name (captured/<name>.txt), argv, why, ``before`` and exit, or why it
+    was left out."""
+    got = json.loads((lab / "manifest.json").read_text()).get("captured") or []
+    assert isinstance(got, list)
+    return got
 
 
 @contextmanager
@@ -153,18 +165,40 @@ def entries(db: Path, lab: Path = LAB) -> list[tuple[str, str, list[list[str]]]]
     return out
 
 
+def listings(db: Path, lab: Path = LAB) -> list[tuple[str, str, list[list[str]]]]:
+    """Sections as entries', of commands that read the lab copy or this checkout and print no stored
+    figure (the readers' matrix of tests/commands/test_lab_readers.py and tests/labnumbers.py is
+    entries'): the site of the lab, its fleet jobs (none: it has no fleet), the built-in suite, and
+    last (nothing after it reads the copy) a run deleted."""
+    imported = next(s for s in manifest(lab) if s["kind"] == "import")["runs"]
+    assert isinstance(imported, list)
+    return [("report", "the lab as a static site (docs/site.md), written beside the copy",
+             [["report", "-o", str(db.parent / "site")]]),
+            ("fleet status", "the lab's fleet jobs: it has none (no fleet ran it; fleet run is left out below)",
+             [["fleet", "status"]]),
+            ("run --list", "the built-in suite (this checkout's benchmarks): what `run -b` picks from",
+             [["run", "--list"]]),
+            ("delete", f"the imported run (#{imported[-1]}) deleted from the copy, once every other command here "
+                       "read it", [["delete", str(imported[-1]), "--yes"]])]
+
+
 def _quote(a: str) -> str:
     return f'"{a}"' if (" " in a or not a) else a
 
 
 _LAB_DIR = re.compile(r"/tmp/cyclebench-lab-[A-Za-z0-9_]+")
 _COPY = re.compile(r"sqlite:///\S*cyclebench-gallery-[A-Za-z0-9_]+/lab\.db")
+_COPY_DIR = re.compile(r"(?:/[^\s/]+)*/cyclebench-gallery-[A-Za-z0-9_]+")
+_SITE_TIME = re.compile(r"^(site: \d+ pages \(.*\)) in \d+\.\d s;", re.M)  # commands/report.py's line
 
 
 def normalise(text: str) -> str:
-    """What depends on where the fixture is read, not on the fixture: the copy's path; and the
-    private directory the fixture was made in (in commands it stored), as $LAB."""
+    """What depends on where and when the fixture is read, not on the fixture: the copy's path
+    ($DB) and its directory ($COPY); the seconds `report` took; and the private directory the
+    fixture was made in (in commands it stored) or a captured command ran in, as $LAB."""
     text = _COPY.sub("sqlite:///$DB", text)
+    text = _COPY_DIR.sub("$COPY", text)
+    text = _SITE_TIME.sub(r"\1 in N.N s;", text)
     return _LAB_DIR.sub("$LAB", text)
 
 
@@ -177,28 +211,52 @@ def render(lab: Path = LAB, columns: int = COLUMNS) -> str:
              "stderr as a terminal shows them, each under the command that prints it. Do not edit:",
              "tests/commands/test_gallery.py fails when this file differs from what the script writes, so a",
              "change to what reaches the eye is a reviewed diff here. `$LAB` is the private directory the",
-             "fixture was made in.", ""]
+             "fixture was made in, `$DB` the copy of its database the commands read and `$COPY` that copy's",
+             "directory. The sections marked *captured* are of commands that read this machine or measure:",
+             "what they printed was kept when the fixture was made (`bench/lab_fixture.py --capture`), each",
+             "in a private directory (`$LAB`) with its own database; their progress lines (a bar on a",
+             "terminal, gone when it ends) are left out.", ""]
     with lab_copy(lab) as db:
-        for heading, made, commands in entries(db, lab):
+        for heading, made, commands in entries(db, lab) + listings(db, lab):
             lines += [f"## {heading}", "", "Made by:", "", "```", made, "```", ""]
             for argv in commands:
                 said = invoke(argv, db, columns)
-                body = said.error or said.output
-                lines += ["```console", "$ cyclebench " + " ".join(_quote(a) for a in argv)]
-                lines += normalise(body).rstrip("\n").split("\n") if body.strip() else []
-                if said.exit_code:
-                    lines.append(f"[exit {said.exit_code}]")
-                lines += ["```", ""]
-        captured = sorted((lab / "captured").glob("*.txt"))
-        for path in captured:
-            step = next((s for s in manifest(lab) if s.get("kind") == path.stem), None)
+                lines += _console(argv, said.error or said.output, said.exit_code)
+        listed = captures(lab)
+        names = {str(c["name"]) for c in listed}
+        for path in sorted(p for p in (lab / "captured").glob("*.txt") if p.stem not in names):
+            step = next((s for s in manifest(lab) if s.get("kind") == path.stem), None)  # a step's (annotate)
             argv = step["argv"] if step else [path.stem]
             assert isinstance(argv, list)
             lines += [f"## {path.stem} (printed when the fixture was made: it stores nothing)", "", "```console",
                       "$ cyclebench " + " ".join(_quote(a) for a in argv)]
             lines += normalise(path.read_text()).rstrip("\n").split("\n")
             lines += ["```", ""]
+        for c in listed:
+            argv = c["argv"]
+            assert isinstance(argv, list)
+            lines += [f"## {c['kind']} " + ("(not captured)" if "left out" in c else f"(captured: {c['why']})"), ""]
+            before = c.get("before") or []
+            assert isinstance(before, list)
+            made = [" ".join([*(f"{k}={v}" for k, v in b["env"].items()), "cyclebench",
+                              *(_quote(a) for a in b["argv"])]) for b in before]
+            if "left out" in c:
+                made += ["cyclebench " + " ".join(_quote(a) for a in argv), f"(left out: {c['left out']})"]
+            if made:
+                said = "Made by:" if "left out" in c else "Run first, in its directory:"
+                lines += [said, "", "```", *made, "```", ""]
+            if "left out" not in c:
+                lines += _console(argv, (lab / "captured" / f"{c['name']}.txt").read_text(), int(c["exit"]))
     return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
+
+
+def _console(argv: list[str], body: str, exit_code: int) -> list[str]:
+    """A console block: the command line, what it printed (normalised), how it ended unless 0."""
+    lines = ["```console", normalise("$ cyclebench " + " ".join(_quote(a) for a in argv))]
+    lines += normalise(body).rstrip("\n").split("\n") if body.strip() else []
+    if exit_code:
+        lines.append(f"[exit {exit_code}]")
+    return [*lines, "```", ""]
 
 
 def diff(old: str, new: str) -> str:

@@ -13,6 +13,15 @@ Every command runs in its own process (argv lists, no shell), in a private direc
 (``/tmp/cyclebench-lab-*``, normalised in the gallery) holding copies of the sources, and with a
 private build cache, so nothing of the user's is read or written.
 
+    .venv/bin/python bench/lab_fixture.py --capture  # only the captured commands, now; lab.db untouched
+
+What depends on the machine or is measured and stores nothing the gallery could replay (``check``,
+``selftest``, ``counters``, ``explain``, ``cache``, ``gen``, ``compare``/``variants --allocator``,
+``compare --by host`` of two host names) is run by ``--capture`` (``Capture``; a rebuild runs it
+too), each command in its own private directory with its own database and build cache: its output
+under ``captured/``, its argv in manifest.json's "captured". One that cannot run here is said there,
+left out with the reason.
+
     .venv/bin/python bench/lab_fixture.py --rederive # the stored results analysed again, nothing measured
 
 When the estimators change a figure nothing stored later is made from (REDERIVED: min, the
@@ -27,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -197,6 +207,118 @@ def build(out: Path, verbose: bool = True) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- --capture
+@dataclass(frozen=True)
+class Capture:
+    """A command whose output depends on this machine (its CPU, kernel, tools) or is measured, and
+    that the gallery cannot replay from lab.db: run once by ``--capture``, its output kept as
+    captured/<name>.txt. ``before``: commands run first in its directory, their output dropped
+    (what it reads: a run to explain, a cache to list, runs of two hosts), each (its environment's
+    additions, argv). ``$LAB`` in an argv is the capture's private directory."""
+
+    kind: str  # the gallery's heading
+    name: str  # captured/<name>.txt
+    argv: list[str]
+    why: str  # why it is captured, not replayed
+    before: tuple[tuple[dict[str, str], list[str]], ...] = ()
+    codes: tuple[int, ...] = (0,)
+    needs: tuple[str, ...] = ()  # programs it needs; without them it is left out, said in the manifest
+    left_out: str | None = None  # left out wherever it is made, and why
+
+
+def _captures() -> list[Capture]:
+    tiny = [*FAST]
+    built_in = ["run", "-b", "loop/empty", *tiny]
+    return [
+        Capture("check", "check", ["check"], "it reads this machine"),
+        Capture("selftest --check chains", "selftest", ["selftest", "--quick", "--check", "chains"], "it measures"),
+        Capture("counters list", "counters-list", ["counters", "list"], "it tries this machine's counters"),
+        Capture("counters sweep", "counters-sweep", ["counters", "sweep", "syscall/getppid"], "it measures"),
+        Capture("explain", "explain", ["explain", "counter/addl_adcl"],
+                "it reads this machine's CPU and its static models' versions",
+                before=(({}, ["run", "-b", "counter/addl_adcl", *tiny]),), needs=("llvm-mca",)),
+        Capture("compare --allocator", "compare-allocator",
+                ["compare", "alloc/malloc_free", "-p", "16", "--allocator", "glibc,jemalloc", *tiny], "it measures"),
+        Capture("variants --allocator", "variants-allocator",
+                ["variants", "-b", "alloc/malloc_free", "-p", "16", "--allocator", "glibc,jemalloc", "--rounds", "6",
+                 "--min-time", "0.01"], "it measures"),
+        # two inventory names of this machine, as a fleet job stores them (docs/fleet.md, "Run")
+        Capture("compare --by host", "compare-by-host", ["compare", "--by", "host"],
+                "it measures, under two host names (the lab has one)",
+                before=(({"CYCLEBENCH_HOST": "lab-a"}, built_in), ({"CYCLEBENCH_HOST": "lab-b"}, built_in))),
+        Capture("fleet run", "fleet-run", ["fleet", "run", "-i", "$LAB/lab.ini", "--", *built_in], "it drives hosts",
+                left_out="it installs cyclebench on each host (a ~90 MB wheelhouse of this checkout, a venv): no "
+                         "tiny budget; tests/commands/test_fleet.py runs it end to end"),
+        Capture("cache info", "cache-info", ["cache", "info"], "it reads this machine's build cache",
+                before=(({}, built_in),)),
+        Capture("cache clean", "cache-clean", ["cache", "clean", "--all"], "it removes this machine's build cache",
+                before=(({}, built_in),)),
+        Capture("gen icache", "gen-icache", ["gen", "icache", "--funcs", "8", "-o", "$LAB/icache.c"],
+                "it writes a file"),
+    ]
+
+
+# a progress step's line on a pipe (ui.progress.Steps: a bar on a terminal, gone when it ends)
+_PROGRESS = re.compile(r"^cyclebench: .+ \d+/\d+\b.* \(\d+\.\d s\)\n", re.M)
+
+
+def capture(out: Path = OUT, verbose: bool = True) -> list[dict[str, object]]:
+    """Run every Capture now, each in its own private directory (``/tmp/cyclebench-lab-*``, ``$LAB``)
+    with its own database and build cache, at 80 columns: stdout and stderr as they came (but a
+    progress step's lines, a terminal's bar) into ``out``/captured/<name>.txt, each command in
+    manifest.json's "captured" (its argv, its ``before``, its exit or why it was left out).
+    ``out``/lab.db is not read or written; the files are written once every command has ended as
+    it may."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    taken = {str(s["kind"]) for s in manifest["steps"]}  # a step's capture is named by its kind (annotate)
+    entries: list[dict[str, object]] = []
+    texts: dict[str, str] = {}
+    for c in _captures():
+        assert c.name not in taken, f"{c.name}: the name of a fixture step's capture"
+        entry: dict[str, object] = {"kind": c.kind, "name": c.name, "argv": c.argv, "why": c.why}
+        if c.before:
+            entry["before"] = [{"env": env, "argv": argv} for env, argv in c.before]
+        missing = [p for p in c.needs if shutil.which(p) is None]
+        if c.left_out or missing:
+            entry["left out"] = c.left_out or f"not installed: {', '.join(missing)}"
+            entries.append(entry)
+            continue
+        work = Path(tempfile.mkdtemp(prefix=PREFIX))
+        try:
+            env = {**{k: v for k, v in os.environ.items() if not k.startswith("CYCLEBENCH_")},
+                   "CYCLEBENCH_DB": f"sqlite:///{work / 'x.db'}", "CYCLEBENCH_CACHE": str(work / "cache"),
+                   "COLUMNS": "80", "PYTHONPATH": str(ROOT / "src")}
+            t0 = time.monotonic()
+            for more, argv in c.before:
+                done = subprocess.run([sys.executable, "-m", "cyclebench", *argv], env={**env, **more}, text=True,
+                                      capture_output=True, cwd=work, stdin=subprocess.DEVNULL, check=False)
+                if done.returncode != 0:
+                    raise SystemExit(f"{c.kind}: before it, {' '.join(argv)}: exit {done.returncode}\n"
+                                     f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+            argv = [a.replace("$LAB", str(work)) for a in c.argv]
+            done = subprocess.run([sys.executable, "-m", "cyclebench", *argv], env=env, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=work,
+                                  stdin=subprocess.DEVNULL, check=False)
+            if verbose:
+                print(f"{c.kind:36} exit {done.returncode}  {time.monotonic() - t0:5.1f} s", file=sys.stderr)
+            if done.returncode not in c.codes:
+                raise SystemExit(f"{c.kind}: exit {done.returncode}\n{done.stdout[-3000:]}")
+            entry["exit"] = done.returncode
+            texts[c.name] = _PROGRESS.sub("", done.stdout).replace(str(work), "$LAB")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        entries.append(entry)
+    (out / "captured").mkdir(parents=True, exist_ok=True)
+    for old in manifest.get("captured") or []:  # what an earlier capture wrote and this one did not
+        if old["name"] not in texts:
+            (out / "captured" / f"{old['name']}.txt").unlink(missing_ok=True)
+    for name, text in texts.items():
+        (out / "captured" / f"{name}.txt").write_text(text)
+    manifest["captured"] = entries
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return entries
+
+
 # What rederive may rewrite: figures of stats.result.result_fields that nothing stored later is
 # made from. The min over every process's largest batches (docs/method.md §2; the fixture's was
 # over one process's: run 6's loop/empty 1.401 above its CI, 1.341–1.400); the median's CI, by
@@ -245,14 +367,143 @@ def rederive(db: Path, write: bool = True) -> list[tuple[int, str, object, objec
             stale += [f"result {row['id']} {k}: stored {row[k]!r}, derived {got[k]!r}"
                       for k in CHECKED if got[k] != row[k]]
             changes += [(int(row["id"]), k, row[k], got[k]) for k in REDERIVED if got[k] != row[k]]
+        from cyclebench.model import STAT
+        from cyclebench.stats.repetitions import FLOOR
+
+        # a stat row's mean interval: its low end clipped at FLOOR (stats.repetitions.MeanInterval:
+        # the t interval of 2 repetitions reached -1,098 ms for a wall time of 95 ms)
+        for row in con.execute("select id, ci_low from results where kind = ? and ci_low < ?", (STAT, FLOOR)):
+            changes.append((int(row["id"]), "ci_low", row["ci_low"], FLOOR))
         if stale:
             raise SystemExit("re-deriving would change figures other designs read; rebuild the fixture "
                              "(bench/lab_fixture.py):\n" + "\n".join(stale[:20]))
         if write and changes:
             with con:
                 for rid, k, _old, new in changes:
-                    con.execute(f"update results set {k} = ? where id = ?", (new, rid))  # k: one of REDERIVED
+                    con.execute(f"update results set {k} = ? where id = ?", (new, rid))  # k: REDERIVED, or ci_low
             con.execute("vacuum")
+        return changes
+    finally:
+        con.close()
+
+
+def reanchor(db: Path, write: bool = True) -> list[tuple[int, str, object, object]]:
+    """Every stored table's sides made the figures of the results they stand for, as the designs
+    store them now (docs/method.md §5: one stored result, one per-op figure in every view): each
+    comparison's A and B (summary.compare: stats.ab.anchored, Result.figure; exact counts are their
+    sides already), each variant's ``per_op`` (summary.variants) and each gate row's base and head
+    (summary.ci: head = base × (1 + Δ)). The paired Δ (relative between revisions), its CI and every
+    verdict stay as measured. Returns (run id, what, stored, derived) of each change, rewritten
+    where ``write``."""
+    from cyclebench.model import Comparison
+    from cyclebench.stats.ab import anchored
+    from labnumbers import Stored
+
+    stored = Stored(db)
+    changes: list[tuple[int, str, object, object]] = []
+    rewritten: dict[int, dict[str, object]] = {}
+
+    def value(r: object, unit: str) -> float | None:
+        fig = r.figure(unit) if r is not None else None  # type: ignore[attr-defined]
+        return None if fig is None else fig.value
+
+    for run_id, run in sorted(stored.runs.items()):
+        old = run.get("summary")
+        if not isinstance(old, dict):
+            continue
+        new = json.loads(json.dumps(old))
+        for d in new.get("compare") or []:
+            c = d.get("comparison")
+            if not c or c["ci_low"] == c["ci_high"] == c["diff"]:
+                continue
+            unit, param = d.get("unit") or "", d.get("param")
+            got = anchored(Comparison(**c), value(stored.side(run_id, d["a"], param), unit),
+                           value(stored.side(run_id, d["b"], param), unit), relative=" @ " in d["a"]).to_dict()
+            if got != c:
+                changes.append((run_id, f"compare {d['a']} · {d['b']}", c, got))
+                d["comparison"] = got
+        for entry in new.get("variants") or []:
+            for v in entry["variants"]:
+                if v.get("emulated") or v.get("status") != "ok":
+                    continue
+                r = stored.find(run_id, lambda x, e=entry, lab=v["label"]: (x.bench, x.param, x.variant or "")
+                                == (e["bench"], e["param"], lab))
+                fig = r.figure(entry["unit"]) if r is not None else None
+                want = None if fig is None else {"value": fig.value, "ci_low": fig.ci_low, "ci_high": fig.ci_high}
+                if want is not None and v.get("per_op") != want:
+                    changes.append((run_id, f"variant {entry['bench']} {v['label']}", v.get("per_op"), want))
+                    v["per_op"] = want
+        for row in (new.get("ci") or {}).get("rows") or []:
+            t = row.get("time")
+            d = next((x for x in new.get("compare") or [] if x["a"].startswith(f"{row['benchmark']} @ ")), None)
+            if not t or d is None or not d.get("comparison"):
+                continue
+            base = d["comparison"]["median_a"]
+            want_t = {**t, "base": base, "head": base * (1 + t["change"])}
+            if want_t != t:
+                changes.append((run_id, f"gate {row['benchmark']}", t, want_t))
+                row["time"] = want_t
+        if new != old:
+            rewritten[run_id] = new
+    if write and rewritten:
+        con = sqlite3.connect(db)
+        try:
+            with con:
+                for run_id, summary in rewritten.items():
+                    con.execute("update runs set summary = ? where id = ?", (json.dumps(summary), run_id))
+            con.execute("vacuum")
+        finally:
+            con.close()
+    return changes
+
+
+def commit_depths(db: Path, write: bool = True) -> list[tuple[int, str, object, object]]:
+    """The commit depth of every revision a sitting of the fixture built (model.Revisions
+    ``depths``, which history orders a revision series by; the fixture was made before sittings
+    stored it), from the subjects its bisect stored: tests/gitlib.py's history is linear and
+    commit k is "release 0.k" but the regression's ("work: 12 more adds", REGRESSION), so its
+    depth is k. Returns (run id, "depths", stored, derived) of each run changed, rewritten where
+    ``write``; a run whose every side's subject is not known is left as it is."""
+    import re
+
+    from gitlib import REGRESSION
+
+    con = sqlite3.connect(db)
+    try:
+        subjects: dict[str, str] = {}
+
+        def walk(x: object) -> None:  # every {sha, subject} a bisect's summary holds
+            if isinstance(x, dict):
+                if isinstance(x.get("sha"), str) and isinstance(x.get("subject"), str):
+                    subjects[x["sha"]] = x["subject"]
+                for v in x.values():
+                    walk(v)
+            elif isinstance(x, list):
+                for v in x:
+                    walk(v)
+
+        for (summary,) in con.execute("select summary from runs where summary is not null"):
+            walk(json.loads(summary))
+
+        def depth(subject: str) -> int | None:
+            m = re.fullmatch(r"release 0\.(\d+)", subject)
+            return int(m.group(1)) if m else REGRESSION if subject == "work: 12 more adds" else None
+
+        changes: list[tuple[int, str, object, object]] = []
+        for rid, env_text in con.execute("select id, env from runs order by id").fetchall():
+            env = json.loads(env_text or "null")
+            revs = env.get("revisions") if isinstance(env, dict) else None
+            if not isinstance(revs, dict):
+                continue
+            shas = [s for k in ("a", "b") if isinstance(s := revs.get(k), str)] + list(revs.get("sides") or [])
+            got = {s: depth(subjects.get(s, "")) for s in shas}
+            if not shas or None in got.values() or revs.get("depths") == got:
+                continue
+            changes.append((int(rid), "depths", revs.get("depths"), got))
+            if write:
+                revs["depths"] = got
+                with con:
+                    con.execute("update runs set env = ? where id = ?", (json.dumps(env), rid))
         return changes
     finally:
         con.close()
@@ -263,15 +514,32 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT, help=f"the fixture's directory (default: {OUT})")
     ap.add_argument("--rederive", action="store_true",
                     help="analyse the stored results again from their samples (REDERIVED), measure nothing")
+    ap.add_argument("--capture", action="store_true",
+                    help="only run the commands kept as printed (captured/, their manifest entries) now, "
+                         "each with its own throwaway database; lab.db is not touched")
     args = ap.parse_args()
+    if args.capture:
+        t0 = time.monotonic()
+        entries = capture(args.out)
+        left = [f"{e['kind']} ({e['left out']})" for e in entries if "left out" in e]
+        print(f"{args.out / 'captured'}: {len(entries) - len(left)} commands in {time.monotonic() - t0:.0f} s"
+              + (f"; left out: {', '.join(left)}" if left else ""), file=sys.stderr)
+        return
     if args.rederive:
         changes = rederive(args.out / "lab.db")
         for rid, k, old, new in changes:
             print(f"result {rid} {k}: {old!r} -> {new!r}", file=sys.stderr)
         print(f"{args.out / 'lab.db'}: {len(changes)} figures re-derived", file=sys.stderr)
+        sides = reanchor(args.out / "lab.db")
+        for run_id, what, old, new in sides:
+            print(f"run {run_id} {what}: {old!r} -> {new!r}", file=sys.stderr)
+        print(f"{args.out / 'lab.db'}: {len(sides)} tables' sides made their results' figures", file=sys.stderr)
+        depths = commit_depths(args.out / "lab.db")
+        print(f"{args.out / 'lab.db'}: {len(depths)} runs given their revisions' commit depths", file=sys.stderr)
         return
     t0 = time.monotonic()
     doc = build(args.out)
+    capture(args.out)  # build made captured/ and the manifest anew: the captured commands with them
     steps = doc["steps"]
     assert isinstance(steps, list)
     left = [s["kind"] for s in steps if "left out" in s]

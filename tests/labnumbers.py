@@ -116,13 +116,21 @@ class Interval:
     offsets: bool
 
 
+def _two_digits(n: Num | None) -> Num | None:
+    """Both ends of a lopsided CI are given to two significant digits (console._offset): +1,200
+    stands for 1,150–1,250, not 1,199.5–1,200.5."""
+    if n is None or abs(n.value) < 100:
+        return n
+    return Num(n.text, n.value, max(n.slack, 0.5 * 10 ** (math.floor(math.log10(abs(n.value))) - 1)))
+
+
 def offsets(text: str) -> Interval | None:
     """A ±CI95 cell: one half-width or both signed ends (``-x/+y``); None for ``-``."""
     t = text.strip()
     if "/" in t:
         lo, _, hi = t.partition("/")
         a, b = number(lo), number(hi)
-        return Interval(t, a, b, True) if a is not None and b is not None else None
+        return Interval(t, _two_digits(a), _two_digits(b), True) if a is not None and b is not None else None
     h = number(t)
     if h is None:
         return None
@@ -361,10 +369,22 @@ class Stored:
                 if v["label"] == label:
                     if what == "mean":
                         return Figure(_f(v.get("mean")), _f(v.get("ci_low")), _f(v.get("ci_high")))
+                    if what == "per_op":  # its stored result's, where the run stored it (model.VariantEntry)
+                        got = v.get("per_op") or {}
+                        return Figure(_f(got.get("value")), _f(got.get("ci_low")), _f(got.get("ci_high")))
                     if what == "rel":
                         c = v.get("comparison")
                         return Figure(100 * c["rel"]) if c else None
         return None
+
+    def side(self, run: int, name: str, param: int | None) -> Result | None:
+        """The stored result a comparison's side of run ``run`` stands for, by its name as the
+        row gives it: ``bench`` (rounds of one process: its result of that param), or ``bench @
+        SHORT …`` (a revision: the result of that benchmark built at SHORT)."""
+        bench, _, rest = name.partition(" @ ")
+        short = rest.split(" ")[0]
+        return self.find(run, lambda r: r.bench == bench and r.param == param and r.kind != "emulated"
+                         and (not short or (r.revision or "").startswith(short)))
 
     def _stored_side(self, key: Key, what: str) -> Figure | None:
         """A side of `compare RUN… RUN…` (stored runs compared live: nothing stored of the
@@ -666,11 +686,12 @@ def variants_rows(t: Table, ctx: Context) -> list[Printed]:
     """report.variants' ranked table (its title ``bench · ranked by …``): each variant's mean per
     op with its 95% CI and its Δ% median, from the run's stored summary."""
     bench = t.title.split(" · ")[0]
-    mean = next(h for h in t.headers if h.startswith("mean per op"))
+    head = next(h for h in t.headers if h.startswith(("per op", "mean per op")))
+    what = "mean" if head.startswith("mean") else "per_op"
     out: list[Printed] = []
     for row in t.rows:
         key = ("variant", ctx.run, bench, row["variant"].removeprefix("* "))
-        out += _value_and_ci(row, mean, "95% CI", ctx.reader, key, "mean", ends_ci=True)
+        out += _value_and_ci(row, head, "95% CI", ctx.reader, key, what, ends_ci=True)
         out += _value_and_ci(row, "Δ% median", None, ctx.reader, key, "rel")
     return out
 
@@ -708,6 +729,39 @@ def bisect_rows(t: Table, ctx: Context) -> list[Printed]:
     return out
 
 
+def ranked_rows(t: Table, ctx: Context) -> list[Printed]:
+    """report.ranked's table (`compare` of N stored runs; its title ``bench [variant] [param] (unit),
+    ranked``): a one-run side's per op with its own CI (the run's stored figure), a side of several
+    runs' mean, each side's Δ% vs the baseline with its CI (keyed as the comparisons table's row of
+    the same two sides, so one figure across views holds them to it)."""
+    m = re.match(r"^(.*?)(?: \[(\d+)\])? \((.+)\), ranked$", t.title)
+    assert m, t.title
+    label, param, unit = m.group(1), int(m.group(2)) if m.group(2) else None, m.group(3)
+    bench, variant = split_variant(label)
+    names = [row["run"].removesuffix(" [baseline]") for row in t.rows]
+    [base] = [n for n, row in zip(names, t.rows, strict=True) if row["run"].endswith(" [baseline]")]
+    out: list[Printed] = []
+    for name, row in zip(names, t.rows, strict=True):
+        ids = re.search(r"#([\d,]+)$", name)
+        assert ids, name
+        runs = ids.group(1).split(",")
+        if len(runs) == 1:
+            key = ("result", int(runs[0]), bench, param, variant)
+            out += _value_and_ci(row, "per op", "±", ctx.reader, key, "cycles" if unit == "cycles~" else "per_op")
+        if name == base:
+            if len(runs) > 1:
+                out += [p for other in names if other != base for p in _value_and_ci(
+                    row, "per op", None, ctx.reader, ("comparison", ctx.source, f"{label} {base}", other, param), "A")]
+            continue
+        pair = ("comparison", ctx.source, f"{label} {base}", name, param)
+        if len(runs) > 1:
+            out += _value_and_ci(row, "per op", None, ctx.reader, pair, "B")
+        rel = number(row["Δ% vs baseline"])
+        if rel is not None:
+            out.append(Printed(ctx.reader, pair, "rel", rel, ends(row["95% CI of Δ%"])))
+    return out
+
+
 def no_figures(t: Table, ctx: Context) -> list[Printed]:
     """A table that prints no figure of a stored result or comparison (`runs`' runs, the
     instruction classes of a variants run's bodies)."""
@@ -734,11 +788,15 @@ TABLES: tuple[TableKind, ...] = (
     TableKind("stat", lambda h: h[:2] == ["metric", "mean"], stat_rows),
     TableKind("profile", lambda h: "calls" in h and "function" in h, profile_rows),
     TableKind("scale", lambda h: "tasks" in h and "total ops/s" in h, scale_rows),
-    TableKind("variants", lambda h: "variant" in h and any(x.startswith("mean per op") for x in h), variants_rows),
+    TableKind("variants", lambda h: "variant" in h and any(x.startswith(("per op", "mean per op")) for x in h),
+              variants_rows),
     TableKind("gate", lambda h: any(x.startswith("Δ% [") for x in h), gate_rows),
     TableKind("bisect steps", lambda h: "Δ% vs GOOD" in h, bisect_rows),
+    TableKind("ranked", lambda h: "Δ% vs baseline" in h, ranked_rows),
     TableKind("runs", lambda h: h[:3] == ["run", "started", "status"], no_figures),
     TableKind("instruction classes", lambda h: h[:2] == ["variant", "total"], no_figures),
+    # variants all emulated (qemu-user): a verdict of correctness and sizes, nothing timed
+    TableKind("emulated variants", lambda h: h[:2] == ["variant", "verdict"], no_figures),
 )
 
 
@@ -1195,6 +1253,25 @@ def check_across(printed: Sequence[Printed]) -> list[str]:
     return out
 
 
+def check_one_figure(printed: Sequence[Printed], stored: Stored) -> list[str]:
+    """One stored result, one per-op figure (cycles~ where it has them, else the timer's) in every
+    view: the A of a stored comparison (its side's result, Stored.side) and a variant's per op
+    are that result's figure, within their rounding, as history and show print it."""
+    out = []
+    for p in printed:
+        r: Result | None = None
+        if p.key[0] == "comparison" and p.what == "A" and isinstance(p.key[1], int):
+            r = stored.side(p.key[1], str(p.key[2]), p.key[4])  # type: ignore[arg-type]
+        elif p.key[0] == "variant" and p.what in ("per_op", "mean"):
+            _, run, bench, label = p.key
+            r = stored.find(int(run), lambda x, b=bench, v=label: x.bench == b and (x.variant or "") == v)
+        best = r.best if r is not None else None
+        if best is not None and not p.num.claim and not p.num.near(best.value):
+            out.append(f"{p.reader}: {_describe(p.key)} {p.what} printed {p.num.text}, its result "
+                       f"(#{r.id if r else '?'}) {best.value:.6g}")
+    return out
+
+
 def check_replicates(printed: Sequence[Printed], stored: Stored) -> list[str]:
     """Every replicate of a result printed once in a tool format: as many as are stored."""
     seen: dict[tuple[str, Key, str], set[int]] = {}
@@ -1216,5 +1293,6 @@ def breaches(printed: Sequence[Printed], stored: Stored) -> list[str]:
     out: list[str] = []
     for p in printed:
         out += check_stored(p, stored) + check_interval(p) + check_counts(p)
-    out += check_sides(printed) + check_across(printed) + check_replicates(printed, stored)
+    out += (check_sides(printed) + check_across(printed) + check_replicates(printed, stored)
+            + check_one_figure(printed, stored))
     return list(dict.fromkeys(out))

@@ -25,8 +25,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "Run the built-in suite, or the benchmarks in FILES (C files using cyclebench.h)."),
     "compare": ("cyclebench.commands.compare", "compare_cmd",
                 "Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over several "
-                "processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a verdict only for "
-                "real differences."),
+                "processes; each against A), or N stored runs RUN RUN [RUN...] (unpaired; each against the "
+                "first, or --baseline; more than two ranked per benchmark), with a verdict only for real "
+                "differences."),
     "variants": ("cyclebench.commands.variants", "variants_cmd",
                  "Build FILES (default: the built-in suite, pick with -b) once per flag set / compiler / target / "
                  "allocator and measure the builds side by side."),
@@ -67,7 +68,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                  "Check cyclebench's own precision here with known effects (A/A, +1 cycle, linearity, timer)."),
     "gen": ("cyclebench.commands.gen", "gen_group", "Generate benchmark sources."),
     "runs": ("cyclebench.commands.runs", "runs_cmd",
-             "List stored runs, newest first, with their labels; filtered by benchmark, host, label and date."),
+             "List stored runs by start time, newest first, with their labels; filtered by benchmark, host, label "
+             "and date."),
     "show": ("cyclebench.commands.show", "show_cmd",
              "Print a stored run (default: the last) as the command that made it printed it: a run's results "
              "(callgrind's events, the counters), compare's verdicts, variants' rankings, scale's tables, stat's, "

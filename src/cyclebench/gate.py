@@ -31,8 +31,10 @@ class Ref:
 
 @dataclass(frozen=True)
 class Relative:
-    """The time comparison's last look, relative: Δ = head/base − 1, its repeated CI [low, high],
-    the pairs of invocations, and each side's median per op (in the rows' unit)."""
+    """The time comparison's last look, relative: Δ the median of the pairs' head/base − 1, its
+    repeated CI [low, high], the pairs of invocations; ``base`` the base's per-op figure (its
+    stored result's, in the rows' unit) and ``head`` = base × (1 + Δ), the head that Δ implies
+    (not head's own figure, which history gives: the median of ratios is not the ratio of medians)."""
 
     diff: float
     low: float

@@ -550,6 +550,15 @@ class Result(_Columns):
         """cycles~ per op net of the loop's own cost; None: not asked or no calibrated clock."""
         return _per_op(self.cycles_net, self.cycles_net_ci_low, self.cycles_net_ci_high, "cycles~")
 
+    def figure(self, unit: str) -> PerOp | None:
+        """The result's one per-op figure in ``unit`` (cycles~, or the timer's unit), as every
+        view reads it; None when it has none in that unit. A design that estimates a side's cost
+        another way (a paired comparison's medians) shows this one beside its own Δ."""
+        if unit == "cycles~":
+            return self.cycles
+        got = self.timer
+        return got if got is not None and got.unit == unit else None
+
     @property
     def best(self) -> PerOp | None:
         """The figure runs and hosts are compared by: cycles~ when the result has it, else
@@ -678,8 +687,10 @@ class SeriesKey:
     (measurement_of) and its unit; the benchmark file's digest (a changed benchmark starts a
     new series, as asv versions a benchmark by its code; the library under test, the compiler and
     the kernel stay in it: their changes are what a history is for); the run's purpose
-    (PURPOSES). ``digest`` None: not known (a run stored before digests were kept), which joins
-    the series of any digest (``matches``)."""
+    (PURPOSES); the benchmark's build (build_of: its flags and the allocator linked in: -O1 and
+    -O2 are two series, where a compiler is one series marked where it changes). ``digest`` or
+    ``build`` None: not known (a run stored before they were kept), which joins the series of
+    any (``matches``)."""
 
     host: str
     bench: str
@@ -689,6 +700,7 @@ class SeriesKey:
     unit: str
     digest: str | None
     purpose: str
+    build: str | None = None
 
     def matches(self, other: "SeriesKey") -> bool:
         """Whether ``other`` is a point of this series: every field equal, the digests equal or
@@ -697,13 +709,32 @@ class SeriesKey:
 
     def differs(self, other: "SeriesKey") -> str | None:
         """The first field in which ``other`` is of another series (host, bench, param, variant,
-        measurement, unit, digest, purpose); None: the same series."""
+        measurement, unit, purpose, digest, build); None: the same series."""
         for name in ("host", "bench", "param", "variant", "measurement", "unit", "purpose"):
             if getattr(self, name) != getattr(other, name):
                 return name
-        if self.digest is not None and other.digest is not None and self.digest != other.digest:
-            return "digest"
+        for name in ("digest", "build"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is not None and theirs is not None and mine != theirs:
+                return name
         return None
+
+
+def build_of(run: Mapping[str, Any], row: Mapping[str, Any]) -> str | None:
+    """The benchmark's build as a series tells builds apart: its flags (``--cflags``, then ``-D``,
+    ``-I`` and ``--ldflags`` as given) and the allocator linked in (``+ jemalloc``), one string;
+    None where not known (a run stored without its build) or where the variant names the build
+    (`variants`: the run's build is its baseline's)."""
+    build = run.get("build")
+    if not isinstance(build, Mapping) or purpose_of(run) == VARIANTS:
+        return None
+    flags = [*(build.get("cflags") or ()), *(f"-D{d}" for d in build.get("defines") or ()),
+             # an include directory by its name: a revision's build has it in a worktree of its own
+             *(f"-I{str(d).rstrip('/').rsplit('/', 1)[-1]}" for d in build.get("include_dirs") or ()),
+             *(build.get("ldflags") or ())]
+    alloc = row.get("allocator")
+    name = alloc.get("name") if isinstance(alloc, Mapping) else None
+    return " ".join(map(str, flags)) + (f" + {name}" if name else "")
 
 
 def series_key(run: Mapping[str, Any], row: Mapping[str, Any]) -> SeriesKey:
@@ -715,7 +746,8 @@ def series_key(run: Mapping[str, Any], row: Mapping[str, Any]) -> SeriesKey:
                      variant=str(row.get("variant") or ""),
                      measurement=str(measurement) if measurement else measurement_of(row),
                      unit=str(row.get("unit") or ""),
-                     digest=source_digest(run, str(row.get("bench") or "")), purpose=purpose_of(run))
+                     digest=source_digest(run, str(row.get("bench") or "")), purpose=purpose_of(run),
+                     build=build_of(run, row))
 
 
 @dataclass(frozen=True, eq=False)
@@ -731,6 +763,8 @@ class Point(_Columns):
     ci_low: float | None
     ci_high: float | None
     param: int | None
+    compiler: str | None = None  # the run's compiler (cc --version's first line): marked where it changes
+    revision: str | None = None  # the result's commit (compare --rev, bisect, ci): a revision series's points
 
 
 @dataclass(frozen=True, eq=False)
@@ -1241,6 +1275,14 @@ class _VariantKeys(TypedDict):
     baseline: bool
 
 
+class PerOpJSON(TypedDict):
+    """A PerOp as JSON: ``value`` and its 95% CI ``ci_low``/``ci_high`` (None: none computed)."""
+
+    value: float
+    ci_low: float | None
+    ci_high: float | None
+
+
 class VariantEntry(_VariantKeys, total=False):
     """One variant of one benchmark in `variants`' summary. Always: ``label``, ``status``
     (model.STATUSES), ``emulated``, ``baseline`` (the first variant, which the others are
@@ -1250,7 +1292,9 @@ class VariantEntry(_VariantKeys, total=False):
     the runner: size(1)), ``per_invocation`` (median cost per op of each invocation, in the
     benchmark's unit; NaN: none), the spread of those (stats.repetitions.spread: ``mean``,
     ``stddev_pct`` in %, the 95% t CI ``ci_low``/``ci_high``, ``best``; absent when emulated),
-    ``comparison`` against the baseline (None: none reached, ``note`` says why), callgrind's
+    ``per_op``: its stored result's per-op figure and 95% CI in the benchmark's unit (Result.figure;
+    the one history and show give it, where ``mean`` is the invocations' mean; absent in runs
+    stored before it was), ``comparison`` against the baseline (None: none reached, ``note`` says why), callgrind's
     events per op (``simulated``), the -e events per op (``counters``), ``different_work`` (a
     note from Ir), the ``allocator`` linked in; with --disasm the body's instructions
     (``disasm``), their counts by class (``classes``) and the functions called (``calls``).
@@ -1276,6 +1320,7 @@ class VariantEntry(_VariantKeys, total=False):
     ci_low: float | None
     ci_high: float | None
     best: float | None
+    per_op: PerOpJSON | None
     counters: dict[str, float | None] | None
     allocator: AllocatorInfo | None
     disasm: list[str]
@@ -1562,7 +1607,8 @@ class Revisions(TypedDict, total=False):
     the repository, A and B's commits (compare --rev, ci) or every side's (bisect), the build
     command, and how the revisions' code was built and run (``confinement``: ``bwrap``, in a
     bubblewrap sandbox, or ``unconfined: REASON`` — ``--no-sandbox``, bwrap missing or refused;
-    absent from runs stored before it was recorded)."""
+    absent from runs stored before it was recorded); ``depths``: each side's commit depth, the order
+    history sorts a revision series by (absent from runs stored before it was kept)."""
 
     repo: str
     a: str
@@ -1570,6 +1616,7 @@ class Revisions(TypedDict, total=False):
     sides: list[str]
     build: list[str]
     confinement: str
+    depths: dict[str, int]  # each side's commits behind it, itself counted (git rev-list --count)
 
 
 class EnvExtra(TypedDict, total=False):

@@ -44,3 +44,14 @@ def test_no_stored_min_lies_above_its_ci_unsaid(tmp_path: Path) -> None:
         store.close()
     assert checked > 80  # every timing result of every kind, both units
     assert above == [], above
+
+
+def test_the_fixtures_tables_show_their_results_figures(tmp_path: Path) -> None:
+    """Each stored comparison's sides, each variant's per op and each gate row's base are the
+    figures of the results they stand for, as the designs store them now (stats.ab.anchored;
+    docs/method.md §5): the fixture's were the medians over the pairs, 299.6 beside the stored
+    299.3 for bisect step 2's GOOD."""
+    shutil.copy(gallery.LAB / "lab.db", tmp_path / "lab.db")
+    changes = lab_fixture.reanchor(tmp_path / "lab.db", write=False)
+    assert changes == [], (f"{len(changes)} stored tables' sides are not their results' figures, e.g. "
+                           f"{[c[:2] for c in changes[:3]]}: {REDERIVE}, and commit tests/data/lab and docs/gallery.md")

@@ -52,6 +52,7 @@ INVARIANTS: dict[str, Callable[[Read], list[str]]] = {
     "Δ agrees with its sides, Δ% with Δ ÷ A": lambda r: labnumbers.check_sides(r.printed),
     "one figure across views": lambda r: labnumbers.check_across(r.printed),
     "every replicate once": lambda r: labnumbers.check_replicates(r.printed, r.lab.stored),
+    "one result, one per-op figure": lambda r: labnumbers.check_one_figure(r.printed, r.lab.stored),
 }
 
 
@@ -89,6 +90,7 @@ def test_every_reader_every_table_kind_and_every_stored_result_is_read(everythin
         argvs = [["show", str(r), "--wide"] for r in everything.lab.runs]
         argvs += [["show", "--bisect", b] for b in labnumbers.gallery.bisects(db, list(everything.lab.runs))]
         argvs += [["runs", "-n", "100"], ["history", "chain/add200", "--wide"]]
+        argvs += [["compare", "1", "2", "3", "--wide"]]  # the ranked table: only N stored runs compared print it
         for argv in argvs:
             seen |= kinds(labnumbers.gallery.invoke(argv, db, labnumbers.COLUMNS).output)
     assert seen == {k.name for k in labnumbers.TABLES}, {k.name for k in labnumbers.TABLES} - seen
@@ -150,6 +152,12 @@ def test_the_checker_names_each_breach_made_by_hand() -> None:
     apart = [Printed("console", outside.key, "cycles", _num("199.8")), Printed("csv", outside.key, "cycles",
                                                                               _num("199.558401801916"))]
     assert labnumbers.check_across(apart)
+    # a paired table's A as the median over its pairs (299.6), not its result's figure (299.3)
+    side = ("comparison", 24, "lib/work @ 71e7168 (GOOD)", "lib/work @ d0c0d22 (M)", None)
+    with labnumbers.gallery.lab_copy() as db:
+        stored = labnumbers.Lab.of(db).stored
+        assert labnumbers.check_one_figure([Printed("hand", side, "A", _num("299.6"))], stored)
+        assert not labnumbers.check_one_figure([Printed("hand", side, "A", _num("299.3"))], stored)
     assert not labnumbers.check_across([apart[0], Printed("csv", outside.key, "cycles", _num("199.83"))])
 
 
@@ -221,11 +229,11 @@ PLANTS = {
     "B shown as B's own median beside the median paired Δ": Plant(
         ("cyclebench.report.console", "paired_table"), lambda rows: False,
         (("show", "25", "--wide"), ("show", "12", "--wide"), ("show", "22", "--wide")),
-        ("lib/flat @ d0c0d22 · lib/flat @ 069bbd9 of 25: Δ -0.030 and B − A (+0.2) of opposite sign",
-         "chain/add200 · chain/add400 of 12: Δ +200.0 is not B − A (400.1 − 199.8 = +200.3)",
-         "(GOOD) · lib/work @ cf27b68 (BAD) of 22: Δ +11.80 is not B − A (310.6 − 299.2 = +11.4)")),
+        ("lib/flat @ d0c0d22 · lib/flat @ 069bbd9 of 25: Δ -0.030 and B − A (+0.1) of opposite sign",
+         "chain/add200 · chain/add400 of 12: Δ +200.0 is not B − A (400.3 − 199.6 = +200.7)",
+         "(GOOD) · lib/work @ cf27b68 (BAD) of 22: Δ +11.80 is not B − A (310.2 − 299.2 = +11)")),
     "Δ% that is not Δ ÷ A": Plant(("cyclebench.report.console", "comparison_figures"), _rel_doubled,
-                                  (("show", "12", "--wide"),), ("Δ% +200.22% is not Δ ÷ A",)),
+                                  (("show", "12", "--wide"),), ("Δ% +200.48% is not Δ ÷ A",)),
     "a count per op below zero": Plant(("cyclebench.report.export.benchstat", "max"), lambda a, b: a,
                                        (("export", "4", "--format", "benchstat"),),
                                        ("run #4 chain/add200 sim:Bcm -0.2 below zero",)),
@@ -234,6 +242,9 @@ PLANTS = {
         (("export", "1", "--format", "gbench"), ("export", "1", "--format", "pyperf")),
         ("export 1 --format gbench: run #1 chain/add400: replicates [0] printed, 2 stored",
          "export 1 --format pyperf: run #1 chain/add400: replicates [0] printed, 2 stored")),
+    "a variant's invocations' mean shown as its per-op figure": Plant(
+        ("cyclebench.report.variants", "_figure"), lambda v: (v.get("mean"), v.get("ci_low"), v.get("ci_high")),
+        (("show", "15", "--wide"),), ("variant 15 chain/add200 -O2 per_op printed 198.3, its result",)),
     "one view of a figure nothing stores apart from another": Plant(
         ("cyclebench.report.export._rows", "comparison_figures"), _diff_off,
         (("compare", "g6", "g9", "--wide"), ("compare", "g6", "g9", "--format", "markdown")),

@@ -56,8 +56,9 @@ def test_show_at_80_columns_keeps_the_answer(db: str) -> None:
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert max(len(ln) for ln in lines) <= 80
-    head = next(ln for ln in lines if "benchmark" in ln)
-    for h in ("benchmark", "param", "per op", "±CI95", "unit", "cycles~"):
+    rule = next(i for i, ln in enumerate(lines) if ln.startswith("─"))
+    head = " ".join(lines[max(0, rule - 3):rule])  # a header wraps at its spaces where columns need the room
+    for h in ("benchmark", "param", "per", "op", "±CI95", "unit", "cycles~"):
         assert h in head, h
     dropped = [h for h in ("min", "rCV", "ns/op") if h not in head]  # what 80 columns cannot hold
     assert dropped and f"not shown at 80 columns: {', '.join(dropped)}" in " ".join(r.stdout.split())

@@ -80,7 +80,7 @@ def test_every_page_type_is_written(site_lab: BuiltSite) -> None:  # noqa: F811
     assert "lab-a" in index and "Lab CPU A" in index and "6.1.0-lab" in index  # hosts: CPU, kernel
     comparisons = (root / "comparisons.html").read_text()
     assert "chain/add400" in comparisons and "95% CI of Δ" in comparisons  # compare's own table
-    assert "ranked by cycles" in (root / "variants.html").read_text()
+    assert "ranked by per op" in (root / "variants.html").read_text()
     scale = figure(root / "scale.html", f"scale-{lab.real_runs['scale']}")
     assert [len(t["x"]) for t in scale["data"] if t["meta"]["role"] == "throughput"] == [2]  # tasks 1, 2
     fleet = (root / "fleet.html").read_text()

@@ -85,10 +85,10 @@ def test_show_of_a_variants_run_is_its_ranking(db: str) -> None:
     assert made.exit_code == 0, made.stderr
     shown = _cli(db, "show", "--wide")
     assert shown.exit_code == 0, shown.stderr
-    tables = [ln for ln in shown.stdout.splitlines() if "ranked by cycles · run #1" in ln]
+    tables = [ln for ln in shown.stdout.splitlines() if "ranked by per op (cycles~) · run #1" in ln]
     assert len(tables) == 2 and "chain/add200" in tables[0] and "chain/add400" in tables[1]
     header = next(ln for ln in shown.stdout.splitlines() if "variant" in ln)
-    assert "mean per op (cycles~)" in header and "Δ% median" in header and "body B" in header
+    assert "per op (cycles~)" in header and "Δ% median" in header and "body B" in header
     assert "per-round differences" in " ".join(shown.stdout.split())  # the caption says what Δ% is
     assert "±CI95" not in shown.stdout  # the results table is not variants'
     csv_rows = _csv(_cli(db, "show", "--format", "csv").stdout)
@@ -114,12 +114,12 @@ def test_show_of_a_replicate_run_has_the_spread_known_when_it_ran(db: str) -> No
     first has none, though later replicates are stored now."""
     made = _cli(db, "run", CHAIN, "-b", "chain/add200", *FAST, "--processes", "2", "--runs", "3")
     assert made.exit_code == 0, made.stderr
-    assert "run-to-run sd" in made.stdout
+    assert "replicate sd" in made.stdout
     for rid in (1, 2, 3):
         shown = _cli(db, "show", str(rid))
         assert shown.exit_code == 0, shown.stderr
         assert shown.stdout in made.stdout, rid
-        assert ("run-to-run sd" in shown.stdout) == (rid == 3)
+        assert ("replicate sd" in shown.stdout) == (rid == 3)
 
 
 @pytest.mark.skipif(NO_UFTRACE, reason="uftrace not installed (apt-get install uftrace)")
@@ -145,10 +145,10 @@ STORED = [
     ("24ff9bd.db", 1, ["counters per op", "task-clock (ns)", "cycles~"]),
     ("24ff9bd.db", 2, ["simulated (callgrind)", "Ir/op", "Bim/op"]),
     ("24ff9bd.db", 3, ["run #3: comparisons", "95% CI of Δ", "slower"]),
-    ("24ff9bd.db", 4, ["chain/add200 · ranked by cycles · run #4", "Δ% median", "(baseline)"]),
-    ("24ff9bd.db", 5, ["stat #5 · 'true' · 2 runs · counters enabled at exec", "task-clock"]),
+    ("24ff9bd.db", 4, ["chain/add200 · ranked by per op (cycles~) · run #4", "Δ% median", "(baseline)"]),
+    ("24ff9bd.db", 5, ["stat #5 · 'true' · 2 repetitions · counters enabled at exec", "task-clock"]),
     ("24ff9bd.db", 6, ["chain/add200 (threads)", "speed-up", "efficiency"]),
-    ("c7ecbb2.db", 2, ["stat #2 · 'true' · 3 runs", "page-faults"]),
+    ("c7ecbb2.db", 2, ["stat #2 · 'true' · 3 repetitions", "page-faults"]),
     ("c7ecbb2.db", 3, ["simulated (callgrind)", "Bim/op"]),
     ("c7ecbb2.db", 5, ["emulated", "per op"]),  # variants before its summary was stored: its rows
 ]
@@ -174,7 +174,7 @@ def test_show_format_to_a_file_keeps_the_table(tmp_path: Path) -> None:
     out = tmp_path / "v.csv"
     r = cli("show", "4", "--db", url, "--format", "csv", "-o", str(out))
     assert r.exit_code == 0, r.output
-    assert "ranked by cycles" in r.stdout and f"csv export written to {out}" in r.stderr
+    assert "ranked by per op" in r.stdout and f"csv export written to {out}" in r.stderr
     assert {row["variant"].lstrip("'") for row in _csv(out.read_text())} == {"-O1", "-O2"}
     md = cli("show", "3", "--db", url, "--format", "markdown")
     assert md.exit_code == 0 and "| chain/add200 | chain/add400 |" in md.stdout and "┃" not in md.stdout

@@ -47,6 +47,19 @@ def test_every_sitting_records_how_the_revisions_ran(repo: Path, sandbox: str) -
     assert ws.revisions(sides=["1" * 40])["confinement"] == want  # bisect's sittings
 
 
+def test_a_sitting_stores_its_commits_depths(repo: Path) -> None:
+    """Each side's commit depth (git rev-list --count), the order history sorts a revision series
+    by; a sha the repository lacks has none (and no sitting fails for it)."""
+    git = ["git", "-C", str(repo)]
+    (repo / "bench.c").write_text("/* two */\n")
+    subprocess.run([*git, "commit", "-qam", "two"], check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    one, two = (subprocess.run([*git, "rev-parse", r], check=True, capture_output=True, text=True).stdout.strip()
+                for r in ("HEAD~1", "HEAD"))
+    ws = workspace(repo, ["make"], BuildOptions(files=(repo / "bench.c",)), RunnerOptions(), (), (), sandbox="off")
+    assert ws.revisions(a=one, b=two)["depths"] == {one: 1, two: 2}
+    assert ws.revisions(sides=[two, "1" * 40])["depths"] == {two: 2}
+
+
 def _gate(**facts: object) -> Gate:
     return Gate(7, Ref("a" * 40, "aaaaaaa", "base"), Ref("b" * 40, "bbbbbbb", "head"), "--base main",
                 (GateRow("lib/work", PASS, 0.02, why="time: pass"),), "time", 0.005,

@@ -172,7 +172,7 @@ def test_compare_by_host_needs_two_hosts_and_takes_run_ids_only(tmp_path: Path) 
     header = next(line for line in r.output.splitlines() if "benchmark" in line)
     assert header.index("intel1") < header.index("amd1")  # in the order the runs were made
     row = next(line for line in r.output.splitlines() if "syscall/getpid" in line)
-    assert "300.0 ±1 " in row and "150.0 ±1 " in row and "2.00×" in row and "ref-cycles" in row
+    assert "300.0 ±1.0 " in row and "150.0 ±1.0 " in row and "2.00×" in row and "ref-cycles" in row
     assert "amd1: amd1 cpu" in " ".join(r.output.split())  # the caption names each host's CPU
     for args, says in ((["1", "g2"], "takes stored run ids"), (["--format", "csv"], "use --json")):
         bad = cli("compare", "--by", "host", *args, "--db", db)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -326,3 +328,21 @@ def test_round_ratio_is_each_rounds_value_to_the_bit() -> None:
         expected = np.concatenate([np.full(len(r[i : i + g]), clock._round_value(r[i : i + g]))
                                    for i in range(0, n, g)] or [np.empty(0)])
         assert np.array_equal(clock.round_ratio(r, g), expected, equal_nan=True), (trial, g, n)
+
+
+def test_a_comparison_anchored_at_its_stored_sides_keeps_its_paired_delta() -> None:
+    """stats.ab.anchored: the sides become the stored figures; an absolute Δ (rounds of one
+    process) keeps its value and CI, Δ% becomes Δ ÷ the new A; a relative one (revisions) keeps
+    its Δ% and CI in %, Δ in the unit at the new A; the verdict is the one reached."""
+    from cyclebench.model import Comparison
+    from cyclebench.stats.ab import anchored
+
+    c = Comparison(299.6, 299.35, -0.516, -6.85, 5.81, -0.516 / 299.6, 0.5, 11, 5.99, "good")
+    rel = anchored(c, 299.279, 298.7, relative=True)
+    assert (rel.median_a, rel.median_b, rel.verdict, rel.pairs) == (299.279, 298.7, "good", 11)
+    assert math.isclose(rel.rel, c.rel) and math.isclose(rel.diff / rel.median_a, c.rel)
+    assert math.isclose(rel.ci_low / rel.median_a, c.ci_low / c.median_a)
+    absolute = anchored(c, 299.279, 298.7)
+    assert (absolute.diff, absolute.ci_low, absolute.ci_high) == (c.diff, c.ci_low, c.ci_high)
+    assert math.isclose(absolute.rel, c.diff / 299.279)
+    assert anchored(c, None, 1.0) is c and anchored(c, float("nan"), 1.0) is c  # no figure: as it was

@@ -137,6 +137,10 @@ class Binary:
     sources: tuple[str, ...]
     objects: tuple[Path, ...] = ()  # the user sources' own objects, kept for size(1)-style figures
     cc_target: str | None = None  # ``cc -dumpmachine`` (compiler_target), for the run's environment
+    # the benchmark's other build flags as given (-D, -I, --ldflags): a series' identity (model.build_of)
+    defines: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    ldflags: tuple[str, ...] = ()
 
 
 TARGETS = {"aarch64": "aarch64-linux-gnu"}  # --target name → GNU triplet (Debian cross packages)
@@ -645,7 +649,7 @@ def build(spec: BuildSpec) -> Binary:
     binary = out_dir / "runner"
     kept = [out_dir / "objects" / f"{i:03d}-{src.stem}.o" for i, src in enumerate(spec.sources)]
     info = Binary(binary, key, spec.cc, cc_version, spec.cflags, tuple(str(s) for s in spec.sources), tuple(kept),
-                  compiler_target(spec.cc))
+                  compiler_target(spec.cc), spec.defines, tuple(str(d) for d in spec.include_dirs), spec.ldflags)
     if _reuse(out_dir):
         return info
     prune_daily()

@@ -28,8 +28,10 @@ def cache_info() -> None:
         raise UserError(str(e)) from None
     total = sum(e.bytes for e in entries)
     oldest = (time.time() - entries[0].last_used) / 86400 if entries else 0.0
-    out.print(safe_text(f"{cache_root() / 'build'}: {len(entries)} entries, {total / 2**20:.1f} MiB"
-                        + (f", least recently used {oldest:.0f} day(s) ago" if entries else "")), highlight=False)
+    n = len(entries)
+    out.print(safe_text(f"{cache_root() / 'build'}: {n} entr{'y' if n == 1 else 'ies'}, {total / 2**20:.1f} MiB"
+                        + (f", least recently used {oldest:.0f} day{'s' * (round(oldest) != 1)} ago" if entries
+                           else "")), highlight=False)
     revs = revisions.entries()
     partial = sum(e.partial for e in revs)
     size = sum(e.bytes for e in revs) / 2**20

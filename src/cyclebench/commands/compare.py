@@ -63,7 +63,7 @@ class CompareArgs:
     include_disturbed: bool = option("--include-disturbed", is_flag=True, help="Let results whose batches were "
                                      "mostly preempted or migrated into the verdicts (default: not).")
     baseline: str | None = option("--baseline", metavar="RUN", help="Stored runs: the side the others are judged "
-                                  "against (default: the first).")
+                                  "against and ranked beside (one of the sides given; default: the first).")
     json_path: Path | None = group(o.json_option)
     output: o.OutputOptions = group(o.format_option)
     db: str | None = group(o.db_option)
@@ -87,9 +87,15 @@ class CompareArgs:
 @takes(CompareArgs)
 def compare_cmd(a: CompareArgs) -> None:
     """Compare benchmarks A B [C...] (paired, interleaved batch by batch, rounds spread over
-    several processes; each against A), or two stored runs RUN_A RUN_B (unpaired), with a
-    verdict only for real differences. With --allocator, the benchmarks given are measured
-    under each allocator, each its own binary, as `variants --allocator` does."""
+    several processes; each against A), or N stored runs RUN RUN [RUN...] (unpaired; each against
+    the first, or --baseline; more than two ranked per benchmark), with a verdict only for real
+    differences.
+
+    A stored side: a run id, replicate runs 4,5,6 or a group gN, each run in one side only; what
+    of a side cannot be compared (no valid result, no kind of measurement shared) is named.
+
+    With --allocator, the benchmarks given are measured under each allocator, each its own
+    binary, as `variants --allocator` does."""
     if a.by == "host":
         from cyclebench.ui.stored import compare_by_host
 

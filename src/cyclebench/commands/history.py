@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from cyclebench.experiments.history import ALL
-from cyclebench.model import PURPOSES, RUN, TIMING
+from cyclebench.model import PURPOSES, REVISION, RUN, TIMING
 from cyclebench.stats import changepoint
 from cyclebench.ui import options as o
 from cyclebench.ui.options import FloatRange, parse_labels
@@ -32,7 +32,11 @@ class HistoryArgs:
     purpose: str | None = option("--purpose", type=click.Choice([*PURPOSES, ALL]), help="Runs of this purpose "
                                  "(why they were measured); default: ordinary runs (run, fleet). 'all': every one.")
     kind: str | None = option("--kind", metavar="KIND", help="Results of this kind of measurement (timing, counters, "
-                              "callgrind, 'scale threads', stat…); default: timing where there is some.")
+                              "callgrind, stat); default: timing where there is some. A scaling run's "
+                              "throughputs are `show RUN`'s, not a history's.")
+    build: str | None = option("--build", metavar="FLAGS", help="Runs of the benchmark built with these flags "
+                               "(as history names a build: '-O1', '-O2 -DN=4 + jemalloc'); default: the newest "
+                               "run's.")
     since: dt.datetime | None = option("--since", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
                                        help="Only runs started on or after this day (UTC).")
     plot_path: Path | None = option("--plot", type=click.Path(dir_okay=False, path_type=Path),
@@ -66,7 +70,7 @@ def history_cmd(a: HistoryArgs) -> None:
     store = open_store(a.db, create=False)
     since = a.since.date() if a.since else None
     points, unit, runs, rows, chosen = points_of(store, a.bench, a.param, a.variant, a.host, labels, since,
-                                                 a.purpose, a.kind)
+                                                 a.purpose, a.kind, a.build)
     spread = series_spread(host_spread(store, runs[-1], {r["id"] for r in runs}), chosen.key)
     h, margin = analyse(points, spread, a.alpha)
     name = a.bench + ("" if a.param is None else f" [{a.param}]") + (f" [{a.variant}]" if a.variant else "")
@@ -74,6 +78,8 @@ def history_cmd(a: HistoryArgs) -> None:
     purpose = "every purpose" if a.purpose == ALL else key.purpose if key.purpose != RUN else ""
     shown = ", ".join(x for x in (key.host, key.measurement if key.measurement != TIMING else "", purpose) if x)
     title = f"history of {name} · {shown} · {len(points)} run{'s' * (len(points) != 1)} · {unit}"
+    if key.purpose == REVISION:  # which order its steps are in: a commit's, or (runs stored without it) time's
+        title += " · by commit" if chosen.order == "commit" else " · in time order (no commit order stored)"
     if not a.output.to_stdout:
         out.print(report.history_table(title, points, h, unit, wide=a.wide))
     if note := chosen.note(name):

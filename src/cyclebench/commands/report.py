@@ -96,8 +96,7 @@ def report_cmd(a: ReportArgs) -> None:
     written, n_runs, n_series = built.written, built.runs, built.histories
     page, size = written.largest
     err.print(f"site: {len(written.pages)} pages ({n_runs} runs, {n_series} benchmark histories) in "
-              f"{time.perf_counter() - t:.1f} s; largest page {page} {size / 2**20:.2f} MiB", highlight=False,
-              soft_wrap=True)
+              f"{time.perf_counter() - t:.1f} s; largest page {page} {size / 2**20:.2f} MiB", highlight=False)
     out.print(f"{(a.output_path / 'index.html')}", highlight=False, soft_wrap=True)
     if a.serve_port is not None:
         serve(a.output_path, a.serve_port)

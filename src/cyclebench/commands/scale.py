@@ -37,7 +37,8 @@ class ScaleArgs:
     params: tuple[str, ...] = option("-p", "--param", multiple=True, metavar="N[,N...]",
                                      help="Only these parameters (sizes, counts); with an exact BENCH name, any value.")
     mode: str = option("--mode", type=click.Choice(["threads", "processes", "both"]), default="threads",
-                       show_default=True)
+                       show_default=True, help="Tasks as threads of one process, as processes, or both "
+                       "(will-it-scale's two modes).")
     duration: float = option("--duration", type=o.Seconds(0.01, 86400), default=2.0, show_default=True,
                              help="Seconds sampled per task count, after the warm-ups (split over the passes).")
     passes: int = option("--passes", type=click.IntRange(1, 50), default=3, show_default=True, help="Alternating "
@@ -58,9 +59,9 @@ class ScaleArgs:
     csv_path: Path | None = option("--csv", type=click.Path(dir_okay=False, path_type=Path),
                                    help="Also write one CSV row per benchmark × mode × task count.")
     csv_format: str = option("--csv-format", type=click.Choice(["cyclebench", "wis"]), default="cyclebench",
-                             show_default=True, help="wis: will-it-scale's own CSV (tasks,processes,processes_idle,"
-                             "threads,threads_idle,linear), one file per benchmark: put {name} in the --csv path for "
-                             "several.")
+                             show_default=True, help="wis: will-it-scale's own CSV (columns tasks, processes, "
+                             "processes_idle, threads, threads_idle, linear), one file per benchmark: put {name} "
+                             "in the --csv path for several.")
     db: str | None = group(o.db_option)
     wide: bool = group(o.wide_option)
     label_args: tuple[str, ...] = group(o.label_option)

@@ -254,13 +254,14 @@ class _Run:
         rows: list[Any] = []
 
         def keep(sit: Sitting) -> None:
-            _store(self.store, run_id, rate, sit, sides)
+            figures = _store(self.store, run_id, rate, sit, sides)
             for (x, y) in pairs:
                 rows.append(relative_row(sit, (x, y), f"{sit.item.bench} @ {built[x].revision.short} ({a_names[x]})",
                                          f"{sit.item.bench} @ {built[y].revision.short} ({a_names[y]})",
                                          sit.verdict, design.alpha, self.plan.threshold,
                                          {"equivalence": self.plan.threshold,
-                                          "margin_rule": f"the threshold, {100 * self.plan.threshold:g}%"}))
+                                          "margin_rule": f"the threshold, {100 * self.plan.threshold:g}%"},
+                                         figures))
 
         with self.store.finishing(run_id):
             sits = measure(sides.runners, items, pairs, design, rule, self.ws.progress, keep)

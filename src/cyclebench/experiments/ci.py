@@ -222,12 +222,13 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
             if plan.gate in (TIME, BOTH):
                 sits: list[Sitting] = measure(sides.runners, [item], [(0, 1)], design, _time_rule(t), ws.progress)
                 sit = sits[0]
-                _store(store, run_id, rate, sit, sides)
+                figures = _store(store, run_id, rate, sit, sides)
                 disturbed += sum(sum((o.result or {}).get("disturbed") or ()) for o in sit.outcomes)
                 look = sit.last((0, 1))
                 row = relative_row(sit, (0, 1), f"{item.bench} @ {base.short}", f"{item.bench} @ {head.short}",
                                    sit.verdict, design.alpha, t, {"equivalence": t,
-                                                                  "margin_rule": f"the threshold, {100 * t:g}%"})
+                                                                  "margin_rule": f"the threshold, {100 * t:g}%"},
+                                   figures)
                 time_status = time_status_of(sit.verdict, bool(sit.failed))
             counts = None
             counts_status = None
@@ -248,8 +249,13 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
                                           if time_status == UNDECIDED and look is None else "")
                 if time_status else "", f"counts: {counts_status}" if counts_status else "",
                 (counts.reason or "") if counts is not None else "") if x)
-            rel = None if look is None else RelativeLook(look.diff, look.low, look.high, look.pairs, look.median_x,
-                                                         look.median_y)
+            # base: its stored per-op figure (the row's A, stats.ab.anchored), the one history gives;
+            # head: the figure the pairs' Δ implies, so head ÷ base − 1 is the Δ% beside it
+            # (head's own median beside the median ratio read 311.5 vs 299.5 for Δ +4.16%)
+            base_fig = row.cmp.median_a if row is not None and row.cmp is not None else None
+            rel = None if look is None else RelativeLook(
+                look.diff, look.low, look.high, look.pairs, base_fig if base_fig is not None else look.median_x,
+                (base_fig if base_fig is not None else look.median_x) * (1 + look.diff))
             rows.append(GateRow(item.label, status, t, row, rel, counts, time_status, counts_status, why))
     rows += [GateRow(i.label, NEW, plan.threshold_of(i.label), why="only in head") for k, i in in_head.items()
              if k not in in_base]

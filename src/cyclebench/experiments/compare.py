@@ -27,7 +27,7 @@ from cyclebench.report.console import fmt
 from cyclebench.runner import interleave
 from cyclebench.runner.plan import SelectionError
 from cyclebench.stats import clock
-from cyclebench.stats.ab import ALPHA, paired
+from cyclebench.stats.ab import ALPHA, anchored, paired
 from cyclebench.stats.result import result_fields, sample_rows, usable_for_verdict
 
 if TYPE_CHECKING:
@@ -130,6 +130,7 @@ def _store_and_judge(store: Store, run_id: int, rate: float, m: _Measured, alpha
     """Store one measured set's results (``rate``: the timer's Hz) and append its comparison rows."""
     outs, benches, param, procs, seq = list(m.outs), m.benches, m.param, m.procs, m.seq
     costs = []
+    first = len(results)  # this set's stored results start here, in side order
     good = [o.result for o in outs if o.status == OK and o.result]
     shared = iter(clock.shared_round_ratio(good))  # one clock per round for all sides
     for k, o in enumerate(outs):
@@ -142,6 +143,11 @@ def _store_and_judge(store: Store, run_id: int, rate: float, m: _Measured, alpha
         if fields["status"] == DISTURBED and not include_disturbed:
             outs[k] = replace(o, status=DISTURBED, reason=fields.get("reason"))
     base = costs[0]
+
+    def side(k: int) -> float | None:  # side k's stored per-op figure, in the unit of the costs (Result.figure)
+        got = results[first + k].figure(base[1]) if base is not None else None
+        return got.value if got is not None else None
+
     for j, (b, o, c) in enumerate(zip(benches[1:], outs[1:], costs[1:], strict=True), start=1):
         if base is None or c is None:  # the culprit first, then what it cost the other side
             bad = sorted((x for x in (outs[0], o) if x.status != OK), key=_not_measured)
@@ -150,6 +156,7 @@ def _store_and_judge(store: Store, run_id: int, rate: float, m: _Measured, alpha
             continue
         if seq is not None:
             cmp = seq.comparison(j)
+            cmp = anchored(cmp, side(0), side(j)) if cmp is not None else None
             looks = [asdict(x) for x in seq.looks.get(j, [])]
             rows.append(Row(benches[0], b, param, base[1], cmp, seq.note(j) if cmp else "no look was possible",
                             {"looks": looks, "seconds": seq.decided_s.get(j, seq.seconds), "budget": seq.budget,
@@ -158,7 +165,7 @@ def _store_and_judge(store: Store, run_id: int, rate: float, m: _Measured, alpha
         ok = [i for i in range(min(len(base[0]), len(c[0]))) if base[0][i] == base[0][i] and c[0][i] == c[0][i]]
         try:
             g = procs[ok] if len(procs) == len(base[0]) else None
-            cmp = paired(base[0][ok], c[0][ok], alpha=alpha, groups=g)
+            cmp = anchored(paired(base[0][ok], c[0][ok], alpha=alpha, groups=g), side(0), side(j))
         except ValueError as e:
             rows.append(Row(benches[0], b, param, base[1], None, str(e)))
             continue

@@ -15,6 +15,7 @@ from cyclebench.model import (
     DISTURBED,
     OK,
     ORDINARY,
+    REVISION,
     TIMING,
     Point,
     Result,
@@ -103,7 +104,7 @@ class LeftOut:
     """Runs of a benchmark that a series left out, by the first field of their series key
     (model.SeriesKey.differs) that differs from the series' and its value there."""
 
-    field: str  # host | measurement | unit | digest | purpose, or copy: a run imported again, status: disturbed
+    field: str  # host | measurement | unit | digest | build | purpose, or copy: a run imported again, status: disturbed
     value: str
     runs: int
 
@@ -115,13 +116,14 @@ class LeftOut:
         if self.field == "copy":
             return f"{self.runs} {runs} imported again (the same measurement as a run in it)"
         where = {"host": f"on {self.value}", "unit": f"in {self.value}",
-                 "digest": "of another version of the benchmark's file"}.get(self.field, f"of another {self.field}")
+                 "digest": f"of another version of the benchmark's file ({self.value[:8]})",
+                 "build": f"built with {self.value or 'no flags'}"}.get(self.field, f"of another {self.field}")
         return f"{self.runs} {runs} {where}"
 
     def option(self) -> str | None:
         """The option that shows them instead (None: none does)."""
         value = f"'{self.value}'" if " " in self.value else self.value
-        return {"host": f"--host {value}", "measurement": f"--kind {value}",
+        return {"host": f"--host {value}", "measurement": f"--kind {value}", "build": f"--build {value}",
                 "purpose": f"--purpose {value}"}.get(self.field)
 
 
@@ -133,6 +135,7 @@ class Chosen(Generic[RunT, ResultT]):
     key: SeriesKey
     pairs: list[tuple[RunT, ResultT]]
     left_out: tuple[LeftOut, ...]
+    order: str = "time"  # or "commit": a revision series by its commits (commit_order)
 
     def note(self, name: str) -> str | None:
         """The one line naming what was left out and the options that widen the series; None: nothing."""
@@ -151,22 +154,25 @@ def _preference(run: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[bool, b
 
 
 def choose(got: Sequence[tuple[RunT, ResultT]], purpose: str | None = None,
-           measurement: str | None = None) -> Chosen[RunT, ResultT]:
+           measurement: str | None = None, build: str | None = None) -> Chosen[RunT, ResultT]:
     """The series among ``got`` (a benchmark's valid (run, row) pairs, oldest first, of one
     parameter and variant): the series (model.series_key) of the newest pair of the ``purpose``
-    (ALL: any, one series across purposes) and ``measurement`` asked, or, unasked, of the
+    (ALL: any, one series across purposes), ``measurement`` and ``build`` (model.build_of) asked, or, unasked, of the
     newest ordinary timing pair (else the newest of the most preferred: _preference); every pair
     of that series, the others counted by why (LeftOut). ExperimentError when none is of the
     purpose or measurement asked."""
     keyed = [(run, row, series_key(run, row)) for run, row in got]
     cand = [(run, row, k) for run, row, k in keyed if (purpose in (None, ALL) or k.purpose == purpose)
-            and (measurement is None or k.measurement == measurement)]
+            and (measurement is None or k.measurement == measurement) and (build is None or k.build == build)]
     if not cand:
         asked = " and ".join(x for x in (f"purpose {purpose}" if purpose not in (None, ALL) else "",
-                                         f"kind {measurement}" if measurement else "") if x)
+                                         f"kind {measurement}" if measurement else "",
+                                         f"build '{build}'" if build is not None else "") if x)
+        builds = sorted({k.build for *_, k in keyed if k.build is not None})
         raise ExperimentError(f"no run of {asked} among those that match (purposes there: "
                               f"{', '.join(sorted({k.purpose for *_, k in keyed}))}; kinds: "
-                              f"{', '.join(sorted({k.measurement for *_, k in keyed}))})")
+                              f"{', '.join(sorted({k.measurement for *_, k in keyed}))}"
+                              + (f"; builds: {', '.join(repr(b) for b in builds)})" if builds else ")"))
     best = max(_preference(run, row) for run, row, _ in cand)
     newest = [k for run, row, k in cand if _preference(run, row) == best][-1]
     if newest.digest is None:  # stored before digests were kept: the series' newest known version
@@ -198,10 +204,10 @@ def choose(got: Sequence[tuple[RunT, ResultT]], purpose: str | None = None,
 
 def points_of(store: Store, bench: str, param: int | None, variant: str, host: str | None,
               labels: dict[str, str], since: dt.date | None, purpose: str | None = None,
-              measurement: str | None = None,
+              measurement: str | None = None, build: str | None = None,
               ) -> tuple[list[Point], str, list[Run], list[Result], Chosen[Run, Result]]:
     """The valid results of ``bench`` (at ``param``, of ``variant``) in the runs that match,
-    oldest first, of one series (choose: ``purpose``, ``measurement`` or, unasked, the newest
+    oldest first, of one series (choose: ``purpose``, ``measurement``, ``build`` or, unasked, the newest
     ordinary timing series), in one unit (cycles~ when all have it, else the timer's): (points,
     unit, their runs, their result rows, the series chosen and what it left out). Raises
     ExperimentError when the benchmark has several parameters and none was chosen, or nothing
@@ -231,11 +237,29 @@ def points_of(store: Store, bench: str, param: int | None, variant: str, host: s
     got = [(run, row) for run, row in got if estimate_of(row)[0] is not None]
     if not got:  # emulated (qemu: no time) or scaling (a throughput, not a cost per op: `scale` shows it)
         raise ExperimentError(f"{bench}{'' if param is None else f' [{param}]'} has no per-op figure to follow "
-                              f"(its results are {', '.join(kinds)}): history follows timed and simulated results")
-    chosen = choose(got, purpose, measurement)
+                              f"(it has {', '.join(kinds)} results only): history follows timed and simulated results")
+    chosen = choose(got, purpose, measurement, build)
+    if chosen.key.purpose == REVISION and (by_commit := commit_order(chosen.pairs)) is not None:
+        chosen = replace(chosen, pairs=by_commit, order="commit")
     if disturbed:
         chosen = replace(chosen, left_out=(*chosen.left_out, LeftOut("status", DISTURBED, len(disturbed))))
     return (*points_from(chosen.pairs), chosen)
+
+
+def commit_order(pairs: Sequence[tuple[RunT, ResultT]]) -> list[tuple[RunT, ResultT]] | None:
+    """A revision series's pairs by their commit (its depth, as the sitting stored it:
+    experiments.revcompare.Workspace.revisions), then by start time: the runs of one commit side
+    by side and a commit's step a step, where time order put a bisect's good revision between
+    two of a regression's; None when a pair's commit or its depth was not stored."""
+    keyed = []
+    for run, row in pairs:
+        env = run.get("env")
+        depths = ((env or {}).get("revisions") or {}).get("depths") if isinstance(env, Mapping) else None
+        sha = row.get("revision")
+        if not isinstance(depths, Mapping) or not sha or not isinstance(depths.get(sha), int):
+            return None
+        keyed.append((depths[sha], run.get("started_at") or "", run["id"], (run, row)))
+    return [p for *_, p in sorted(keyed, key=lambda k: k[:3])]
 
 
 def time_order(runs: Sequence[RunT]) -> list[RunT]:
@@ -259,7 +283,8 @@ def points_from(got: Sequence[tuple[RunT, ResultT]]) -> tuple[list[Point], str, 
             lo, hi = row.get("cycles_ci_low"), row.get("cycles_ci_high")
         else:
             lo, hi = row.get("ci_low"), row.get("ci_high")
-        points.append(Point(run["id"], run.get("started_at"), dict(run.get("labels") or {}), est, lo, hi, row["param"]))
+        points.append(Point(run["id"], run.get("started_at"), dict(run.get("labels") or {}), est, lo, hi, row["param"],
+                            run.get("compiler"), row.get("revision")))
         kept.append((run, row))
     return points, unit, [run for run, _ in kept], [row for _, row in kept]
 
@@ -274,6 +299,9 @@ def series_spread(spreads: Mapping[tuple[Any, ...], tuple[float, int]], key: Ser
 
 def analyse(points: Sequence[Point], spread: tuple[float, int] | None,
             alpha: float | None = None) -> tuple[History, float]:
+    # a series with revisions is in commit order (points_of: commit_order) or says it is not: a
+    # run unlike its neighbours there is its commit's level, not an outlier (the lab's bisect GOOD
+    # read 298.7 among 311s and was left out as one)
     """The change points of a series (points_from's points, oldest first) and the practical
     margin of a regression in its unit (compare's: MARGIN_ABS or MARGIN_REL of the median run,
     the smaller): each run's standard error from its 95% CI (normal), ``spread`` the host's
@@ -287,4 +315,4 @@ def analyse(points: Sequence[Point], spread: tuple[float, int] | None,
     base = float(sorted(est)[len(est) // 2])
     margin = min(MARGIN_ABS, MARGIN_REL * abs(base))
     return changepoint.detect(est, se, *(spread or (None, None)), alpha=changepoint.ALPHA if alpha is None else alpha,
-                              margin=margin), margin
+                              margin=margin, outliers=not any(p.get("revision") for p in points)), margin

@@ -43,9 +43,12 @@ class Workspace:
     def revisions(self, **sides: str | list[str]) -> Revisions:
         """What a sitting's run stores of the revisions it built (model.Revisions, its
         environment's ``revisions``): the repository, ``sides`` (``a`` and ``b``, or ``sides``:
-        every side's sha), the build command and how the revisions' code ran (Confinement.recorded)."""
+        every side's sha), the build command, how the revisions' code ran (Confinement.recorded) and
+        each side's commit depth (Repo.depth: history orders a revision series by it)."""
+        shas = [s for v in sides.values() for s in ([v] if isinstance(v, str) else v)]
+        depths = {s: d for s in shas if (d := self.repo.depth(s)) is not None}
         return cast(Revisions, {"repo": str(self.repo.root), **sides, "build": list(self.recipe.command),
-                                "confinement": self.recipe.confine.recorded})
+                                "confinement": self.recipe.confine.recorded, **({"depths": depths} if depths else {})})
 
     def cpu(self) -> int:
         from cyclebench.env import sysinfo
@@ -142,11 +145,11 @@ def compare_revisions(ws: Workspace, revs: Sequence[str], design: Design, equiva
     rows: list[ComparisonRow] = []
 
     def keep(sit: Sitting) -> None:
-        _store_sitting(store, run_id, rate, sit, sides)
+        figures = _store_sitting(store, run_id, rate, sit, sides)
         lk = sit.last((0, 1))
         rows.append(relative_row(sit, (0, 1), f"{sit.item.bench} @ {a.short}", f"{sit.item.bench} @ {b.short}",
                                  sit.verdict, design.alpha, margin_of(lk) if lk else 0.0,
-                                 {"equivalence": equivalence, "margin_rule": "0.5% of A"}))
+                                 {"equivalence": equivalence, "margin_rule": "0.5% of A"}, figures))
 
     with store.finishing(run_id):
         measure(sides.runners, items, [(0, 1)], design, rule, ws.progress, keep)

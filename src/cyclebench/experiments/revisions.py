@@ -106,6 +106,13 @@ class Repo:
         """The whole commit message (and its author and date) as git log prints it."""
         return _git(self.root, "log", "-1", "--format=Author: %an <%ae>%nDate:   %ad%n%n%B", sha).stdout.rstrip()
 
+    def depth(self, sha: str) -> int | None:
+        """How many commits ``sha`` has behind it, itself counted (git rev-list --count): an order
+        of commits that outlives the repository, which a history of revisions is sorted by; None
+        where git cannot count it (an object the repository lacks)."""
+        proc = _git(self.root, "rev-list", "--count", "--end-of-options", sha, check=False)
+        return int(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip().isdigit() else None
+
     def is_ancestor(self, a: str, b: str) -> bool:
         return _git(self.root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 

@@ -33,6 +33,7 @@ from cyclebench.model import OK, REVISION, Comparison, ComparisonRow, Item, Outc
 from cyclebench.runner import Runner
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
+from cyclebench.stats.ab import anchored
 from cyclebench.stats.sequential import Boundaries, median_se
 
 __all__ = ["Design", "PairLook", "Sitting", "measure", "relative_row"]
@@ -214,17 +215,21 @@ class RuleNote(TypedDict):
 
 
 def relative_row(sit: Sitting, pair: Pair, a: str, b: str, verdict: str, alpha: float, margin: float = 0.0,
-                 rule: RuleNote | None = None) -> ComparisonRow:
-    """A pair's last look as compare's row (model.ComparisonRow): medians in the unit, Δ and its
-    repeated CI converted from relative to the unit at side x's median, the nominal p; ``margin``
-    relative, as the rule used it; ``rule`` joins its sequential terms (the equivalence margin,
-    how the verdict margin was chosen)."""
+                 rule: RuleNote | None = None, figures: Sequence[float | None] = ()) -> ComparisonRow:
+    """A pair's last look as compare's row (model.ComparisonRow): the sides' stored per-op
+    figures (``figures``, store_sitting's, by side; without them the medians over the pairs), Δ
+    and its repeated CI converted from relative to the unit at side x's figure (stats.ab.anchored),
+    the nominal p; ``margin`` relative, as the rule used it; ``rule`` joins its sequential terms
+    (the equivalence margin, how the verdict margin was chosen)."""
     lk = sit.last(pair)
     if lk is None or sit.failed:
         return ComparisonRow(a, b, sit.item.param, sit.unit, None, sit.failed or "too few usable rounds for a look")
     m = lk.median_x
     cmp = Comparison(m, lk.median_y, lk.diff * m, lk.low * m, lk.high * m, lk.diff, lk.p(), lk.pairs, margin * m,
                      verdict)
+    x, y = pair
+    if len(figures) > max(x, y):
+        cmp = anchored(cmp, figures[x], figures[y], relative=True)
     how = "the budget ended it" if lk.fraction >= 1 else f"decided at look {len(sit.looks[pair])}"
     note = (f"sequential over invocations: {how} ({sit.seconds:.2f} s of {sit.budget:.2f} s, "
             f"{lk.pairs} pairs, boundary |Z| ≥ {lk.boundary:.2f}, Z {lk.z:+.2f})")
@@ -259,12 +264,17 @@ def open_sitting(store: Any, sides: Sides, main: int, command: Sequence[str], la
                     env_extra={"revisions": revisions}, labels=labels, purpose=REVISION)
 
 
-def store_sitting(store: Any, run_id: int, rate: float, sit: Sitting, sides: Sides) -> None:
+def store_sitting(store: Any, run_id: int, rate: float, sit: Sitting, sides: Sides) -> list[float | None]:
     """One result row per side of the sitting (result_fields: samples kept), each with its
-    per-invocation figures and its revision."""
+    per-invocation figures and its revision. Returns each side's stored per-op figure in the
+    sitting's unit (Result.figure; None: it has none), for relative_row."""
     from cyclebench.stats.result import result_fields, sample_rows
 
+    figures: list[float | None] = []
     for s, o in enumerate(sit.outcomes):
         fields = result_fields(o, rate, sides.variants[s])
         fields = replace(fields, per_invocation=tuple(sit.costs[s]), revision=sides.built[s].revision.sha)
         store.add_result(run_id, fields, sample_rows(o.result))
+        got = fields.figure(sit.unit)
+        figures.append(got.value if got is not None else None)
+    return figures

@@ -59,7 +59,7 @@ class Sequential:
             return ""
         how = "the budget ended it" if look.decision == "inconclusive" else f"decided at look {len(looks)}"
         spent = self.decided_s.get(j, self.seconds)
-        return (f"sequential: {how} ({spent:.2f} s of {self.budget:.2f} s, {len(looks)} look(s), "
+        return (f"sequential: {how} ({spent:.2f} s of {self.budget:.2f} s, {len(looks)} look{'s' * (len(looks) != 1)}, "
                 f"boundary |Z| ≥ {look.boundary:.2f}, Z {look.z:+.2f})")
 
 

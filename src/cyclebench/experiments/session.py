@@ -110,7 +110,11 @@ def open_run(store: Store, command: Sequence[str], cpu: int, sources: Sequence[P
     env.update(env_extra or {})
     build = None if binary is None else {"cc": binary.cc, "cc_version": binary.cc_version,
                                           "cflags": list(binary.cflags), "sources": list(binary.sources),
-                                          "key": binary.key, "digests": _digests(binary.sources)}
+                                          "key": binary.key, "digests": _digests(binary.sources),
+                                          # flags beside cflags, kept where given (model.build_of: a series' build)
+                                          **{k: list(v) for k, v in (("defines", binary.defines),
+                                                                     ("include_dirs", binary.include_dirs),
+                                                                     ("ldflags", binary.ldflags)) if v}}
     ident = identity.columns(env, binary.cc_version if binary is not None else None, identity.code_identity(sources))
     run_id = store.begin_run(
         command=list(command) or sys.argv, host=os.environ.get(HOST_ENV) or env.get("hostname"),

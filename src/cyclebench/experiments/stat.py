@@ -223,7 +223,7 @@ def repeat(stat: Stat, store: Any, argv: Sequence[str], labels: dict[str, str], 
 def title(run_id: int | None, argv: Sequence[str], repetitions: int, backend: str) -> str:
     """The table's title (printed by `stat`, and by `show` of the run it stored)."""
     what = "simulated (callgrind)" if backend == "callgrind" else "counters enabled at exec"
-    return f"stat #{run_id} · '{shlex.join(argv)}' · {repetitions} run{'s' if repetitions > 1 else ''} · {what}"
+    return f"stat #{run_id} · '{shlex.join(argv)}' · {repetitions} repetition{'s' if repetitions > 1 else ''} · {what}"
 
 
 def hints(stat: Stat, metrics: Sequence[Metric]) -> list[str]:

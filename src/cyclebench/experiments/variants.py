@@ -287,13 +287,16 @@ def different_work(ir: float | None, base: float | None) -> str | None:
 
 
 def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool,
-            events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None) -> list[BenchEntry]:
+            events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None,
+            stored: Mapping[tuple[str, int | None, str], Result] | None = None) -> list[BenchEntry]:
     """JSON-friendly account of every benchmark × variant (what --json writes and the run stores
     as ``summary.variants``: model.BenchEntry, model.VariantEntry): per variant
     its replicates' spread (mean, stddev %, 95% CI, best), the size(1) figures of the
     benchmark file's own object (``size``) and of the whole runner (``binary_size``), a
     different-work note from callgrind's Ir, and the allocator linked in (name, library, package
-    version). ``skipped`` variants (label → why) get a row each, last."""
+    version), and the per-op figure of its stored result (``stored``: store_results', by bench,
+    param and label), the one every other view reads. ``skipped`` variants (label → why) get a
+    row each, last."""
     out = []
     for r in results:
         entry: BenchEntry = {"bench": r.item.bench, "param": r.item.param, "unit": r.unit, "variants": []}
@@ -318,6 +321,9 @@ def summary(built: Sequence[Built], results: Sequence[BenchResult], disasm: bool
                 s = spread(r.per_invocation.get(label) or [])
                 v["mean"], v["stddev_pct"], v["ci_low"], v["ci_high"], v["best"] = (
                     s["mean"], s["stddev_pct"], s["ci_low"], s["ci_high"], s["best"])
+            kept = (stored or {}).get((r.item.bench, r.item.param, label))
+            if kept is not None and (fig := kept.figure(r.unit)) is not None:
+                v["per_op"] = {"value": fig.value, "ci_low": fig.ci_low, "ci_high": fig.ci_high}
             v["counters"] = _counters(o, events)
             v["allocator"] = b.allocator
             if disasm:
@@ -343,10 +349,13 @@ def _counters(o: Outcome, events: list[list[Any]] | None) -> dict[str, float | N
 
 
 def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchResult], built: Sequence[Built],
-                  events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None) -> None:
+                  events: list[list[Any]] | None = None, skipped: dict[str, str] | None = None
+                  ) -> dict[tuple[str, int | None, str], Result]:
     """One result row per benchmark × variant (variant = its label; the allocator linked in, if
     any, its ``allocator``); emulated rows keep their status and reason but no figure: their unit is
-    "emulated"; a skipped variant (label → why) has a skipped row."""
+    "emulated"; a skipped variant (label → why) has a skipped row. Returns the measured ones'
+    results by (bench, param, label), for summary."""
+    kept: dict[tuple[str, int | None, str], Result] = {}
 
     emulated = {b.variant.label for b in built if b.variant.emulated}
     alloc = {b.variant.label: b.allocator for b in built if b.allocator}
@@ -365,6 +374,8 @@ def store_results(store: Any, run_id: int, rate: float, results: Sequence[BenchR
             got = r.per_invocation.get(label)
             fields = replace(fields, per_invocation=None if got is None else tuple(got), allocator=alloc.get(label))
             store.add_result(run_id, fields, sample_rows(o.result))
+            kept[(r.item.bench, r.item.param, label)] = fields
+    return kept
 
 
 @dataclass(frozen=True)

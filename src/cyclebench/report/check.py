@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from cyclebench.report.fit import BOX
+
 STATUS_STYLE = {"OK": "green", "WARN": "yellow", "INFO": "dim"}
 
 
@@ -33,7 +35,8 @@ def render(findings: Sequence[Any], console: Console) -> None:
     Text is printed literally (no rich markup), so commands can be copied as shown. The
     caption names the checks that ``--fix`` would change.
     """
-    table = Table(title="cyclebench check", title_justify="left")
+    # the box every other table has (report.fit.BOX: a rule under the header, no vertical lines)
+    table = Table(title="cyclebench check", title_justify="left", box=BOX)
     table.add_column("check", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("detail", overflow="fold", ratio=3)

@@ -25,7 +25,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from cyclebench.model import CalibrationLine, Comparison, ComparisonRow, PerOp, Result, Run
+from cyclebench.model import CalibrationLine, Comparison, ComparisonRow, PerOp, Result, Run, build_of
+from cyclebench.report import counts
 from cyclebench.report.fit import Column, FitTable
 from cyclebench.report.text import safe_text
 
@@ -97,7 +98,9 @@ def fmt_ci(x: float | None) -> str:
         return "-"
     if 0 < abs(x) < 1e-3:
         return "<0.001"
-    return f"{x:.2g}" if abs(x) < 10 else fmt(x)
+    if x == 0:
+        return "0"
+    return f"{x:#.2g}".rstrip(".") if abs(x) < 10 else fmt(x)  # '#': 1.977 is "2.0", not "2" beside "4.1"
 
 
 def rounding(cell: str) -> float:
@@ -211,11 +214,12 @@ def results_table(rows: Iterable[Result], title: str | None = None, net: bool = 
         Column("cycles~" + (" net" if net else "")),
         Column("±CI95", priority=1),
         Column("ns/op net" if net else "ns/op", priority=2),
-        *([Column("run-to-run sd", priority=5)] if host else []),
+        *([Column("replicate sd", priority=5)] if host else []),
         Column("notes", justify="left", notes=True),
     ], title=title, wide=wide,
-        caption=("±CI95: within this run; run-to-run sd: this host's spread between replicate runs of the "
-                 "same build (cycles~ where there are cycles~)") if host else None)
+        caption=("±CI95: within this run; replicate sd: this host's spread between replicate runs of one "
+                 "build, pooled over its replicate groups (cycles~ where there are cycles~; the csv's "
+                 "run_to_run_sd)") if host else None)
     group = None
     for r in rows:
         bench = r.bench or ""
@@ -311,6 +315,10 @@ def identity_line(run: Run) -> str:
         parts.append(cpu)
     if run.get("compiler"):
         parts.append(str(run["compiler"]))
+    if flags := build_of(run, {}):  # the flags a series tells builds apart by (history --build)
+        parts.append(f"built with {flags}")
+    if run.get("group_id") is not None:  # what `compare gN gM` names it by
+        parts.append(f"replicate group g{run['group_id']}")
     if run.get("tool_version"):
         parts.append(f"cyclebench {run['tool_version']}")
     if run.get("code_rev"):
@@ -361,9 +369,9 @@ def environment_lines(rows: Iterable[Result]) -> list[str]:
 
 VERDICT_STYLE = {"faster": "green", "slower": "red", "inconclusive": "yellow", "not exact": "yellow"}
 # what a paired table's A, B and Δ are: said under it, since its Δ is not the difference of the medians
-PAIRED_CAPTION = ("A: A's median over the pairs; median paired Δ: the median of each pair's B − A (revisions: of "
-                  "B/A − 1, times A), what its CI and the verdict are of; B = A + Δ, not B's own median (the csv's "
-                  "median_b), which may differ from it, even in sign")
+PAIRED_CAPTION = ("A: A's per-op figure, as show and history give it; median paired Δ: the median of each pair's "
+                  "B − A (revisions: of B/A − 1, times A), what its CI and the verdict are of; B = A + Δ, not B's "
+                  "own per-op figure (history's, the csv's median_b), which may differ from it, even in sign")
 
 
 def unpaired_delta(c: Comparison) -> bool:
@@ -515,10 +523,9 @@ def simulated_table(rows: Iterable[Result], title: str | None = None, wide: bool
         geometry = sim.get("cache") or geometry
         # per op is a difference of two runs' counts (runner/callgrind.per_op): a miss count that came
         # out lower at the longer run (the simulated predictor's state) is no negative count
-        below = [e for e in SIM_EVENTS if (ev.get(e) or 0) < 0]
-        table.add_row(name, param, *["0" if e in below else fmt(ev.get(e)) for e in SIM_EVENTS],
-                      "; ".join(f"{e}/op shown as 0: the difference of the two runs' counts gave {ev[e]:.3g}"
-                                for e in below))
+        below = counts.below(ev, SIM_EVENTS)
+        table.add_row(name, param, *[counts.cell(ev.get(e), fmt) for e in SIM_EVENTS],
+                      "; ".join(counts.clipped_note(f"{e}/op", ev[e]) for e in below))
     if geometry:
         table.caption = "simulated by callgrind · " + " · ".join(
             f"{k} {v[0] // 1024} KiB {v[1]}-way {v[2]} B lines" for k, v in geometry.items())

@@ -2,11 +2,16 @@
 
 Each column has a priority: 0 for the columns that carry the answer (and name the row),
 shown at any width; 1, 2, … for secondary columns, dropped whole, the highest number
-first, until the table fits. A line under the table names what was left out and how to
-see it (``--wide``, or a wider ``COLUMNS``). Numbers are never cut: a number column is
-exactly as wide as its widest cell. Headers wrap at their spaces (never "…"); names
-(``fold``) wrap after a ``/``, a space or an ``_``, never inside a word. The notes column, when it
-does not fit beside the others, becomes a wrapped line under its row.
+first, until the table fits; then each column dropped on the way that fits in the room left
+is put back, the lowest number first: a column is left out only when there is no room for it
+(a wide labels column dropped does not take the narrow host column with it) — while the names
+keep their fold width; once only the answer is left, nothing comes back. A line under the
+table names what was left out and how to see it (``--wide``, or a wider ``COLUMNS``). Numbers
+are never cut: a number column is exactly as wide as its widest cell. Headers wrap at their
+spaces (never "…"); names (``fold``) wrap after a ``/``, a space or an ``_``, never inside a word.
+The notes column, when it does not fit beside the others, becomes a wrapped line under its row;
+notes wrap at their spaces, and a word no line holds (a path in a command) after a ``/`` or an
+``_`` in it (:func:`wrap_words`).
 
 When even the answer columns do not fit — or ``wide`` asks for every column on a width
 that cannot hold them — each row is printed as a record: its name on a line, then one
@@ -36,7 +41,7 @@ never parsed as markup.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -53,7 +58,7 @@ from rich.text import Span, Text
 from cyclebench.report.text import safe_text, visible
 
 __all__ = ["NAME_LINES", "NOTES_MIN", "NOTE_SHOWN", "Column", "FitTable", "Heading", "Layout", "bounded", "linewise",
-           "pieces", "wrap_at"]
+           "pieces", "wrap_at", "wrap_words"]
 
 NOTES_MIN = 40  # narrowest notes column worth keeping beside the others: narrower, a note of
 # a crash or a disturbed row wraps over 3–4 lines beside numbers that take one
@@ -133,18 +138,18 @@ def _longest_word(s: str) -> int:
     return max((cell_len(w) for w in s.split()), default=0)
 
 
-def wrap_at(text: Text, width: int) -> Text:
-    """``text`` with line breaks inserted after a ``/``, a space or an ``_`` so no line is wider
-    than ``width`` cells where the pieces allow it (a piece wider than ``width`` stays whole
-    on its own line: the caller gives enough width). Styles are kept."""
+def _broken(text: Text, width: int, units: Callable[[str], Iterator[tuple[str, int | None]]]) -> Text:
+    """``text`` with a line break before each unit of a line (``units``: (piece, span)) that would
+    take its line past ``width`` cells, judged by the piece's own width, or by ``span`` where given
+    (the first piece of a word no line holds: it starts a line). Styles are kept."""
     out: list[Text] = []
     for line in text.split("\n", allow_blank=True):
         if cell_len(line.plain) <= width:
             out.append(line)
             continue
         offsets, used, pos = [], 0, 0
-        for p in pieces(line.plain):
-            w = cell_len(p.rstrip(" "))
+        for p, span in units(line.plain):
+            w = cell_len(p.rstrip(" ")) if span is None else span
             if used and used + w > width:
                 offsets.append(pos)
                 used = 0
@@ -154,6 +159,36 @@ def wrap_at(text: Text, width: int) -> Text:
             part.rstrip()
             out.append(part)
     return Text("\n").join(out)
+
+
+def wrap_at(text: Text, width: int) -> Text:
+    """``text`` with line breaks inserted after a ``/``, a space or an ``_`` so no line is wider
+    than ``width`` cells where the pieces allow it (a piece wider than ``width`` stays whole
+    on its own line: the caller gives enough width). Styles are kept."""
+    return _broken(text, width, lambda plain: ((p, None) for p in pieces(plain)))
+
+
+_WORD = re.compile(r"(?<= )(?=[^ ])")  # before each word: a word keeps the spaces after it
+
+
+def _word_units(plain: str, width: int) -> Iterator[tuple[str, int | None]]:
+    """wrap_words' units: each word whole; a word wider than ``width``, which no line holds, by its
+    pieces, the first starting a line of its own (its span is the whole word's)."""
+    for word in _WORD.split(plain):
+        if cell_len(word.rstrip(" ")) <= width:
+            yield word, None
+            continue
+        for i, p in enumerate(pieces(word)):
+            yield p, cell_len(word.rstrip(" ")) if i == 0 else None
+
+
+def wrap_words(text: Text, width: int) -> Text:
+    """``text`` (a note: prose, or a command line) with line breaks inserted at its spaces so no
+    line is wider than ``width`` cells, as rich wraps prose; but a word wider than ``width``, which
+    rich would cut every ``width`` cells ("…/predict_blo" "cks.c"), is broken after a ``/`` or an
+    ``_`` in it instead, as names are (:func:`wrap_at`); only a piece wider than ``width`` is left
+    for rich to fold. Styles are kept."""
+    return _broken(text, width, lambda plain: _word_units(plain, width))
 
 
 class _Linewise(Text):
@@ -334,17 +369,20 @@ class FitTable:
                        key=lambda i: (self.columns[i].priority, i), reverse=True)
         for k in range(len(order) + 1):
             shown = [i for i in base if i not in order[:k]]
-            dropped = [self.columns[i].header for i in sorted(order[:k])]
             tries: list[tuple[list[int], bool]] = [(shown, has_notes)]
             if has_notes and notes is not None:  # notes beside the row if they fit, else under it
                 tries.insert(0, (sorted([*shown, notes]), False))
             for cols, notes_under in tries:
                 need = self._need(console, cols, least)
                 if need <= width:
+                    cols, need = self._put_back(console, cols, order[:k], least, width, need)
                     return self._names_fit(console, Layout(cols, self._spread(cols, full, least, width - need),
-                                                           notes_under, dropped), full, least, width)
+                                                           notes_under, self._left_out(cols, order)),
+                                           full, least, width, order)
         # only the answer left: names wrap down to their longest piece, headers to their longest word
         answer = [i for i in base if self.columns[i].priority == 0]
+        # no column put back from here on: with the names squeezed below their fold width, or on a line
+        # above their row, a narrower terminal would show more columns than a wider one
         dropped = [self.columns[i].header for i in sorted(order)]
         need = self._need(console, answer, floor)
         if need <= width:
@@ -372,10 +410,32 @@ class FitTable:
         yield base, has_notes, self._least(full, floor)
         yield base, has_notes, floor
 
-    def _names_fit(self, console: Console, lay: Layout, full: list[int], least: list[int], width: int) -> Layout:
+    def _put_back(self, console: Console, shown: list[int], dropped: Sequence[int], widths: list[int], width: int,
+                  need: int, names: bool = True) -> tuple[list[int], int]:
+        """``shown`` with each of ``dropped`` (in drop order) that still fits put back, the last
+        dropped (the lowest priority number) first, and the width the table then needs: dropping
+        stops at the first column whose loss makes the table fit, and the narrower columns dropped
+        before it would otherwise be left out with room for them (`runs`: host, CPU model and CPU
+        gone with a labels column no terminal holds). ``names``: name columns may come back (not
+        when the names are on a line above their row)."""
+        for i in reversed(dropped):
+            if not names and self.columns[i].fold is not None:
+                continue
+            cols = sorted([*shown, i])
+            got = self._need(console, cols, widths)
+            if got <= width:
+                shown, need = cols, got
+        return shown, need
+
+    def _left_out(self, shown: list[int], order: Sequence[int]) -> list[str]:
+        """The headers of the secondary columns not in ``shown``, in table order."""
+        return [self.columns[i].header for i in sorted(order) if i not in shown]
+
+    def _names_fit(self, console: Console, lay: Layout, full: list[int], least: list[int], width: int,
+                   order: Sequence[int] | None = None) -> Layout:
         """``lay``, unless a name in it folds onto more than NAME_LINES lines (a name, a label and run
         ids stacked in a cell read as three rows): then the names on a line above their row, when the
-        numbers fit without them."""
+        numbers fit without them (and the number columns dropped that fit beside them put back)."""
         assert lay.widths is not None
         tall = any(c.fold is not None and any(len(wrap_at(r.shown[i], w).plain.split("\n")) > NAME_LINES
                                               for r in self._rows)
@@ -386,8 +446,15 @@ class FitTable:
         need = self._need(console, numbers, least)
         if need > width:
             return lay
+        dropped = lay.dropped
+        if order is not None:  # from layout's first loop: the room the names left is the numbers' (_put_back)
+            gone = [i for i in order if i not in lay.shown]
+            numbers, need = self._put_back(console, numbers, gone, least, width, need, names=False)
+            # every name column is on the line above (_lines): only the numbers not put back are left out
+            dropped = [self.columns[i].header for i in sorted(gone)
+                       if i not in numbers and self.columns[i].fold is None]
         has_notes = lay.notes_under or any(self.columns[i].notes for i in lay.shown)
-        return Layout(numbers, self._spread(numbers, full, least, width - need), has_notes, lay.dropped,
+        return Layout(numbers, self._spread(numbers, full, least, width - need), has_notes, dropped,
                       names_above=True)
 
     def _spread(self, shown: list[int], full: list[int], least: list[int], slack: int) -> list[int]:
@@ -427,7 +494,8 @@ class FitTable:
         for j, row in enumerate(self._rows):
             note = row.shown[notes] if notes is not None and notes_under else None
             has_note = note is not None and bool(note.plain)
-            cells = [linewise(wrap_at(row.shown[i], widths[k]) if self.columns[i].fold is not None else row.shown[i])
+            cells = [linewise(wrap_at(row.shown[i], widths[k]) if self.columns[i].fold is not None
+                              else wrap_words(row.shown[i], widths[k]) if self.columns[i].notes else row.shown[i])
                      for k, i in enumerate(shown)]
             if names_above:  # a placeholder row, replaced by the row's name when rendered
                 table.add_row(*[Text("") for _ in shown], style=Style(meta={_NAME_META: j}))
@@ -504,7 +572,7 @@ class FitTable:
                 body = Padding(linewise(wrap_at(name, max(inner, 1))), (0, 0, 0, 0))
             else:
                 row = self._rows[meta[_NOTE_META]]
-                note = row.shown[notes].copy()  # type: ignore[index]
+                note = wrap_words(row.shown[notes], max(inner - 4, 1)).copy()  # type: ignore[index]
                 note.style = row.style or note.style
                 body = Padding(linewise(note), (0, 1, 0, 3))  # indented under the row's name
             for body_line in console.render_lines(body, options.update_width(max(inner, 1)), pad=True):

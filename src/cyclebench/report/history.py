@@ -23,12 +23,22 @@ def marks(points: Sequence[Point], h: History) -> list[str]:
     """Per point: "" or what it is — the first run of a new level (▲ slower / ▼ faster, Δ%,
     "regression" when beyond the margin), or an outlier run."""
     out = [""] * len(points)
+    revs = [p.get("revision") for p in points]
     for i in h.outliers:
         out[i] = "outlier (left out)"
     for c in h.changes:
         arrow = "▲ slower" if c.diff > 0 else "▼ faster"
         out[c.index] = (f"{arrow} {100 * c.rel:+.1f}% [{c.ci_low:+.3g}, {c.ci_high:+.3g}] p={c.p:.1e}"
                         + (" regression" if c.regression else ""))
+    # a revision series's commit changes are its steps: said where they are
+    for i in range(1, len(points)):
+        if revs[i] and revs[i - 1] and revs[i] != revs[i - 1]:
+            out[i] = "; ".join(x for x in (out[i], f"revision {revs[i][:7]} (was {revs[i - 1][:7]})") if x)
+    # the compiler stays in a series (docs/method.md §9) and is said where it changes
+    for i in range(1, len(points)):
+        was, now = points[i - 1].get("compiler"), points[i].get("compiler")
+        if was and now and was != now:
+            out[i] = "; ".join(x for x in (out[i], f"compiler changed: {now} (was {was})") if x)
     return out
 
 
@@ -36,11 +46,17 @@ def history_table(title: str, points: Sequence[Point], h: History, unit: str, wi
                   ) -> FitTable:
     """``points``: the runs' figures (model.Point: run, started_at, labels, estimate, ci_low, ci_high), oldest first.
     A simulated count (unit Ir: callgrind) has no CI: it is exact, and says so."""
-    sd = {"host": f"run-to-run sd {fmt(h.sigma)} (this host, replicate runs)",
-          "none": "no run-to-run sd (one run)"}.get(h.sigma_source, f"run-to-run sd {fmt(h.sigma)} (from the series)")
+    # three spreads between runs, each named for what it pools (one name each in every view):
+    # replicate sd (this host's replicate groups: show, csv), series sd (these runs around the
+    # levels found), the sd of the runs compared (`compare RUN… RUN…`)
+    sd = {"host": f"replicate sd {fmt(h.sigma)} (this host's replicate runs of one build)",
+          "none": "no series sd (one run)"}.get(
+        h.sigma_source, f"series sd {fmt(h.sigma)} (these runs around the levels found)")
+    revised = any(p.get("revision") for p in points)
     table = FitTable([
         Column("run"),
         Column("started", justify="left", priority=2),
+        *([Column("revision", justify="left")] if revised else []),
         Column("labels", justify="left", priority=1),
         Column(f"per op ({unit})"),
         Column("±CI95"),
@@ -52,6 +68,7 @@ def history_table(title: str, points: Sequence[Point], h: History, unit: str, wi
         labels = ",".join(f"{k}={v}" for k, v in (p.get("labels") or {}).items())
         style = "red" if mark.startswith("▲") else "green" if mark.startswith("▼") else "dim" if mark else ""
         table.add_row(str(p["run"]), str(p["started_at"])[:19].replace("T", " "),
+                      *([(p.get("revision") or "-")[:7]] if revised else []),
                       safe_text(labels, multiline=False), fmt(p["estimate"]),
                       # both ends where one half-width would misplace one (console.fmt_interval), as show prints it
                       fmt_interval(p["estimate"], p["ci_low"], p.get("ci_high")) if p.get("ci_low") is not None

@@ -41,15 +41,22 @@ def cases_table(cases: Iterable[Any], wide: bool = False) -> FitTable:
     return table
 
 
-def runs_table(runs: Iterable[Run], wide: bool = False) -> FitTable:
-    """Stored runs (store rows: id, started_at, status, labels, host, cpu_model, cpu, command):
-    run, start and status stay; labels and the CPU, then the host, then the CPU model drop; the
-    command is the notes."""
+def runs_table(runs: Sequence[Run], wide: bool = False, *, total: int | None = None, filtered: bool = False
+               ) -> FitTable:
+    """Stored runs (store rows: id, started_at, status, labels, host, cpu_model, cpu, command), as
+    Store.list_runs(by_start=True) gives them: run, start and status stay; labels and the CPU, then
+    the host, then the CPU model drop; the command is the notes. The caption says the order and,
+    when ``total`` (how many the filters pass) is more than ``runs``, how many are not shown."""
+    count = len(runs) if total is None else max(total, len(runs))
+    which = ("run" if count == 1 else "runs") + (" the filters pass" if filtered else "")
+    # the order first: a line of the table's that starts with a number is a run's row
+    caption = (f"by start time, newest first: {len(runs)} of the {count} {which} (-n N shows more)"
+               if count > len(runs) else f"by start time, newest first: {count} {which}")
     table = FitTable([Column("run"), Column("started", justify="left"), Column("status", justify="left"),
                       Column("labels", justify="left", priority=1, fold=16),
                       Column("host", justify="left", priority=2, fold=16),
                       Column("cpu model", justify="left", priority=3, fold=16), Column("CPU", priority=1),
-                      Column("command", justify="left", notes=True)], wide=wide)
+                      Column("command", justify="left", notes=True)], caption=caption, wide=wide)
     for r in runs:
         command = r["command"] if isinstance(r["command"], list) else [r["command"] or ""]
         labels = r.get("labels")

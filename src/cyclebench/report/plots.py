@@ -62,7 +62,10 @@ def plot_scaling(series: Sequence[Series], path: Path, ncpus: int | None = None,
             xe = [p["tasks"] for p in eff]
             ax_e.plot(xe, [p["efficiency"] for p in eff], label=s.label, color=hue, linestyle=line, marker=marker,
                       markersize=4)
-            ax_e.fill_between(xe, [p["efficiency_min"] for p in eff], [p["efficiency_max"] for p in eff],
+            # the speed-up's range over N (stats.scaling.speedup_range); a point without one (1 task
+            # itself, a single interval) is its own figure
+            ax_e.fill_between(xe, [p.get("efficiency_min", p["efficiency"]) for p in eff],
+                              [p.get("efficiency_max", p["efficiency"]) for p in eff],
                               color=hue, alpha=0.15, linewidth=0)
     if ncpus and all_tasks and max(all_tasks) > ncpus:  # the most N tasks on ncpus CPUs can reach
         xs = sorted(t for t in all_tasks if t >= ncpus)
@@ -143,15 +146,40 @@ def _f(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
+def superlinear_note(p: Any) -> str | None:
+    """What a row says of a speed-up above its ideal (stats.scaling.superlinear): against its
+    range, within it (the intervals' spread explains it) or beyond it; from single intervals,
+    that there is no spread to judge it by."""
+    from cyclebench.stats import scaling  # here: a scale run's table only (numpy)
+
+    got = scaling.superlinear(p)
+    if got is None:
+        return None
+    d = scaling.SPEEDUP_DIGITS
+    what = f"{got.tasks} tasks' ideal" if got.ideal == got.tasks else f"the ideal of {got.ideal} CPUs"
+    head = f"superlinear: {got.speedup:.{d}f}× above {what}"
+    if got.beyond is None or got.low is None or got.high is None:
+        return f"{head}, from 1 interval at a task count: no spread to judge it by (a longer --duration)"
+    span = f"{got.low:.{d}f}–{got.high:.{d}f}×"
+    if got.beyond:
+        return (f"{head}, beyond its range {span}: more than the tasks explain (a shared cache, the core clock, "
+                "or a 1-task run another program slowed)")
+    return f"{head}, within its range {span}: the intervals' spread holds the ideal"
+
+
 def scale_table(s: Series, wide: bool = False) -> FitTable:
-    """One benchmark in one mode: a row per task count. Tasks, total ops/s, speed-up and the
-    efficiency per CPU-second (the load-robust answer) stay at any width; the other columns
-    drop (report.fit), notes go under their row."""
+    """One benchmark in one mode: a row per task count. Tasks, total ops/s, speed-up with its
+    range (stats.scaling.speedup_range) and the efficiency per CPU-second (the load-robust
+    answer) stay at any width; the other columns drop (report.fit), notes go under their row
+    (a superlinear speed-up first: superlinear_note)."""
+    from cyclebench.stats.scaling import SPEEDUP_DIGITS  # here: a scale run's table only (numpy)
+
     t = FitTable([
         Column("tasks"),
         Column("total ops/s"),
         Column("min–max", priority=3),
         Column("speed-up"),
+        Column("range"),  # the speed-up's uncertainty, as a ±CI95 beside a figure: never dropped
         Column("effic.", priority=1),
         Column("effic./CPU-s"),  # the load-robust answer: throughput per CPU-second the tasks got
         Column("per task min/med/max", priority=6),
@@ -159,19 +187,25 @@ def scale_table(s: Series, wide: bool = False) -> FitTable:
         Column("ns/op", priority=4),
         Column("wait", priority=5),
         Column("notes", justify="left", notes=True),
-    ], title=s.label, title_justify="left", wide=wide)
+    ], title=s.label, title_justify="left", wide=wide,
+        caption="speed-up range: N tasks' slowest interval ÷ 1 task's fastest to their fastest ÷ its slowest "
+                "(-: 1 task itself, or one interval at a count)")
+    d = SPEEDUP_DIGITS
     for p in s.points:
         style = "" if p.get("status") == "ok" else "red"
         has = p.get("total_median") is not None
+        low, high = p.get("speedup_min"), p.get("speedup_max")
+        notes = [n for n in (superlinear_note(p),) if n] + [str(n) for n in p.get("notes") or []]
         t.add_row(
             str(p["tasks"]), si(p.get("total_median")),
             f"{si(p.get('total_min'))}–{si(p.get('total_max'))}" if has else "-",
-            _f(p.get("speedup"), ".2f") + ("×" if p.get("speedup") is not None else ""),
+            _f(p.get("speedup"), f".{d}f") + ("×" if p.get("speedup") is not None else ""),
+            f"{low:.{d}f}–{high:.{d}f}" if low is not None and high is not None else "-",
             _f(p.get("efficiency"), ".2f"), _f(p.get("cpu_efficiency"), ".2f"),
             f"{si(p.get('task_min'))} / {si(p.get('task_median'))} / {si(p.get('task_max'))}" if has else "-",
             _f(p.get("fairness"), ".2f"), _f(p.get("ns_per_op"), ".3g"),
             "-" if p.get("wait_pct") is None else f"{p['wait_pct']:.0f}%",
-            ", ".join(str(n) for n in p.get("notes") or []), style=style,
+            ", ".join(notes), style=style,
         )
     return t
 

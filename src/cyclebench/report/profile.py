@@ -38,8 +38,12 @@ def profile_table(rows: Sequence[ProfileRow], unit: str, title: str, simulated: 
                "(raw: as recorded; mean self: gprof's time/calls); ±: what the probe's cost may be off by "
                "(out-of-order overlap with the body, drift); ≈0: zero within it, <0: below zero beyond it; "
                f"probe/raw: the cost subtracted as a share of the raw self, ! over {share} (the figure is mostly "
-               "compensation); total = self + the children's totals; % of calls × self"
+               "compensation); total = self + the children's totals; %: the function's share of the profile, its "
+               "calls × self over the sum of that over every function"
                + ("; self Ir/call: callgrind's exact instructions, nothing to compensate" if with_ir else ""))
+    if len(rows) > limit:  # the rest are listed nowhere else on screen: say how many and how to see them
+        caption += (f"\n{limit} of {len(rows)} functions shown, by % self (profile --limit N shows more; the run "
+                    "keeps every one: export RUN --format csv)")
     table = FitTable(cols, title=title, wide=wide, caption=caption)
     for r in rows[:limit]:
         name = safe_text(r["function"], multiline=False)

@@ -27,6 +27,7 @@ bootstrap CI of the difference of medians — benchstat's approach for two sets 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -158,6 +159,25 @@ def unpaired(
         verdict = "slower" if diff > 0 else "faster"
     return Comparison(med_a, med_b, diff, low, high, diff / med_a if med_a else float("nan"), p,
                       min(len(a), len(b)), margin, verdict)
+
+
+def anchored(c: Comparison, a: float | None, b: float | None, relative: bool = False) -> Comparison:
+    """``c`` with its sides as the stored results' per-op figures ``a`` and ``b`` (Result.figure,
+    same unit): one stored result has one per-op figure in every view (show, history, the
+    exports), where ``c``'s medians over the pairs are a second estimate of it (299.6 beside the
+    stored 299.3 for one bisect side). Δ stays the paired estimate its CI and verdict are of: a
+    ``relative`` one (revisions: B/A − 1 per pair) is kept relative and expressed at the new A
+    (Δ, its CI and the margin scaled by a / median_a); an absolute one (rounds of one process) is
+    kept in the unit, and rel = Δ / a. A side without a figure (None, NaN, 0) leaves ``c``
+    as it is."""
+    if a is None or not math.isfinite(a) or a == 0 or not c.median_a:
+        return c
+    b = c.median_b if b is None or not math.isfinite(b) else b
+    if relative:
+        k = a / c.median_a
+        return replace(c, median_a=a, median_b=b, diff=c.diff * k, ci_low=c.ci_low * k, ci_high=c.ci_high * k,
+                       margin=c.margin * k)
+    return replace(c, median_a=a, median_b=b, rel=c.diff / a)
 
 
 def holm(pvalues: list[float]) -> list[float]:

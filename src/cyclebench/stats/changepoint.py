@@ -194,11 +194,13 @@ def _best_split(x: np.ndarray, se: np.ndarray, sigma: float | None, df: float) -
 
 
 def detect(x: Sequence[float], se: Sequence[float] | None = None, sigma: float | None = None,
-           sigma_df: int | None = None, alpha: float = ALPHA, margin: float = 0.0) -> History:
+           sigma_df: int | None = None, alpha: float = ALPHA, margin: float = 0.0, outliers: bool = True) -> History:
     """Change points of the series ``x`` (module docstring). ``se``: each run's standard error
     (None: 0); ``sigma``, ``sigma_df``: the host's run-to-run sd and its df (None: the pooled sd
     around the two levels of each split tried); ``margin``: the practical margin of a
-    regression, in x's unit. Raises ValueError for sequences of different lengths."""
+    regression, in x's unit; ``outliers`` False: no run is left out as one (a revision series in
+    commit order, where a run unlike its neighbours is its commit's level). Raises ValueError for
+    sequences of different lengths."""
     xs = np.asarray(x, dtype=float)
     s = np.zeros(len(xs)) if se is None else np.nan_to_num(np.asarray(se, dtype=float))
     if len(s) != len(xs):
@@ -206,7 +208,7 @@ def detect(x: Sequence[float], se: Sequence[float] | None = None, sigma: float |
     source = "host" if sigma is not None else "series"
     df = float(sigma_df or 1e6)
     rough = float(sigma) if sigma is not None else series_sigma(xs)
-    outl = _outliers(xs, s)
+    outl = _outliers(xs, s) if outliers else []
     keep = np.array([i for i in range(len(xs)) if i not in set(outl)], dtype=int)
     cx, cs = xs[keep], s[keep]
     found = _segment(cx, cs, sigma, df, alpha)

@@ -2,10 +2,11 @@
 
 Each metric (wall, user, sys, max RSS, every counter event, or callgrind's simulated
 events) has one value per repetition; its summary is the mean, the sample standard
-deviation, the standard error of the mean (stddev/√n) and the 95% t interval of the mean,
-min, max, CV, median, MAD and the robust CV (scaled MAD / median, stats.estimators'
-MAD_SCALE). perf stat's "± x.xx%" is the standard error relative to the mean; `stat`'s table
-shows the CV (the spread of one run), the JSON and the database hold both.
+deviation, the standard error of the mean (stddev/√n) and the 95% t interval of the mean
+(its low end clipped at FLOOR: :class:`MeanInterval`), min, max, CV, median, MAD and the robust
+CV (scaled MAD / median, stats.estimators' MAD_SCALE). perf stat's "± x.xx%" is the standard
+error relative to the mean; `stat`'s table shows the CV (the spread of one run), the JSON and
+the database hold both.
 
 The counter values come decoded (counters.per_run_counts: scaled when multiplexed, None
 when a repetition did not count them); derived metrics (IPC, MPKI, …) are computed on the
@@ -29,7 +30,14 @@ import numpy as np
 from cyclebench.model import STAT, Repetition, Result, StatMetric
 from cyclebench.stats.estimators import MAD_SCALE, OUTLIER_FLOOR, OUTLIER_MADS
 
-SUMMARY_KEYS = ("mean", "stddev", "sem", "min", "max", "cv", "median", "mad", "rcv", "ci95")
+SUMMARY_KEYS = ("mean", "stddev", "sem", "min", "max", "cv", "median", "mad", "rcv", "ci95", "ci_low", "ci_high")
+
+# Every metric `stat` measures is a time, a size or a count: never below 0, and so neither is its
+# mean. A 95% interval [L, U] of the mean covers it as often as [max(L, 0), U] does, so the low end
+# is clipped there: `stat -r 2 -- true` read wall 189.1 and 1.33 ms (the first repetition waited
+# 187 ms beyond its 1.79 ms of CPU), a t interval of 95.22 ± 1,193 ms (t = 12.71 at one degree of
+# freedom) whose low end, −1,098 ms, no repetition of any command can have.
+FLOOR = 0.0
 
 
 @dataclass(frozen=True)
@@ -37,7 +45,8 @@ class MetricSummary(Mapping[str, Any]):
     """A metric's summary over the repetitions that counted it, in the metric's unit: ``mean``,
     ``stddev`` (sample), ``sem`` (stddev/√n), ``min``, ``max``, ``cv`` (stddev / mean),
     ``median``, ``mad`` (unscaled), ``rcv`` (scaled MAD / median), ``ci95`` (half-width of the
-    t interval of the mean), ``n`` (repetitions counted); None where undefined (no value; one
+    t interval of the mean), ``ci_low``/``ci_high`` (that interval's ends, the low one clipped at
+    FLOOR: MeanInterval), ``n`` (repetitions counted); None where undefined (no value; one
     value for the spreads; a zero mean or median for the ratios). Also read as the mapping of
     its fields in that order (SUMMARY_KEYS, then n), the JSON `stat` stores in its run's summary."""
 
@@ -51,6 +60,8 @@ class MetricSummary(Mapping[str, Any]):
     mad: float | None = None
     rcv: float | None = None
     ci95: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
     n: int = 0
 
     def __getitem__(self, key: str) -> Any:
@@ -96,8 +107,66 @@ class Metric:
         if n < 2:
             return one
         sd, sem = float(np.std(x, ddof=1)), float(sps.sem(x))
-        return replace(one, stddev=sd, sem=sem, cv=sd / mean if mean else None,
-                       ci95=float(sps.t.ppf(0.975, n - 1)) * sem)
+        half = float(sps.t.ppf(0.975, n - 1)) * sem
+        return replace(one, stddev=sd, sem=sem, cv=sd / mean if mean else None, ci95=half,
+                       ci_low=max(mean - half, FLOOR), ci_high=mean + half)
+
+    @property
+    def constant(self) -> bool:
+        """Every repetition that counted it gave the same value (two or more): no spread to show."""
+        x = self.counted
+        return len(x) >= 2 and min(x) == max(x)
+
+    def interval(self) -> MeanInterval | None:
+        """The 95% interval of the mean as the summary gives it, with what a reader needs when its
+        low end was clipped at FLOOR (MeanInterval); None with fewer than 2 repetitions."""
+        s = self.summary()
+        if s.ci_low is None or s.ci_high is None or s.mean is None or s.ci95 is None:
+            return None
+        x = self.counted
+        t_low = s.mean - s.ci95
+        off = farthest(x) if t_low < s.ci_low else None
+        if off is None:
+            return MeanInterval(s.ci_low, s.ci_high, t_low, len(x))
+        rep = [i for i, v in enumerate(self.values) if v is not None][off] + 1  # as the repetitions are numbered
+        return MeanInterval(s.ci_low, s.ci_high, t_low, len(x), off=rep, off_value=x[off],
+                            others=float(np.median(np.delete(np.asarray(x), off))))
+
+
+@dataclass(frozen=True)
+class MeanInterval:
+    """The 95% t interval of a metric's mean over ``n`` repetitions: ``low`` (clipped at FLOOR)
+    and ``high``; ``t_low`` the t interval's own low end (below ``low`` when clipped). When
+    clipped, the repetition that spreads it most: ``off`` (1-based, as the table numbers them),
+    its value and the median of the ``others`` (:func:`farthest`)."""
+
+    low: float
+    high: float
+    t_low: float
+    n: int
+    off: int | None = None
+    off_value: float | None = None
+    others: float | None = None
+
+    @property
+    def clipped(self) -> bool:
+        return self.t_low < self.low
+
+
+def farthest(values: Sequence[float]) -> int | None:
+    """The index of the value farthest from the median of the others, relative to that median
+    (leave-one-out, so it never widens its own yardstick; a ratio, as for any positive
+    quantity): of wall 189.1 and 1.33 ms, 189.1 (141 times 1.33 above it; 1.33 is 0.99 of 189.1
+    below). With two values that is the larger, which for a time is the one noise adds to (a
+    program does not run faster than its work). None for fewer than 2 values or all equal."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2 or x.min() == x.max():
+        return None
+    far = []
+    for k in range(len(x)):
+        med = float(np.median(np.delete(x, k)))
+        far.append(abs(x[k] - med) / abs(med) if med else math.inf)
+    return int(np.argmax(far))
 
 
 def time_metrics(reps: Sequence[Repetition], notes: Sequence[str] = ()) -> list[Metric]:
@@ -264,11 +333,8 @@ def result_rows(argv: Sequence[str], backend: str, reps: Sequence[Repetition],
         else:
             if not all_zero:
                 row = replace(row, status="invalid", reason=f"command: {text}")
-            half = s.ci95
             row = replace(row, per_op=s.mean, mean=s.mean, median=s.median, min=s.min, mad=s.mad, cv=s.cv, rcv=s.rcv,
-                          n_samples=s.n, method="mean",
-                          ci_low=None if half is None or s.mean is None else s.mean - half,
-                          ci_high=None if half is None or s.mean is None else s.mean + half,
+                          n_samples=s.n, method="mean", ci_low=s.ci_low, ci_high=s.ci_high,  # clipped at FLOOR
                           ns_per_op=s.mean * 1e6 if m.name == "wall" and s.mean is not None else None)
         stat: StatMetric = {
             "stat": True, "backend": backend, "simulated": backend == "callgrind" and m.notes == ("simulated",),

@@ -55,11 +55,12 @@ def cross_run(a: Sequence[float], b: Sequence[float], prior: tuple[float, int] |
     diff = mb - ma
     ss = float(np.sum((xa - ma) ** 2) + np.sum((xb - mb) ** 2))
     df = len(xa) + len(xb) - 2
-    notes = []
+    notes: list[str] = []
+    pooled = ""
     if prior is not None:
         ss += prior[0] ** 2 * prior[1]
         df += prior[1]
-        notes.append(f"pooled with this host's earlier replicate runs (sd {prior[0]:.3g}, df {prior[1]})")
+        pooled = f"this host's earlier replicate runs (replicate sd {prior[0]:.3g}, df {prior[1]})"
     margin = min(margin_abs, margin_rel * abs(ma))
     rel = diff / ma if ma else float("nan")
     if df == 0:
@@ -79,5 +80,7 @@ def cross_run(a: Sequence[float], b: Sequence[float], prior: tuple[float, int] |
     verdict = "~"
     if p < alpha and (low > margin or high < -margin):
         verdict = "slower" if diff > 0 else "faster"
-    notes.insert(0, f"runs {len(xa)} vs {len(xb)}, run-to-run sd {sd:.3g} (df {df})")
+    notes.insert(0, f"runs {len(xa)} vs {len(xb)}, " + (f"sd {sd:.3g} (df {df}) pooled from the runs compared and "
+                                                         f"{pooled}" if prior is not None else
+                                                         f"sd of the runs compared {sd:.3g} (df {df})"))
     return Comparison(ma, mb, diff, low, high, rel, p, len(xa) + len(xb), margin, verdict), "; ".join(notes)

@@ -8,7 +8,10 @@ Statistics of one task count, over the intervals after the warm-up:
   - total ops/s: per interval Σ deltas / dt; median, min and max over intervals;
   - per task: each task's median ops/s over intervals; min / median / max across tasks, and
     fairness = slowest / fastest task (1 = fair) with the CV across tasks;
-  - speed-up = total(N) / total(1) and efficiency = speed-up / N (1 = perfect scaling).
+  - speed-up = total(N) / total(1) and efficiency = speed-up / N (1 = perfect scaling), with
+    the speed-up's range (speedup_range): N tasks' slowest interval over 1 task's fastest to
+    N's fastest over 1's slowest — the ratio of the two min–max ranges, conservative; a
+    speed-up above the ideal (N tasks, or the CPUs they had) is flagged (superlinear);
     The task counts are measured in ``passes`` short alternating passes (1, 2, …, N, then
     N, …, 1, …) and the speed-up is the median over passes of each pass's own ratio: a VM's
     core clock and its host's load drift by 10–25% over seconds (seen on the project's AMD
@@ -71,6 +74,9 @@ from cyclebench.stats.result import Z_QUARTILE, with_calibration
 WAIT_LIMIT = 0.02  # a task waiting for its CPU more than 2% of an interval: the interval is disturbed
 MIN_KEPT = 3  # fewer undisturbed intervals than this: keep them all, and say the run was disturbed
 PASS_AGREEMENT = 0.10  # how far (relative) the median of pass ratios may be from the totals' ratio
+# The speed-up is given to 2 decimals (report.plots.scale_table prints it so); one above its ideal
+# at that precision is superlinear. Strictly above would flag 2.004 printed as "2.00×".
+SPEEDUP_DIGITS = 2
 UNIT = "ops/s"
 
 
@@ -313,19 +319,70 @@ def summarize(run: ScaleRun, ncpus: int) -> Summary:
 
 def add_speedup(s: Summary, base: Summary | None) -> Summary:
     """A new summary: ``s`` with its speed-up and efficiency against the 1-task summary
-    ``base`` of the same benchmark and mode; the min–max band from the intervals' min and max.
-    cpu_efficiency: ops per CPU-second per task relative to 1 task — what each task gets from
-    the CPU time it had, insensitive to time taken by other programs. ``s`` itself without a
-    base throughput or a throughput of its own."""
+    ``base`` of the same benchmark and mode, and their range (speedup_range; none for the base
+    itself, or from a single interval). cpu_efficiency: ops per CPU-second per task relative to
+    1 task — what each task gets from the CPU time it had, insensitive to time taken by other
+    programs. ``s`` itself without a base throughput or a throughput of its own."""
     if not base or not base.total_median or s.total_median is None:
         return s
     b, n = base.total_median, s.tasks
     speedup = s.total_median / b
-    lo, hi = (s.total_min or 0.0) / b, (s.total_max or 0.0) / b  # set with total_median
+    lo, hi = speedup_range(s, base) or (None, None)
     return replace(s, speedup=speedup, speedup_min=lo, speedup_max=hi, efficiency=speedup / n,
-                   efficiency_min=lo / n, efficiency_max=hi / n,
+                   efficiency_min=None if lo is None else lo / n, efficiency_max=None if hi is None else hi / n,
                    cpu_efficiency=s.cpu_rate_median / base.cpu_rate_median
                    if s.cpu_rate_median and base.cpu_rate_median else None)
+
+
+def speedup_range(s: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The range of the speed-up of ``s`` over the 1-task ``base`` (a Summary or a stored point):
+    N tasks' slowest kept interval over 1 task's fastest, to N's fastest over 1's slowest — the
+    ratio of the two min–max ranges, conservative: every ratio of an N-task interval to a 1-task
+    one lies in it, and so do the speed-up of the totals and every pass's (each a ratio of two
+    medians of those intervals). wis/getppid's threads at 2 tasks: 10.1M–11.2M over
+    4.67M–5.21M, 1.94–2.39× around 2.17× — the 1-task intervals alone span 11%, which a
+    speed-up without a range hid. None for the base itself, when either count kept fewer than
+    2 intervals (one interval has no spread: a 0.05 s scale of chain/add200 kept one) or a
+    figure is missing."""
+    if s.get("tasks") == base.get("tasks") or min(s.get("intervals_kept") or 0, base.get("intervals_kept") or 0) < 2:
+        return None
+    n_lo, n_hi, b_lo, b_hi = (s.get("total_min"), s.get("total_max"), base.get("total_min"), base.get("total_max"))
+    if n_lo is None or n_hi is None or not b_lo or not b_hi:
+        return None
+    return n_lo / b_hi, n_hi / b_lo
+
+
+def ideal(s: Mapping[str, Any]) -> int:
+    """The most speed-up ``s``'s tasks can reach: one per task, or per CPU when oversubscribed."""
+    tasks, cpus = int(s["tasks"]), int(s.get("cpus_used") or 0)
+    return min(tasks, cpus) if s.get("oversubscribed") and cpus else tasks
+
+
+@dataclass(frozen=True)
+class Superlinear:
+    """A speed-up above its ideal (at SPEEDUP_DIGITS): the ``speedup``, the ``ideal`` (tasks, or
+    CPUs when oversubscribed), its range (``low``, ``high``; None from a single interval) and how
+    many tasks. ``beyond``: the whole range above the ideal (None without a range) — within it,
+    the intervals' spread explains it."""
+
+    speedup: float
+    ideal: int
+    tasks: int
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def beyond(self) -> bool | None:
+        return None if self.low is None else round(self.low, SPEEDUP_DIGITS) > self.ideal
+
+
+def superlinear(s: Mapping[str, Any]) -> Superlinear | None:
+    """``s``'s speed-up when above its ideal (a Summary or a stored point, after speedup_range):
+    2 tasks of wis/getppid's threads at 2.17× on 2 vCPUs; None otherwise."""
+    x, n = s.get("speedup"), int(s.get("tasks") or 0)
+    if x is None or n < 2 or round(x, SPEEDUP_DIGITS) <= ideal(s):
+        return None
+    return Superlinear(float(x), ideal(s), n, s.get("speedup_min"), s.get("speedup_max"))
 
 
 def disturbed(s: Mapping[str, Any]) -> bool:
@@ -498,7 +555,24 @@ def series_from_rows(rows: Sequence[Result]) -> list[Series]:
         key = (r.bench, e.get("bench_param"), e.get("mode") or (r.variant or "").split(":")[0], alloc)
         ser = out.get(key) or Series(*key[:3], variant=alloc)
         out[key] = replace(ser, points=(*ser.points, {**e, "status": r.status, "reason": r.reason}))
-    return list(out.values())
+    return [with_ranges(s) for s in out.values()]
+
+
+def with_ranges(ser: Series) -> Series:
+    """``ser`` with each point's speed-up range (and efficiency's) as add_speedup gives it, from
+    the stored totals of the point and of the series' 1-task point: a run stored before the
+    range was (its speedup_min/max then the N-task range over 1 task's median, which left 1
+    task's own spread out) reads as one measured now."""
+    base = next((p for p in ser.points if p.get("tasks") == 1 and p.get("total_median")), None)
+    points = []
+    for p in ser.points:
+        q = {k: v for k, v in p.items() if k not in ("speedup_min", "speedup_max", "efficiency_min", "efficiency_max")}
+        got = speedup_range(p, base) if base is not None and p.get("speedup") is not None else None
+        if got is not None:
+            n = int(p["tasks"])
+            q.update(speedup_min=got[0], speedup_max=got[1], efficiency_min=got[0] / n, efficiency_max=got[1] / n)
+        points.append(q)
+    return replace(ser, points=tuple(points))
 
 
 # ----------------------------------------------------------------------------- will-it-scale test cases

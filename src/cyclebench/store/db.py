@@ -44,7 +44,7 @@ from cyclebench.store.rows import guess_kind, lenient_json, result_of, row_of, s
 from cyclebench.store.writes import Writes, sample_values
 
 if TYPE_CHECKING:
-    from sqlalchemy import ColumnElement, Connection, Engine
+    from sqlalchemy import ColumnElement, Connection, Engine, Select
     from sqlalchemy.engine import URL
 
     from cyclebench.store.schema import ResultRow
@@ -683,21 +683,53 @@ class Store:
 
     @_guard
     def list_runs(self, limit: int | None = 20, *, host: str | None = None, since: dt.date | None = None,
-                  labels: Mapping[str, str] | None = None, bench: str | None = None) -> list[Run]:
-        """The newest ``limit`` runs (None or negative: all), newest first, among those that
+                  labels: Mapping[str, str] | None = None, bench: str | None = None,
+                  by_start: bool = False) -> list[Run]:
+        """The last ``limit`` runs stored (None or negative: all), the last first, among those that
         pass every filter given (all in SQL): ``host`` (its host name or host id), ``since``
         (started on that UTC date or later), ``labels`` (each key holds its value), ``bench``
-        (a result whose benchmark matches the glob as `run -b` does: bench_regex). Read through
-        store/reads.py when the store was opened so (see the class), the same rows either way."""
+        (a result whose benchmark matches the glob as `run -b` does: bench_regex). ``by_start``:
+        the last ``limit`` started, the last started first (an imported run where it started).
+        Read through store/reads.py when the store was opened so (see the class), the same rows
+        either way."""
         if self._reads is not None:
             found = self._reads.list_runs(limit, host=host, since=since, labels=labels,
-                                          bench_regex=None if bench is None else bench_regex(bench))
+                                          bench_regex=None if bench is None else bench_regex(bench), by_start=by_start)
             return [self._run_out(r) for r in found]
+        from sqlalchemy import select
+
+        from cyclebench.store.schema import runs
+
+        q = self._runs_where(select(runs), host, since, labels, bench)
+        q = q.order_by(*([runs.c.started_at.desc()] if by_start else []), runs.c.id.desc())
+        if limit is not None and limit >= 0:
+            q = q.limit(limit)
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).mappings().all()
+        return [self._run_out(r) for r in rows]
+
+    @_guard
+    def count_runs(self, *, host: str | None = None, since: dt.date | None = None,
+                   labels: Mapping[str, str] | None = None, bench: str | None = None) -> int:
+        """How many runs list_runs(None) with these filters gives (`runs`: "20 of 29 runs")."""
+        if self._reads is not None:
+            return self._reads.count_runs(host=host, since=since, labels=labels,
+                                          bench_regex=None if bench is None else bench_regex(bench))
+        from sqlalchemy import func, select
+
+        from cyclebench.store.schema import runs
+
+        q = self._runs_where(select(func.count()).select_from(runs), host, since, labels, bench)
+        with self.engine.connect() as conn:
+            return int(conn.execute(q).scalar_one())
+
+    def _runs_where(self, q: Select[Any], host: str | None, since: dt.date | None, labels: Mapping[str, str] | None,
+                    bench: str | None) -> Select[Any]:
+        """``q`` with list_runs' filters."""
         from sqlalchemy import or_, select
 
         from cyclebench.store.schema import results, runs
 
-        q = select(runs).order_by(runs.c.id.desc())
         if host is not None:
             q = q.where(or_(runs.c.host == host, runs.c.host_id == host))
         if since is not None:
@@ -706,11 +738,7 @@ class Store:
             q = q.where(self._label_is(key, value))
         if bench is not None:
             q = q.where(runs.c.id.in_(select(results.c.run_id).where(results.c.bench.regexp_match(bench_regex(bench)))))
-        if limit is not None and limit >= 0:
-            q = q.limit(limit)
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).mappings().all()
-        return [self._run_out(r) for r in rows]
+        return q
 
     @_guard
     def delete_runs(self, run_ids: Sequence[int]) -> tuple[int, int, int]:

@@ -90,6 +90,27 @@ def sqlalchemy_words(e: sqlite3.Error) -> str:
     return f"({type(e).__module__}.{type(e).__name__}) {e}".splitlines()[0]
 
 
+def _filters(host: str | None, since: dt.date | None, labels: Mapping[str, str] | None,
+             bench_regex: str | None) -> tuple[str, list[Any]]:
+    """list_runs' filters as a WHERE clause (empty: none) and its parameters."""
+    where: list[str] = []
+    params: list[Any] = []
+    if host is not None:
+        where.append("(runs.host = ? OR runs.host_id = ?)")
+        params += [host, host]
+    if since is not None:
+        where.append("runs.started_at >= ?")
+        params.append(since.isoformat())
+    for key, value in (labels or {}).items():  # each pair of the object: a JSON path cannot quote every key
+        where.append('(EXISTS (SELECT 1 FROM json_each(runs.labels) AS pair WHERE pair."key" = ? '
+                     "AND pair.value = ?))")
+        params += [key, value]
+    if bench_regex is not None:
+        where.append("runs.id IN (SELECT results.run_id FROM results WHERE results.bench REGEXP ?)")
+        params.append(bench_regex)
+    return (f" WHERE {' AND '.join(where)}" if where else ""), params
+
+
 @dataclass(frozen=True)
 class Reads:
     """A cyclebench SQLite file at the newest schema, read with sqlite3 alone (one reading
@@ -99,30 +120,25 @@ class Reads:
     url: str  # its URL as urls.display shows it
 
     def list_runs(self, limit: int | None, *, host: str | None = None, since: dt.date | None = None,
-                  labels: Mapping[str, str] | None = None, bench_regex: str | None = None) -> list[dict[str, Any]]:
+                  labels: Mapping[str, str] | None = None, bench_regex: str | None = None,
+                  by_start: bool = False) -> list[dict[str, Any]]:
         """The runs rows store.db's Store.list_runs selects (its filters, ``bench`` as its regular
-        expression), newest first, each a column → value dict in the schema's order. Raises
+        expression), the last stored first (``by_start``: the last started first, the last stored
+        first among equal starts), each a column → value dict in the schema's order. Raises
         StoreError on a database error, worded as SQLAlchemy's."""
-        where: list[str] = []
-        params: list[Any] = []
-        if host is not None:
-            where.append("(runs.host = ? OR runs.host_id = ?)")
-            params += [host, host]
-        if since is not None:
-            where.append("runs.started_at >= ?")
-            params.append(since.isoformat())
-        for key, value in (labels or {}).items():  # each pair of the object: a JSON path cannot quote every key
-            where.append('(EXISTS (SELECT 1 FROM json_each(runs.labels) AS pair WHERE pair."key" = ? '
-                         "AND pair.value = ?))")
-            params += [key, value]
-        if bench_regex is not None:
-            where.append("runs.id IN (SELECT results.run_id FROM results WHERE results.bench REGEXP ?)")
-            params.append(bench_regex)
-        sql = _SELECT + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY runs.id DESC"
+        where, params = _filters(host, since, labels, bench_regex)
+        order = "runs.started_at DESC, runs.id DESC" if by_start else "runs.id DESC"
+        sql = f"{_SELECT}{where} ORDER BY {order}"
         if limit is not None and limit >= 0:
             sql += " LIMIT ?"
             params.append(limit)
         return self._rows("runs", sql, params)
+
+    def count_runs(self, *, host: str | None = None, since: dt.date | None = None,
+                   labels: Mapping[str, str] | None = None, bench_regex: str | None = None) -> int:
+        """How many runs list_runs(None) with these filters gives."""
+        where, params = _filters(host, since, labels, bench_regex)
+        return int(self._select(f"SELECT count(*) FROM runs{where}", params)[0][0])
 
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         """Run ``run_id``'s row as list_runs gives it; None when there is none."""

@@ -315,6 +315,10 @@ class FloatRange(click.FloatRange):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return x
 
+    def _describe_range(self) -> str:
+        # unbounded: click would print "x<=None" in --help
+        return "finite" if self.min is None and self.max is None else super()._describe_range()
+
 
 class Seconds(click.ParamType):
     """A finite number of seconds in [low, high]: nan, inf and 1e308 are refused in one line at

@@ -20,6 +20,7 @@ from cyclebench.experiments.stored import host_rows, host_sides
 from cyclebench.experiments.stored import judge_stored as judge
 from cyclebench.report import hosts as report
 from cyclebench.report.ranked import ranked_table
+from cyclebench.report.text import safe_text
 from cyclebench.ui.common import UserError, err, open_store, out, write_text
 from cyclebench.ui.options import OutputOptions
 
@@ -31,18 +32,21 @@ def judge_stored(targets: Sequence[str], store: Store, baseline: str | None, alp
                  wide: bool, quiet_table: bool) -> tuple[list[Row], str]:
     """`compare RUN RUN …` / `gN gM`: every side's stored results judged against the first (or
     ``baseline``); with more than two sides, the ranked table (report.ranked) per benchmark (not when
-    stdout carries an export: ``quiet_table``). Returns (rows, the table's title); UserError
-    (exit 2) for what the user can fix."""
+    stdout carries an export: ``quiet_table``). What of a side was not compared, and why, is a
+    note line each on stderr. Returns (rows, the table's title); UserError (exit 2) for what the
+    user can fix: a run or group not stored, a run given twice, a baseline not among the sides,
+    nothing comparable."""
     try:
         judged = judge(targets, store, baseline, alpha, include_disturbed)
     except (CompareError, ExperimentError) as e:
         raise UserError(str(e)) from None
-    rows = list(judged.rows)
+    for line in judged.left_out:  # never silently dropped: each side left out of a benchmark is named
+        err.print(safe_text(f"cyclebench: note: {line}"), highlight=False, soft_wrap=True)
     if len(judged.sides) > 2 and not quiet_table:  # every side on one line per benchmark, ranked
         for r in judged.ranked:
-            out.print(ranked_table(r.label + ("" if r.param is None else f" [{r.param}]"), rows[0].unit if rows else "",
-                                   r.sides, wide=wide))
-    return rows, judged.title
+            out.print(ranked_table(r.label + ("" if r.param is None else f" [{r.param}]"), r.unit, r.sides,
+                                   wide=wide))
+    return list(judged.rows), judged.title
 
 
 class ByHost(Protocol):

@@ -15,7 +15,7 @@ import click
 from cyclebench.experiments.options import FIXED_MIN_TIME, BuildOptions, RunnerOptions
 from cyclebench.experiments.run import Prepared, RunConfig, begin
 from cyclebench.experiments.variants import BenchResult, Sweep, VariantError, build_all, measure, store_results, summary
-from cyclebench.model import VARIANTS, BenchEntry
+from cyclebench.model import VARIANTS, BenchEntry, Result
 from cyclebench.report import variants as variants_report
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.ui.common import err, out, spinner, write_text
@@ -39,6 +39,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,
     pin = replace(pin, cpu=cpu)
     run_id: int | None = None
     stored: list[int] = []  # one entry per benchmark stored
+    figures: dict[tuple[str, int | None, str], Result] = {}  # each variant's stored result (summary's per_op)
     def kept() -> str | None:
         return None if run_id is None else (f"{len(stored)} benchmark(s) measured on every variant are kept in "
                                             f"run #{run_id} ({store.url})")
@@ -70,7 +71,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,
                 err.print(warning, style="yellow")
 
         def keep(r: BenchResult) -> None:  # stored as each benchmark completes: Ctrl-C keeps it
-            store_results(store, rid, rate, [r], built, sw.events, skipped)
+            figures.update(store_results(store, rid, rate, [r], built, sw.events, skipped))
             stored.append(1)
 
         with Steps(1, "measuring") as steps, store.finishing(rid):
@@ -81,7 +82,7 @@ def measure_and_store(sw: Sweep, build: BuildOptions, pin: RunnerOptions,
             results = measure(built, sw.globs, sw.params, sw.rounds, opts, on_step=steps.step,
                               simulate_counts=sw.simulate, on_result=keep, timeout=sw.timeout, on_plan=plan_steps,
                               events=sw.events)
-        data = summary(built, results, sw.disasm, sw.events, skipped)
+        data = summary(built, results, sw.disasm, sw.events, skipped, figures)
         store.update_run(rid, summary={"variants": data, "display": {"sort": sw.sort}})
         store.finish_run(rid, "complete")
     return rid, data, bool(unbuilt)

@@ -18,12 +18,14 @@ def gate_table(g: Gate, wide: bool = False) -> RenderableType:
     table = FitTable([
         Column("benchmark", justify="left", fold=NAME_FOLD),
         Column(f"base ({unit})" if unit else "base", priority=1),
-        Column(f"head ({unit})" if unit else "head", priority=1),
+        Column(f"head = base × (1 + Δ%) ({unit})" if unit else "head = base × (1 + Δ%)", priority=1),
         Column(f"Δ% [{level(g)} CI]" if level(g) else "Δ% [CI]", justify="left"),
         Column("Ir Δ%", justify="left", priority=0 if g.gate == COUNTS else 2),
         Column("verdict", justify="left"),
         Column("notes", justify="left", notes=True),
-    ], title=f"run #{g.run_id} · {g.base.short} → {g.head.short}", wide=wide)
+    ], title=f"run #{g.run_id} · {g.base.short} → {g.head.short}", wide=wide,
+        caption=None if g.gate == COUNTS else "base: its per-op figure, as history gives it; Δ%: the median of "
+        "the pairs' head/base − 1; head = base × (1 + Δ%), not head's own figure (history's)")
     for r in g.ranked():
         lk = r.look
         table.add_row(r.label, "-" if lk is None else fmt(lk.base), "-" if lk is None else fmt(lk.head),

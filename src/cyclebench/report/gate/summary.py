@@ -34,9 +34,10 @@ def _legend(g: Gate) -> str:
     """Under the table: what Δ% and its interval are, and each verdict's rule."""
     said = []
     if g.gate != COUNTS:
-        said.append(f"Δ%: head/base − 1 per op, with its repeated {level(g) or ''} CI (every look of the "
-                    "sequential design at once); fail: the CI above the threshold, pass: below it, undecided: "
-                    "the threshold inside it when the budget ended")
+        said.append(f"base: its per-op figure (as history gives it); Δ%: the median of the pairs' head/base − 1, "
+                    f"with its repeated {level(g) or ''} CI (every look of the sequential design at once), and head "
+                    "the figure it implies, not head's own (history's); fail: the CI above the threshold, pass: "
+                    "below it, undecided: the threshold inside it when the budget ended")
     if g.gate in (COUNTS, BOTH):
         said.append(f"Ir Δ%: instructions per op under callgrind, exact; fail above {100 * g.counts_threshold:g}%")
     return " ".join("; ".join(said).split()) + "."  # one space where no level was stored
@@ -85,7 +86,8 @@ def summary(g: Gate) -> str:
     has_counts = g.gate in (COUNTS, BOTH)
     unit = next((r.row.unit for r in g.rows if r.row is not None), "")
     ci = f"Δ% [repeated {level(g)} CI]" if level(g) else "Δ% [CI]"
-    head = ["benchmark", f"base ({unit})" if unit else "base", f"head ({unit})" if unit else "head",
+    head = ["benchmark", f"base ({unit})" if unit else "base",
+            f"head = base × (1 + Δ%) ({unit})" if unit else "head = base × (1 + Δ%)",
             ci, *(["Ir Δ%"] if has_counts else []), "verdict"]
     lines = [f"### {headline(g)}", "",
              f"Base {g.base.short} ({_cell(g.base.subject)}; {g.base_how}), head {g.head.short} "

@@ -291,8 +291,8 @@ def history_page(site: Site, key: Key, traces: Sequence[Trace], window: int
                                                          _tail(t.history, first), t.unit, wide=True),
                            lambda cells: f"../runs/{cells[0]}.html")
         sigma = ("none (one run)" if t.history.sigma_source == "none" else
-                 f"{console_report.fmt(t.history.sigma)} "
-                 f"({'replicates' if t.history.sigma_source == 'host' else 'series'})")
+                 f"replicate sd {console_report.fmt(t.history.sigma)}" if t.history.sigma_source == "host" else
+                 f"series sd {console_report.fmt(t.history.sigma)}")  # named as report.history names them
         hosts.append(HostTrace(host=visible(t.host), unit=t.unit, n=n,
                                latest=console_report.fmt(t.points[-1]["estimate"]), sigma=sigma,
                                changes=tuple(changes), table=table))
