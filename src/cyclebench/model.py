@@ -88,9 +88,10 @@ class Item:
 class Chain(TypedDict, total=False):
     """The calibration chains a runner process timed (engine/chain.h, docs/method.md §3), in
     timer ticks: the add chain of ``adds`` and the imul chain of ``imuls`` × ``imul_latency``
-    cycles five times at the start and the end (``add_ticks``, ``imul_ticks``: the fastest of
-    each), and chains of ``short_adds`` and ``adds`` adds timed alternately for the fixed part
-    (``short_ticks``, ``long_ticks``). ``kind``: add, or none where no chain exists."""
+    cycles five times each, alternately, at the start and the end (``add_ticks``, ``imul_ticks``:
+    every reading; runs stored before they were kept hold the fastest of each five), and chains
+    of ``short_adds`` and ``adds`` adds timed alternately for the fixed part (``short_ticks``,
+    ``long_ticks``). ``kind``: add, or none where no chain exists."""
 
     kind: str
     adds: int

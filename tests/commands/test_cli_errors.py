@@ -225,6 +225,10 @@ def test_ctrl_c_while_starting_is_one_line_and_130(tmp_path: Path) -> None:
         time.sleep(python + (startup - python) * i / 10)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=120)
+        if "Fatal Python error: init_import_site" in err:
+            # the signal landed in Python's own start, before a line of cyclebench ran (on a loaded
+            # machine the start took longer than the `python -c pass` measured above): not ours to catch
+            continue
         codes.append(p.returncode)
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
         if p.returncode == 130:

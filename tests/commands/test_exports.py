@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import json
 import subprocess
 import sys
@@ -85,7 +86,12 @@ def test_export_writes_stdout_alone_and_json_keeps_its_meaning(two_runs: str, tm
     assert json.loads(old.read_text()) == json.loads(new.read_text())
     assert json.loads(cli("export", "1", "--db", two_runs).stdout)["format"] == "cyclebench-run"
     r = cli("export", "1", "--format", "text", "--db", two_runs)
-    assert max(len(line) for line in r.stdout.splitlines()) <= 72 and "chain/add200" in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 72
+    # the name whole, or folded after its '/' where the answer's columns need the room (report.fit:
+    # a CI cell of "-0.0054/+0.019" took the table to 73 once)
+    names = [line.strip("| ").split(" ")[0] for line in r.stdout.splitlines()]
+    folded = any(a == "chain/" and b == "add200" for a, b in itertools.pairwise(names))
+    assert "chain/add200" in names or folded, r.stdout
 
 
 def test_run_format_without_o_prints_no_table(db: str) -> None:

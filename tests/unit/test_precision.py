@@ -122,3 +122,22 @@ def test_net_of_the_loop_is_a_new_record() -> None:
     ns = add_net(Result(unit="ns", per_op=5.0, ci_low=4.0, ci_high=6.0, cycles_per_op=22.0, cycles_ci_low=21.6,
                         cycles_ci_high=22.3), loop)
     assert ns.net_per_op is None and ns.cycles_net == pytest.approx(20.0)  # units differ: cycles~ only
+
+
+def test_the_imul_add_agreement_is_of_every_reading_not_the_fastest() -> None:
+    """On a TSC that advances in steps (26 ticks on the AMD EPYC guest, 2.4% of the imul chain)
+    each reading sits on a step, and the fastest of five took the lower one whenever one reading
+    did: the lab's stored results (the fastest of each five) read 1.027 with imul at 1,118 ticks
+    and 1.003 with 1,144, one step apart. The ratio is of every reading's mean, less the fixed
+    part: readings split between the two steps give the ratio between them, not the lower step's."""
+    from cyclebench.stats import clock
+
+    add, imul = [1508] * 10, [1118, 1144, 1144, 1144, 1118, 1144, 1144, 1118, 1144, 1144]
+    res = {"chain": {"kind": "add", "adds": 2048, "imuls": 512, "imul_latency": 3, "add_ticks": add,
+                     "imul_ticks": imul}, "timer_overhead": {"median": 63}}
+    means = (1536 / (np.mean(imul) - 63)) / (2048 / (np.mean(add) - 63))
+    assert clock.chain_agreement(res) == pytest.approx(means, rel=1e-12)
+    stepped = {"chain": {**res["chain"], "add_ticks": [1508, 1508], "imul_ticks": [1118, 1118]},
+               "timer_overhead": {"median": 63}}
+    assert clock.chain_agreement(stepped) == pytest.approx(1.0273, abs=1e-3)  # the lower step alone
+    assert 1.003 < means < 1.027

@@ -63,3 +63,41 @@ def test_activity_of_the_other_cpus_and_steal(tmp_path: Path) -> None:
 def test_activity_without_proc_stat(tmp_path: Path) -> None:
     assert check.cpu_times(tmp_path) == {}
     assert check.activity({}, {}, cpu=1) == {"others": None, "steal": None}
+
+
+class _Watch:
+    """HostWatch with nothing to see: every attempt's host quiet, as the guest's /proc shows it."""
+
+    def start(self) -> None:
+        pass
+
+    def stop(self):  # type: ignore[no-untyped-def]
+        from cyclebench.experiments.selftest import HostSeen
+
+        return HostSeen(0, 100, 0.0, 0.0, "0.00", 1.0)
+
+
+def _judged(agreements: list[float]) -> str:
+    """The imul-vs-add check judged over attempts that read ``agreements``, the host quiet to the guest."""
+    from types import SimpleNamespace
+
+    from cyclebench.experiments.selftest import Check, _judge
+
+    reads = iter(agreements)
+
+    def attempt(_ctx: object) -> list[Check]:
+        a = next(reads)
+        return [Check("calibration: imul vs add clock", "1.00 ± 0.03", f"{a:.3f}", abs(a - 1) <= 0.03,
+                      host_can_explain=abs(a - 1) <= 0.1,
+                      unseen="" if not 0.03 < abs(a - 1) <= 0.1 else "the imul and add chains disagree")]
+
+    got = _judge(SimpleNamespace(watch=_Watch()), ["calibration: imul vs add clock"], attempt)  # type: ignore[arg-type]
+    return got[0].status
+
+
+def test_chains_that_disagree_are_a_neighbour_the_guest_cannot_see() -> None:
+    """1.035 and 1.048 on a quiet Zen 4 guest (the add chain slowed by what shares the core, the imul
+    chain not): the host's, never FAIL; a chain far from its latency every time is the tool's."""
+    assert _judged([1.035, 1.048, 1.041]) == INCONCLUSIVE
+    assert _judged([1.035, 1.009]) == PASS
+    assert _judged([1.25, 1.25, 1.25]) == FAIL

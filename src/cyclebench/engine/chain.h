@@ -32,6 +32,7 @@
 #define CB_IMUL_LATENCY 3
 #define CB_CHAIN_BLOCK 256 /* adds per block: CB_CHAIN_ADDS / 8 */
 #define CB_CHAIN_FIXED_READS 32
+#define CB_CHAIN_PAIR_READS 5 /* add and imul chains timed alternately, at the start and at the end */
 
 #if defined(__x86_64__)
 #define CB_HAVE_CHAIN 1

@@ -116,6 +116,9 @@ class Check:
     detail: str = ""
     values: Mapping[str, Figure] = field(default_factory=dict)  # the figures behind ``measured``
     host_can_explain: bool = True  # False: the figure is beyond what a busy host does (HOST_BIAS …)
+    # what the figure itself says of a neighbour the guest cannot see (HostWatch cannot: the host's
+    # other tenants, an SMT sibling): this attempt's host counts as busy for it (_judge)
+    unseen: str = ""
     status: str = ""  # PASS, FAIL, INCONCLUSIVE or n/a, set by _judge over the attempts
     attempts: tuple[Attempt, ...] = ()
 
@@ -313,6 +316,8 @@ def _judge(ctx: _Ctx, names: list[str], attempt: Callable[[_Ctx], list[Check]]) 
         host = ctx.watch.stop()
         if taken:
             host = replace(host, busy=(*host.busy, taken))
+        if unseen := [c.unseen for c in got if c.unseen]:
+            host = replace(host, busy=(*host.busy, *unseen))
         tries.append((got, host))
         # settled: passed, or failed often enough with the host quiet to be the tool's
         if all(any(t[i].passed is not False for t, _h in tries)
@@ -380,7 +385,13 @@ def _cycles_available(ctx: _Ctx, checks: list[Check]) -> bool:
 
 def _calibration(ctx: _Ctx) -> list[Check]:
     """300 adds = 300 cycles~ (median of the rounds: ±0.5%; a busy host can explain ±0.8%),
-    imul clock = add clock (±3%; ±10%)."""
+    imul clock = add clock (±3%; ±10%). The two chains disagree by a few percent where a
+    neighbour the guest cannot see shares the core (the host's other tenants, an SMT sibling):
+    the 1-cycle add chain slows, the 3-cycle imul chain hides it. On a quiet AMD EPYC (Zen 4)
+    guest the add chain of six processes read 1,924–2,002 ticks while the imul chain stayed at
+    1,456–1,508 (agreement 0.997–1.036), with nothing visible to the guest's /proc. Such an
+    attempt counts as the host's (``unseen``); a tool whose add chain is not one add per cycle
+    (an emulator, adds folded) reads beyond ±10% every time, and FAILs."""
     o300 = ctx.note([ctx.runner.run("selftest/add300", None, ctx.opts, ctx.opts.timeout())])[0]
     c300 = float(np.nanmedian(_cycles_rounds(o300)))
     tol = MAX_BIAS * 300
@@ -389,7 +400,9 @@ def _calibration(ctx: _Ctx) -> list[Check]:
                   values={"cycles": c300}, host_can_explain=abs(c300 / 300 - 1) <= HOST_BIAS),
             Check("calibration: imul vs add clock", "1.00 ± 0.03", "-" if agree is None else f"{agree:.3f}",
                   None if agree is None else abs(agree - 1) <= 0.03,
-                  host_can_explain=agree is None or abs(agree - 1) <= 0.1)]
+                  host_can_explain=agree is None or abs(agree - 1) <= 0.1,
+                  unseen="" if agree is None or not 0.03 < abs(agree - 1) <= 0.1 else
+                  f"the imul and add chains disagree ({agree:.3f}): a neighbour the guest cannot see")]
 
 
 def _aa(ctx: _Ctx, reps: int) -> list[Check]:
