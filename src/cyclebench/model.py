@@ -721,6 +721,15 @@ class SeriesKey:
         return None
 
 
+def _named(flag: str) -> str:
+    """A flag with its path cut to the last name: ``/tmp/x/src/libwork.a`` → ``libwork.a``,
+    ``-L/opt/lib/`` → ``-Llib``; a flag without a ``/`` as it is."""
+    if "/" not in flag:
+        return flag
+    prefix = flag[:2] if flag.startswith("-") and not flag.startswith("-/") else ""
+    return prefix + flag[len(prefix):].rstrip("/").rsplit("/", 1)[-1]
+
+
 def build_of(run: Mapping[str, Any], row: Mapping[str, Any]) -> str | None:
     """The benchmark's build as a series tells builds apart: its flags (``--cflags``, then ``-D``,
     ``-I`` and ``--ldflags`` as given) and the allocator linked in (``+ jemalloc``), one string;
@@ -730,9 +739,10 @@ def build_of(run: Mapping[str, Any], row: Mapping[str, Any]) -> str | None:
     if not isinstance(build, Mapping) or purpose_of(run) == VARIANTS:
         return None
     flags = [*(build.get("cflags") or ()), *(f"-D{d}" for d in build.get("defines") or ()),
-             # an include directory by its name: a revision's build has it in a worktree of its own
-             *(f"-I{str(d).rstrip('/').rsplit('/', 1)[-1]}" for d in build.get("include_dirs") or ()),
-             *(build.get("ldflags") or ())]
+             # a path by its name (an include directory, a library): a revision's build has it in a
+             # worktree of its own (…/revisions/<tree>/src/libwork.a), which no other build shares
+             *(f"-I{_named(str(d))}" for d in build.get("include_dirs") or ()),
+             *(_named(str(f)) for f in build.get("ldflags") or ())]
     alloc = row.get("allocator")
     name = alloc.get("name") if isinstance(alloc, Mapping) else None
     return " ".join(map(str, flags)) + (f" + {name}" if name else "")

@@ -48,6 +48,9 @@ def test_the_build_joins_its_flags_and_allocator() -> None:
     assert build_of(run, {"allocator": {"name": "jemalloc"}}) == "-O2 -DN=4 -Ilib x.a + jemalloc"
     # a revision's worktree is its own: the include directory counts by its name
     other = {**run, "build": {**run["build"], "include_dirs": ["/tmp/wt-2/lib"]}}
+    # a revision's library is in its own worktree: by its name, one series across the revisions
+    rev = {**run, "build": {**run["build"], "ldflags": ["/cache/revisions/0f75/src/x.a"]}}
+    assert build_of(rev, {}) == build_of(run, {})
     assert build_of(other, {}) == build_of(run, {})
     assert build_of({"build": {"cflags": ["-O1"]}, "purpose": "variants"}, {}) is None  # the variant names it
     a = series_key(run, {"bench": "x"})
