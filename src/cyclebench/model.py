@@ -787,7 +787,9 @@ class TimedProfileRow(_Columns):
     probe may be off by (None without a probe); ``comp_share`` the compensation's share of the
     raw self (``compensated`` when over stats.profile.COMPENSATION_NOTE); ``pct`` the share of
     the profile (calls × max(self, 0)); ``ir_self``/``ir_total`` callgrind's exact instructions
-    per call where it could run the program. A profile result's ``profile``."""
+    per call where it could run the program; ``callees`` the functions it calls, each with its
+    calls per call of this one (total = max(self, 0) + Σ callees' calls per call × their total,
+    for a function that does not call itself). A profile result's ``profile``."""
 
     function: str
     calls: int
@@ -803,10 +805,12 @@ class TimedProfileRow(_Columns):
     pct: float = 0.0
     ir_self: float | None = None
     ir_total: float | None = None
+    callees: Mapping[str, float] | None = None
 
     def to_json(self) -> dict[str, object]:
-        """The row as JSON, as stored (Ir only where callgrind counted it)."""
-        return {k: v for k, v in self.items() if v is not None or k not in ("ir_self", "ir_total")}
+        """The row as JSON, as stored (Ir only where callgrind counted it; callees where known)."""
+        return {k: (dict(v) if k == "callees" and v is not None else v) for k, v in self.items()
+                if v is not None or k not in ("ir_self", "ir_total", "callees")}
 
     @classmethod
     def of(cls, doc: Mapping[str, Any]) -> "TimedProfileRow":

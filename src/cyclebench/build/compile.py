@@ -31,7 +31,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -603,6 +603,34 @@ def build_dir(create: bool = True) -> Path | None:
 # entry directory → an fd holding a shared flock on it while this process may run its runner
 # (to its end: a run uses its runner until it exits); `cache clean` removes only what it can lock
 _held: dict[Path, int] = {}
+
+
+def cached_artifact(prefix: str, key: str, filename: str, make: Callable[[Path], None]) -> Path:
+    """A small tool of the engine's own, built once per ``key`` (a digest of its sources, compiler
+    and flags) into ``cache_root()/<prefix>-<key>/<filename>``: ``make(tmp)`` writes ``filename``
+    into a fresh directory that is then published whole by an atomic rename (a concurrent builder
+    that won is used as it is). The cache's root and the entry are checked private (UnsafeCache):
+    what is built runs as this user. BuildError from ``make`` propagates."""
+    root = build_dir()
+    assert root is not None
+    out_dir = root.parent / f"{prefix}-{key}"
+    path = out_dir / filename
+    if os.path.lexists(out_dir) and os.path.lexists(path):
+        check_private(out_dir)
+        check_private(path)
+    if path.is_file():
+        return path
+    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".tmp-{prefix}-"))
+    try:
+        make(tmp)
+        try:
+            tmp.rename(out_dir)  # atomic publish
+        except OSError:
+            if not path.is_file():  # not a concurrent builder that won
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
 
 
 def _hold(entry: Path, fd: int | None = None) -> bool:

@@ -3,11 +3,13 @@ disassembly (objdump, the target's for cross builds), instruction classes and di
 
 from __future__ import annotations
 
+import bisect
 import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from cyclebench.build.compile import objdump_for
@@ -102,3 +104,73 @@ def helper_calls(instructions: Sequence[str]) -> list[str]:
         if m and m.group(1) not in names:
             names.append(m.group(1))
     return names
+
+
+class Symbols:
+    """The function symbols of one ELF file (.symtab, else .dynsym: STT_FUNC and STT_GNU_IFUNC)
+    and its PT_LOAD segments, to name a running program's code addresses from /proc/PID/maps
+    (proc(5)): a mapping's file offset → the file's virtual address → the symbol that holds it."""
+
+    def __init__(self, path: Path) -> None:
+        self.loads: list[tuple[int, int, int]] = []  # (p_offset, p_filesz, p_vaddr)
+        found: dict[int, tuple[int, str]] = {}
+        with path.open("rb") as f:
+            elf = ELFFile(f)
+            for seg in elf.iter_segments():
+                if seg["p_type"] == "PT_LOAD":
+                    self.loads.append((int(seg["p_offset"]), int(seg["p_filesz"]), int(seg["p_vaddr"])))
+            for name in (".symtab", ".dynsym"):
+                sec = elf.get_section_by_name(name)
+                if sec is None or found:
+                    continue
+                for sym in sec.iter_symbols():
+                    if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and sym["st_value"] and sym.name:
+                        found.setdefault(int(sym["st_value"]), (int(sym["st_size"]), sym.name))
+        self.starts = sorted(found)
+        self.sizes = [found[s][0] for s in self.starts]
+        self.names = [found[s][1] for s in self.starts]
+
+    def vaddr(self, file_offset: int) -> int | None:
+        """The virtual address (as linked) of a file offset in a loaded segment, None outside."""
+        for off, size, va in self.loads:
+            if off <= file_offset < off + size:
+                return file_offset - off + va
+        return None
+
+    def name_at(self, vaddr: int) -> str | None:
+        """The function holding ``vaddr`` (its start, or inside its st_size), None if none."""
+        i = bisect.bisect_right(self.starts, vaddr) - 1
+        if i < 0:
+            return None
+        start, size = self.starts[i], self.sizes[i]
+        return self.names[i] if vaddr == start or vaddr < start + size else None
+
+
+def name_addresses(addresses: Sequence[int], maps: str) -> dict[int, str]:
+    """Names of code addresses of a process, from its /proc/PID/maps text (proc(5): ``start-end
+    perms offset dev inode path``): each address's mapped file read for its symbols (Symbols).
+    An address no symbol holds is named ``0x… (file)``, one in no file mapping ``0x…``."""
+    spans: list[tuple[int, int, int, str]] = []
+    for line in maps.splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and parts[5].startswith("/"):
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            spans.append((lo, hi, int(parts[2], 16), parts[5].strip()))
+    files: dict[str, Symbols | None] = {}
+    out: dict[int, str] = {}
+    for a in addresses:
+        span = next((s for s in spans if s[0] <= a < s[1]), None)
+        if span is None:
+            out[a] = f"{a:#x}"
+            continue
+        lo, _, off, path = span
+        if path not in files:
+            try:
+                files[path] = Symbols(Path(path))
+            except (OSError, ELFError):
+                files[path] = None
+        syms = files[path]
+        va = syms.vaddr(a - lo + off) if syms is not None else None
+        name = syms.name_at(va) if syms is not None and va is not None else None
+        out[a] = name or f"{a:#x} ({Path(path).name})"
+    return out

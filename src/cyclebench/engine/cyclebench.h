@@ -58,14 +58,19 @@ typedef struct cb_state {
 typedef void (*cb_fn)(cb_state *s);
 typedef int (*cb_verify_fn)(cb_state *s);
 
-static inline uint64_t cb_iters(const cb_state *s) { return s->iters; }
-static inline int64_t cb_param(const cb_state *s) { return s->param; }
-static inline uint64_t cb_total_iters(const cb_state *s) { return s->total_iters; }
-static inline void *cb_user(const cb_state *s) { return s->user; }
-static inline void cb_set_user(cb_state *s, void *p) { s->user = p; }
+/* The accessors carry no probe: gcc's -finstrument-functions instruments inlined functions too
+ * (gcc manual, "Program Instrumentation Options"), and `cyclebench profile BENCH` builds the body
+ * so; an instrumented cb_iters put two probe events in every iteration of plain_add's loop. */
+#define CB_ACCESSOR static inline __attribute__((no_instrument_function))
+
+CB_ACCESSOR uint64_t cb_iters(const cb_state *s) { return s->iters; }
+CB_ACCESSOR int64_t cb_param(const cb_state *s) { return s->param; }
+CB_ACCESSOR uint64_t cb_total_iters(const cb_state *s) { return s->total_iters; }
+CB_ACCESSOR void *cb_user(const cb_state *s) { return s->user; }
+CB_ACCESSOR void cb_set_user(cb_state *s, void *p) { s->user = p; }
 /* Scaling mode runs N copies of a benchmark at once (threads or processes): the index of
  * this copy, 0..N-1, e.g. to pick a per-task slot. 0 in every other mode. */
-static inline int cb_task(const cb_state *s) { return s->task; }
+CB_ACCESSOR int cb_task(const cb_state *s) { return s->task; }
 
 /* Memory owned by the engine for this (benchmark, parameter): `size` bytes starting
  * `offset` bytes past an `align`-byte boundary (align: power of two, 0 → 64), every

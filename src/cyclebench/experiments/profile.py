@@ -34,10 +34,20 @@ from cyclebench.experiments.session import open_run
 from cyclebench.lifetime import owner_tag, sweep
 from cyclebench.model import OK, PROFILE, ProfileRow, Result, SimulatedProfileRow, TimedProfileRow
 from cyclebench.runner import Runner
+from cyclebench.runner import probe as inprocess
 from cyclebench.runner import profile as tracer
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.stats import clock
-from cyclebench.stats.profile import Probe, combine, flat_profile, grid_median, resolution
+from cyclebench.stats.profile import (
+    IN_PROCESS,
+    Probe,
+    block_draw,
+    clock_of,
+    combine,
+    flat_profile,
+    grid_median,
+    resolution,
+)
 
 if TYPE_CHECKING:
     from cyclebench.store import Store
@@ -152,15 +162,15 @@ def scratch_dir() -> Path:
 def target_argv(bench: str | None, command: tuple[str, ...], build_opts: BuildOptions, pin: RunnerOptions,
             simulated: bool) -> tuple[list[str], str]:
     """The argv to profile and its name: CMD as given, or the runner measuring BENCH briefly (its
-    sources built with -pg for uftrace; as they are for callgrind)."""
+    sources built with -finstrument-functions for the in-process probe; as they are for callgrind)."""
     if command:
         if shutil.which(command[0]) is None:
             raise ExperimentError(f"command not found: {command[0]}")
         return list(command), " ".join(command)
     assert bench is not None
     spec = build_opts.spec()
-    if not simulated:
-        spec = replace(spec, cflags=(*spec.cflags, "-pg"))
+    if not simulated:  # the in-process probe's hooks (engine/probe.c)
+        spec = replace(spec, cflags=(*spec.cflags, "-finstrument-functions"))
     runner = Runner(build(spec).path, pin.cpu, fifo=pin.fifo)
     names = {b.name: b for b in runner.list()}
     if bench not in names:
@@ -174,7 +184,58 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
                ir: bool = True, progress: Progress = SILENT) -> tuple[list[TimedProfileRow], str, str, Probe]:
     """The timed flat profile of ``argv``, and with ``ir`` callgrind's Ir per call beside it
     where valgrind is installed (not for BENCH: the runner sizes its batches by time, so a body's
-    call does another amount of work under callgrind)."""
+    call does another amount of work under callgrind). A -finstrument-functions build is read by
+    the probe in its own process (engine/probe.c); a -pg build (or one the probe cannot reach) by
+    uftrace, its probe measured in other processes."""
+    exe = shutil.which(argv[0])
+    if exe is not None and inprocess.instrumentation(Path(exe)) == "finstrument":
+        rows, unit, how, probe, wall = _inprocess_rows(argv, work, timeout, pin)
+    else:
+        rows, unit, how, probe, wall = _uftrace_rows(argv, work, timeout, pin)
+    if ir and shutil.which("valgrind") is not None:
+        # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not
+        # the whole --timeout, so a long program's Ir does not multiply the wait
+        rows = _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)), progress)
+    return rows, unit, how, probe
+
+
+def _own(calls: dict) -> dict:
+    # the suite's registration constructors (cb_reg_*) run once at start-up: not the benchmark's
+    return {k: v for k, v in calls.items() if not k.startswith("cb_reg_")}
+
+
+def _inprocess_rows(argv: list[str], work: Path, timeout: float,
+                    pin: RunnerOptions) -> tuple[list[TimedProfileRow], str, str, Probe, float]:
+    """The program with the probe preloaded: its calls, the probe's cost and the core clock all
+    from its own process (calibration blocks before and after main: docs/method.md §10)."""
+    wall = inprocess.record(argv, work / "target", timeout, pin.cpu)
+    trace = inprocess.read(work / "target")
+    tick = resolution(trace.steps)  # the timer's grid, in ticks: 26 on an AMD EPYC guest, 1 on Xeon
+    if trace.unit == "ns":
+        scale, unit, how, u_scale = 1.0, "ns", "ns (no cycle counter)", 0.0
+    else:
+        scale, rb, ra, u_scale = clock_of([b.ratio for b in trace.blocks if b.side == "before"],
+                                          [b.ratio for b in trace.blocks if b.side == "after"])
+        if np.isfinite(scale) and trace.tick_hz:
+            g0, g1 = rb * trace.tick_hz / 1e9, ra * trace.tick_hz / 1e9
+            unit, how = "cycles~", (f"cycles~: core clock from add chains in the program's own process, before "
+                                    f"({g0:.3f} GHz) and after ({g1:.3f} GHz) it")
+        elif np.isfinite(scale):
+            unit, how = "cycles~", "cycles~: core clock from add chains in the program's own process"
+        else:
+            scale, unit, u_scale = 1.0, trace.unit, 0.0
+            how = f"{unit}: timer ticks (no add chain to calibrate the core clock)"
+    draws = [block_draw(b.calls, b.plain_chain, tick) for b in trace.blocks]
+    draws = [tuple(x * scale for x in d) for d in draws if all(np.isfinite(d))]
+    if not draws:
+        raise ExperimentError("the probe's cost could not be measured in the program's process: no calibration "
+                              "block was recorded (did it end by _exit or exec?)")
+    probe = combine(draws, tick=tick * scale, u_scale=u_scale, source=IN_PROCESS)  # type: ignore[arg-type]
+    return flat_profile(_own(trace.calls), scale, probe), unit, how, probe, wall
+
+
+def _uftrace_rows(argv: list[str], work: Path, timeout: float,
+                  pin: RunnerOptions) -> tuple[list[TimedProfileRow], str, str, Probe, float]:
     probe_runner = _probe_runner(pin)
     before = _ghz(probe_runner)
     wall = tracer.record(argv, work / "target", timeout, pin.cpu)
@@ -183,14 +244,7 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
     trace = tracer.read_trace(work / "target")
     # the clock's resolution, read from the program's own timestamps: 10 ns on an AMD EPYC guest
     probe = combine(_draws(probe_runner, pin, clk.scale, work), tick=resolution(trace.steps) * clk.scale)
-    # the suite's registration constructors (cb_reg_*) run once at start-up: not the benchmark's
-    calls = {k: v for k, v in trace.calls.items() if not k.startswith("cb_reg_")}
-    rows = flat_profile(calls, clk.scale, probe)
-    if ir and shutil.which("valgrind") is not None:
-        # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not
-        # the whole --timeout, so a long program's Ir does not multiply the wait
-        rows = _add_ir(rows, argv, work, min(timeout, max(IR_MIN_S, IR_FACTOR * wall)), progress)
-    return rows, clk.unit, clk.how, probe
+    return flat_profile(_own(trace.calls), clk.scale, probe), clk.unit, clk.how, probe, wall
 
 
 def _add_ir(rows: list[TimedProfileRow], argv: list[str], work: Path, timeout: float,
@@ -233,6 +287,13 @@ def title(target: str, how: str) -> str:
 def probe_line(probe: Mapping[str, Any], unit: str) -> str:
     """The line under a timed profile on what was subtracted, from ``Probe.to_dict()`` (as it
     is stored with the run)."""
+    if probe.get("source") == IN_PROCESS:
+        clock = f"; the clock's conversion ± {100 * probe['u_scale']:.1f}%" if probe.get("u_scale") else ""
+        return (f"probe (cyclebench's, -finstrument-functions), measured in the program's own process, subtracted: "
+                f"{probe['inner']:.1f} ± {probe['inner_pm']:.1f} {unit} inside each call (between "
+                f"{probe['inner_lo']:.1f} and {probe['inner_hi']:.1f} over its bodies and callers), "
+                f"{probe['outer']:.1f} in the caller per leaf child call and {probe['outer_branch']:.1f} per child "
+                f"that makes calls, ± {probe['outer_pm']:.1f}{clock} (docs/method.md §10)")
     return (f"probe (uftrace's mcount hooks), measured here, subtracted: {probe['inner']:.1f} ± "
             f"{probe['inner_pm']:.1f} {unit} inside each call (between {probe['inner_lo']:.1f} around a latency-bound "
             f"body and {probe['inner_hi']:.1f} around an empty one), {probe['outer']:.1f} in the caller per leaf child "

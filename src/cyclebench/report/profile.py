@@ -36,7 +36,8 @@ def profile_table(rows: Sequence[ProfileRow], unit: str, title: str, simulated: 
     caption = ("exact calls and simulated instructions (callgrind): no timing" if simulated else
                "self/call and total/call: medians over the calls with the probe's cost measured here subtracted "
                "(raw: as recorded; mean self: gprof's time/calls); ±: what the probe's cost may be off by "
-               "(out-of-order overlap with the body, drift); ≈0: zero within it, <0: below zero beyond it; "
+               "(its range over bodies and callers, its drift, the clock's conversion); ≈0: zero within it, <0: "
+               "below zero beyond it; "
                f"probe/raw: the cost subtracted as a share of the raw self, ! over {share} (the figure is mostly "
                "compensation); total = self + the children's totals; %: the function's share of the profile, its "
                "calls × self over the sum of that over every function"

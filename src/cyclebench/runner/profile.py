@@ -15,7 +15,7 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -135,31 +135,39 @@ def steps_of(events: Sequence[dict]) -> list[int]:
 
 
 def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
-    """Chrome-format B/E events → calls per function. A frame is [name, start, on-CPU time of
-    its children, child calls, descendant calls, off-CPU time inside it, id, parent's id, child
-    calls that made calls]; an E
-    that does not match the innermost frame (longjmp, a lost record) closes frames up to its match."""
+    """Chrome-format B/E events (uftrace dump --chrome: timestamps in µs) → calls per function (calls_in)."""
+    return calls_in((ev["ph"], ev["name"], float(ev["ts"]) * 1000.0,
+                     (ev.get("pid", 0), ev.get("tid", ev.get("pid", 0))))
+                    for ev in events
+                    if ev.get("ph") in ("B", "E"))
+
+
+OFF_CPU = ("linux:", "probe:")  # uftrace's schedule events; the probe's own pauses and calibration (runner/probe.py)
+
+
+def calls_in(stream: Iterable[tuple[str, str, float, object]]) -> dict[str, Calls]:
+    """(ph "B" or "E", function, timestamp, thread) events, in order per thread → calls per
+    function, durations in the timestamps' unit. A frame named with an OFF_CPU prefix is time off
+    the function it interrupts (the thread off the CPU, or the probe's own work), never a call. A frame is
+    [name, start, on-CPU time of its children, child calls, descendant calls, off-CPU time inside
+    it, id, parent's id, child calls that made calls]; an E that does not match the innermost
+    frame (longjmp, a lost record) closes frames up to its match."""
     out: dict[str, tuple[list, ...]] = {}  # per function, the columns of its Calls as they fill
-    stacks: dict[tuple[int, int], list[list]] = {}
+    stacks: dict[object, list[list]] = {}
     next_id = 0
-    for ev in events:
-        ph = ev.get("ph")
-        if ph not in ("B", "E"):
-            continue
-        key = (ev.get("pid", 0), ev.get("tid", ev.get("pid", 0)))
+    for ph, fname, ts, key in stream:
         stack = stacks.setdefault(key, [])
-        ts = float(ev["ts"]) * 1000.0  # µs → ns
         if ph == "B":
-            stack.append([ev["name"], ts, 0.0, 0, 0, 0.0, next_id, stack[-1][6] if stack else -1, 0])
+            stack.append([fname, ts, 0.0, 0, 0, 0.0, next_id, stack[-1][6] if stack else -1, 0])
             next_id += 1
             continue
-        if not any(f[0] == ev["name"] for f in stack):
+        if not any(f[0] == fname for f in stack):
             continue
         while stack:
             name, start, child_on, nchild, ndesc, off, ident, up, nbranch = stack.pop()
             dur = ts - start
             parent = stack[-1] if stack else None
-            if name.startswith("linux:"):  # off the CPU: no function's cost, nor a call
+            if name.startswith(OFF_CPU):  # off the CPU: no function's cost, nor a call
                 if parent is not None:
                     parent[5] += dur
             else:
@@ -174,7 +182,7 @@ def calls_of(events: Sequence[dict]) -> dict[str, Calls]:
                     parent[4] += 1 + ndesc
                     parent[5] += off
                     parent[8] += nchild > 0
-            if name == ev["name"]:
+            if name == fname:
                 break
     return {name: Calls(*cols) for name, cols in out.items()}
 

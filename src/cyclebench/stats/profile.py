@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike
 
 from cyclebench.model import TimedProfileRow
 
+UFTRACE, IN_PROCESS = "uftrace", "in-process"  # Probe.source: uftrace's mcount hooks, or engine/probe.c
 CONTEXT = 0.06  # share of the per-child-call cost a caller's context may move (132.5–140 in three callers)
 COMPENSATION_NOTE = 0.5  # a figure whose compensation exceeds this share of its raw value is marked
 
@@ -72,6 +73,8 @@ class Probe:
     u_inner: float = 0.0
     u_outer: float = 0.0
     tick: float = 0.0
+    u_scale: float = 0.0  # relative: what the clock's conversion (ticks → cycles~) may be off by
+    source: str = UFTRACE
 
     @property
     def inner(self) -> float:
@@ -98,10 +101,11 @@ class Probe:
     def whole(self) -> float:
         return self.inner + self.outer
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, float | str]:
         return {"inner_lo": self.inner_lo, "inner_hi": self.inner_hi, "inner": self.inner,
                 "inner_pm": self.inner_pm, "outer": self.outer, "outer_branch": self.branch,
-                "outer_pm": self.outer_pm, "tick": self.tick, "whole": self.whole}
+                "outer_pm": self.outer_pm, "tick": self.tick, "whole": self.whole, "u_scale": self.u_scale,
+                "source": self.source}
 
 
 GRID_SHARE = 0.7  # of a trace's timestamp steps on a clock's grid: 88% on a 10 ns clock here, ~1/t off it
@@ -134,7 +138,8 @@ def grid_median(x: ArrayLike, w: float) -> float:
     return lo + w * (len(a) / 2 - below) / inside if inside else m
 
 
-def combine(draws: list[tuple[float, float, float, float]], tick: float = 0.0) -> Probe:
+def combine(draws: list[tuple[float, float, float, float]], tick: float = 0.0, u_scale: float = 0.0,
+            source: str = UFTRACE) -> Probe:
     """Probe measurements in k processes, each (inner_lo, inner_hi, outer, outer_branch), as one:
     the means, and as u_inner (of the inner midpoint) and u_outer (the larger of the two outer
     parts') what one more process may differ by — the profiled program's, whose own probe is never
@@ -142,7 +147,7 @@ def combine(draws: list[tuple[float, float, float, float]], tick: float = 0.0) -
     cost moves between processes by up to a tick of a 10 ns clock, the same in every function of
     the process (an AMD EPYC guest: chain300's raw self 101–117 ns over 12 processes, chain300 less
     the empty leaf 72.6–77.1 ns), and 1 sd of 4 processes covered it in 5 runs of 10.
-    ``tick``: the trace's resolution."""
+    ``tick``: the trace's resolution; ``u_scale``, ``source``: as Probe's."""
     lo, hi, outer, branch = (np.asarray(x, dtype=float) for x in zip(*draws, strict=True))
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
     k = len(lo)
@@ -156,7 +161,7 @@ def combine(draws: list[tuple[float, float, float, float]], tick: float = 0.0) -
         return widen * float(np.std(x, ddof=1)) if k > 1 else 0.0
     return Probe(inner_lo=float(lo.mean()), inner_hi=float(hi.mean()), outer=float(outer.mean()),
                  outer_branch=float(branch.mean()), u_inner=sd((lo + hi) / 2), u_outer=max(sd(outer), sd(branch)),
-                 tick=tick)
+                 tick=tick, u_scale=u_scale, source=source)
 
 
 def _totals(own: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -172,7 +177,7 @@ def _totals(own: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndar
 
 
 def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np.ndarray, total: np.ndarray,
-                  own: np.ndarray, n: int, tick: float = 0.0) -> list[float]:
+                  own: np.ndarray, n: int, tick: float = 0.0) -> tuple[list[float], np.ndarray]:
     """Per function, deepest first (by mean depth): its median self (at least 0) plus the sum
     over the functions it calls of (their calls per call of it) × (their total shown) — gprof's
     propagation along the call graph's arcs, with medians for means. A function that calls
@@ -180,7 +185,7 @@ def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np
     arcs), raised to that sum. Not the median of its calls' totals: a function called once
     (main) has no median to protect it, and its one total summed every child call's outliers
     and clipped noise — 4,099,269 and 30,587,802 cycles~ for main in two identical runs whose
-    children added up to ~0.53M."""
+    children added up to ~0.53M. Returns the totals and the arcs: [f, g] = calls of g per call of f."""
     pos = np.full(int(ids.max(initial=-1)) + 2, -1, dtype=np.int64)
     pos[ids] = np.arange(len(ids))
     up = np.where(parent >= 0, pos[np.clip(parent, 0, None)], -1)
@@ -199,7 +204,8 @@ def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np
                 shown[f] = max(grid_median(total[fn == f], tick), below)
             else:
                 shown[f] = max(grid_median(own[fn == f], tick), 0.0) + below
-    return shown
+    per_call = edges / np.maximum(calls, 1)[:, None]
+    return shown, per_call
 
 
 def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
@@ -224,22 +230,72 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
     own = raw_self - probe.inner - (kids - br) * probe.outer - br * probe.branch if probe is not None else raw_self
     total = _totals(own, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"].astype(np.int64))
     tick = probe.tick if probe is not None else 0.0
-    shown = _totals_shown(fn, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"], total,
+    shown, arcs = _totals_shown(fn, cat["id"].astype(np.int64), cat["parent"].astype(np.int64), cat["depth"], total,
                           own, len(names), tick)
     rows: list[TimedProfileRow] = []
     for i, name in enumerate(names):
         at = fn == i
         s, t = grid_median(own[at], tick), shown[i]
         raw_s = grid_median(raw_self[at], tick)
-        if probe is not None:
-            self_pm = probe.inner_pm + float(kids[at].mean()) * probe.outer_pm
-            total_pm = (1 + float(desc[at].mean())) * probe.inner_pm + float(desc[at].mean()) * probe.outer_pm
+        if probe is not None:  # the probe's parts, and the clock's conversion of the figure itself
+            self_pm = probe.inner_pm + float(kids[at].mean()) * probe.outer_pm + abs(s) * probe.u_scale
+            total_pm = ((1 + float(desc[at].mean())) * probe.inner_pm + float(desc[at].mean()) * probe.outer_pm
+                        + abs(t) * probe.u_scale)
         else:
             self_pm = total_pm = None
         share = (raw_s - s) / raw_s if raw_s > 0 else (1.0 if raw_s != s else 0.0)
         rows.append(TimedProfileRow(name, int(at.sum()), raw_s, s, float(own[at].mean()), self_pm,
                                     grid_median(raw_total[at], tick), t, total_pm, share,
-                                    probe is not None and share > COMPENSATION_NOTE))
+                                    probe is not None and share > COMPENSATION_NOTE,
+                                    callees={names[g]: float(arcs[i, g]) for g in np.nonzero(arcs[i])[0]}))
     whole = sum(r.calls * max(r.self, 0.0) for r in rows) or 1.0
     rows = [replace(r, pct=100.0 * r.calls * max(r.self, 0.0) / whole) for r in rows]
     return sorted(rows, key=lambda r: (-r.pct, -r.total))
+
+
+FAN = 10  # child calls of a calibration fan (CBP_FAN, engine/probe.h)
+
+
+def block_draw(calls: Mapping[str, CallsLike], plain_chain: float, tick: float) -> tuple[float, float, float, float]:
+    """One calibration block of the in-process probe (engine/probe.c), in ticks: (inner_lo,
+    inner_hi, outer, outer_branch) as combine takes them. The inner part is read three ways —
+    an empty body called from a loop, the same called from a caller's loop (a fan's: ~10 cycles~
+    more on an AMD EPYC Zen 4 guest, 98.7 against 89), a 300-add chain's span less the same chain's
+    ticks per call uninstrumented in a loop (``plain_chain``, whose call the chain hides: 300.8
+    cycles~ a call) — and inner_lo/inner_hi are the least and the most of them:
+    the probe's cost moves with the calling context more than with the body once its stamps are
+    fenced. outer/outer_branch as the uftrace probe's (experiments/profile.py): a fan of FAN
+    instrumented leaves against one of plain leaves, and a caller of fans. Medians read on the
+    clock's grid (``tick``, grid_median). NaN where a part is missing."""
+    def med(name: str, what: str = "total", root: bool | None = None) -> float:
+        c = calls.get(name)
+        if c is None:
+            return float("nan")
+        x = np.asarray(getattr(c, what), dtype=float)
+        if root is not None:
+            x = x[(np.asarray(c.parent) < 0) == root]
+        return grid_median(x, tick) if len(x) else float("nan")
+
+    chain = med("chain") - plain_chain
+    inner = [med("empty", root=True), med("empty", root=False), chain]
+    outer = (med("fan", "self") - med("fan_plain")) / FAN
+    branch = outer + (med("top", "self") - med("fan", "self")) / FAN
+    return float(np.min(inner)), float(np.max(inner)), outer, branch
+
+
+def clock_of(before: Sequence[float], after: Sequence[float]) -> tuple[float, float, float, float]:
+    """Core cycles per tick from the calibration blocks' add chains before and after the program
+    (each side's median): (scale, the before side's, the after side's, u_scale), scale their
+    mean and u_scale, relative, the larger of half their difference and a 95% interval of the
+    mean over every block (1.96 · sd / √k): the clock moved by 1.4–4% between blocks of one
+    process on an AMD EPYC Zen 4 guest. NaN scale where no block has a ratio."""
+    b = np.asarray([r for r in before if r > 0], dtype=float)
+    a = np.asarray([r for r in after if r > 0], dtype=float)
+    both = np.concatenate([b, a])
+    if not len(both):
+        return float("nan"), float("nan"), float("nan"), 0.0
+    rb = float(np.median(b)) if len(b) else float(np.median(a))
+    ra = float(np.median(a)) if len(a) else rb
+    scale = (rb + ra) / 2
+    spread = 1.96 * float(np.std(both, ddof=1)) / np.sqrt(len(both)) if len(both) > 1 else 0.0
+    return scale, rb, ra, max(abs(rb - ra) / 2, spread) / scale
