@@ -789,7 +789,9 @@ class TimedProfileRow(_Columns):
     the profile (calls × max(self, 0)); ``ir_self``/``ir_total`` callgrind's exact instructions
     per call where it could run the program; ``callees`` the functions it calls, each with its
     calls per call of this one (total = max(self, 0) + Σ callees' calls per call × their total,
-    for a function that does not call itself). A profile result's ``profile``."""
+    for a function that does not call itself); ``untrustworthy`` why its figure is not to be
+    trusted (its calls disagree with themselves: the host changed under it), None where it holds.
+    A profile result's ``profile``."""
 
     function: str
     calls: int
@@ -806,11 +808,13 @@ class TimedProfileRow(_Columns):
     ir_self: float | None = None
     ir_total: float | None = None
     callees: Mapping[str, float] | None = None
+    untrustworthy: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        """The row as JSON, as stored (Ir only where callgrind counted it; callees where known)."""
+        """The row as JSON, as stored (Ir only where callgrind counted it; callees where known; why
+        the figure is not to be trusted where it is not)."""
         return {k: (dict(v) if k == "callees" and v is not None else v) for k, v in self.items()
-                if v is not None or k not in ("ir_self", "ir_total", "callees")}
+                if v is not None or k not in ("ir_self", "ir_total", "callees", "untrustworthy")}
 
     @classmethod
     def of(cls, doc: Mapping[str, Any]) -> "TimedProfileRow":

@@ -210,3 +210,42 @@ def test_the_probe_covers_one_more_process() -> None:
     assert p.u_inner == pytest.approx(t.ppf(0.975, 3) * statistics.stdev(mids) * (1 + 1 / 4) ** 0.5)
     assert p.inner_pm == pytest.approx((p.inner_hi - p.inner_lo) / 2 + p.u_inner)
     assert combine(draws[:1]).u_inner == 0.0
+
+
+def _leaf_calls(durations: list[float]) -> Calls:
+    n = len(durations)
+    return Calls(total=list(durations), self=list(durations), children=[0] * n, descendants=[0] * n,
+                 branches=[0] * n, id=list(range(n)), parent=[-1] * n, depth=[0] * n)
+
+
+def test_a_function_whose_calls_disagree_with_themselves_is_marked() -> None:
+    """The two halves of a function's calls (in the order they began) further apart than its ±:
+    the host changed under it, and the row says so; steady calls, or too few to split, are not."""
+    probe = Probe(inner_lo=10.0, inner_hi=10.0, outer=5.0)
+    steady = {f"f{k}": _leaf_calls([300.0 + (i % 3) for i in range(40)]) for k in range(1)}
+    shifted = {"g": _leaf_calls([300.0] * 20 + [360.0] * 20)}
+    few = {"h": _leaf_calls([300.0] * 5 + [360.0] * 5)}
+    rows = {r.function: r for r in flat_profile({**steady, **shifted, **few}, probe=probe)}
+    assert rows["f0"].untrustworthy is None and rows["h"].untrustworthy is None
+    assert "first and second half of calls read 290 and 350" in (rows["g"].untrustworthy or "")
+    assert "untrustworthy" in rows["g"].to_json() and "untrustworthy" not in rows["f0"].to_json()
+
+
+def test_time_off_the_cpu_is_clipped_to_the_gaps_it_falls_in() -> None:
+    """A switch interval converted from CLOCK_MONOTONIC onto the TSC can cross an event by a few
+    ticks: off-CPU time is only ever counted inside the gaps between a thread's events."""
+    import numpy as np
+
+    from cyclebench.runner.probe import _gaps_off
+
+    stamps = np.array([0.0, 10.0, 100.0, 110.0])
+    off = _gaps_off(stamps, [(12.0, 95.0), (105.0, 130.0), (8.0, 11.0)])
+    assert off.tolist() == pytest.approx([2.0, 83.0 + 1.0, 5.0])
+
+
+def test_calls_flow_into_the_callees_of_each_row() -> None:
+    events = [ev("B", 0, "main"), ev("B", 1, "f"), ev("E", 2, "f"), ev("B", 3, "f"), ev("E", 4, "f"),
+              ev("B", 5, "g"), ev("E", 6, "g"), ev("E", 10, "main")]
+    rows = {r.function: r for r in flat_profile(calls_of(events))}
+    assert rows["main"].callees == {"f": 2.0, "g": 1.0} and rows["f"].callees == {}
+    assert rows["main"].total == pytest.approx(rows["main"].self + 2 * rows["f"].total + rows["g"].total)

@@ -53,9 +53,9 @@ class ProfileArgs:
 
     args: tuple[str, ...] = argument(nargs=-1, type=click.UNPROCESSED, metavar="[FILE.c...] BENCH | -- CMD [ARGS]")
     backend: str = option("--backend", type=click.Choice(["timing", "callgrind"]), default="timing",
-                          show_default=True, help="timing: uftrace (functions built with -pg or "
-                          "-finstrument-functions), per-call time with the probe's cost subtracted; callgrind: exact "
-                          "calls and simulated Ir of any build.")
+                          show_default=True, help="timing: per-call time with the probe's cost subtracted, "
+                          "by cyclebench's own probe in the program's process (a -finstrument-functions build) or "
+                          "uftrace (a -pg build); callgrind: exact calls and simulated Ir of any build.")
     timeout: float = option("--timeout", type=FloatRange(1, 86400), default=600, show_default=True,
                             help="Seconds the profiled program may run.")
     limit: int = option("--limit", type=click.IntRange(1), default=30, show_default=True, help="Functions shown.")

@@ -57,12 +57,17 @@
 enum { CBP_PAUSE = 1, CBP_RESUME = 2, CBP_CAL_BEGIN = 3, CBP_CAL_END = 4, CBP_FULL = 5 };
 
 #define CBP_CHUNK (1u << 16)    /* events pre-faulted at a time: 1 MiB */
+#define CBP_SLACK 4096          /* events kept pre-faulted ahead: more than a calibration block writes */
+#define CBP_EVERY 4096          /* events between looks at the clock for an interleaved block */
+#define CBP_GAP (300u * 1000u)  /* ticks between interleaved blocks (~115 µs at 2.6 GHz) */
+#define CBP_MINI 10             /* an interleaved block: a tenth of one before or after the program */
 #define CBP_CAP_DEFAULT (1u << 25) /* events a thread may record (CB_PROBE_EVENTS): 512 MiB of file */
 #define CBP_BLOCKS 8            /* calibration blocks before main, and as many after */
 #define CBP_N 1000              /* calls of each leaf kind in a block */
 #define CBP_NFAN 200
 #define CBP_NTOP 40
 #define CBP_REPS 15             /* timed repeats of each plain loop: their median */
+#define CBP_PLAIN_N 200         /* calls in a timed plain loop: 55 µs of the 1000-add chain at 3.6 GHz */
 #define CBP_DEPTH 4096          /* frames a fork can hand on */
 
 struct cbp_ev {
@@ -72,8 +77,13 @@ struct cbp_ev {
 
 struct cbp_thread {
     struct cbp_ev *ev;
-    uint64_t n, ready, cap;
-    int off;
+    uint64_t n;      /* events written */
+    uint64_t ready;  /* the hooks take the slow path (cbp_room) at this many */
+    uint64_t filled; /* events pre-faulted */
+    uint64_t cap;    /* events the file holds */
+    uint64_t last_cal; /* when this thread last calibrated (ticks) */
+    int off;         /* nothing more is recorded */
+    int in_cal;      /* inside a calibration block: no block within it */
 };
 
 /* Time off the CPU is no function's cost (docs/method.md §10): each thread's context switches,
@@ -194,32 +204,49 @@ static HOOK int cbp_open(struct cbp_thread *t) {
     t->n = 0;
     t->cap = cbp_cap;
     cbp_fill(t->ev, CBP_CHUNK);
-    t->ready = CBP_CHUNK - 2; /* two slots kept for the pause around the next chunk's faults */
+    t->filled = CBP_CHUNK;
+    t->ready = CBP_EVERY;
+    t->last_cal = cbp_stamp();
     t->off = 0;
     cbp_watch();
     return 1;
 }
 
-/* The slow path: the thread's first event (open its trace) or the end of the chunk (pre-fault
- * the next, marked as a pause). 0: nothing is recorded (no CB_PROBE_DIR, or the trace is full). */
+static HOOK void cbp_put(struct cbp_thread *t, uint64_t code) {
+    t->ev[t->n].fn = code;
+    t->ev[t->n].tsc = cbp_stamp() | CBP_MARK;
+    t->n++;
+}
+
+static HOOK void cbp_block(int side, int k, int div);
+static int cbp_during;
+
+/* The slow path, every CBP_EVERY events: the thread's first event (open its trace); the next
+ * chunk pre-faulted when the slack runs low, and a calibration block when CBP_GAP ticks have
+ * passed since the last, both marked (a pause; a calibration) so the reader takes their time out
+ * of the function they fell in. 0: nothing is recorded (no CB_PROBE_DIR, or the trace is full). */
 static HOOK int cbp_room(struct cbp_thread *t) {
     if (t->off) return 0;
     if (t->ev == NULL) return cbp_open(t);
-    t->ev[t->n].fn = CBP_PAUSE;
-    t->ev[t->n].tsc = cbp_stamp() | CBP_MARK;
-    t->n++;
-    if (t->ready + 2 + CBP_CHUNK > t->cap) {
-        t->ev[t->n].fn = CBP_FULL;
-        t->ev[t->n].tsc = cbp_stamp() | CBP_MARK;
-        t->n++;
-        t->off = 1;
-        return 0;
+    if (t->filled - t->n < CBP_SLACK) {
+        cbp_put(t, CBP_PAUSE);
+        if (t->filled + CBP_CHUNK > t->cap) {
+            cbp_put(t, CBP_FULL);
+            t->off = 1;
+            return 0;
+        }
+        cbp_fill(t->ev + t->filled, CBP_CHUNK);
+        t->filled += CBP_CHUNK;
+        cbp_put(t, CBP_RESUME);
     }
-    cbp_fill(t->ev + t->ready + 2, CBP_CHUNK);
-    t->ready += CBP_CHUNK;
-    t->ev[t->n].fn = CBP_RESUME;
-    t->ev[t->n].tsc = cbp_stamp() | CBP_MARK;
-    t->n++;
+    t->ready = t->filled - 2; /* the block's own events go through the hooks: room for them, no recursion */
+    if (!t->in_cal && cbp_stamp() - t->last_cal > CBP_GAP) {
+        t->in_cal = 1;
+        cbp_block(2, __atomic_fetch_add(&cbp_during, 1, __ATOMIC_RELAXED), CBP_MINI);
+        t->in_cal = 0;
+        t->last_cal = cbp_stamp();
+    }
+    t->ready = t->n + CBP_EVERY < t->filled - CBP_SLACK / 2 ? t->n + CBP_EVERY : t->filled - 2;
     return 1;
 }
 
@@ -248,9 +275,7 @@ HOOK void __cyg_profile_func_exit(void *fn, void *site) {
 static HOOK void cbp_mark(uint64_t code) {
     struct cbp_thread *t = &cbp_t;
     if (t->n >= t->ready && !cbp_room(t)) return;
-    t->ev[t->n].fn = code;
-    t->ev[t->n].tsc = cbp_stamp() | CBP_MARK;
-    t->n++;
+    cbp_put(t, code);
 }
 
 /* ------------------------------------------------------------------ calibration */
@@ -277,34 +302,35 @@ static HOOK double cbp_median(double *r, int n) {
 }
 
 /* ticks per call of `what` (0: cbp_plain, 1: the 300-add chain, 2: the 1000-add chain) in a
- * timed loop of CBP_N calls */
-static HOOK double cbp_loop(int what) {
+ * timed loop of CBP_PLAIN_N calls */
+static HOOK double cbp_loop(int what, int calls) {
     uint64_t x = 0, t0 = cb_timer_start();
-    for (int i = 0; i < CBP_N; i++) {
+    for (int i = 0; i < calls; i++) {
         if (what == 0) cbp_plain();
         else if (what == 1) x = cbp_chain_plain(x, 1);
         else x = cbp_chain1000_plain(x, 1);
     }
     uint64_t t1 = cb_timer_start();
     __asm__ volatile("" : : "r"(x));
-    return (double)(t1 - t0) / CBP_N;
+    return (double)(t1 - t0) / calls;
 }
 
 /* The plain twins of a block, each the median of CBP_REPS loops (a loop the host slowed is one
  * of them): ticks per plain call and per plain 300-add chain, and core cycles per tick, the
  * median of CBP_REPS pairs of loops timed back to back (700 more adds, 700 more cycles: the
  * loop's and the call's own cost cancel; a pair shares the host's moment). */
-static HOOK void cbp_plain_figures(double *call, double *chain, double *ratio) {
+static HOOK void cbp_plain_figures(double *call, double *chain, double *ratio, int div) {
     double c[CBP_REPS], h[CBP_REPS], r[CBP_REPS];
-    for (int k = 0; k < CBP_REPS; k++) {
-        c[k] = cbp_loop(0);
-        h[k] = cbp_loop(1);
-        double l = cbp_loop(2);
+    int reps = div > 1 ? 5 : CBP_REPS, calls = CBP_PLAIN_N / div;
+    for (int k = 0; k < reps; k++) {
+        c[k] = cbp_loop(0, calls);
+        h[k] = cbp_loop(1, calls);
+        double l = cbp_loop(2, calls);
         r[k] = l > h[k] ? 700.0 / (l - h[k]) : 0.0;
     }
-    *call = cbp_median(c, CBP_REPS);
-    *chain = cbp_median(h, CBP_REPS);
-    *ratio = cbp_median(r, CBP_REPS);
+    *call = cbp_median(c, reps);
+    *chain = cbp_median(h, reps);
+    *ratio = cbp_median(r, reps);
 }
 
 static int cbp_proc_fd = -1;
@@ -318,23 +344,32 @@ static HOOK void cbp_clock_line(void) {
             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
 }
 
-static HOOK void cbp_calibrate(int side) {
-    for (int k = 0; k < CBP_BLOCKS; k++) {
-        uint64_t x = 0;
-        cbp_mark(CBP_CAL_BEGIN | (uint64_t)side << 8 | (uint64_t)k << 16);
-        for (int i = 0; i < CBP_N; i++) cbp_cal_empty();
-        for (int i = 0; i < CBP_N; i++) x = cbp_cal_chain(x, 1);
-        for (int i = 0; i < CBP_NFAN; i++) {
-            cbp_cal_fan();
-            cbp_cal_fan_plain();
-        }
-        for (int i = 0; i < CBP_NTOP; i++) cbp_cal_top();
-        cbp_mark(CBP_CAL_END | (uint64_t)side << 8 | (uint64_t)k << 16);
-        __asm__ volatile("" : : "r"(x));
-        double call, chain, ratio;
-        cbp_plain_figures(&call, &chain, &ratio);
-        dprintf(cbp_proc_fd, "block %s %d %.4f %.4f %.6f\n", side ? "after" : "before", k, call, chain, ratio);
+/* One calibration block: the bodies of known cost through the hooks, marked, then their plain
+ * twins timed (``div``: a tenth of it, CBP_MINI, interleaved with the program) */
+static HOOK void cbp_block(int side, int k, int div) {
+    static const char *sides[] = {"before", "after", "during"};
+    uint64_t x = 0, tag = (uint64_t)side << 8 | (uint64_t)k << 16;
+    double call, chain, ratio;
+    cbp_mark(CBP_CAL_BEGIN | tag);
+    for (int i = 0; i < CBP_N / div; i++) cbp_cal_empty();
+    for (int i = 0; i < CBP_N / div; i++) x = cbp_cal_chain(x, 1);
+    for (int i = 0; i < CBP_NFAN / div; i++) {
+        cbp_cal_fan();
+        cbp_cal_fan_plain();
     }
+    for (int i = 0; i < CBP_NTOP / div; i++) cbp_cal_top();
+    __asm__ volatile("" : : "r"(x));
+    cbp_plain_figures(&call, &chain, &ratio, div);
+    cbp_mark(CBP_CAL_END | tag);
+    dprintf(cbp_proc_fd, "block %s %d %.4f %.4f %.6f\n", sides[side], k, call, chain, ratio);
+}
+
+static HOOK void cbp_calibrate(int side) {
+    struct cbp_thread *t = &cbp_t;
+    t->in_cal = 1;
+    for (int k = 0; k < CBP_BLOCKS; k++) cbp_block(side, k, 1);
+    t->in_cal = 0;
+    t->last_cal = cbp_stamp();
 }
 
 static HOOK void cbp_copy_maps(void) {
@@ -389,8 +424,9 @@ static HOOK void cbp_child(void) {
     munmap(t->ev, t->cap * sizeof(struct cbp_ev));
     cbp_nwatched = 0; /* the parent's threads: not this process's */
     t->ev = NULL;
-    t->n = t->ready = 0;
-    t->off = 0;
+    t->n = t->ready = t->filled = 0;
+    t->off = t->in_cal = 0;
+    cbp_during = 0;
     if (!cbp_open(t)) return;
     for (size_t d = 0; d < depth; d++) {
         t->ev[t->n].fn = stack[d];

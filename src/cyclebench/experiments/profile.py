@@ -2,7 +2,11 @@
 measured on this machine and subtracted
 (docs/references.md#malloc-profiling-freebsd-2008), per call in cycles~.
 
-The recipe (timing, uftrace): calibrate the core clock with the add chain; measure the probe
+The recipe (timing, a -finstrument-functions build): run it with the engine's probe preloaded
+(runner/probe.py, engine/probe.c), which measures its own cost and the core clock in calibration
+blocks before, during and after main in the same process; compensate the same way.
+
+The recipe (timing, a -pg build, uftrace): calibrate the core clock with the add chain; measure the probe
 (suite/profile/probe.c under uftrace: the recorded durations of an empty function and of a
 300-add chain, and a caller's self time with instrumented children against uninstrumented
 ones); record the program (``-- CMD``, built with -pg or
@@ -214,12 +218,14 @@ def _inprocess_rows(argv: list[str], work: Path, timeout: float,
     if trace.unit == "ns":
         scale, unit, how, u_scale = 1.0, "ns", "ns (no cycle counter)", 0.0
     else:
-        scale, rb, ra, u_scale = clock_of([b.ratio for b in trace.blocks if b.side == "before"],
-                                          [b.ratio for b in trace.blocks if b.side == "after"])
+        scale, rb, ra, u_scale = clock_of(*([b.ratio for b in trace.blocks if b.side == side]
+                                            for side in ("before", "after", "during")))
         if np.isfinite(scale) and trace.tick_hz:
             g0, g1 = rb * trace.tick_hz / 1e9, ra * trace.tick_hz / 1e9
+            during = sum(b.side == "during" for b in trace.blocks)
             unit, how = "cycles~", (f"cycles~: core clock from add chains in the program's own process, before "
-                                    f"({g0:.3f} GHz) and after ({g1:.3f} GHz) it")
+                                    f"({g0:.3f} GHz) and after ({g1:.3f} GHz) it"
+                                    + (f" and {during} times during it" if during else ""))
         elif np.isfinite(scale):
             unit, how = "cycles~", "cycles~: core clock from add chains in the program's own process"
         else:

@@ -45,9 +45,12 @@ def profile_table(rows: Sequence[ProfileRow], unit: str, title: str, simulated: 
     if len(rows) > limit:  # the rest are listed nowhere else on screen: say how many and how to see them
         caption += (f"\n{limit} of {len(rows)} functions shown, by % self (profile --limit N shows more; the run "
                     "keeps every one: export RUN --format csv)")
+    shaky = [r for r in rows[:limit] if r.get("untrustworthy")]
+    for r in shaky:  # named in the table, never a confident figure (as run's disturbed results)
+        caption += f"\nuntrustworthy (?): {safe_text(r['function'], multiline=False)}, {r['untrustworthy']}"
     table = FitTable(cols, title=title, wide=wide, caption=caption)
     for r in rows[:limit]:
-        name = safe_text(r["function"], multiline=False)
+        name = safe_text(r["function"], multiline=False) + (" (?)" if r.get("untrustworthy") else "")
         if simulated:
             table.add_row(f"{r['pct']:.1f}", str(r["calls"]), fmt(r["self"]), fmt(r["total"]), name)
             continue

@@ -25,6 +25,7 @@ from cyclebench.runner.protocol import signal_name
 EXIT, MARK = 1 << 63, 1 << 62
 HELD = EXIT | MARK
 PAUSE, RESUME, CAL_BEGIN, CAL_END, FULL = 1, 2, 3, 4, 5  # mark codes (engine/probe.c)
+SIDES = {0: "before", 1: "after", 2: "during"}  # a calibration block's place: around main, or interleaved
 CHUNK = 1 << 16  # events read at a time (the probe pre-faults as many)
 ENTER_HOOK, MCOUNT = "__cyg_profile_func_enter", ("mcount", "_mcount", "__fentry__")
 
@@ -133,8 +134,9 @@ def _gaps_off(stamps: np.ndarray, spans: list[tuple[float, float]]) -> np.ndarra
 
 @dataclass(frozen=True)
 class Block:
-    """One calibration block (engine/probe.c's cbp_calibrate): ``side`` "before" or "after" the
-    program, in process ``pid``; ticks per call of the plain (uninstrumented) empty call and
+    """One calibration block (engine/probe.c's cbp_block): ``side`` "before" or "after" the
+    program, or "during" it (a tenth of a block, interleaved every ~115 µs of a busy thread), in
+    process ``pid``; ticks per call of the plain (uninstrumented) empty call and
     300-add chain; ``ratio`` core cycles per tick from the add chain (0: not measured); and the
     calls the probe recorded of its instrumented bodies (``calls``: "empty", "chain", "fan",
     "fan_plain", "top")."""
@@ -247,7 +249,7 @@ def read(out_dir: Path) -> ProbeTrace:
                     where.append(("E", "probe:pause", t, key))
                 elif code == CAL_BEGIN:
                     main.append(("B", "probe:calibration", t, key))
-                    where = cal.setdefault((pid, "after" if (fn >> 8) & 0xFF else "before", fn >> 16), [])
+                    where = cal.setdefault((pid, SIDES.get((fn >> 8) & 0xFF, "?"), fn >> 16), [])
                 elif code == CAL_END:
                     where = main
                     main.append(("E", "probe:calibration", t, key))

@@ -44,6 +44,7 @@ from cyclebench.model import TimedProfileRow
 UFTRACE, IN_PROCESS = "uftrace", "in-process"  # Probe.source: uftrace's mcount hooks, or engine/probe.c
 CONTEXT = 0.06  # share of the per-child-call cost a caller's context may move (132.5–140 in three callers)
 COMPENSATION_NOTE = 0.5  # a figure whose compensation exceeds this share of its raw value is marked
+STEADY_CALLS = 20  # calls a function needs for its two halves to be compared (steadiness)
 
 
 class CallsLike(Protocol):  # runner.profile.Calls
@@ -208,6 +209,22 @@ def _totals_shown(fn: np.ndarray, ids: np.ndarray, parent: np.ndarray, depth: np
     return shown, per_call
 
 
+def _unsteady(own: np.ndarray, ids: np.ndarray, tick: float, pm: float | None) -> str | None:
+    """Why a function's figure is not to be trusted, or None: the first and the second half of its
+    calls (in the order they began) have medians further apart than its ± and the clock's tick
+    — the host changed under it (a state the calibration blocks before, during and after the
+    program did not see: chain3000 at 2,823 cycles~ in one of 10 runs with both CPUs loaded on an
+    AMD EPYC Zen 4 guest). Not judged below STEADY_CALLS calls."""
+    if len(own) < STEADY_CALLS or pm is None:
+        return None
+    order = np.argsort(ids, kind="stable")
+    half = len(order) // 2
+    a, b = grid_median(own[order[:half]], tick), grid_median(own[order[half:]], tick)
+    if abs(a - b) <= pm + tick:
+        return None
+    return f"its first and second half of calls read {a:,.4g} and {b:,.4g}: the host changed under it"
+
+
 def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
                  probe: Probe | None = None) -> list[TimedProfileRow]:
     """One row (model.TimedProfileRow) per function, the largest share first: calls; raw and compensated self and
@@ -244,10 +261,12 @@ def flat_profile(calls: Mapping[str, CallsLike], scale: float = 1.0,
         else:
             self_pm = total_pm = None
         share = (raw_s - s) / raw_s if raw_s > 0 else (1.0 if raw_s != s else 0.0)
+        unsteady = _unsteady(own[at], cat["id"][at], tick, self_pm) if probe is not None else None
         rows.append(TimedProfileRow(name, int(at.sum()), raw_s, s, float(own[at].mean()), self_pm,
                                     grid_median(raw_total[at], tick), t, total_pm, share,
                                     probe is not None and share > COMPENSATION_NOTE,
-                                    callees={names[g]: float(arcs[i, g]) for g in np.nonzero(arcs[i])[0]}))
+                                    callees={names[g]: float(arcs[i, g]) for g in np.nonzero(arcs[i])[0]},
+                                    untrustworthy=unsteady))
     whole = sum(r.calls * max(r.self, 0.0) for r in rows) or 1.0
     rows = [replace(r, pct=100.0 * r.calls * max(r.self, 0.0) / whole) for r in rows]
     return sorted(rows, key=lambda r: (-r.pct, -r.total))
@@ -283,19 +302,28 @@ def block_draw(calls: Mapping[str, CallsLike], plain_chain: float, tick: float) 
     return float(np.min(inner)), float(np.max(inner)), outer, branch
 
 
-def clock_of(before: Sequence[float], after: Sequence[float]) -> tuple[float, float, float, float]:
-    """Core cycles per tick from the calibration blocks' add chains before and after the program
-    (each side's median): (scale, the before side's, the after side's, u_scale), scale their
-    mean and u_scale, relative, the larger of half their difference and a 95% interval of the
-    mean over every block (1.96 · sd / √k): the clock moved by 1.4–4% between blocks of one
-    process on an AMD EPYC Zen 4 guest. NaN scale where no block has a ratio."""
+def clock_of(before: Sequence[float], after: Sequence[float],
+             during: Sequence[float] = ()) -> tuple[float, float, float, float]:
+    """Core cycles per tick from the calibration blocks' add chains before, after and during the
+    program: (scale, the before side's median, the after side's, u_scale). scale is the median
+    over every block (the interleaved ones are the program's own moments); u_scale, relative, the
+    larger of half the difference between the sides and a 95% prediction interval for one more
+    block, t(0.975, k−1) · sd · √(1 + 1/k): a function's calls may all fall in one short stretch
+    (chain3000's 100 calls take ~80 µs), whose clock is one moment's, not the mean's — the clock
+    moved by 1.4–4% between blocks of one process on an AMD EPYC Zen 4 guest, and the 95% interval
+    of the mean covered chain3000 in 12 of 20 runs. NaN scale where no block has a ratio."""
     b = np.asarray([r for r in before if r > 0], dtype=float)
     a = np.asarray([r for r in after if r > 0], dtype=float)
-    both = np.concatenate([b, a])
-    if not len(both):
+    every = np.concatenate([b, a, np.asarray([r for r in during if r > 0], dtype=float)])
+    if not len(every):
         return float("nan"), float("nan"), float("nan"), 0.0
-    rb = float(np.median(b)) if len(b) else float(np.median(a))
+    rb = float(np.median(b)) if len(b) else float(np.median(every))
     ra = float(np.median(a)) if len(a) else rb
-    scale = (rb + ra) / 2
-    spread = 1.96 * float(np.std(both, ddof=1)) / np.sqrt(len(both)) if len(both) > 1 else 0.0
+    scale = float(np.median(every))
+    spread = 0.0
+    if len(every) > 1:
+        from scipy.stats import t as student_t  # where it is used (docs/architecture.md: imports)
+
+        k = len(every)
+        spread = float(student_t.ppf(0.975, k - 1)) * float(np.std(every, ddof=1)) * float(np.sqrt(1 + 1 / k))
     return scale, rb, ra, max(abs(rb - ra) / 2, spread) / scale
