@@ -22,6 +22,13 @@ too), each command in its own private directory with its own database and build 
 under ``captured/``, its argv in manifest.json's "captured". One that cannot run here is said there,
 left out with the reason.
 
+    .venv/bin/python bench/lab_fixture.py --redo KIND # one step measured again, its run swapped in
+
+``--redo KIND`` runs the step named KIND (its manifest "kind", one that makes one run) as a
+rebuild would, in a private directory of its own, and puts the run it made in lab.db in place of
+the one it made before, under the same run id (its results replaced): one kind made by new code
+without measuring every other figure anew.
+
     .venv/bin/python bench/lab_fixture.py --rederive # the stored results analysed again, nothing measured
 
 When the estimators change a figure nothing stored later is made from (REDERIVED: min, the
@@ -104,7 +111,7 @@ def _steps(work: Path, shas: list[str]) -> list[Step]:
         Step("scale (will-it-scale)", ["scale", "-f", str(work / "wis" / "getppid.c"), "--tasks", "1,2", "--mode",
                                        "both", *WIS]),
         Step("stat", ["stat", "-r", "2", "-e", "task-clock,page-faults", "--", "true"]),
-        Step("profile", ["profile", "--limit", "5", "--", str(work / "prog_pg")], needs=("uftrace",)),
+        Step("profile", ["profile", "--limit", "5", "--", str(work / "prog_fi")]),
         Step("profile --backend callgrind", ["profile", "--backend", "callgrind", "--", str(work / "prog")],
              needs=("valgrind",)),
         Step("bisect", ["bisect", "--good", shas[REGRESSION - 3], "--bad", shas[REGRESSION + 1], "-b", "lib/work",
@@ -133,10 +140,53 @@ def _prepare(work: Path) -> list[str]:
     shutil.copy(ROOT / "examples" / "cas_counter.c", work / "cas_counter.c")
     (work / "wis").mkdir()
     shutil.copy(DATA / "wis" / "getppid.c", work / "wis" / "getppid.c")
-    for exe, flags in (("prog", []), ("prog_pg", ["-pg"])):
+    for exe, flags in (("prog", []), ("prog_fi", ["-finstrument-functions"])):
         subprocess.run(["cc", "-O2", *flags, str(DATA / "profile_prog.c"), "-o", str(work / exe)], check=True)
     (work / "outside_bench.c").write_text(BENCH)
     return make_repo(work / "repo")
+
+
+def redo(out: Path, kind: str) -> int:
+    """``--redo KIND`` (module doc): the run id replaced. SystemExit when KIND is no step that
+    made one run, or it fails."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    entry = next((e for e in manifest["steps"] if e["kind"] == kind), None)
+    if entry is None or len(entry.get("runs", [])) != 1:
+        raise SystemExit(f"{kind}: no step of the fixture that made one run")
+    target = int(entry["runs"][0])
+    work = Path(tempfile.mkdtemp(prefix=PREFIX))
+    try:
+        shas = _prepare(work)
+        step = next(st for st in _steps(work, shas) if st.kind == kind)
+        tmp_db = work / "redo.db"
+        env = {**os.environ, "CYCLEBENCH_DB": f"sqlite:///{tmp_db}", "CYCLEBENCH_CACHE": str(work / "cache"),
+               "COLUMNS": "80", "PYTHONPATH": str(ROOT / "src")}
+        done = subprocess.run([sys.executable, "-m", "cyclebench", *step.argv], env=env, text=True,
+                              capture_output=True, cwd=work / step.cwd if step.cwd else work, check=False)
+        if done.returncode not in step.codes or _last_run(tmp_db) != 1:
+            raise SystemExit(f"{kind}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        new = sqlite3.connect(tmp_db)
+        lab = sqlite3.connect(out / "lab.db", isolation_level=None)
+        try:
+            cols = [r[1] for r in lab.execute("pragma table_info(runs)") if r[1] != "id"]
+            row = new.execute(f"select {', '.join(cols)} from runs where id = 1").fetchone()
+            rcols = [r[1] for r in lab.execute("pragma table_info(results)") if r[1] not in ("id", "run_id")]
+            results = new.execute(f"select {', '.join(rcols)} from results where run_id = 1 order by id").fetchall()
+            with lab:
+                lab.execute(f"update runs set {', '.join(f'{c} = ?' for c in cols)} where id = ?", (*row, target))
+                lab.execute("delete from results where run_id = ?", (target,))
+                marks = ", ".join("?" * len(rcols))
+                lab.executemany(f"insert into results (run_id, {', '.join(rcols)}) values (?, {marks})",
+                                [(target, *r) for r in results])
+            lab.execute("vacuum")
+        finally:
+            new.close()
+            lab.close()
+        entry["argv"] = [a.replace(str(work), "$LAB") for a in step.argv]
+        (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _last_run(db: Path) -> int:
@@ -517,7 +567,11 @@ def main() -> None:
     ap.add_argument("--capture", action="store_true",
                     help="only run the commands kept as printed (captured/, their manifest entries) now, "
                          "each with its own throwaway database; lab.db is not touched")
+    ap.add_argument("--redo", metavar="KIND", help="measure one step (its manifest kind) again and swap its run in")
     args = ap.parse_args()
+    if args.redo:
+        print(f"{args.out / 'lab.db'}: run {redo(args.out, args.redo)} made again ({args.redo})", file=sys.stderr)
+        return
     if args.capture:
         t0 = time.monotonic()
         entries = capture(args.out)
