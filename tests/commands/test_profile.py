@@ -159,9 +159,17 @@ def test_profile_bad_input(tmp_path: Path) -> None:
                       ([], "nothing to profile")):
         r = cli("profile", *args)
         assert r.exit_code == 2 and why in r.output, r.output
-    if not NO_UFTRACE:  # a build without -pg: uftrace records nothing, and says so
-        r = cli("profile", "--", str(_build(tmp_path)))
-        assert r.exit_code == 2 and "-pg" in r.output and "Traceback" not in r.output
+    # a build with no instrumentation: the preloaded probe records no call, and says how to build it
+    r = cli("profile", "--", str(_build(tmp_path)))
+    assert r.exit_code == 2 and "-finstrument-functions" in r.output and "-pg" in r.output, r.output
+    assert "Traceback" not in r.output
+
+
+def test_the_probe_reaches_a_program_started_by_a_wrapper(tmp_path: Path) -> None:
+    """The preload is inherited: sh -c starting an instrumented program is profiled as the program."""
+    exe = _instrumented(tmp_path, "profile_prog.c")
+    p = _profile(tmp_path, "--", "sh", "-c", f"{exe} 100")
+    assert (p["rows"]["f"]["calls"], p["rows"]["chain3000"]["calls"]) == (1000, 100)
 
 
 @pytest.mark.skipif(NO_UFTRACE, reason="uftrace not installed (apt-get install uftrace)")

@@ -62,6 +62,13 @@ class CompareArgs:
                             "the CI is bootstrapped over them); sequential design: processes before the first look.")
     include_disturbed: bool = option("--include-disturbed", is_flag=True, help="Let results whose batches were "
                                      "mostly preempted or migrated into the verdicts (default: not).")
+    gbench: bool = option("--gbench", is_flag=True, help="A B are two Google Benchmark executables (say base and "
+                          "head builds): each benchmark they share judged with paired, shuffled invocations and "
+                          "the sequential rule of --rev (docs/revisions.md).")
+    gbench_filter: str | None = option("--filter", metavar="REGEX", help="With --gbench: the benchmarks to judge, "
+                                       "as Google Benchmark's own --benchmark_filter takes them.")
+    timeout: float = option("--timeout", type=FloatRange(1, 86400), default=120, show_default=True,
+                            help="With --gbench: seconds one invocation may run before it is killed.")
     baseline: str | None = option("--baseline", metavar="RUN", help="Stored runs: the side the others are judged "
                                   "against and ranked beside (one of the sides given; default: the first).")
     json_path: Path | None = group(o.json_option)
@@ -96,6 +103,12 @@ def compare_cmd(a: CompareArgs) -> None:
 
     With --allocator, the benchmarks given are measured under each allocator, each its own
     binary, as `variants --allocator` does."""
+    if a.gbench:
+        from cyclebench.ui.gbench import compare_gbench
+
+        return compare_gbench(a)
+    if a.gbench_filter is not None:
+        raise click.UsageError("--filter selects benchmarks of Google Benchmark executables: give --gbench")
     if a.by == "host":
         from cyclebench.ui.stored import compare_by_host
 

@@ -192,10 +192,12 @@ def timed_rows(argv: list[str], work: Path, timeout: float, pin: RunnerOptions,
     the probe in its own process (engine/probe.c); a -pg build (or one the probe cannot reach) by
     uftrace, its probe measured in other processes."""
     exe = shutil.which(argv[0])
-    if exe is not None and inprocess.instrumentation(Path(exe)) == "finstrument":
-        rows, unit, how, probe, wall = _inprocess_rows(argv, work, timeout, pin)
-    else:
+    # a -pg build goes to uftrace; anything else to the preloaded probe, which also reaches an
+    # instrumented program started by a wrapper (sh -c, env: the preload is inherited)
+    if exe is not None and inprocess.instrumentation(Path(exe)) == "pg":
         rows, unit, how, probe, wall = _uftrace_rows(argv, work, timeout, pin)
+    else:
+        rows, unit, how, probe, wall = _inprocess_rows(argv, work, timeout, pin)
     if ir and shutil.which("valgrind") is not None:
         # callgrind runs a program 20–100× slower than natively (valgrind manual): a budget, not
         # the whole --timeout, so a long program's Ir does not multiply the wait
@@ -214,6 +216,8 @@ def _inprocess_rows(argv: list[str], work: Path, timeout: float,
     from its own process (calibration blocks before and after main: docs/method.md §10)."""
     wall = inprocess.record(argv, work / "target", timeout, pin.cpu)
     trace = inprocess.read(work / "target")
+    if not _own(trace.calls):
+        raise inprocess.no_calls(argv[0])
     tick = resolution(trace.steps)  # the timer's grid, in ticks: 26 on an AMD EPYC guest, 1 on Xeon
     if trace.unit == "ns":
         scale, unit, how, u_scale = 1.0, "ns", "ns (no cycle counter)", 0.0

@@ -138,14 +138,17 @@ def look_at(costs: Sequence[Sequence[float]], pair: Pair, fraction: float, bound
                     float(np.median(x[ok])), float(np.median(y[ok])))
 
 
-def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pair], design: Design, rule: Rule,
+def measure(runners: Sequence[Any], items: Sequence[Item], pairs: Sequence[Pair], design: Design, rule: Rule,
             progress: Progress = SILENT, on_result: Callable[[Sitting], None] = lambda _s: None,
-            timeout: float | None = None) -> list[Sitting]:
+            timeout: float | None = None,
+            cost: Callable[[Outcome], tuple[float, str]] | None = None) -> list[Sitting]:
     """Measure every item on every runner (module doc) until ``rule`` gives a verdict or the
     budget ends (the rule is then called with last=True and must give one). A side that does
     not produce a result (crash, hang, failed verify, a skip) ends its item: ``failed`` says
     which side and why. ``on_result`` gets each item's sitting as soon as it is decided (to
-    store it: Ctrl-C later keeps it). KeyboardInterrupt propagates."""
+    store it: Ctrl-C later keeps it). A runner is anything with Runner.run's signature;
+    ``cost`` turns its Outcome into the invocation's figure and unit (default: the engine's
+    per-round slopes, cycles~ where the add chain was timed). KeyboardInterrupt propagates."""
     from cyclebench.runner import interleave
 
     rng = random.Random(design.seed)
@@ -169,7 +172,7 @@ def measure(runners: Sequence[Runner], items: Sequence[Item], pairs: Sequence[Pa
                 progress.step(f"{item.label} round {k} side {s + 1}")
                 o = runners[s].run(item.bench, item.param, opts, timeout or opts.timeout())
                 runs[s].append(o)
-                c, its_unit = _invocation_cost(o)
+                c, its_unit = (cost or _invocation_cost)(o)
                 costs[s].append(c)
                 unit = unit or its_unit
                 if o.status != OK:

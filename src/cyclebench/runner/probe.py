@@ -46,9 +46,10 @@ def instrumentation(path: Path) -> str | None:
 
 def record(argv: Sequence[str], out_dir: Path, timeout: float, cpu: int | None = None, cc: str = "cc") -> float:
     """Run ``argv`` with the probe preloaded, its traces into ``out_dir``, pinned to CPU ``cpu``
-    (taskset); its wall seconds. ProfileError when it does not start, is killed, times out, or
-    the probe recorded nothing (not a -finstrument-functions build, or a static one: LD_PRELOAD
-    cannot reach it). A program that exits non-zero is profiled all the same."""
+    (taskset); its wall seconds. ProfileError when it does not start, is killed or times out. A
+    build the probe cannot reach (not -finstrument-functions, or static: LD_PRELOAD does not
+    apply) leaves only the probe's own calibration: the caller says so (no_calls). A program
+    that exits non-zero is profiled all the same."""
     lib = build_probe(cc)
     out_dir.mkdir(parents=True, exist_ok=True)
     pin = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
@@ -62,15 +63,13 @@ def record(argv: Sequence[str], out_dir: Path, timeout: float, cpu: int | None =
     if child.returncode == 127 and not any(out_dir.glob("proc-*.txt")):
         tail = (child.stderr.strip().splitlines() or [""])[-1]
         raise ProfileError(f"{argv[0]} did not start: {tail}")
-    if not any(p.stat().st_size and _has_calls(p) for p in out_dir.glob("t-*.cbp")):
-        raise ProfileError(f"the probe recorded no call of {argv[0]}: build it with -finstrument-functions (and "
-                           "dynamically linked), or use --backend callgrind")
     return child.wall_s
 
 
-def _has_calls(path: Path) -> bool:
-    ev = next(_chunks(path), None)
-    return ev is not None and bool(np.any((ev[:, 0] & MARK) == 0))
+def no_calls(program: str) -> ProfileError:
+    """What to say when the probe recorded no call of the program's own (only its calibration)."""
+    return ProfileError(f"the probe recorded no call of {program}: build it with -finstrument-functions (and "
+                        "dynamically linked; -pg goes through uftrace), or use --backend callgrind")
 
 
 def _chunks(path: Path) -> Iterator[np.ndarray]:
@@ -175,7 +174,10 @@ _FN_NAMES = {"empty": "cbp_cal_empty", "chain": "cbp_cal_chain", "fan": "cbp_cal
              "fan_plain": "cbp_cal_fan_plain", "top": "cbp_cal_top"}
 
 
-def _proc(path: Path) -> dict:
+def read_proc(path: Path) -> dict:
+    """A proc-PID.txt (engine/probe.c): its calibration functions' addresses (``fn``), clock
+    pairs (TSC, CLOCK_MONOTONIC ns), calibration blocks (side, index, plain call and chain ticks,
+    core cycles per tick), the timer's name and unit, the parent's pid (0: the first process)."""
     d: dict = {"fn": {}, "clock": [], "block": [], "timer": ("?", "ticks"), "parent": 0}
     for line in path.read_text(errors="replace").splitlines():
         w = line.split()
@@ -194,10 +196,24 @@ def _proc(path: Path) -> dict:
     return d
 
 
+def core_ghz(proc: dict) -> tuple[float, float, float] | None:
+    """From a read_proc dict: (GHz over every block, GHz of the blocks before, after), the core
+    clock as the add chains gave it × the timer's ticks per second; None without both."""
+    clocks, ratios = proc["clock"], [b[4] for b in proc["block"] if b[4] > 0]
+    if len(clocks) < 2 or clocks[-1][1] <= clocks[0][1] or not ratios:
+        return None
+    hz = (clocks[-1][0] - clocks[0][0]) / (clocks[-1][1] - clocks[0][1]) * 1e9
+
+    def med(side: str) -> float:
+        got = [b[4] for b in proc["block"] if b[0] == side and b[4] > 0]
+        return float(np.median(got)) * hz / 1e9 if got else float("nan")
+    return float(np.median(ratios)) * hz / 1e9, med("before"), med("after")
+
+
 def read(out_dir: Path) -> ProbeTrace:
     """The traces of ``out_dir`` (engine/probe.c's files) → ProbeTrace. ProfileError when none
     can be read."""
-    procs = {int(re.sub(r"\D", "", p.stem)): _proc(p) for p in out_dir.glob("proc-*.txt")}
+    procs = {int(re.sub(r"\D", "", p.stem)): read_proc(p) for p in out_dir.glob("proc-*.txt")}
     if not procs:
         raise ProfileError("the probe wrote nothing (is the program dynamically linked?)")
     events: dict[tuple[int, int], np.ndarray] = {}

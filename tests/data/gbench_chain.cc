@@ -1,0 +1,54 @@
+// Google Benchmark executables of known difference for `compare --gbench` (tests/commands/test_gbench.py):
+// BM_chain runs N dependent register adds an iteration (N core cycles on any x86 core: one add's latency
+// is 1 cycle), BM_same 200 in every build. -DN=309 makes a build 3% slower in BM_chain alone;
+// -DEXTRA adds BM_extra (a benchmark only that build has), -DCRASH a benchmark that aborts, -DERROR one
+// that reports an error (SkipWithError).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+#ifndef N
+#define N 300
+#endif
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+static void BM_chain(benchmark::State& st) {
+    uint64_t x = 0, y = 1;
+    for (auto _ : st) asm volatile(".rept " STR(N) "\n\taddq %1, %0\n.endr" : "+r"(x) : "r"(y));
+    benchmark::DoNotOptimize(x);
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * N);
+    st.counters["adds"] = N;
+}
+BENCHMARK(BM_chain);
+
+static void BM_same(benchmark::State& st) {
+    uint64_t x = 0, y = 1;
+    for (auto _ : st) asm volatile(".rept 200\n\taddq %1, %0\n.endr" : "+r"(x) : "r"(y));
+    benchmark::DoNotOptimize(x);
+}
+BENCHMARK(BM_same);
+
+#ifdef EXTRA
+static void BM_extra(benchmark::State& st) {
+    for (auto _ : st) benchmark::ClobberMemory();
+}
+BENCHMARK(BM_extra);
+#endif
+#ifdef CRASH
+static void BM_crash(benchmark::State& st) {
+    for (auto _ : st) abort();
+}
+BENCHMARK(BM_crash);
+#endif
+#ifdef ERROR
+static void BM_error(benchmark::State& st) {
+    st.SkipWithError("the input file is missing");
+    for (auto _ : st) {
+    }
+}
+BENCHMARK(BM_error);
+#endif
+
+BENCHMARK_MAIN();
