@@ -25,7 +25,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("gbench")
     out = {}
     for name, flags in (("old", []), ("old_again", []), ("new", ["-DN=309"]), ("extra", ["-DEXTRA"]),
-                        ("broken", ["-DCRASH", "-DERROR"])):
+                        ("broken", ["-DCRASH", "-DERROR", "-DHANG"])):
         out[name] = d / name
         subprocess.run(["g++", "-O2", *flags, str(DATA / "gbench_chain.cc"), "-o", str(out[name]), "-lbenchmark",
                         "-lpthread"], check=True)
@@ -72,12 +72,13 @@ def test_the_filter_and_benchmarks_in_one_build_only(builds: dict[str, Path], tm
     assert "only in extra (new): BM_extra" in output
 
 
-def test_a_crash_and_a_reported_error_are_named_not_judged(builds: dict[str, Path], tmp_path: Path) -> None:
+def test_a_crash_a_hang_and_a_reported_error_are_named_not_judged(builds: dict[str, Path], tmp_path: Path) -> None:
     code, doc, output = _compare(tmp_path, str(builds["broken"]), str(builds["broken"]), "--filter",
-                                 "BM_crash|BM_error", "--budget", "0.5")
+                                 "BM_crash|BM_error|BM_hang", "--budget", "0.5", "--timeout", "1")
     assert code == 1 and "Traceback" not in output, output
     notes = {r["a"].split(" @ ")[0]: r["note"] for r in doc["rows"]}
     assert "SIGABRT" in notes["BM_crash"] and "the input file is missing" in notes["BM_error"], notes
+    assert "timeout" in notes["BM_hang"] and "1 s" in notes["BM_hang"], notes
 
 
 def test_bad_input_is_one_line_and_exit_2(builds: dict[str, Path], tmp_path: Path) -> None:

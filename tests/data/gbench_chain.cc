@@ -1,9 +1,11 @@
 // Google Benchmark executables of known difference for `compare --gbench` (tests/commands/test_gbench.py):
 // BM_chain runs N dependent register adds an iteration (N core cycles on any x86 core: one add's latency
 // is 1 cycle), BM_same 200 in every build. -DN=309 makes a build 3% slower in BM_chain alone;
-// -DEXTRA adds BM_extra (a benchmark only that build has), -DCRASH a benchmark that aborts, -DERROR one
-// that reports an error (SkipWithError).
+// -DEXTRA adds BM_extra (a benchmark only that build has), -DCRASH a benchmark that aborts, -DHANG one
+// that never ends, -DERROR one that reports an error (SkipWithError).
 #include <benchmark/benchmark.h>
+
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -41,6 +43,12 @@ static void BM_crash(benchmark::State& st) {
     for (auto _ : st) abort();
 }
 BENCHMARK(BM_crash);
+#endif
+#ifdef HANG
+static void BM_hang(benchmark::State& st) {
+    for (auto _ : st) pause();
+}
+BENCHMARK(BM_hang);
 #endif
 #ifdef ERROR
 static void BM_error(benchmark::State& st) {
