@@ -18,8 +18,10 @@
  * overheads"): before main (a constructor) and after it (a destructor), CBP_BLOCKS blocks of
  * calls of known cost (probe_cal.c) are made through the same hooks into the same trace, marked
  * as calibration, beside uninstrumented twins timed directly and an add chain that gives the
- * core clock per tick (cycles~). uftrace's probe, measured in other processes, moved between
- * processes by more than the bodies it was subtracted from (docs/method.md §10).
+ * core clock per tick (cycles~); while the program runs, a tenth of a block is interleaved every
+ * CBP_GAP ticks of a busy thread (cbp_room). uftrace's probe, measured in other processes, moved
+ * between processes by more than the bodies it was subtracted from (docs/method.md §10).
+ * CB_PROBE_CLOCK=1: the core clock alone, around a program that is not instrumented.
  *
  * fork: the child writes a trace of its own, opened with the frames it inherited (entered in
  * the parent: the reader counts them to the parent, not the child). An exec starts afresh
