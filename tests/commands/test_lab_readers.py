@@ -199,3 +199,20 @@ def test_rows_are_in_one_order_in_show_and_every_export() -> None:
         alloc = ["glibc", "jemalloc"]
         assert order(gallery.invoke(["show", "5"], db, 200).output, alloc) == alloc
         assert order(gallery.invoke(["export", "5", "--format", "csv"], db).output, alloc) == alloc
+
+
+def test_the_stored_profile_adds_up_as_exported() -> None:
+    """The lab's timed profile (the in-process probe's), read back by `export --format json`: each
+    row's total is its self plus its callees' calls per call × their total, as stored, and the %
+    self of its functions adds up to 100 (docs/method.md §10; profile_rules.adds_up, the same rule
+    over every profile the tests make)."""
+    import json
+
+    from tests.profile_rules import adds_up
+
+    with gallery.lab_copy() as db:
+        said = gallery.invoke(["export", "20", "--format", "json"], db, 200)
+    assert said.exit_code == 0, said.output
+    rows = {r["extra"]["function"]: r["extra"] for r in json.loads(said.output)["results"]}
+    assert {"main", "chain3000", "chain30", "f", "g"} <= set(rows)
+    adds_up(rows)
