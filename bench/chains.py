@@ -1,6 +1,6 @@
 """Validation of cycles~ against known truths (docs/method.md §3): figures, not pass/fail.
 
-    .venv/bin/python bench/chains.py [--runs 20] [--processes 3] [--sandbox]
+    .venv/bin/python bench/chains.py [--runs 20] [--processes 3] [--sandbox] [--beside quiet,busy,neighbour]
 
 Runs the selftest chains (reg-reg add chains of 200/300/400/800, 100 imuls = 300 cycles,
 300 xors with a second register) ``--runs`` times as separate `cyclebench run`s and prints,
@@ -9,6 +9,11 @@ half-width, and the run-to-run sd. Goal: coverage ≥ 90%, |bias| ≤ 0.1%. The 
 noisy (a KVM guest): say so with the figures. ``--sandbox``: every run twice in one sitting,
 alternating, outside and inside the bubblewrap sandbox revisions run in (runner/sandbox.py,
 docs/revisions.md), a table for each: the sandbox must move neither cycles~ nor the CI.
+``--beside``: conditions taken in turn within every run, a table each — ``quiet`` (nothing
+added), bench/ci_gate.py's noisy ``neighbour``, or one of its parts alone (``busy``: a loop on
+the other CPU; ``bursts``: 5 ms in every 50 on the measured CPU; ``writer``: fsync'd writes).
+Under each table: the share of all CIs that held their truth with its Wilson 95% interval
+(scipy's ``binomtest(...).proportion_ci``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from ci_gate import NEIGHBOUR, neighbour
+from scipy.stats import binomtest
 
 TRUTH = {"selftest/add200": 200, "selftest/add300": 300, "selftest/add400": 400, "selftest/add800": 800,
          "selftest/imul100": 300, "selftest/xor300": 300}
@@ -34,26 +41,34 @@ def main() -> None:
     ap.add_argument("--cpu", default="1")
     ap.add_argument("--db", help="keep the runs in this database (default: a temporary one)")
     ap.add_argument("--sandbox", action="store_true", help="each run also inside the revisions' sandbox, alternating")
+    ap.add_argument("--beside", default="quiet",
+                    help="conditions taken in turn each run, comma-separated: quiet, neighbour," + ",".join(NEIGHBOUR))
     a = ap.parse_args()
     src = str(resources.files("cyclebench") / "suite" / "selftest" / "chains.c")
-    places = ["outside", "inside"] if a.sandbox else ["outside"]
+    beside = a.beside.split(",")
+    if bad := [b for b in beside if b not in ("quiet", "neighbour", *NEIGHBOUR)]:
+        raise SystemExit(f"--beside: unknown condition {bad[0]!r}")
+    places = [f"{b}/{p}" for b in beside for p in (["outside", "inside"] if a.sandbox else ["outside"])]
     got: dict[str, dict[str, list[tuple[float, float, float]]]] = {p: {b: [] for b in TRUTH} for p in places}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.runs):
             for place in places:
-                out = Path(tmp) / f"{i}-{place}.json"
+                out = Path(tmp) / f"{i}-{place.replace('/', '-')}.json"
                 argv = [sys.executable, "-m", "cyclebench", "run", src, "--cpu", a.cpu, "-q", "--processes",
                         str(a.processes), "--db", a.db or f"sqlite:///{tmp}/c.db", "--json", str(out)]
                 for b in TRUTH:
                     argv += ["-b", b]
-                if place == "inside":  # the whole command in the room a revision's runner gets
+                if place.endswith("/inside"):  # the whole command in the room a revision's runner gets
                     from cyclebench.build.compile import cache_root
                     from cyclebench.runner.sandbox import Sandbox
 
                     python = Path(sys.executable).resolve().parents[1]  # pyenv's lives under $HOME
                     argv = [*Sandbox(writable=(Path(tmp), cache_root()), readable=(python,),
                                      hidden=(Path.home(),)).prefix(), *argv]
-                r = subprocess.run(argv, capture_output=True, text=True, check=False)
+                cond = place.split("/")[0]
+                parts = () if cond == "quiet" else NEIGHBOUR if cond == "neighbour" else (cond,)
+                with neighbour(int(a.cpu), False, parts):
+                    r = subprocess.run(argv, capture_output=True, text=True, check=False)
                 if r.returncode != 0:
                     raise SystemExit(f"run failed ({place}): {r.stderr.strip()}")
                 for row in json.loads(out.read_text())["results"]:
@@ -62,8 +77,9 @@ def main() -> None:
                                                          row["cycles_ci_high"]))
             print(f"run {i + 1}/{a.runs}", file=sys.stderr)
     for place in places:
-        if a.sandbox:
-            print(f"\n{place} the sandbox")
+        if len(places) > 1:
+            cond, where = place.split("/")
+            print(f"\n{cond}" + (f", {where} the sandbox" if a.sandbox else ""))
         table(got[place])
 
 
@@ -75,6 +91,12 @@ def table(got: dict[str, list[tuple[float, float, float]]]) -> None:
         cov = int(np.sum((x[:, 1] <= t) & (t <= x[:, 2])))
         print(f"{b:18} {t:6} {x[:, 0].mean():9.2f} {100 * (x[:, 0].mean() / t - 1):+8.3f} "
               f"{cov:>4}/{len(x):<3} {np.median((x[:, 2] - x[:, 1]) / 2):8.2f} {x[:, 0].std(ddof=1):8.2f}")
+    held = sum(int(np.sum((np.array(r)[:, 1] <= TRUTH[b]) & (TRUTH[b] <= np.array(r)[:, 2])))
+               for b, r in got.items() if r)
+    n = sum(len(r) for r in got.values())
+    if n:
+        ci = binomtest(held, n).proportion_ci(method="wilson")
+        print(f"covered: {held}/{n} = {100 * held / n:.1f}% (Wilson 95% [{100 * ci.low:.1f}, {100 * ci.high:.1f}])")
 
 
 if __name__ == "__main__":

@@ -154,10 +154,15 @@ def make_repo(root: Path) -> None:
     git(root, "checkout", "-q", "main")
 
 
+NEIGHBOUR = ("busy", "bursts", "writer")  # its parts (module doc), each alone by name in bench/chains.py --beside
+
+
 @contextlib.contextmanager
-def neighbour(cpu: int, quiet: bool) -> Iterator[None]:
-    """The noisy neighbour (module doc) around the measurements; nothing with ``quiet``."""
-    if quiet:
+def neighbour(cpu: int, quiet: bool, parts: Sequence[str] = NEIGHBOUR) -> Iterator[None]:
+    """The noisy neighbour (module doc) around the measurements, or those of its ``parts``
+    named ("busy": a loop on the other CPU; "bursts": 5 ms in every 50 on ``cpu``; "writer":
+    fsync'd 1 MiB writes, unpinned); nothing with ``quiet``."""
+    if quiet or not parts:
         yield
         return
     others = [c for c in sorted(os.sched_getaffinity(0)) if c != cpu] or [cpu]
@@ -166,10 +171,13 @@ def neighbour(cpu: int, quiet: bool) -> Iterator[None]:
                       " time.sleep(0.045)",
             "writer": "import os,tempfile\nf=tempfile.TemporaryFile()\nb=b'x'*(1<<20)\nwhile 1:\n f.write(b)\n"
                       " f.flush(); os.fsync(f.fileno()); f.seek(0)"}
-    procs = [subprocess.Popen([sys.executable, "-c", code[k]]) for k in code]
-    os.sched_setaffinity(procs[0].pid, {others[0]})
-    os.sched_setaffinity(procs[1].pid, {cpu})
+    pin = {"busy": others[0], "bursts": cpu}
+    procs = []
     try:
+        for k in parts:
+            procs.append(subprocess.Popen([sys.executable, "-c", code[k]]))
+            if k in pin:
+                os.sched_setaffinity(procs[-1].pid, {pin[k]})
         yield
     finally:
         for p in procs:

@@ -91,7 +91,9 @@ class Chain(TypedDict, total=False):
     cycles five times each, alternately, at the start and the end (``add_ticks``, ``imul_ticks``:
     every reading; runs stored before they were kept hold the fastest of each five), and chains
     of ``short_adds`` and ``adds`` adds timed alternately for the fixed part (``short_ticks``,
-    ``long_ticks``). ``kind``: add, or none where no chain exists."""
+    ``long_ticks``), and of ``imul_block`` and ``imuls`` imuls for the imul chain's
+    (``imul_short_ticks``, ``imul_long_ticks``; runs stored before 2026-12-02 have none).
+    ``kind``: add, or none where no chain exists."""
 
     kind: str
     adds: int
@@ -102,6 +104,9 @@ class Chain(TypedDict, total=False):
     short_adds: int
     short_ticks: list[int]
     long_ticks: list[int]
+    imul_block: int
+    imul_short_ticks: list[int]
+    imul_long_ticks: list[int]
 
 
 class TimerOverhead(TypedDict):
@@ -278,7 +283,8 @@ class RunnerResult(TypedDict, total=False):
     """A runner's result line for one benchmark (engine/measure.c; runner/protocol.py), with
     what interleave.merge adds when processes are combined. Per sample (one batch): ``n``
     operations, ``ticks`` of the timer (``unit``: ticks or ns), ``cal`` ticks of the add chain
-    timed next to it, ``disturbed`` (1: a context switch or migration), ``pmu_cycles`` (a PMU's
+    timed next to it, ``disturbed`` (engine/disturb.h's bits: 1 preempted, 2 migrated, 4 an
+    interrupt taken on its CPU during the batch), ``pmu_cycles`` (a PMU's
     cycles event, where one exists) and ``counters`` (perf groups' reads, -e). ``ladder``
     batch sizes per round, ``rounds`` run; ``timer_overhead`` the timer pair's cost (min,
     median ticks); ``chain`` this process's calibration chains (``chains``: one per process,
@@ -300,6 +306,8 @@ class RunnerResult(TypedDict, total=False):
     timer_overhead: TimerOverhead
     disturb_source: str
     cpu: int
+    irqs: int | None  # interrupts counted on its CPU during the timed batches; None: not counted
+    irq_source: str  # how they were counted, or "none: " and why not
     chain: Chain
     chains: list[Chain]
     verified: bool
@@ -316,6 +324,7 @@ class RunnerResult(TypedDict, total=False):
     n: list[int]
     ticks: list[int]
     cal: list[int]
+    cal_imul: list[int] | None  # ticks of the imul chain timed after each batch, after the add chain
     disturbed: list[int]
     pmu_cycles: list[int]
     counters: ResultCounters

@@ -220,8 +220,8 @@ def test_environment_line_counts_trimmed_of_all_samples() -> None:
     from cyclebench.report.console import environment_lines
     rows = [Result(line={"disturb_source": "perf"}, n_samples=150, n_trimmed=140, n_disturbed=10),
             Result(line={"disturb_source": "perf"}, n_samples=200, n_trimmed=100, n_disturbed=0)]
-    line = next(x for x in environment_lines(rows) if x.startswith("slow side trimmed"))
-    assert line.startswith("slow side trimmed: 240 of 600 samples")
+    line = next(x for x in environment_lines(rows) if x.startswith("trimmed"))
+    assert line.startswith("trimmed: 240 of 600 samples")
 
 
 def test_a_min_below_zero_is_no_cost() -> None:

@@ -131,3 +131,69 @@ uint64_t cb_pmu_read(const cb_pmu *p) {
     if (p->fd >= 0 && read(p->fd, &v, sizeof v) != (ssize_t)sizeof v) v = 0;
     return v;
 }
+
+/* The hard interrupts' entry tracepoints: the generic one every device IRQ passes through, and
+ * x86's vectors that bypass it (the local APIC timer, IPIs, irq_work). Absent ones are skipped. */
+static const char *const irq_events[CB_IRQ_EVENTS] = {
+    "irq/irq_handler_entry",           "irq_vectors/local_timer_entry",
+    "irq_vectors/call_function_entry", "irq_vectors/call_function_single_entry",
+    "irq_vectors/reschedule_entry",    "irq_vectors/irq_work_entry",
+    "irq_vectors/x86_platform_ipi_entry", "irq_vectors/thermal_apic_entry"};
+
+static long tracepoint_id(const char *event) {
+    static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+    for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/events/%s/id", roots[i], event);
+        FILE *f = fopen(path, "re");
+        if (!f) continue;
+        long id = -1;
+        if (fscanf(f, "%ld", &id) != 1) id = -1;
+        fclose(f);
+        if (id >= 0) return id;
+    }
+    return -1;
+}
+
+void cb_irq_open(cb_irq *q, int cpu) {
+    memset(q, 0, sizeof *q);
+    q->fd = -1;
+    q->cpu = cpu;
+    if (cpu < 0) {
+        snprintf(q->why, sizeof q->why, "not pinned to one CPU");
+        return;
+    }
+    int err = 0;
+    for (int i = 0; i < CB_IRQ_EVENTS; i++) {
+        long id = tracepoint_id(irq_events[i]);
+        if (id < 0) continue;
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof a);
+        a.size = sizeof a;
+        a.type = PERF_TYPE_TRACEPOINT;
+        a.config = (uint64_t)id;
+        a.read_format = PERF_FORMAT_GROUP;
+        int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, q->fd, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+            err = errno;
+            if (q->fd < 0) break; /* no leader: the others would fail alike */
+            continue;
+        }
+        if (q->fd < 0) q->fd = fd;
+        q->nevents++;
+    }
+    if (q->fd < 0)
+        snprintf(q->why, sizeof q->why, "%s", err ? strerror(err) : "no tracefs (mount -t tracefs nodev /sys/kernel/tracing)");
+}
+
+uint64_t cb_irq_read(const cb_irq *q) {
+    uint64_t buf[1 + CB_IRQ_EVENTS] = {0}, sum = 0;
+    if (q->fd < 0 || read(q->fd, buf, sizeof buf) < (ssize_t)sizeof(uint64_t)) return 0;
+    for (uint64_t i = 0; i < buf[0] && i < CB_IRQ_EVENTS; i++) sum += buf[1 + i];
+    return sum;
+}
+
+void cb_irq_close(cb_irq *q) {
+    if (q->fd >= 0) close(q->fd); /* the group's members go with the process; the leader stops them counting */
+    q->fd = -1;
+}

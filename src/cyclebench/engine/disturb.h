@@ -24,6 +24,8 @@
 /* What cb_disturb_changed returns, or-ed: the flag stored per sample (0: undisturbed). */
 #define CB_DISTURB_PREEMPTED 1 /* kept off its CPU while something else ran */
 #define CB_DISTURB_MIGRATED 2  /* on another CPU after the batch */
+#define CB_DISTURB_INTERRUPTED 4 /* an interrupt was taken on its CPU during the timed batch (cb_irq):
+                                  * not a disturbance of the result, a batch the estimate may leave out */
 
 typedef struct cb_disturb_reading {
     int64_t nivcsw, nvcsw; /* involuntary and voluntary switches */
@@ -55,6 +57,30 @@ typedef struct cb_pmu {
 void cb_pmu_open(cb_pmu *p);
 /* Current count, or 0 when not open. */
 uint64_t cb_pmu_read(const cb_pmu *p);
+/* Interrupts taken on the measuring CPU (docs/method.md §4): a device's completions (an fsync'd
+ * writer's disk: ~2,600 a second on the CPU its queue is bound to, a managed IRQ the guest cannot
+ * move) or the timer tick run inside a batch and lengthen it without a context switch, so nothing
+ * above sees them, and they biased cycles~ of add chains by +0.3% beside such a writer (AMD EPYC
+ * guest). Counted by the kernel's tracepoints (irq:irq_handler_entry and x86's
+ * irq_vectors:*_entry), one event group on the pinned CPU (pid -1, so no cost at the benchmark's
+ * context switches, unlike a per-task event: see the note above), read before and after each
+ * timed batch. Needs tracefs (/sys/kernel/tracing or /sys/kernel/debug/tracing) and the right to
+ * count a whole CPU (root, CAP_PERFMON or perf_event_paranoid ≤ 0); else fd stays -1 and
+ * `why` says what was missing. */
+#define CB_IRQ_EVENTS 8
+typedef struct cb_irq {
+    int fd;             /* group leader, -1 when not counting */
+    int nevents;        /* events in the group */
+    int cpu;            /* the CPU counted */
+    char why[96];       /* why not, when fd is -1 */
+} cb_irq;
+
+/* Opens the counters on `cpu` (the one the runner is pinned to; -1: not pinned, nothing counted). */
+void cb_irq_open(cb_irq *q, int cpu);
+/* Interrupts on the CPU so far (all the group's events summed), or 0 when not counting. */
+uint64_t cb_irq_read(const cb_irq *q);
+void cb_irq_close(cb_irq *q);
+
 /* Reads the counters; returns what happened since the previous read (CB_DISTURB_*, 0: nothing). */
 int cb_disturb_changed(cb_disturb *d);
 /* What detected it: "nivcsw+run_delay" (schedstat), "nivcsw" (every involuntary switch), or "none". */

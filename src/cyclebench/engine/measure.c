@@ -97,7 +97,8 @@ typedef struct job {
     uint64_t n_base, sizing_ns, warmup_ns, measured_ns; /* sizing + warm-up + measured: what max_time caps */
     int rounds;
     double per_op_ns;
-    uint64_t *n, *ticks, *cal, *pmu;
+    uint64_t *n, *ticks, *cal, *cal_imul, *pmu;
+    uint64_t irqs; /* interrupts counted during its timed batches */
     uint64_t *creads; /* per sample: every counter group's raw read, concatenated */
     unsigned char *disturbed;
     size_t idx;
@@ -156,14 +157,14 @@ typedef struct {
  * struct comes back in two), so no memory access is on the chain. */
 static __attribute__((noinline)) chain_reading chain_timed(uint64_t x, int imul, int blocks) {
     uint64_t t0 = cb_timer_start();
-    x = imul ? cb_imul_chain(x) : cb_add_chain(x, blocks);
+    x = imul ? cb_imul_chain(x, blocks) : cb_add_chain(x, blocks);
     uint64_t t = elapsed(t0, timer_stop());
     return (chain_reading){x, t};
 }
 #endif
 
-/* One timed chain: imul, or `blocks` blocks of adds. An add chain runs the whole timed path
- * once untimed with one block first, so the timed run finds its code in the instruction
+/* One timed chain: `blocks` blocks of imuls (0: CB_CHAIN_IMULS of them), or of adds. The whole
+ * timed path runs once untimed first with one block, so the timed run finds its code in the instruction
  * caches. Right after a batch it often did not (the body's code, or the host's other work,
  * had evicted it): on an AMD EPYC (Zen 3) guest the reading after a batch was up to 20% slower
  * than one right after it, and cycles~ of 300 adds read 2–9% low in 58 of 200 runs; warmed,
@@ -173,7 +174,7 @@ uint64_t cb_chain_ticks(int imul, int blocks) {
 #if CB_HAVE_CHAIN
     static uint64_t v = 1;
     uint64_t x = v;
-    if (!imul) x = chain_timed(x, 0, 1).x;
+    x = chain_timed(x, imul, 1).x;
     chain_reading r = chain_timed(x, imul, blocks);
     v = r.x;
     return chain_short ? r.ticks - r.ticks / 100 : r.ticks;
@@ -271,12 +272,16 @@ static int perf_words(const cb_perf_groups *g) {
     return w;
 }
 
-static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu, const cb_perf_groups *perf) {
+static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu, const cb_irq *irq,
+                       const cb_perf_groups *perf) {
     uint64_t nb = (uint64_t)k * j->n_base, m0 = cb_now_ns();
     cb_disturb_changed(d);
     uint64_t p0 = cb_pmu_read(pmu); /* outside the timed interval; the slope drops its fixed cost */
     if (perf) cb_perf_start(perf); /* the ioctls are a fixed cost per batch: the slope drops it too */
+    uint64_t q0 = cb_irq_read(irq); /* next to the timed interval: an interrupt in the chain below is not the batch's */
     j->ticks[j->idx] = timed_batch(j->b, &j->s, nb);
+    uint64_t irqs = cb_irq_read(irq) - q0;
+    j->irqs += irqs;
     if (perf) {
         cb_perf_stop(perf);
         uint64_t *w = j->creads + j->idx * (size_t)perf_words(perf);
@@ -285,7 +290,8 @@ static void job_sample(job *j, int k, cb_disturb *d, const cb_pmu *pmu, const cb
     }
     j->pmu[j->idx] = cb_pmu_read(pmu) - p0;
     j->cal[j->idx] = cb_chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
-    j->disturbed[j->idx] = (unsigned char)cb_disturb_changed(d);
+    j->cal_imul[j->idx] = cb_chain_ticks(1, 0);
+    j->disturbed[j->idx] = (unsigned char)(cb_disturb_changed(d) | (irqs ? CB_DISTURB_INTERRUPTED : 0));
     j->n[j->idx++] = nb;
     j->measured_ns += cb_now_ns() - m0;
 }
@@ -299,9 +305,9 @@ static void shuffle(int *order, int K) {
     }
 }
 
-static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d, const cb_pmu *pmu,
+static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d, const cb_pmu *pmu, const cb_irq *irq,
                      uint64_t omin, uint64_t omed, const uint64_t *imul, const uint64_t *add,
-                     const uint64_t *shortr, const uint64_t *longr) {
+                     const uint64_t *shortr, const uint64_t *longr, const uint64_t *ishort, const uint64_t *ilong) {
     int verified = -1; /* -1: no verify hook */
     if (j->verify) {
         verified = ((cb_verify_fn)j->verify->fn)(&j->s) ? 1 : 0;
@@ -331,6 +337,10 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     cb_json_u64_array(out, shortr, CB_HAVE_CHAIN ? CB_CHAIN_FIXED_READS : 0);
     fputs(",\"long_ticks\":", out);
     cb_json_u64_array(out, longr, CB_HAVE_CHAIN ? CB_CHAIN_FIXED_READS : 0);
+    fprintf(out, ",\"imul_block\":%d,\"imul_short_ticks\":", CB_IMUL_BLOCK);
+    cb_json_u64_array(out, ishort, CB_HAVE_CHAIN ? CB_CHAIN_FIXED_READS : 0);
+    fputs(",\"imul_long_ticks\":", out);
+    cb_json_u64_array(out, ilong, CB_HAVE_CHAIN ? CB_CHAIN_FIXED_READS : 0);
     fprintf(out, "},\"verified\":%s,\"reason\":", verified < 0 ? "null" : verified ? "true" : "false");
     cb_json_str(out, j->s.skip_ == 2 ? j->s.reason_ : NULL);
     fputs(",\"n\":", out);
@@ -339,6 +349,9 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     cb_json_u64_array(out, j->ticks, j->idx);
     fputs(",\"cal\":", out);
     if (CB_HAVE_CHAIN) cb_json_u64_array(out, j->cal, j->idx);
+    else fputs("null", out);
+    fputs(",\"cal_imul\":", out);
+    if (CB_HAVE_CHAIN) cb_json_u64_array(out, j->cal_imul, j->idx);
     else fputs("null", out);
     if (o->perf) {
         int words = perf_words(o->perf);
@@ -361,18 +374,28 @@ static void job_emit(FILE *out, job *j, const cb_options *o, const cb_disturb *d
     else fputs("null", out);
     fputs(",\"pmu_error\":", out);
     cb_json_str(out, pmu->fd >= 0 ? NULL : strerror(pmu->error));
+    if (irq->fd >= 0) fprintf(out, ",\"irqs\":%llu", (unsigned long long)j->irqs);
+    else fputs(",\"irqs\":null", out);
+    fputs(",\"irq_source\":", out);
+    char src[160];
+    if (irq->fd >= 0) snprintf(src, sizeof src, "tracepoints on CPU %d (%d events)", irq->cpu, irq->nevents);
+    else snprintf(src, sizeof src, "none: %s", irq->why);
+    cb_json_str(out, src);
     fputs(",\"disturbed\":[", out);
     for (size_t i = 0; i < j->idx; i++) fprintf(out, i ? ",%d" : "%d", j->disturbed[i]);
     fputs("]}\n", out);
     fflush(out);
 }
 
-/* The fixed part of a timed chain (chain.h): one block and eight, alternately. Half the
- * readings before the rounds, half after (fill from 0 or from CB_CHAIN_FIXED_READS / 2). */
-static void chain_fixed(uint64_t *shortr, uint64_t *longr, int from) {
+/* The fixed part of a timed chain (chain.h): one block and eight, alternately; of the imul
+ * chain, one block and four. Half the readings before the rounds, half after (fill from 0 or
+ * from CB_CHAIN_FIXED_READS / 2). */
+static void chain_fixed(uint64_t *shortr, uint64_t *longr, uint64_t *ishort, uint64_t *ilong, int from) {
     for (int i = from; i < from + CB_CHAIN_FIXED_READS / 2; i++) {
         shortr[i] = cb_chain_ticks(0, 1);
         longr[i] = cb_chain_ticks(0, CB_CHAIN_ADDS / CB_CHAIN_BLOCK);
+        ishort[i] = cb_chain_ticks(1, 1);
+        ilong[i] = cb_chain_ticks(1, CB_CHAIN_IMULS / CB_IMUL_BLOCK);
     }
 }
 
@@ -388,6 +411,15 @@ static void chain_pair(uint64_t *add, uint64_t *imul) {
     }
 }
 
+/* The one CPU this thread may run on, or -1 when it may run on several. */
+static int pinned_cpu(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) return c;
+    return -1;
+}
+
 int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) {
     static job jobs[CB_MAX_JOBS];
     int K = o->ladder, rounds = 0, nactive = 0;
@@ -396,6 +428,8 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
     cb_disturb_open(&d);
     cb_pmu pmu;
     cb_pmu_open(&pmu);
+    cb_irq irq;
+    cb_irq_open(&irq, pinned_cpu());
     if (o->perf) cb_perf_open(o->perf);
     for (int i = 0; i < nreq; i++) {
         job *j = &jobs[i];
@@ -416,10 +450,11 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
         j->n = malloc(cap * sizeof *j->n);
         j->ticks = malloc(cap * sizeof *j->ticks);
         j->cal = malloc(cap * sizeof *j->cal);
+        j->cal_imul = malloc(cap * sizeof *j->cal_imul);
         j->pmu = malloc(cap * sizeof *j->pmu);
         j->creads = malloc(cap * (size_t)(perf_words(o->perf) + 1) * sizeof *j->creads);
         j->disturbed = malloc(cap);
-        if (!order || !j->n || !j->ticks || !j->cal || !j->pmu || !j->creads || !j->disturbed) {
+        if (!order || !j->n || !j->ticks || !j->cal || !j->cal_imul || !j->pmu || !j->creads || !j->disturbed) {
             emit_outcome(out, "fail", j->req, "runner: out of memory for samples");
             j->active = 0;
             continue;
@@ -428,9 +463,10 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
     }
     uint64_t omin, omed, add[2 * CB_CHAIN_PAIR_READS] = {0}, imul[2 * CB_CHAIN_PAIR_READS] = {0};
     uint64_t shortr[CB_CHAIN_FIXED_READS], longr[CB_CHAIN_FIXED_READS];
+    uint64_t ishort[CB_CHAIN_FIXED_READS], ilong[CB_CHAIN_FIXED_READS];
     cb_timer_overhead(&omin, &omed);
     chain_pair(add, imul);
-    chain_fixed(shortr, longr, 0);
+    chain_fixed(shortr, longr, ishort, ilong, 0);
     /* A round is one shuffled pass over the ladder. With several jobs the round's order is
      * shared and they alternate batch by batch, in ABBA order (A B at one size, B A at the
      * next): the two batches of a pair are tens of microseconds apart, so drift of the core
@@ -442,25 +478,27 @@ int cb_measure(FILE *out, const cb_request *req, int nreq, const cb_options *o) 
         for (int k = 0; k < K; k++, step++)
             for (int i = 0; i < nreq; i++) {
                 job *j = &jobs[step % 2 ? nreq - 1 - i : i];
-                if (j->active) job_sample(j, order[k], &d, &pmu, o->perf);
+                if (j->active) job_sample(j, order[k], &d, &pmu, &irq, o->perf);
             }
     }
     chain_pair(add + CB_CHAIN_PAIR_READS, imul + CB_CHAIN_PAIR_READS);
-    chain_fixed(shortr, longr, CB_CHAIN_FIXED_READS / 2);
+    chain_fixed(shortr, longr, ishort, ilong, CB_CHAIN_FIXED_READS / 2);
     for (int i = 0; i < nreq; i++) {
         job *j = &jobs[i];
         if (!j->active) continue;
         j->rounds = done; /* the rounds run: fewer than planned when max_time stopped them */
-        job_emit(out, j, o, &d, &pmu, omin, omed, imul, add, shortr, longr);
+        job_emit(out, j, o, &d, &pmu, &irq, omin, omed, imul, add, shortr, longr, ishort, ilong);
         if (j->teardown) ((cb_fn)j->teardown->fn)(&j->s);
         cb_free_buffers(&j->s);
         free(j->n);
         free(j->ticks);
         free(j->cal);
+        free(j->cal_imul);
         free(j->pmu);
         free(j->creads);
         free(j->disturbed);
     }
     free(order);
+    cb_irq_close(&irq);
     return 0;
 }

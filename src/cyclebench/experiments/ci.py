@@ -36,6 +36,7 @@ from cyclebench.experiments.revpair import store_sitting as _store
 from cyclebench.gate import BOTH, BROKEN, COUNTS, FAIL, NEW, PASS, REMOVED, TIME, UNDECIDED, Counted, Gate, GateRow, Ref
 from cyclebench.gate import Relative as RelativeLook
 from cyclebench.model import Item
+from cyclebench.stats import batches
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -223,7 +224,7 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
                 sits: list[Sitting] = measure(sides.runners, [item], [(0, 1)], design, _time_rule(t), ws.progress)
                 sit = sits[0]
                 figures = _store(store, run_id, rate, sit, sides)
-                disturbed += sum(sum((o.result or {}).get("disturbed") or ()) for o in sit.outcomes)
+                disturbed += sum(int(batches.disturbed(o.result).sum()) for o in sit.outcomes)
                 look = sit.last((0, 1))
                 row = relative_row(sit, (0, 1), f"{item.bench} @ {base.short}", f"{item.bench} @ {head.short}",
                                    sit.verdict, design.alpha, t, {"equivalence": t,

@@ -44,7 +44,7 @@ from cyclebench.env import check, sysinfo
 from cyclebench.model import DISTURBED, OK, Outcome, Result
 from cyclebench.runner import Runner, interleave
 from cyclebench.runner.plan import MeasureOptions
-from cyclebench.stats import clock, estimate
+from cyclebench.stats import batches, clock, estimate
 from cyclebench.stats.ab import ALPHA, paired
 from cyclebench.stats.result import result_fields
 from cyclebench.stats.runs import cross_run
@@ -70,6 +70,12 @@ QUIET_FAILURES = 2  # ... or until it has failed this often with the host quiet:
 DISTURBED_MAX = 0.02  # more of its batches than this were preempted or migrated (engine/disturb.c)
 OTHERS_MAX = check.LOAD_PER_CPU  # the other CPUs were busier than this (/proc/stat), as `check`'s load WARN
 STEAL_MAX = 0.02  # the hypervisor took more than this of the runner's CPU (/proc/stat steal)
+# The add chain's clock lay this far below the imul chain's (clock.clock_split, the attempt's median
+# result): a 1-cycle op slowed by what the guest cannot see. On an AMD EPYC Zen 3 guest, nothing else
+# running, processes read −0.1…+0.4% in one sitting (add chains then within ±0.1% of their truth) and
+# +0.59% by the median in another, 20 minutes later (add chains +0.35…+0.50%, 100 imuls −0.27%).
+# Beyond SPLIT_BROKEN it is no host's: the clock itself is wrong (the timer-skip fault reads ~15%).
+SPLIT_MAX, SPLIT_BROKEN = 0.0025, 0.10
 PASS, FAIL, INCONCLUSIVE, NA = "PASS", "FAIL", "INCONCLUSIVE", "n/a"
 EXIT = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}  # exit status of `cyclebench selftest`
 ADVICE = ("run `cyclebench check`, run the selftest again when the machine is idle, or pin it to a quieter "
@@ -84,7 +90,8 @@ class HostSeen:
     """What the host did during one attempt (HostWatch): of the runner's ``batches`` this many
     ``disturbed`` (preempted or migrated); the other CPUs' busy share and the steal on the
     runner's CPU (0–1, None without /proc/stat); the load-average line; the attempt's wall
-    seconds; and why the host counts as busy (empty: quiet)."""
+    seconds; why the host counts as busy (empty: quiet); and the median of its results' clock
+    splits (clock.clock_split: imul clock ÷ add clock − 1; None where none was timed)."""
 
     disturbed: int
     batches: int
@@ -93,6 +100,7 @@ class HostSeen:
     load: str
     seconds: float
     busy: tuple[str, ...] = ()
+    split: float | None = None
 
 
 @dataclass(frozen=True)
@@ -161,8 +169,10 @@ class HostWatch:
     """The host's disturbance during one attempt of a check: the runner's disturbed batches
     (preempted or migrated, engine/disturb.c) of every outcome the attempt ``note``s, the other
     CPUs' busy time and the hypervisor's steal on the runner's CPU (/proc/stat, less this
-    process's own CPU time). The load average is recorded, not judged: it moves over a minute
-    and counts the selftest's own runner (1.0 of the 2-CPU VM's limit of 1.0)."""
+    process's own CPU time), and what /proc cannot show: the add chain slowed against the imul
+    chain timed beside it after every batch (clock.clock_split, SPLIT_MAX). The load average is
+    recorded, not judged: it moves over a minute and counts the selftest's own runner (1.0 of the
+    2-CPU VM's limit of 1.0)."""
 
     def __init__(self, cpu: int) -> None:
         self.cpu = cpu
@@ -170,13 +180,16 @@ class HostWatch:
 
     def start(self) -> None:
         self.disturbed = self.batches = 0
+        self.splits: list[float] = []
         self._t0, self._own0, self._times0 = time.monotonic(), _own_cpu_seconds(), check.cpu_times()
 
     def note(self, outs: list[Outcome]) -> None:
         for o in outs:
-            d = (o.result or {}).get("disturbed") or []
+            d = batches.disturbed(o.result)
             self.batches += len(d)
-            self.disturbed += sum(1 for x in d if x)
+            self.disturbed += int(d.sum())
+            if o.result and (s := clock.clock_split(o.result)) is not None:
+                self.splits.append(s)
 
     def stop(self) -> HostSeen:
         """What the host did since ``start``."""
@@ -188,9 +201,13 @@ class HostWatch:
             busy.append(f"other CPUs {act['others']:.0%} busy")
         if act["steal"] is not None and act["steal"] > STEAL_MAX:
             busy.append(f"{act['steal']:.0%} of CPU {self.cpu} stolen by the hypervisor")
+        split = float(np.median(self.splits)) if self.splits else None
+        if split is not None and SPLIT_MAX < split <= SPLIT_BROKEN:
+            busy.append(f"the add chain ran {split:.2%} slower than the imul chain beside it: a neighbour "
+                        "the guest cannot see, such as an SMT sibling on the host")
         return HostSeen(self.disturbed, self.batches, act["others"], act["steal"],
                         check.check_load(self.cpu, Path("/")).detail.split(";")[0], time.monotonic() - self._t0,
-                        tuple(busy))
+                        tuple(busy), split)
 
 
 def _own_cpu_seconds() -> float:

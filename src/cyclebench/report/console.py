@@ -357,8 +357,9 @@ def environment_lines(rows: Iterable[Result]) -> list[str]:
     if trimmed:
         total = sum((r.get("n_samples") or 0) + (r.get("n_trimmed") or 0) + (r.get("n_disturbed") or 0)
                     for r in rows)  # n_samples counts the samples the estimate used
-        lines.append(f"slow side trimmed: {trimmed} of {total} samples (above their round's median and > 1% over "
-                     "its fastest: interrupts and VM exits add time, never remove it)")
+        lines.append(f"trimmed: {trimmed} of {total} samples (an interrupt counted on the CPU during the batch, or "
+                     "above their round's median and > 1% over its fastest: interrupts and VM exits add time, "
+                     "never remove it)")
     ghz = [r["core_ghz"] for r in rows if r.get("core_ghz")]
     if ghz:
         stab = max((r.get("ratio_rcv") or 0) for r in rows)

@@ -31,7 +31,7 @@ from cyclebench.runner.plan import MeasureOptions
 
 MIN_ROUNDS = 5  # rounds per process at least: fewer processes when the rounds are few
 SAFE_ROUNDS = 10  # below this per process, A/A false positives were seen (docs/method.md §5)
-SUMMED = ("rounds", "measured_ns", "total_iters", "warmup_ns", "sizing_ns")
+SUMMED = ("rounds", "measured_ns", "total_iters", "warmup_ns", "sizing_ns", "irqs")
 
 
 def split(repeat: int, processes: int) -> list[int]:
@@ -52,8 +52,9 @@ def merge(results: Sequence[RunnerResult]) -> RunnerResult:
     out = dict(results[0])
     for key in ("n", "ticks", "disturbed"):
         out[key] = [x for r in results for x in (r.get(key) or [])]
-    cals = [r.get("cal") for r in results]
-    out["cal"] = None if any(c is None for c in cals) else [x for c in cals for x in c]
+    for key in ("cal", "cal_imul"):
+        cals = [r.get(key) for r in results]
+        out[key] = None if any(c is None for c in cals) else [x for c in cals for x in c]
     pmu = [r.get("pmu_cycles") for r in results]
     out["pmu_cycles"] = None if any(p is None for p in pmu) else [x for p in pmu for x in p]
     if all(r.get("counters") for r in results):

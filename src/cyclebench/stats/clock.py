@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from cyclebench.model import CalibrationLine, RunnerResult
+from cyclebench.stats import batches
 from cyclebench.stats.resample import row_nanmedians
 
 # A chosen rate that differs from the measured one by more than this is not trusted.
@@ -154,7 +155,10 @@ def core_ratio(result: RunnerResult) -> np.ndarray | None:
 def chain_agreement(result: RunnerResult) -> float | None:
     """Clock from the imul chain ÷ clock from the add chain (1.0 when both latencies hold).
 
-    Both chains are timed alternately five times at the start and at the end of the
+    Where the runner timed an imul chain after every batch as well as the add chain
+    (``cal_imul``, and each chain's fixed part: ``imul_short_ticks``/``imul_long_ticks``), the
+    ratio is ``1 + clock_split``: hundreds of readings of each, a process's within 0.1%. Else
+    from the chains timed alternately five times at the start and at the end of the
     measurement; each one's trimmed mean is used (_trimmed_mean: interrupted readings left out),
     less the fixed part (same call and fences). The mean, not the fastest: on a TSC that
     advances in steps (26 ticks on an AMD EPYC guest, 2.4% of the imul chain) the fastest of
@@ -166,6 +170,9 @@ def chain_agreement(result: RunnerResult) -> float | None:
     reading was kept hold the fastest of each five (two values a chain): read as they were
     read, the fastest of them, so a stored ratio is derived again as it was.
     """
+    split = clock_split(result)
+    if split is not None:
+        return 1 + split
     chain = result.get("chain") or {}
     if chain.get("kind") != "add":
         return None
@@ -182,6 +189,52 @@ def chain_agreement(result: RunnerResult) -> float | None:
     if add_t <= 0 or imul_t <= 0:
         return None
     return (chain["imuls"] * chain["imul_latency"] / imul_t) / (chain["adds"] / add_t)
+
+
+def imul_fixed(chain: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """The fixed part of a timed imul chain, in ticks, and its standard error: chain_fixed's
+    rule over chains of ``imul_block`` and ``imuls`` imuls. None where they were not timed."""
+    chain = chain or {}
+    short, imuls = chain.get("imul_block"), chain.get("imuls")
+    if not short or not imuls or not chain.get("imul_short_ticks") or not chain.get("imul_long_ticks"):
+        return None
+    return _fixed(short, imuls, tuple(chain["imul_short_ticks"]), tuple(chain["imul_long_ticks"]))
+
+
+def clock_split(result: RunnerResult) -> float | None:
+    """How far the imul chain's clock lies from the add chain's: (imul clock ÷ add clock) − 1,
+    the mean over the result's processes, each from the chains timed after its undisturbed
+    batches (trimmed means, less each chain's own fixed part). None where the runner timed no
+    imul chain per batch.
+
+    Both chains can only run at or below their latency's rate, so the clock lies at or above
+    both; a 1-cycle chain slowed by something the guest cannot see (an SMT sibling on the host;
+    docs/method.md §3) shows as a positive split. On an AMD EPYC Zen 3 guest with nothing else
+    running, 16 processes read +0.3…+2.4%, and 100 imuls read −(split − 0.4%) cycles~ with it
+    (correlation −0.84): the add chain's clock under-reads them by the split."""
+    cal, cim = result.get("cal"), result.get("cal_imul")
+    chain = result.get("chain") or {}
+    if not cal or not cim or len(cal) != len(cim) or chain.get("kind") != "add":
+        return None
+    chains = result.get("chains") or [chain]
+    procs = result.get("process_rounds") or [None]
+    per = [int(r) * int(result.get("ladder") or 8) for r in procs] if all(isinstance(r, int) for r in procs) else []
+    if len(chains) != len(per) or sum(per) != len(cal):
+        chains, per = [chain], [len(cal)]
+    ok = ~batches.disturbed(result)
+    a, m = np.asarray(cal, dtype=float), np.asarray(cim, dtype=float)
+    splits, at = [], 0
+    for c, k in zip(chains, per, strict=True):
+        fa, fm = chain_fixed(c), imul_fixed(c)
+        sel = slice(at, at + k)
+        at += k
+        if fa is None or fm is None:
+            continue
+        ta = _trimmed_mean(a[sel][ok[sel]])[0] - fa[0]
+        tm = _trimmed_mean(m[sel][ok[sel]])[0] - fm[0]
+        if np.isfinite(ta) and np.isfinite(tm) and ta > 0 and tm > 0:
+            splits.append((c["imuls"] * c["imul_latency"] / tm) / (c["adds"] / ta) - 1)
+    return float(np.mean(splits)) if splits else None
 
 
 def _round_value(ratios: np.ndarray) -> float:
@@ -258,8 +311,7 @@ def shared_round_ratio(results: Sequence[RunnerResult]) -> list[np.ndarray | Non
     ratios = [core_ratio(r) for r in results]
     for i, (r, q) in enumerate(zip(results, ratios, strict=True)):
         if q is not None:
-            dist = np.asarray(r.get("disturbed") or [0] * len(q))
-            ratios[i] = np.where(np.asarray([d in (0, None) for d in dist]), q, np.nan)
+            ratios[i] = np.where(batches.disturbed(r), np.nan, q)  # an interrupted batch's chain is not: it is trimmed
     groups = {int(r.get("ladder") or 8) for r in results}
     have = [q for q in ratios if q is not None]
     if len(groups) != 1:  # not measured in step: each on its own
@@ -277,7 +329,8 @@ def round_costs(result: RunnerResult, ratio: np.ndarray | None = None) -> tuple[
     """Per-round per-op slopes of a runner result, one entry per round (NaN for a round
     without one), in cycles~ when the add chain was timed, else in the timer's unit.
 
-    Disturbed samples and the slow side of each round (stats.slow_side) are left out. The rounds of
+    Disturbed and interrupted samples (stats.batches) and the slow side of each round
+    (stats.slow_side) are left out. The rounds of
     benchmarks measured together in one process pair up by index (they alternate batch by
     batch), which is what compare.paired needs; pass ``ratio`` from shared_round_ratio
     for them. Returns (slopes, unit).
@@ -286,14 +339,16 @@ def round_costs(result: RunnerResult, ratio: np.ndarray | None = None) -> tuple[
 
     n = np.asarray(result["n"], dtype=float)
     t = np.asarray(result["ticks"], dtype=float)
-    dist = result.get("disturbed") or [0] * len(n)
-    keep = np.asarray([d in (0, None) for d in dist])
+    keep = ~batches.disturbed(result)
+    readings = keep.copy()  # the chain after an interrupted batch is read as any: its own interrupts are trimmed
+    keep &= ~batches.interrupted(result, keep)
     group = int(result.get("ladder") or 8)
-    keep &= ~slow_side(n, t, group, keep, float((result.get("timer_overhead") or {}).get("median") or 0))
+    slow = slow_side(n, t, group, keep, float((result.get("timer_overhead") or {}).get("median") or 0))
+    keep &= ~slow
     if ratio is None:
         raw = core_ratio(result)
         if raw is None:
             return round_slopes(n, t, group, keep, aligned=True), str(result.get("unit", "ticks"))
-        ratio = round_ratio(np.where(keep, raw, np.nan), group)
+        ratio = round_ratio(np.where(readings & ~slow, raw, np.nan), group)
     keep &= np.isfinite(ratio)
     return round_slopes(n, t * np.nan_to_num(ratio), group, keep, aligned=True), "cycles~"

@@ -25,7 +25,8 @@ from cyclebench.model import (
     Result,
     RunnerResult,
 )
-from cyclebench.stats import clock
+from cyclebench.stats import batches, clock
+from cyclebench.stats.batches import DISTURBED_SHARE, INTERRUPTED, MIGRATED, MIN_CLEAN, PREEMPTED
 from cyclebench.stats.estimators import NotEnoughSamples, combine_difference, estimate, round_slopes, slow_side
 
 # Standard normal quantiles from the standard library's inverse cdf (Wichura's AS241, as
@@ -55,21 +56,20 @@ def derived(per_op: dict[str, float]) -> dict[str, float]:
 
 
 # What a runner's result line holds per sample (n, ticks, cal, disturbed, pmu_cycles: the samples
-# table's) and the raw counter reads (decoded into counter_fields'): not part of the result's line.
-_SAMPLES = frozenset(("n", "ticks", "cal", "disturbed", "pmu_cycles", "counters"))
+# table's; cal_imul: read into chain_agreement) and the raw counter reads (decoded into
+# counter_fields'): not part of the result's line.
+_SAMPLES = frozenset(("n", "ticks", "cal", "cal_imul", "disturbed", "pmu_cycles", "counters"))
 
-# The runner's per-batch flag (engine/disturb.h): or-ed bits, 0 undisturbed.
-PREEMPTED, MIGRATED = 1, 2
-DISTURBED_SHARE = 0.5  # more batches disturbed than this: rejection cannot apply, the result is disturbed
-MIN_CLEAN = 3  # nor when fewer undisturbed batches than this would be left
+# The runner's per-batch flag (engine/disturb.h): or-ed bits, 0 undisturbed (stats.batches).
 
 
 def disturbance(res: Mapping[str, Any] | None) -> Disturbance:
     """How many of a runner result's batches were disturbed: ``batches``, ``disturbed``,
     ``preempted`` (another task held the CPU: an involuntary switch, or a wake-up kept
     waiting) and ``migrated`` (moved to another CPU); a batch may be both. Flags from
-    before the bits (any switch or migration: 1) count as preempted."""
-    flags = [int(x or 0) for x in ((res or {}).get("disturbed") or [])]
+    before the bits (any switch or migration: 1) count as preempted; an interrupted batch
+    (stats.batches) is not disturbed."""
+    flags = [int(x or 0) & ~INTERRUPTED for x in ((res or {}).get("disturbed") or [])]
     n = len((res or {}).get("n") or flags)
     return {"batches": n, "disturbed": sum(1 for f in flags if f),
             "preempted": sum(1 for f in flags if f & PREEMPTED or f & ~(PREEMPTED | MIGRATED)),
@@ -162,15 +162,18 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
         if status == OK:
             status, reason = DISTURBED, note
     else:
-        keep &= np.asarray([not x for x in (res.get("disturbed") or [0] * len(n))], dtype=bool)
+        keep &= ~batches.disturbed(res)
     n_disturbed = int(len(n) - keep.sum())  # dropped: disturbed (unless storm) or without a clock
     seed = int(res.get("seed", 0)) & 0xFFFFFFFF
     group = res.get("ladder")
     n_trimmed = None
+    hit = np.zeros(len(n), dtype=bool)
     if not storm:  # a disturbed result's batches vary by how much of each the other program took
-        hit = slow_side(n, t, group, keep, float(timer_overhead or 0))
-        n_trimmed = int(hit.sum())
+        hit = batches.interrupted(res, keep)  # counted with the slow side: both are time a batch was not the body's
         keep &= ~hit
+        slow = slow_side(n, t, group, keep, float(timer_overhead or 0))
+        n_trimmed = int(hit.sum() + slow.sum())
+        keep &= ~slow
     row = replace(row, status=status, reason=reason, unit=unit, timer_overhead=timer_overhead, line=line,
                   n_disturbed=n_disturbed, n_trimmed=n_trimmed)
     try:
@@ -181,7 +184,8 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
         return row
     row = replace(row, **est.to_dict(), ns_per_op=est.per_op * 1e9 / rate_hz if unit != "ns" else est.per_op)
     if ratio is not None:
-        smooth = clock.round_ratio(np.where(keep, ratio, np.nan), group)
+        # the chains after interrupted batches count (clock.round_costs reads them alike)
+        smooth = clock.round_ratio(np.where(keep | hit, ratio, np.nan), group)
         cyc = estimate(n, np.where(keep, t * np.nan_to_num(smooth), 0.0), seed=seed, group=group, keep=keep)
         r = ratio[keep]
         row = replace(
@@ -196,7 +200,7 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
         if row.per_op is not None:  # always: the estimate set it
             row = replace(row, ns_per_op=row.per_op * 1e9 / rate_hz if unit != "ns" else row.per_op)
     if ratio is not None and row.cycles_per_op is not None:
-        row = with_calibration(row, clock.calibration_rse(res))
+        row = with_calibration(row, clock.calibration_rse(res), clock.clock_split(res) or 0.0)
     if events:
         row = replace(row, counters=counter_fields(res, events, n, group, keep, seed))
     if res.get("pmu_cycles"):  # a real PMU: the cycles event per op, and how well cycles~ agrees
@@ -214,16 +218,21 @@ def result_fields(outcome: Outcome, rate_hz: float, variant: str = "",
 CALIBRATION_FLOOR = 0.001
 
 
-def with_calibration(row: Result, rse_fixed: float) -> Result:
+def with_calibration(row: Result, rse_fixed: float, split: float = 0.0) -> Result:
     """A new record: ``row``'s cycles~ CI widened by the calibration's own relative uncertainty,
     in quadrature: the fixed part's standard error (clock.calibration_rse; ``rse_fixed``, a
-    fraction of the clock) and CALIBRATION_FLOOR, both common to every round of a run, so no
-    spread between rounds or processes shows them. The total relative standard error goes to
-    its ``calibration_rse``. Raises TypeError when ``row`` has no cycles~ figure."""
+    fraction of the clock), CALIBRATION_FLOOR, and the chains' disagreement (clock.clock_split;
+    ``split``, a fraction): all common to every round of a run, so no spread between rounds or
+    processes shows them. The disagreement counts as a uniform distribution of the clock between
+    the add chain's and the imul chain's (GUM §4.3.7: u = half-width / √3 of a span wholly
+    covered, here |split| / √3), so the 95% CI reaches 1.13 × |split| from the estimate: code of
+    3-cycle ops read |split| low with the add chain's clock (clock.clock_split). The total
+    relative standard error goes to its ``calibration_rse``. Raises TypeError when ``row`` has
+    no cycles~ figure."""
     est, lo, hi = row.cycles_per_op, row.cycles_ci_low, row.cycles_ci_high
     if est is None or lo is None or hi is None:
         raise TypeError(f"{row!r} has no cycles~ figure to widen")
-    rse = float(np.hypot(rse_fixed, CALIBRATION_FLOOR))
+    rse = float(np.hypot(np.hypot(rse_fixed, CALIBRATION_FLOOR), abs(split) / np.sqrt(3)))
     cal = Z_95 * abs(est) * rse
     return replace(row, cycles_ci_low=est - float(np.hypot(est - lo, cal)),
                    cycles_ci_high=est + float(np.hypot(hi - est, cal)), calibration_rse=rse)
