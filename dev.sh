@@ -138,8 +138,24 @@ install_benchstat() {
         || echo "dev.sh: benchstat could not be installed; its export tests will be skipped" >&2
 }
 
+# The kernel's tracepoints count the interrupts taken on the measured CPU during each batch
+# (engine/disturb.h; docs/method.md §4): they are read from tracefs, which a fresh machine may not have
+# mounted. Mounted here when root (for the running system only); without it batches are not checked
+# for interrupts, and `cyclebench check` says so.
+tracefs() {
+    [ -e /sys/kernel/tracing/events ] || [ -e /sys/kernel/debug/tracing/events ] && return 0
+    if [ "$(id -u)" -eq 0 ] && [ -d /sys/kernel/tracing ]; then
+        mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null \
+            || echo "dev.sh: tracefs could not be mounted: interrupts in a batch will not be seen" >&2
+    else
+        echo "dev.sh: tracefs is not mounted (as root: mount -t tracefs nodev /sys/kernel/tracing):" \
+             "interrupts in a batch will not be seen" >&2
+    fi
+}
+
 setup() {
     if [ "${1:-}" = test ]; then sysdeps run test; else sysdeps run; fi
+    tracefs
     local stamp="$VENV/.installed"
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
