@@ -71,3 +71,15 @@ def test_an_imul_chain_is_timed_after_every_batch_with_its_own_fixed_part(binary
     assert np.median(res["cal_imul"]) > 0
     row = result_fields(Outcome(out.bench, None, "ok", result=res), 1e9)
     assert row.chain_agreement == pytest.approx(1 + split)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or TRACEFS is None,
+                    reason="counting a whole CPU's interrupts needs root and tracefs (bash dev.sh mounts it as root)")
+def test_a_pinned_runner_keeps_the_tracepoints_registered_for_the_process() -> None:
+    """Held once a process (runner/tracepoints.py): every interrupt tracepoint the engine opens,
+    so a runner's exit does not unregister them (0.28 s a process where none was held)."""
+    from cyclebench.runner import tracepoints
+
+    present = sum((TRACEFS / "events" / e / "id").exists() for e in tracepoints.EVENTS)
+    assert tracepoints.hold() == present > 0
+    assert tracepoints.hold() == present  # once: no more descriptors

@@ -76,8 +76,8 @@ def _chain_result(split: float, fixed_add: float = 62.0, fixed_imul: float = 58.
              "imul_short_ticks": reads(fixed_imul, 384, tick_imul, 128),
              "imul_long_ticks": reads(fixed_imul, 1536, tick_imul, 128),
              "add_ticks": reads(fixed_add, 2048, tick_add, 10), "imul_ticks": reads(fixed_imul, 1536, tick_imul, 10)}
-    return {"chain": chain, "cal": reads(fixed_add, 2048, tick_add, n), "cal_imul": reads(fixed_imul, 1536, tick_imul, n),
-            "n": list(range(n)), "disturbed": [0] * n, "ladder": 8}
+    return {"chain": chain, "cal": reads(fixed_add, 2048, tick_add, n),
+            "cal_imul": reads(fixed_imul, 1536, tick_imul, n), "n": list(range(n)), "disturbed": [0] * n, "ladder": 8}
 
 
 @pytest.mark.parametrize("split", [0.0, 0.006, 0.024])

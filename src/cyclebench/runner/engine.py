@@ -29,6 +29,7 @@ from cyclebench.model import (
     RunnerLine,
     RunnerResult,
 )
+from cyclebench.runner import tracepoints
 from cyclebench.runner.child import Child, run_child
 from cyclebench.runner.plan import MeasureOptions
 from cyclebench.runner.protocol import classify, last_stderr_line, parse_lines, signal_name
@@ -49,6 +50,8 @@ class Runner:
         self.fifo = fifo
         self.launcher = launcher or []  # e.g. qemu-user for a cross target: results are *emulated*
         self._listed: list[BenchInfo] | None = None
+        if cpu is not None:  # a pinned runner counts its CPU's interrupts: keep their tracepoints registered
+            tracepoints.hold()
 
     def _argv(self, *args: str) -> list[str]:
         argv = [*self.launcher, str(self.binary), *args]
