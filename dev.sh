@@ -48,7 +48,7 @@ present() {  # is a tools.tsv probe found here (the rules of env/tools.py: prese
             if [ -n "$llvm" ]; then command -v "llvm-mca-${llvm#llvm-}" >/dev/null 2>&1; return; fi
             compgen -c llvm-mca | grep -qE '^llvm-mca(-[0-9]+)?$' ;;
         lib*.so) [ "$(cc -print-file-name="$what" 2>/dev/null)" != "$what" ] ;;  # where the compiler looks for -l
-        lib*.so.*) ldconfig -p 2>/dev/null | grep -qF "$what" ;;
+        lib*.so.*) { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -qF "$what" ;;  # /sbin: off a bare PATH
         /*) [ -x "$what" ] ;;
         *) command -v "$what" >/dev/null 2>&1 ;;
     esac
