@@ -41,8 +41,15 @@ def test_the_tick_on_the_pinned_cpu_is_counted_and_its_batches_left_out(binary: 
     flagged = int(((batches.flags(res) & batches.INTERRUPTED) != 0).sum())
     assert res["irqs"] is not None and res["irqs"] >= flagged >= 1
     row = result_fields(out, 1e9)
-    if flagged <= len(res["n"]) / 2:
-        assert (row.n_trimmed or 0) >= flagged and row.n_disturbed == 0
+    # Beside a loaded CPU (a parallel test run) some batches are preempted too: those are the
+    # disturbed ones, and an interrupt alone never makes a batch one of them.
+    shared = batches.disturbed(res)
+    only = int((((batches.flags(res) & batches.INTERRUPTED) != 0) & ~shared).sum())
+    if row.n_trimmed is None:
+        pytest.skip(f"most batches were preempted ({int(shared.sum())} of {len(res['n'])}): machine busy")
+    assert row.n_disturbed == int(shared.sum())
+    if only <= (len(res["n"]) - shared.sum()) / 2 and len(res["n"]) - shared.sum() - only >= batches.MIN_CLEAN:
+        assert row.n_trimmed >= only
 
 
 def test_unpinned_no_interrupts_are_counted_and_it_says_why(binary: Path) -> None:
