@@ -101,3 +101,29 @@ def test_chains_that_disagree_are_a_neighbour_the_guest_cannot_see() -> None:
     assert _judged([1.035, 1.048, 1.041]) == INCONCLUSIVE
     assert _judged([1.035, 1.009]) == PASS
     assert _judged([1.25, 1.25, 1.25]) == FAIL
+
+
+def test_an_attempt_whose_add_chain_ran_slower_than_imul_beyond_host_bias_cannot_fail_a_check() -> None:
+    """+1 cycle read Δ 0.41 and 0.45 cycles~ beside a busy loop while the add chain ran 6.4–6.6%
+    slower than the imul chain beside it (the other vCPU on the same physical core): beyond the
+    bound a busy host explains, yet the host's; a split within SPLIT_EXPLAINS leaves the bound
+    in force, and a split beyond SPLIT_BROKEN is the clock's own fault."""
+    from types import SimpleNamespace
+
+    from cyclebench.experiments.selftest import SPLIT_BROKEN, SPLIT_EXPLAINS, Check, HostSeen, _judge
+
+    def judged(split: float) -> str:
+        class Watch(_Watch):
+            def stop(self):  # type: ignore[no-untyped-def]
+                busy = ("the add chain ran slower",) if split > 0.0025 and split <= SPLIT_BROKEN else ()
+                return HostSeen(0, 100, 0.0, 0.0, "0.00", 1.0, busy, split)
+
+        def attempt(_ctx: object) -> list[Check]:
+            return [Check("+1 cycle: add300 → add301", "slower, Δ = 1.00 ± 0.25", "Δ = 0.45", False,
+                          host_can_explain=False)]
+
+        return _judge(SimpleNamespace(watch=Watch()), ["+1 cycle: add300 → add301"], attempt)[0].status  # type: ignore[arg-type]
+
+    assert judged(0.065) == INCONCLUSIVE
+    assert judged(SPLIT_EXPLAINS / 2) == FAIL
+    assert judged(SPLIT_BROKEN * 1.5) == FAIL
