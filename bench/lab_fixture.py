@@ -25,7 +25,7 @@ left out with the reason.
     .venv/bin/python bench/lab_fixture.py --redo KIND # one step measured again, its run swapped in
 
 ``--redo KIND`` runs the step named KIND (its manifest "kind", one that makes one run) as a
-rebuild would, in a private directory of its own, and puts the run it made in lab.db in place of
+rebuild would (a step new to the fixture, the one after its last, is added so: its run the next id), in a private directory of its own, and puts the run it made in lab.db in place of
 the one it made before, under the same run id (its results replaced): one kind made by new code
 without measuring every other figure anew.
 
@@ -128,6 +128,8 @@ def _steps(work: Path, shas: list[str]) -> list[Step]:
         Step("import", ["import", str(work / "run1.json")]),
         Step("annotate", ["annotate", "chain/add400", "-f", chain, "--seconds", "0.3"], capture="annotate",
              needs=("perf",)),
+        Step("run --gbench", ["run", "--gbench", str(work / "gbench_chain"), "--processes", "6", "--min-time",
+                              "0.01", "--label", "lab=gbench"], needs=("g++",)),
     ]
 
 
@@ -143,6 +145,9 @@ def _prepare(work: Path) -> list[str]:
     for exe, flags in (("prog", []), ("prog_fi", ["-finstrument-functions"])):
         subprocess.run(["cc", "-O2", *flags, str(DATA / "profile_prog.c"), "-o", str(work / exe)], check=True)
     (work / "outside_bench.c").write_text(BENCH)
+    if shutil.which("g++"):  # a Google Benchmark executable (Debian's libbenchmark-dev) for `run --gbench`
+        subprocess.run(["g++", "-O2", str(DATA / "gbench_chain.cc"), "-o", str(work / "gbench_chain"), "-lbenchmark",
+                        "-lpthread"], check=True)
     return make_repo(work / "repo")
 
 
@@ -151,13 +156,22 @@ def redo(out: Path, kind: str) -> int:
     made one run, or it fails."""
     manifest = json.loads((out / "manifest.json").read_text())
     entry = next((e for e in manifest["steps"] if e["kind"] == kind), None)
-    if entry is None or len(entry.get("runs", [])) != 1:
+    if entry is not None and len(entry.get("runs", [])) != 1:
         raise SystemExit(f"{kind}: no step of the fixture that made one run")
-    target = int(entry["runs"][0])
     work = Path(tempfile.mkdtemp(prefix=PREFIX))
     try:
         shas = _prepare(work)
-        step = next(st for st in _steps(work, shas) if st.kind == kind)
+        steps = _steps(work, shas)
+        step = next((st for st in steps if st.kind == kind), None)
+        if step is None:
+            raise SystemExit(f"{kind}: no step of the fixture")
+        if entry is None:  # a step new to the fixture, after every step there: its run the next id, as a rebuild
+            if steps[len(manifest["steps"]):][:1] != [step]:
+                raise SystemExit(f"{kind}: only the step after the fixture's last can be added; rebuild it")
+            entry = {"kind": step.kind, "argv": step.argv, "cwd": step.cwd, "runs": [_last_run(out / "lab.db") + 1],
+                     "exit": 0}
+            manifest["steps"].append(entry)
+        target = int(entry["runs"][0])
         tmp_db = work / "redo.db"
         env = {**os.environ, "CYCLEBENCH_DB": f"sqlite:///{tmp_db}", "CYCLEBENCH_CACHE": str(work / "cache"),
                "COLUMNS": "80", "PYTHONPATH": str(ROOT / "src")}
@@ -173,7 +187,12 @@ def redo(out: Path, kind: str) -> int:
             rcols = [r[1] for r in lab.execute("pragma table_info(results)") if r[1] not in ("id", "run_id")]
             results = new.execute(f"select {', '.join(rcols)} from results where run_id = 1 order by id").fetchall()
             with lab:
-                lab.execute(f"update runs set {', '.join(f'{c} = ?' for c in cols)} where id = ?", (*row, target))
+                if lab.execute("select count(*) from runs where id = ?", (target,)).fetchone()[0] == 0:
+                    lab.execute(f"insert into runs (id, {', '.join(cols)}) values (?, {', '.join('?' * len(cols))})",
+                                (target, *row))
+                else:
+                    lab.execute(f"update runs set {', '.join(f'{c} = ?' for c in cols)} where id = ?",
+                                (*row, target))
                 lab.execute("delete from results where run_id = ?", (target,))
                 marks = ", ".join("?" * len(rcols))
                 lab.executemany(f"insert into results (run_id, {', '.join(rcols)}) values (?, {marks})",

@@ -929,7 +929,9 @@ def read_gbench(text: str, ctx: Context) -> list[Printed]:
     for b in json.loads(text)["benchmarks"]:
         key = _slash_key(ctx, b["run_name"], ":")
         for c in ("repetitions", "iterations"):  # the entry's, not the result's: counted, never looked up
-            out.append(Printed(ctx.reader, key, f"count:~gbench {b['run_type']} {c}", given(b[c])))
+            # a Google Benchmark's invocation has its library's own iterations: one count per replicate
+            at = f":{b['repetition_index']}" if c == "iterations" and b["run_type"] == "iteration" else ""
+            out.append(Printed(ctx.reader, key, f"count:~gbench {b['run_type']} {c}{at}", given(b[c])))
         if b["run_type"] == "iteration":
             i = b["repetition_index"]
             out.append(_replicate(ctx, key, "ns", i, given(b["real_time"])))

@@ -441,8 +441,9 @@ class Result(_Columns):
     After the columns, the typed parts (store/rows.py keeps them in the table's ``extra`` JSON
     column, with the keys it always had, and reads them back). The record of what was measured,
     one per kind: ``line`` (timing, made from a runner: its result line minus the samples),
-    ``wis`` (timing, a will-it-scale test case's cost), ``simulated``, ``stat``, ``scale``
-    (scaling), ``profile``, ``emulated``. Then what the analysis added: ``disturbance`` (a
+    ``wis`` (timing, a will-it-scale test case's cost), ``gbench`` (timing, a Google Benchmark
+    executable's benchmark), ``simulated``, ``stat``, ``scale`` (scaling), ``profile``,
+    ``emulated``. Then what the analysis added: ``disturbance`` (a
     disturbed result's batches), ``per_process`` (each runner process's own estimate),
     ``calibration_rse`` (the cycles~ clock's relative standard error), ``counters`` (-e: each
     event per op, derived metrics), ``allocator`` (the one linked in), ``partial`` (fewer
@@ -511,6 +512,7 @@ class Result(_Columns):
     scale: "ScaleRecord | None" = None
     profile: "ProfileRow | None" = None
     emulated: "Emulated | None" = None
+    gbench: "GbenchCost | None" = None
     # what the analysis added
     disturbance: "Disturbance | None" = None
     per_process: "PerProcess | None" = None
@@ -579,7 +581,7 @@ class Result(_Columns):
     def processes(self) -> int | None:
         """How many runner processes the figures pool (the runner line's, or a test case's
         cost's); None: not said."""
-        part = self.line if self.line is not None else self.wis
+        part = self.line if self.line is not None else self.wis if self.wis is not None else self.gbench
         got = part.get("processes") if part is not None else None
         return got if isinstance(got, int) else None
 
@@ -1240,6 +1242,33 @@ class WisCost(TypedDict, total=False):
     file: str
 
 
+class GbenchCost(TypedDict, total=False):
+    """A Google Benchmark executable's benchmark as `run --gbench` stores it (experiments.gbench):
+    the ``executable`` and its library's ``library_version`` ("1.7": one that prints none), the
+    ``processes`` (one invocation each, pinned to ``cpu``, ``min_time`` seconds, selecting this
+    benchmark alone), per invocation the library's ``iterations`` and its cpu time per iteration
+    (``cpu_ns``), the ``threads`` (->Threads(n)), the median of each user counter over the
+    invocations (``user_counters``: items_per_second, bytes_per_second and the benchmark's own),
+    where cycles~ came from (``cycles_source``: the core clock in each invocation's own process)
+    or why there is none (``no_clock``), each invocation's core clock (``core_ghz``, GHz), and
+    which invocations were left out for running off their CPU (``left_out``; stats.invocations).
+    The lists are over every invocation that ended OK, in order."""
+
+    executable: str
+    library_version: str
+    processes: int
+    cpu: int | None
+    min_time: float
+    iterations: list[int]
+    cpu_ns: list[float]
+    threads: int
+    user_counters: dict[str, float]
+    cycles_source: str
+    no_clock: str
+    core_ghz: list[float | None]
+    left_out: list[bool]
+
+
 class Emulated(TypedDict):
     """An emulated variant's result (variants under qemu-user: no figure): ``emulated`` (true)
     and whether its verify hook passed (None: no hook or not run)."""
@@ -1630,6 +1659,18 @@ class WisSettings(TypedDict):
     warmup: float
 
 
+class GbenchSettings(TypedDict):
+    """`run --gbench` (experiments.gbench): the executable, its library's version, the filter
+    (the library's --benchmark_filter regex; None: all), invocations per benchmark and the
+    minimum time of each (s)."""
+
+    executable: str
+    library_version: str
+    filter: str | None
+    processes: int
+    min_time: float
+
+
 class Revisions(TypedDict, total=False):
     """The revisions a sitting built (experiments.revcompare, experiments.bisect; docs/revisions.md):
     the repository, A and B's commits (compare --rev, ci) or every side's (bisect), the build
@@ -1652,6 +1693,7 @@ class EnvExtra(TypedDict, total=False):
 
     scale: ScaleSettings
     wis: WisSettings
+    gbench: GbenchSettings
     revisions: Revisions
 
 

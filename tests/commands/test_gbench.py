@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import DATA, cli
@@ -25,7 +26,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("gbench")
     out = {}
     for name, flags in (("old", []), ("old_again", []), ("new", ["-DN=309"]), ("extra", ["-DEXTRA"]),
-                        ("broken", ["-DCRASH", "-DERROR", "-DHANG"])):
+                        ("broken", ["-DCRASH", "-DERROR", "-DHANG"]), ("shapes", ["-DSHAPES"])):
         out[name] = d / name
         subprocess.run(["g++", "-O2", *flags, str(DATA / "gbench_chain.cc"), "-o", str(out[name]), "-lbenchmark",
                         "-lpthread"], check=True)
@@ -110,3 +111,118 @@ def test_bad_input_is_one_line_and_exit_2(builds: dict[str, Path], tmp_path: Pat
         r = cli("compare", "--gbench", *args)
         assert r.exit_code == 2 and why in r.output and "Traceback" not in r.output, (args, r.output)
         assert len(r.output.strip().splitlines()) <= 2 or r.output.startswith("Usage:"), r.output
+
+
+# ----------------------------------------------------------------------------- run --gbench BIN
+def _stored(url: str, run: int) -> list:
+    from cyclebench.store import Store
+
+    return list(Store(url).results(run))
+
+
+def test_run_stores_each_benchmark_as_a_result_and_show_and_history_read_it(builds: dict[str, Path], db: str
+                                                                            ) -> None:
+    """Per benchmark one timing row in ns: the median of its invocations with their order-statistic
+    CI, min the least of them; cycles~ from each invocation's own clock, or why not; the library's
+    counters carried; `show` and `history` print the stored figure. Holds beside a loaded CPU
+    too: invocations off their CPU are left out or, when most are, the row is disturbed."""
+    r = cli("run", "--gbench", str(builds["old"]), "--processes", "6", "--min-time", "0.01", "--cpu", "1",
+            "--label", "build=base")
+    assert r.exit_code == 0, r.output
+    rows = {x.bench: x for x in _stored(db, 1)}
+    assert set(rows) == {"BM_chain", "BM_same"}
+    for x in rows.values():
+        assert x.kind == "timing" and x.unit == "ns" and x.status in ("ok", "disturbed"), x.reason
+        kept = np.asarray(x.per_invocation)
+        assert len(kept) + (x.n_disturbed or 0) == x.n_samples == 6 == x.gbench["processes"]
+        assert x.per_op == pytest.approx(np.median(kept)) and x.min == kept.min() <= x.per_op
+        assert x.ci_low <= x.per_op <= x.ci_high and x.ns_per_op == x.per_op
+        assert x.gbench["library_version"] and len(x.gbench["iterations"]) == 6
+        if x.cycles_per_op is not None:
+            assert x.cycles_ci_low <= x.cycles_per_op <= x.cycles_ci_high and x.cycles_min <= x.cycles_per_op
+            assert "core clock" in x.gbench["cycles_source"]
+        else:
+            assert x.gbench["no_clock"]
+    assert rows["BM_chain"].gbench["user_counters"]["adds"] == 300
+    assert "items_per_second" in rows["BM_chain"].gbench["user_counters"]
+    shown = cli("show", "1")
+    assert shown.exit_code == 0 and "Google Benchmark" in shown.output and "invocation(s)" in shown.output
+    assert f"{rows['BM_chain'].per_op:.4g}" in shown.output, shown.output
+    hist = cli("history", "BM_chain")
+    assert hist.exit_code == 0 and "build=base" in hist.output, hist.output
+    best = rows["BM_chain"].cycles_per_op or rows["BM_chain"].per_op
+    assert f"{best:.4g}" in hist.output, hist.output
+
+
+def test_run_names_a_crash_and_a_reported_error_and_stores_the_rest(builds: dict[str, Path], db: str) -> None:
+    r = cli("run", "--gbench", str(builds["broken"]), "--filter", "BM_same|BM_crash|BM_error", "--processes", "3",
+            "--min-time", "0.01")
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    rows = {x.bench: x for x in _stored(db, 1)}
+    assert rows["BM_crash"].status == "crashed" and "SIGABRT" in rows["BM_crash"].reason
+    assert rows["BM_error"].status == "failed" and "the input file is missing" in rows["BM_error"].reason
+    assert rows["BM_same"].status in ("ok", "disturbed") and rows["BM_same"].per_op > 0
+
+
+def test_run_bad_input_is_one_line_and_exit_2(builds: dict[str, Path], db: str, tmp_path: Path) -> None:
+    cases = [(["--gbench", shutil.which("true") or "/bin/true"], "not a Google Benchmark executable"),
+             (["--gbench", str(builds["old"]), "--filter", "^nothing$"], "matches no benchmark"),
+             (["--gbench", str(builds["old"]), "-b", "chain/*"], "does not apply to --gbench"),
+             (["--gbench", str(builds["old"]), str(builds["new"])], "one Google Benchmark executable"),
+             (["--filter", "BM_chain"], "give --gbench")]
+    for args, why in cases:
+        r = cli("run", *args)
+        assert r.exit_code == 2 and why in r.output and "Traceback" not in r.output, (args, r.output)
+    assert not (tmp_path / "results.db").exists() or _stored(db, 1) == []
+
+
+def test_compare_py_reads_the_export_of_a_stored_gbench_run(tmp_path: Path) -> None:
+    """The lab's `run --gbench` run (measured quiet, bench/lab_fixture.py), exported as Google
+    Benchmark JSON: the library's iterations and cpu time per invocation, and google/benchmark's
+    compare.py reads it."""
+    import sys
+
+    import exporttools
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from gallery import LAB, lab_copy, manifest
+
+    argv = exporttools.gbench_compare()
+    step = next(s for s in manifest(LAB) if s["kind"] == "run --gbench")
+    with lab_copy() as lab:
+        url = f"sqlite:///{lab}"
+        out = tmp_path / "g.json"
+        r = cli("export", str(step["runs"][0]), "--format", "gbench", "-o", str(out), "--db", url)
+        assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["context"]["executable"].endswith("gbench_chain")
+    reps = [b for b in doc["benchmarks"] if b["run_type"] == "iteration" and b["name"] == "BM_chain"]
+    assert reps and all(b["iterations"] > 1000 and b["cpu_time"] > 0 for b in reps), reps
+    got = exporttools.run([*argv, "--no-color", "benchmarks", str(out), str(out)])
+    assert got.returncode == 0, got.stderr
+    assert "BM_chain_median" in got.stdout and "BM_same" in got.stdout
+
+
+def test_threads_fixed_iterations_and_manual_time_are_judged_and_stored_with_what_they_are(
+        builds: dict[str, Path], tmp_path: Path, db: str) -> None:
+    """->Threads(2) (both threads on the one pinned CPU), ->Iterations(20000) whatever the minimum
+    time, ->UseManualTime() (its manual time is the real time): each judged on the library's real
+    time per iteration, A/A never slower or faster, and stored with its threads and iterations."""
+    pattern = "BM_threads|BM_fixed|BM_manual"
+    code, doc, output = _compare(tmp_path, str(builds["shapes"]), str(builds["shapes"]), "--filter", pattern,
+                                 "--budget", "3")
+    assert code in (0, 1) and "Traceback" not in output, output
+    rows = {r["a"].split(" @ ")[0]: r for r in doc["rows"]}
+    assert set(rows) == {"BM_threads/threads:2", "BM_fixed/iterations:20000", "BM_manual/manual_time"}, rows
+    for name, row in rows.items():
+        if row["comparison"] is None:  # a loaded machine's budget can end before 6 pairs: said, never a refusal
+            assert row["note"].startswith("too few usable rounds"), (name, row["note"])
+        else:
+            assert row["comparison"]["verdict"] not in ("slower", "faster"), (name, row)
+    assert any(row["comparison"] is not None for row in rows.values()), rows
+    r = cli("run", "--gbench", str(builds["shapes"]), "--filter", pattern, "--processes", "6", "--min-time", "0.01")
+    assert r.exit_code == 0, r.output
+    stored = {x.bench: x for x in _stored(db, 1)}
+    assert stored["BM_threads/threads:2"].gbench["threads"] == 2
+    assert set(stored["BM_fixed/iterations:20000"].gbench["iterations"]) == {20000}
+    assert all(x.per_op and x.per_op > 0 for x in stored.values())

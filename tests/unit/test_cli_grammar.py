@@ -114,7 +114,7 @@ def test_a_cpu_that_does_not_exist_is_refused(argv: list[str]) -> None:
 
 
 # the commands that open a run (open_run / run.begin)
-STORING = {"run", "compare", "variants", "scale", "stat", "profile"}
+STORING = {"run", "compare", "variants", "scale", "stat", "profile", "ci"}
 
 
 def test_every_command_that_stores_a_run_takes_labels() -> None:

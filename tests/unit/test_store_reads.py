@@ -21,6 +21,18 @@ from cyclebench.store import Store, StoreError, columns, liveness, migrate, pred
 LAB_DB = Path(__file__).resolve().parents[1] / "data" / "lab" / "lab.db"
 
 
+def _count(table: str) -> int:
+    con = sqlite3.connect(f"file:{LAB_DB}?mode=ro", uri=True)
+    try:
+        return int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    finally:
+        con.close()
+
+
+LAB_RUNS, LAB_RESULTS = _count("runs"), _count("results")  # the fixture's; `lab` below adds 4 runs
+DAMAGED, ODD = LAB_RUNS + 1, LAB_RUNS + 4  # the first run it adds (damaged JSON, text, a password), the last
+
+
 def _dead_pid() -> int:
     p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                        check=True)
@@ -89,14 +101,14 @@ def test_list_runs_reads_the_same_records_without_sqlalchemy(lab: str) -> None:
     damaged = {r.id: set(r.damaged) for r in full.list_runs(None) if r.damaged}
     # JSON that does not decode, text in a number's column, JSON of another shape (a bare number
     # where an object belongs, a list for the build)
-    assert damaged == {30: {"env", "cpu", "summary"}, 33: {"build", "calibration"}}, damaged
+    assert damaged == {DAMAGED: {"env", "cpu", "summary"}, ODD: {"build", "calibration"}}, damaged
     for filters in FILTERS:
         args = dict(filters)
         limit = args.pop("limit", 20)
         got = light.list_runs(limit, **args)  # type: ignore[arg-type]
         assert got == full.list_runs(limit, **args), filters  # type: ignore[arg-type]
         assert [r.damaged for r in got] == [r.damaged for r in full.list_runs(limit, **args)]  # type: ignore[arg-type]
-    assert len(light.list_runs(None)) == 33 and light.list_runs(0) == []
+    assert len(light.list_runs(None)) == LAB_RUNS + 4 and light.list_runs(0) == []
     assert light.url + "?timeout=10" == full.url and light.file == full.file
 
 
@@ -106,7 +118,7 @@ def test_runs_and_results_read_the_same_records_without_sqlalchemy(lab: str) -> 
     every run of the lab and its damaged and odd rows, every result of every kind, every prediction."""
     full = _through_sqlalchemy(lab)
     ids = [r["id"] for r in full.list_runs(None)]
-    assert len(ids) == 33
+    assert len(ids) == LAB_RUNS + 4
     for light in (Store(lab, create=False), Store(lab)):
         assert light._reads is not None and light._engine is None
         for rid in [*ids, 0, 10**6, 10**23]:
@@ -114,7 +126,7 @@ def test_runs_and_results_read_the_same_records_without_sqlalchemy(lab: str) -> 
         for raw in (True, False):
             got = light.results_of([*ids, 10**6], raw=raw)
             assert got == full.results_of([*ids, 10**6], raw=raw), raw
-            assert sum(map(len, got.values())) == 278 and got[10**6] == []
+            assert sum(map(len, got.values())) == LAB_RESULTS and got[10**6] == []
         assert light.results(ids[-1]) == full.results(ids[-1]) and light.results_of([]) == {}
         assert light.last_run_id() == full.last_run_id() == max(ids)
         stored = [predictions.of_run(light, rid) for rid in ids]
@@ -129,7 +141,7 @@ def test_a_damaged_label_column_is_the_same_error_either_way(lab: str) -> None:
     con.close()
     said = []
     for store in (Store(lab, create=False), _through_sqlalchemy(lab)):
-        assert len(store.list_runs(None)) == 33  # read without a label filter: the column is damaged, not fatal
+        assert len(store.list_runs(None)) == LAB_RUNS + 4  # no label filter: damaged, not fatal
         with pytest.raises(StoreError) as e:
             store.list_runs(labels={"lab": "plain"})
         said.append(str(e.value))
@@ -141,7 +153,8 @@ def test_runs_imports_no_sqlalchemy_on_a_database_at_the_newest_schema(lab: str)
     fresh interpreter: their rows printed, SQLAlchemy never imported. A stored ``--db`` URL with an
     ``@`` is masked by SQLAlchemy's URL parser (urls._mask): here a file's."""
     con = sqlite3.connect(lab.removeprefix("sqlite:///"))
-    con.execute("""UPDATE runs SET command = '["cyclebench", "run", "--db", "sqlite:///r.db"]' WHERE id = 30""")
+    con.execute("""UPDATE runs SET command = '["cyclebench", "run", "--db", "sqlite:///r.db"]' WHERE id = ?""",
+                (DAMAGED,))
     con.commit()
     con.close()
     code = ("import sys\nfrom cyclebench.cli import main\n"
@@ -150,7 +163,7 @@ def test_runs_imports_no_sqlalchemy_on_a_database_at_the_newest_schema(lab: str)
     env = {**os.environ, "CYCLEBENCH_DB": lab, "COLUMNS": "200"}
     for argv, shown in ((["runs", "-n", "100"], "abandoned"), (["runs", "--label", "lab=plain"], "there"),
                         (["runs", "--bench", "chain", "--host", "vm", "--since", "2026-11-27"], "build=b"),
-                        (["show", "1"], "chain/add200"), (["show"], "run #33"), (["show", "26"], "OSACA/meas")):
+                        (["show", "1"], "chain/add200"), (["show"], f"run #{ODD}"), (["show", "26"], "OSACA/meas")):
         p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=120)
         assert p.returncode == 0, p.stderr
         assert shown in p.stdout, p.stdout

@@ -93,8 +93,9 @@ def ci_cmd(a: CiArgs) -> None:
     except ExperimentError as e:
         raise UserError(str(e)) from None
     build, recipe = _with_config(a.build, a.repo, cfg, repo.root)
-    if not build.files:
-        raise UserError(f"no benchmark files: give -f FILE, or files = [...] under [ci] in {CONFIG}")
+    if not build.files and not cfg.gbench:
+        raise UserError(f"no benchmark files: give -f FILE, or files = [...] under [ci] in {CONFIG}, or a "
+                        "Google Benchmark target under [[ci.gbench]]")
     threshold = a.threshold if a.threshold is not None else cfg.threshold if cfg.threshold is not None else 2.0
     counts_t = (a.counts_threshold if a.counts_threshold is not None else
                 cfg.counts_threshold if cfg.counts_threshold is not None else 0.5)
@@ -103,9 +104,9 @@ def ci_cmd(a: CiArgs) -> None:
     store = open_store(a.db)
     with finishing(lambda: f"the benchmarks measured so far are kept ({store.url})"), progress() as prog:
         try:
-            ws = recipe.workspace(build, a.pin, [], prog, store)
+            ws = recipe.workspace(build, a.pin, [], prog, store, files_needed=not cfg.gbench)
             got = run_gate(ws, base, head, how, plan, store, parse_labels(a.label_args),
-                           ["cyclebench", *sys.argv[1:]])
+                           ["cyclebench", *sys.argv[1:]], cfg.gbench)
         except ExperimentError as e:
             raise UserError(str(e)) from None
     out.print(gate_table(got, a.wide))

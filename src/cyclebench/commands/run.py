@@ -76,6 +76,11 @@ class RunArgs:
     plot_path: Path | None = group(o.plot_option("each result's per op with its CI"))
     allocators: list[Allocator] | None = group(o.allocator_option)
     predict: PredictOptions | None = group(predict_options)
+    gbench: bool = option("--gbench", is_flag=True, help="FILES is one Google Benchmark executable: store its "
+                          "benchmarks' ns per iteration (and cycles~) as this run's results, each the median of "
+                          "--processes invocations (default 10 here) of --min-time seconds.")
+    gbench_filter: str | None = option("--filter", metavar="REGEX", help="With --gbench: the benchmarks to run, "
+                                       "Google Benchmark's own --benchmark_filter regex.")
     pin: RunnerOptions = group(o.runner_options)
     build: BuildOptions = group(o.build_options(positional=True))
 
@@ -109,6 +114,12 @@ def run(a: RunArgs) -> None:
     from cyclebench.ui.finish import exit_status, finishing
     from cyclebench.ui.run import measure_replicates, print_list
 
+    if a.gbench:
+        from cyclebench.ui.gbench import run_gbench
+
+        return run_gbench(a)
+    if a.gbench_filter is not None:
+        raise click.UsageError("--filter selects benchmarks of a Google Benchmark executable: give --gbench")
     if wis_ui.run_cases(a, refused={"-p/--param": bool(a.params), "--net": a.net, "-e/--events": bool(a.events_spec),
                                   "--backend callgrind": a.backend != "timing", "--runs": a.runs > 1,
                                   "--allocator": bool(a.allocators)}):

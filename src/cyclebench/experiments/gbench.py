@@ -11,6 +11,7 @@ google/benchmark's compare.py tests repetitions measured one binary after the ot
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.experiments.revcompare import compare_rule, margin_of
 from cyclebench.experiments.revpair import Design, Sitting, measure, relative_row
-from cyclebench.model import OK, ComparisonRow, Item, Outcome
+from cyclebench.model import OK, TIMING, ComparisonRow, GbenchCost, Item, Outcome, Result
 from cyclebench.runner.gbench import Gbench, GbenchError, GbenchRun
 from cyclebench.runner.plan import MeasureOptions
 
@@ -106,6 +107,123 @@ def compare_binaries(old: Path, new: Path, pattern: str | None, design: Design, 
     return GbenchCompare(rows, removed, added, cpu, how)
 
 
+# ----------------------------------------------------------------------------- run --gbench BIN
+PROCESSES = 10  # invocations a benchmark when --processes is not given: the median's CI needs ≥ 6 (median_ci)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GbenchRunConfig:
+    """`run --gbench BIN`: the executable, the library's --benchmark_filter regex (None: all), the
+    CPU (None: sysinfo.choose_cpu()), invocations a benchmark, seconds each, seconds before one
+    is killed, the argv stored, the user's labels."""
+
+    path: Path
+    pattern: str | None = None
+    cpu: int | None = None
+    processes: int = PROCESSES
+    min_time: float = MIN_TIME
+    timeout: float = 120.0
+    command: Sequence[str] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def gbench_names(path: Path, pattern: str | None, cpu: int | None, timeout: float) -> tuple[Gbench, list[str]]:
+    """The executable and the benchmarks ``pattern`` selects. ExperimentError (one line): not a
+    Google Benchmark executable, another architecture's, one that cannot list, a filter that
+    matches nothing."""
+    try:
+        binary = Gbench(path, cpu, timeout)
+        names = binary.names(pattern)
+    except GbenchError as e:
+        raise ExperimentError(str(e)) from None
+    if not names:
+        raise ExperimentError(f"--filter {pattern!r} matches no benchmark of {path.name}" if pattern
+                              else f"{path}: lists no benchmark")
+    return binary, names
+
+
+def measure_binary(cfg: GbenchRunConfig, store: Any, on_step: Callable[[str], None] = lambda _l: None,
+                   on_plan: Callable[[int], None] = lambda _n: None) -> tuple[int, list[Result]]:
+    """Open a run and store one timing row per benchmark of ``cfg.path`` (unit ns): its
+    ``cfg.processes`` invocations one after another, each pinned and selecting that benchmark
+    alone for ``cfg.min_time`` s (runner/gbench.py), their figures over invocations
+    (stats.invocations.invocation_fields: the median invocation, its order-statistic CI, cycles~
+    from each invocation's own core clock) and what the library reported (model.GbenchCost).
+    A benchmark's first invocation that does not end OK (a crash, a hang past ``cfg.timeout``,
+    the library's own error) ends its measurement and gives its row the status and reason;
+    the others go on. Each row is stored as soon as it is measured (Ctrl-C keeps them: the run
+    is marked interrupted). ``on_plan`` gets the invocations planned once the benchmarks are
+    listed, ``on_step`` each one's label. ExperimentError as gbench_names. Returns (run id, rows)."""
+    from cyclebench.env import sysinfo
+    from cyclebench.experiments.session import open_run
+
+    cpu = cfg.cpu if cfg.cpu is not None else sysinfo.choose_cpu()
+    binary, names = gbench_names(cfg.path, cfg.pattern, cpu, cfg.timeout)
+    version = ".".join(map(str, binary.version()))
+    on_plan(len(names) * cfg.processes)
+    run_id, _rate = open_run(store, cfg.command, cpu, [cfg.path], None, None, env_extra={"gbench": {
+        "executable": str(cfg.path), "library_version": version, "filter": cfg.pattern,
+        "processes": cfg.processes, "min_time": cfg.min_time}}, labels=cfg.labels)
+    rows: list[Result] = []
+    with store.finishing(run_id):
+        for name in names:
+            got: list[GbenchRun] = []
+            bad: Outcome | None = None
+            wall = 0.0
+            for p in range(cfg.processes):
+                on_step(f"{name} (invocation {p + 1}/{cfg.processes})")
+                o = binary.run(name, cfg.min_time)
+                wall += o.wall_s
+                r = run_of(o)
+                if o.status != OK or r is None:
+                    bad = o
+                    break
+                got.append(r)
+            row = stored_row(name, got, bad, str(cfg.path), version, cpu, cfg.min_time, wall)
+            rows.append(store.record(run_id, row))
+    store.finish_run(run_id, "complete")
+    return run_id, rows
+
+
+def gate_sitting(sides: Sequence[Gbench], name: str, design: Design, rule: Any, progress: Progress, timeout: float,
+                 min_time: float = MIN_TIME) -> tuple[Sitting, list[list[GbenchRun]]]:
+    """One benchmark of two executables (base, head) measured as `compare --gbench` measures it,
+    judged by ``rule`` (the `ci` gate's): the sitting and each side's invocations."""
+    runners = [Side(s, min_time) for s in sides]
+    sit = measure(runners, [Item(name, None)], [(0, 1)], design, rule, progress, timeout=timeout, cost=cost)[0]
+    return sit, [r.seen.get(name, []) for r in runners]
+
+
+def stored_row(name: str, got: Sequence[GbenchRun], bad: Outcome | None, executable: str, version: str, cpu: int,
+               min_time: float, wall_s: float, variant: str = "") -> Result:
+    """One benchmark's timing row (unit ns) from the invocations that ended OK (``got``, in order)
+    and the first that did not (``bad``: its status and reason are the row's): the figures over
+    invocations (stats.invocations) and what the library reported (model.GbenchCost)."""
+    import numpy as np
+
+    from cyclebench.stats.invocations import invocation_fields, off_cpu
+
+    threads = got[0].threads if got else 1
+    ns, cpu_ns = [r.real_ns for r in got], [r.cpu_ns for r in got]
+    row = Result(kind=TIMING, bench=name, variant=variant, status=bad.status if bad else OK,
+                 reason=bad.reason if bad else None, wall_s=wall_s)
+    row = invocation_fields(row, ns, [r.ghz for r in got], cpu_ns, threads)
+    counters = sorted({k for r in got for k in r.counters})
+    cost: GbenchCost = {
+        "executable": executable, "library_version": version, "processes": len(got), "cpu": cpu,
+        "min_time": min_time, "iterations": [r.iterations for r in got], "cpu_ns": cpu_ns, "threads": threads,
+        "user_counters": {k: float(np.median([r.counters[k] for r in got if k in r.counters])) for k in counters},
+        "core_ghz": [r.ghz for r in got],
+        "left_out": [bool(b) for b in off_cpu(ns, cpu_ns, threads)] if row.n_disturbed else []}
+    if row.cycles_per_op is not None:
+        cost["cycles_source"] = (f"the library's ns × the core clock timed by add chains before and after main in "
+                                 f"each invocation's own process, on CPU {cpu}")
+    elif got:
+        cost["no_clock"] = next((r.no_clock for r in got if r.no_clock), None) or \
+            "the core clock was not measured in every invocation"
+    return replace(row, gbench=cost)
+
+
 def _with_counters(row: ComparisonRow, sit: Sitting) -> ComparisonRow:
     """The row with the last invocation's user counters of each side in its note (items/s and
     bytes/s among them: what the library computed, carried through)."""
@@ -116,7 +234,12 @@ def _with_counters(row: ComparisonRow, sit: Sitting) -> ComparisonRow:
     names = sorted(set(got[0]) | set(got[1])) if len(got) == 2 else []
     if not names:
         return row
-    text = "; ".join(f"{k} {got[0].get(k, float('nan')):.4g} → {got[1].get(k, float('nan')):.4g}" for k in names)
+    from cyclebench.report.titles import plain
+
+    def said(x: float | None) -> str:
+        return "-" if x is None else plain(x)
+
+    text = "; ".join(f"{k} {said(got[0].get(k))} → {said(got[1].get(k))}" for k in names)
     return replace(row, note=f"{row.note}; counters: {text}" if row.note else f"counters: {text}")
 
 

@@ -164,15 +164,17 @@ def compare_revisions(ws: Workspace, revs: Sequence[str], design: Design, equiva
 
 def workspace(repo_dir: Path, build_cmd: Sequence[str], build: BuildOptions, pin: RunnerOptions,
               globs: Sequence[str], params: Sequence[int], progress: Progress = SILENT,
-              sandbox: str = "off", build_timeout: float = BUILD_TIMEOUT_S, hide: Sequence[Path] = ()) -> Workspace:
+              sandbox: str = "off", build_timeout: float = BUILD_TIMEOUT_S, hide: Sequence[Path] = (),
+              files_needed: bool = True) -> Workspace:
     """The workspace of `compare --rev` and `bisect`: the git repository ``repo_dir`` is in,
     each revision built by ``build_cmd`` (argv, run in its private checkout) and then the
     runner from ``build``'s files, both confined (``sandbox``: auto, where one can be made —
     a line says when not —, require, off: --no-sandbox; $HOME, the work tree and ``hide``
     hidden; whether and why not recorded in every run opened from it: Workspace.revisions) and
     the build stopped after ``build_timeout`` s. Raises ExperimentError (one line): no benchmark
-    file, not a repository, no sandbox where one is required."""
-    if not build.files:
+    file (unless not ``files_needed``: the `ci` gate's Google Benchmark targets bring their own),
+    not a repository, no sandbox where one is required."""
+    if not build.files and files_needed:
         raise ExperimentError("give the benchmark files with -f (inside the repository: read from each revision)")
     repo = Repo(repo_dir)
     why: str | None = "--no-sandbox"

@@ -194,13 +194,18 @@ class Recipe:
     options: BuildOptions
     command: tuple[str, ...] = ()
     confine: Confinement = Confinement()
+    then: tuple[tuple[str, ...], ...] = ()  # more build commands, each run when the one before succeeded
+    runner: bool = True  # False: the build commands alone (a Google Benchmark target: its executable is theirs)
 
     def key(self) -> str:
-        """What the build command's output depends on besides the tree: its argv, the compiler
-        and the environment it reads (BUILD_ENV, COMPILER_ENV). '' without a command."""
+        """What the build command's output depends on besides the tree: its argv (and the
+        commands after it), the compiler and the environment it reads (BUILD_ENV, COMPILER_ENV).
+        '' without a command."""
         if not self.command:
             return ""
         h = hashlib.sha256("\0".join(self.command).encode())
+        for more in self.then:
+            h.update(b"\0\0" + "\0".join(more).encode())
         if self.confine.on:  # a build that failed confined (no network) may build unconfined: not one entry
             h.update(b"\0sandboxed")
         for var in (*BUILD_ENV, *COMPILER_ENV):
@@ -351,13 +356,15 @@ class BuildTimeout(Exception):
     """The build command ran past --build-timeout (its whole tree is gone): the message says so."""
 
 
-def _run_build(command: Sequence[str], cwd: Path, log: Path, confine: Confinement, entry: Path) -> str | None:
+def _run_build(command: Sequence[str], cwd: Path, log: Path, confine: Confinement, entry: Path,
+               append: bool = False) -> str | None:
     """Run the build command in ``cwd`` under the group supervisor (lifetime.supervised: make's
     children die with cyclebench), confined (``confine``: it may write ``entry`` only), output to
-    ``log``. None on success, else the reason; BuildTimeout past ``confine.build_timeout``."""
+    ``log`` (after what it holds, with ``append``). None on success, else the reason;
+    BuildTimeout past ``confine.build_timeout``."""
     if shutil.which(command[0], path=os.environ.get("PATH")) is None and not (cwd / command[0]).is_file():
         raise ToolMissing(f"--build: '{command[0]}' not found")
-    with open(log, "wb") as fh:
+    with open(log, "ab" if append else "wb") as fh:
         fh.write(("$ " + " ".join(command) + "\n").encode())
         fh.flush()
         argv = [*confine.sandbox([entry]), *command]
@@ -407,12 +414,16 @@ def prepare(repo: Repo, rev: Revision, recipe: Recipe) -> Built:
                 _checkout(repo, rev, src)
                 try:
                     reason = _run_build(recipe.command, src, log, recipe.confine, entry) if recipe.command else None
+                    for more in recipe.then if recipe.command else ():
+                        if reason is None:
+                            reason = _run_build(more, src, log, recipe.confine, entry, append=True)
                 except BuildTimeout as e:  # not cached (another limit may build it): the half-made checkout goes
                     shutil.rmtree(src, ignore_errors=True)
                     return Built(rev, entry, None, str(e), log, False, time.monotonic() - t0)
                 if not recipe.command:
                     log.write_text("(no build command)\n")
                 status_file.write_text(json.dumps({"sha": rev.sha, "tree": rev.tree, "command": list(recipe.command),
+                                                   "then": [list(c) for c in recipe.then],
                                                    "reason": reason}) + "\n")
             except BaseException as e:  # a full disk, Ctrl-C: no half-made checkout stays
                 shutil.rmtree(entry, ignore_errors=True)
@@ -422,7 +433,7 @@ def prepare(repo: Repo, rev: Revision, recipe: Recipe) -> Built:
                 raise
         reason = json.loads(status_file.read_text()).get("reason")
         binary = None
-        if reason is None:
+        if reason is None and recipe.runner:
             opts = recipe.spec_options(repo, src)
             missing = [f for f in opts.files if not f.is_file()]
             if missing:

@@ -10,8 +10,9 @@ made by                   stored                                                
 run                       result rows (timing; their ``counters`` with -e);       RunTables
                           ``summary.display.net``
 run --backend callgrind   result rows of kind simulated (``simulated.events``)    RunTables
-run FILE.c (will-it-      result rows; ``env.wis``                                WisTables
+run FILE.c (will-it-      result rows; ``env.wis``                                CostTables
 scale test cases)
+run --gbench BIN          result rows (their ``gbench``); ``env.gbench``          CostTables
 compare A B               ``summary.compare`` (its rows) and ``summary.display``  ComparisonTables
                           (the title's design, alpha)
 a bisect's sitting        as compare; ``summary.bisect`` (id, step, revision,     ComparisonTables, Sitting
@@ -54,6 +55,7 @@ from cyclebench.report.bisect import Sitting, StoredBisect, StoredRevision, Stor
 from cyclebench.report.show import (
     DAMAGED,
     ComparisonTables,
+    CostTables,
     ProfileTables,
     RunTables,
     ScaleTables,
@@ -61,9 +63,15 @@ from cyclebench.report.show import (
     StatTables,
     Tables,
     VariantsTables,
-    WisTables,
 )
-from cyclebench.report.titles import compare_title, run_title, wis_cost_lines, wis_run_title
+from cyclebench.report.titles import (
+    compare_title,
+    gbench_cost_lines,
+    gbench_run_title,
+    run_title,
+    wis_cost_lines,
+    wis_run_title,
+)
 from cyclebench.report.variants import sort_keys
 from cyclebench.store.predictions import of_run, predictions_of
 
@@ -232,7 +240,13 @@ def _row_tables(store: Store, run: Run, rows: Sequence[Result]) -> list[Tables]:
         if _doc(_doc(run.env).get("wis")):  # `run FILE.c` of will-it-scale test cases (ui/wis.py)
             from cyclebench.experiments.wis import RUN_MODE
 
-            tables.append(WisTables(tuple(others), wis_run_title(rid, RUN_MODE), tuple(wis_cost_lines(others))))
+            tables.append(CostTables(tuple(others), wis_run_title(rid, RUN_MODE), tuple(wis_cost_lines(others))))
+        elif (gb := _doc(_doc(run.env).get("gbench"))):  # `run --gbench BIN` (ui/gbench.py)
+            from pathlib import Path
+
+            title = gbench_run_title(rid, run.cpu, Path(str(gb.get("executable") or "?")).name,
+                                     gb.get("library_version"))
+            tables.append(CostTables(tuple(others), title, tuple(gbench_cost_lines(others))))
         else:
             build = _doc(run.build)
             title = run_title(rid, run.cpu, build.get("cc_version") or run.compiler)

@@ -8,7 +8,7 @@ record                         printed with
 =============================  ==============================================================
 RunTables                      console.print_results and print_counters; print_simulated
                                when callgrind simulated the rows (print_tables)
-WisTables                      console.print_results, the test cases' cost lines under it
+CostTables                     console.print_results, the lines of each row's cost under it
 StatTables                     report.stat.stat_table
 ProfileTables                  report.profile.profile_table, the probe's line on the notes
 ScaleTables                    report.plots.scale_table per series, text_chart (print_series)
@@ -53,9 +53,9 @@ class RunTables:
 
 
 @dataclass(frozen=True)
-class WisTables:
-    """`run FILE.c` of will-it-scale test cases: its results under ``title``, then ``cost_lines``
-    (report.titles.wis_cost_lines)."""
+class CostTables:
+    """`run FILE.c` of will-it-scale test cases, `run --gbench BIN`: its results under ``title``,
+    then ``cost_lines`` (report.titles.wis_cost_lines, gbench_cost_lines)."""
 
     rows: tuple[Result, ...]
     title: str
@@ -116,7 +116,7 @@ class ComparisonTables:
     alpha: float
 
 
-Tables = (RunTables | WisTables | StatTables | ProfileTables | ScaleTables | VariantsTables | ComparisonTables | Gate
+Tables = (RunTables | CostTables | StatTables | ProfileTables | ScaleTables | VariantsTables | ComparisonTables | Gate
           | Sitting)  # Sitting: under a bisect's sitting's table, what its GOOD, BAD and M are (report.bisect)
 
 
@@ -168,7 +168,7 @@ def print_series(series: Sequence[Series], descriptions: Mapping[str, str | None
 def _print(t: Tables, wide: bool, console: Console, notes: Console, run_id: int) -> None:
     if isinstance(t, RunTables):
         print_tables(t.rows, t.title, t.net, wide, console)
-    elif isinstance(t, WisTables):
+    elif isinstance(t, CostTables):
         console_report.print_results(t.rows, console, title=t.title, wide=wide)
         for line in t.cost_lines:
             console.print(safe_text(line), highlight=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cyclebench.model import Result, Run, WisCost
+from cyclebench.model import GbenchCost, Result, Run, WisCost
 
 SIMULATED_TITLE = " · simulated (callgrind)"  # after the run's title, over callgrind's table
 CONFINED = "bwrap"  # model.Revisions' confinement of revisions built and run in the sandbox
@@ -46,6 +46,45 @@ def wis_cost_lines(rows: Sequence[Result]) -> list[str]:
         lines.append(" · ".join(parts))
         if e.get("cycles_doubtful"):
             lines.append(f"  {r['bench']}: {e['cycles_doubtful']}")
+    return lines
+
+
+def plain(x: float) -> str:
+    """A counter's value in plain digits, never scientific: 2,977,000,000 items/s, 300 adds, 0.0123."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}" if abs(x) >= 0.001 or x == 0 else f"{x:.6f}"
+
+
+def gbench_run_title(run_id: int, cpu: int | None, executable: str, version: str | None) -> str:
+    """The title of `run --gbench`'s table: the run, CPU, the executable and its library's
+    version; its figures are ns per iteration as the library measured them, the median over
+    invocations."""
+    lib = f"Google Benchmark {version}" if version else "Google Benchmark"
+    return " · ".join([f"run #{run_id}", *([f"CPU {cpu}"] if cpu is not None else []), f"{executable} ({lib})",
+                       "ns per iteration as the library measured it, median of invocations"])
+
+
+def gbench_cost_lines(rows: Sequence[Result]) -> list[str]:
+    """Under a `run --gbench` table, per row: its invocations and iterations, its threads when
+    more than one, each user counter (the library's median over invocations), and where cycles~
+    came from or why there is none (each from the row's ``gbench``)."""
+    lines = []
+    for r in map(Result.of, rows):
+        g: GbenchCost = r.gbench or {}
+        if not g.get("processes"):  # none ended OK: the row's reason says why
+            continue
+        its = g.get("iterations") or []
+        parts = [f"{r.bench}: {g.get('processes', 0)} invocation(s)"
+                 + (f" of {min(its):,}–{max(its):,} iterations" if its else "")]
+        if (g.get("threads") or 1) > 1:
+            parts.append(f"{g['threads']} threads")
+        counters = g.get("user_counters") or {}
+        if counters:
+            parts.append("counters " + ", ".join(f"{k} {plain(v)}" for k, v in counters.items()))
+        if g.get("cycles_source"):
+            parts.append(f"cycles~ from {g['cycles_source']}")
+        elif g.get("no_clock"):
+            parts.append(f"no cycles~: {g['no_clock']}")
+        lines.append(" · ".join(parts))
     return lines
 
 

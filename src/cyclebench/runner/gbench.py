@@ -11,7 +11,7 @@ import platform
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,8 +74,13 @@ class Gbench:
     its clock-only mode (engine/probe.c, CB_PROBE_CLOCK): add chains before and after its main give
     the core clock in that very process, for cycles~ beside the library's ns."""
 
-    def __init__(self, path: Path, cpu: int | None = None, timeout: float = 120.0, clock: bool = True) -> None:
-        self.path, self.cpu, self.timeout, self.clock = path, cpu, timeout, clock
+    def __init__(self, path: Path, cpu: int | None = None, timeout: float = 120.0, clock: bool = True,
+                 confine: Callable[[Sequence[Path], Sequence[Path]], list[str]] | None = None) -> None:
+        """``confine``: (writable, readable) → the launcher prefix every invocation runs under
+        (experiments.revisions.Confinement.sandbox: a revision's executable is code from its
+        history); it may write its probe's directory and read the probe and the executable's
+        directory."""
+        self.path, self.cpu, self.timeout, self.clock, self.confine = path, cpu, timeout, clock, confine
         if not path.is_file():
             raise GbenchError(f"{path}: no such file")
         machine, names = _symbols(path)
@@ -88,9 +93,11 @@ class Gbench:
             raise GbenchError(f"{path}: not a Google Benchmark executable (no benchmark:: symbols)")
         self._version: tuple[int, ...] | None = None
 
-    def _argv(self, *args: str, env: Sequence[str] = ()) -> list[str]:
+    def _argv(self, *args: str, env: Sequence[str] = (), writable: Sequence[Path] = (),
+              readable: Sequence[Path] = ()) -> list[str]:
         pin = ["taskset", "-c", str(self.cpu)] if self.cpu is not None and shutil.which("taskset") else []
-        return supervised([*pin, *(["env", *env] if env else []), str(self.path), *args])
+        room = self.confine(writable, [self.path.parent, *readable]) if self.confine is not None else []
+        return supervised([*room, *pin, *(["env", *env] if env else []), str(self.path), *args])
 
     def names(self, pattern: str | None = None) -> list[str]:
         """Its benchmarks' names (--benchmark_list_tests), those ``pattern`` (the library's own
@@ -130,9 +137,10 @@ class Gbench:
         from cyclebench.build.probe import build_probe
         from cyclebench.runner.probe import core_ghz, read_proc
 
+        probe = build_probe()
         with tempfile.TemporaryDirectory(prefix="cyclebench-gbench-") as d:
-            child = run_child(self._argv(*args, env=[f"LD_PRELOAD={build_probe()}", f"CB_PROBE_DIR={d}",
-                                                     "CB_PROBE_CLOCK=1"]), self.timeout)
+            child = run_child(self._argv(*args, env=[f"LD_PRELOAD={probe}", f"CB_PROBE_DIR={d}", "CB_PROBE_CLOCK=1"],
+                                         writable=[Path(d)], readable=[Path(probe).parent]), self.timeout)
             procs = list(Path(d).glob("proc-*.txt"))
             got = core_ghz(read_proc(procs[0])) if len(procs) == 1 else None
         why = None if got is not None else ("the probe could not be preloaded (a statically linked executable?)"

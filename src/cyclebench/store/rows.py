@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 ADDED = ("disturbance", "per_process", "calibration_rse", "counters", "allocator", "partial", "per_invocation",
          "revision", "run_to_run")
 # The measured parts: at most one is set (the kind says which).
-MEASURED = ("line", "wis", "simulated", "stat", "scale", "profile", "emulated")
+MEASURED = ("line", "wis", "gbench", "simulated", "stat", "scale", "profile", "emulated")
 # What reading a row sets, never stored: the columns found damaged (sound)
 READ = ("damaged",)
 
@@ -71,7 +71,9 @@ def _measured_field(kind: str | None, doc: Mapping[str, object]) -> str:
         return "simulated"
     if kind == EMULATED:
         return "emulated"
-    return "wis" if "ops_per_s" in doc else "line"  # timing: a test case's cost, or a runner's line
+    if "ops_per_s" in doc:  # timing: a will-it-scale test case's cost
+        return "wis"
+    return "gbench" if "library_version" in doc else "line"  # a Google Benchmark's, or a runner's line
 
 
 def parts_of(kind: str | None, extra: object) -> dict[str, object]:

@@ -1,5 +1,6 @@
-"""`compare --gbench OLD NEW`: the command's side of experiments/gbench.py — its table (compare's),
-the benchmarks only one executable has, --json and --fail-on; exit 2 for bad input."""
+"""`compare --gbench OLD NEW` and `run --gbench BIN`: the commands' side of experiments/gbench.py —
+compare's table, the benchmarks only one executable has, --json and --fail-on; run's table of the
+stored rows and the lines under it; exit 2 for bad input, 1 when a benchmark gave no figure."""
 
 from __future__ import annotations
 
@@ -49,3 +50,48 @@ def compare_gbench(a: Any) -> None:
     if hit:
         err.print(f"cyclebench: --fail-on: {hit}", highlight=False)
         sys.exit(1)
+
+
+def run_gbench(a: Any) -> None:
+    """``a``: commands.run.RunArgs with --gbench: one executable, its benchmarks (--filter) stored
+    as a run's rows. Ctrl-C keeps the rows measured (exit 130)."""
+    from cyclebench.experiments.gbench import PROCESSES, GbenchRunConfig, measure_binary
+    from cyclebench.model import suite_order
+    from cyclebench.report import console as console_report
+    from cyclebench.report.text import safe_text
+    from cyclebench.report.titles import gbench_cost_lines, gbench_run_title
+    from cyclebench.ui.common import err, open_store, out, write_text
+    from cyclebench.ui.export import run_json
+    from cyclebench.ui.finish import exit_status, finishing
+    from cyclebench.ui.options import parse_labels
+    from cyclebench.ui.progress import Steps
+
+    if len(a.build.files) != 1:
+        raise click.UsageError("--gbench takes one Google Benchmark executable: run --gbench BIN")
+    refused = {"-b/--bench": bool(a.globs), "-p/--param": bool(a.params), "--net": a.net,
+               "-e/--events": bool(a.events_spec), "--backend callgrind": a.backend != "timing",
+               "--runs": a.runs > 1, "--allocator": bool(a.allocators), "--list": a.list_only,
+               "--plot": a.plot_path is not None, "--predict": a.predict is not None}
+    given = [opt for opt, on in refused.items() if on]
+    if given:
+        raise click.UsageError(f"{given[0]} does not apply to --gbench (select benchmarks with --filter REGEX)")
+    processes = a.processes if click.get_current_context().get_parameter_source("processes") \
+        != click.core.ParameterSource.DEFAULT else PROCESSES
+    cfg = GbenchRunConfig(path=Path(a.build.files[0]).absolute(), pattern=a.gbench_filter, cpu=a.pin.cpu,
+                          processes=processes, min_time=a.min_time, timeout=a.timeout or 120.0,
+                          command=["cyclebench", *sys.argv[1:]], labels=parse_labels(a.label_args))
+    store = open_store(a.db)
+    with (finishing(kept=lambda: f"benchmarks measured so far are kept ({store.url})"),
+          Steps(0, "measuring", quiet=a.quiet) as steps):
+        run_id, rows = measure_binary(cfg, store, steps.step, lambda n: setattr(steps, "total", n))
+    rows = suite_order(rows)
+    if not a.quiet:
+        console_report.print_results(rows, out, title=gbench_run_title(
+            run_id, (rows[0].gbench or {}).get("cpu") if rows else None, cfg.path.name,
+            (rows[0].gbench or {}).get("library_version") if rows else None), wide=a.wide)
+        for line in gbench_cost_lines(rows):
+            out.print(safe_text(line), highlight=False)
+        err.print(f"run #{run_id}: {len(rows)} result(s) stored in {store.url}", highlight=False)
+    if a.json_path is not None:
+        write_text(a.json_path, run_json(store, run_id), stored=f"run #{run_id}")
+    exit_status(rows, "benchmark(s)")

@@ -41,14 +41,15 @@ class RepoOptions:
         return self.backend == "callgrind"
 
     def workspace(self, build: BuildOptions, pin: RunnerOptions, params: tuple[int, ...] | list[int],
-                  progress: Any, store: Any, benches: tuple[str, ...] | None = None) -> Any:
+                  progress: Any, store: Any, benches: tuple[str, ...] | None = None, files_needed: bool = True) -> Any:
         """experiments.revcompare.workspace of these options, the database's directory hidden from
         the revisions' code as well."""
         from cyclebench.experiments.revcompare import workspace
 
         db = store.file
         return workspace(self.repo, self.build, build, pin, self.benches if benches is None else benches, params,
-                         progress, self.sandbox, self.build_timeout, () if db is None else (db.parent,))
+                         progress, self.sandbox, self.build_timeout, () if db is None else (db.parent,),
+                         files_needed)
 
 
 def repo_options(revs: bool = False, counts: str | None = None) -> Callable[[F], F]:

@@ -7,6 +7,8 @@ process's own estimate (``run_type: "iteration"``, ``repetitions``, ``repetition
 rows of the same benchmark from several runs adding repetitions — then, with two or more,
 the ``_mean``, ``_median`` and ``_stddev`` aggregates as Google Benchmark computes them.
 ``real_time`` = ``cpu_time`` = nanoseconds per operation, ``time_unit`` always ``ns``
+(a Google Benchmark's invocation stored by `run --gbench`: its library's own iterations,
+cpu time and threads, and its executable in the context)
 (compare.py's geomean fails on other units); cycles~ per op in the user counter
 ``cycles_per_op``, the timer's own unit in ``ref_cycles_per_op`` (or ``ticks_per_op``).
 Stat rows in ms (wall, user, sys, task-clock) are times per run of the command.
@@ -114,8 +116,16 @@ def _replicates(g: Group, data: Export) -> list[dict[str, float]]:
             continue
         if g.kind == TIMING:
             unit = str(row.get("unit") or "")
-            for rep in timing_replicates(row, run_of(data.runs, row)):
+            gb = row.gbench or {}
+            out_ = gb.get("left_out") or []
+            its, cpu_ns = ([[v for j, v in enumerate(gb.get(k) or []) if not (j < len(out_) and out_[j])]
+                            for k in ("iterations", "cpu_ns")])
+            for i, rep in enumerate(timing_replicates(row, run_of(data.runs, row))):
                 values = {"ns": rep.ns}
+                if len(its) == len(cpu_ns) == len(row.per_invocation or ()) and i < len(its):
+                    # a Google Benchmark's invocation: the library's own iterations, cpu time, threads
+                    values.update(_iterations=float(its[i]), _cpu=float(cpu_ns[i]), _threads=float(gb.get("threads")
+                                                                                                   or 1))
                 if rep.cycles is not None:
                     values["cycles_per_op"] = rep.cycles
                 if rep.timer is not None:
@@ -135,9 +145,10 @@ def _entry(name: str, index: int, values: dict[str, float], n: int, run_type: st
     else:
         e["aggregate_name"] = aggregate
         e["aggregate_unit"] = "time"
-    e.update(threads=1, iterations=1 if aggregate is None else n, real_time=values["ns"], cpu_time=values["ns"],
-             time_unit="ns")
-    e.update(cast(GBenchCounters, {k: v for k, v in values.items() if k != "ns"}))  # the counters
+    e.update(threads=int(values.get("_threads", 1)),
+             iterations=int(values.get("_iterations", 1)) if aggregate is None else n,
+             real_time=values["ns"], cpu_time=values.get("_cpu", values["ns"]), time_unit="ns")
+    e.update(cast(GBenchCounters, {k: v for k, v in values.items() if k != "ns" and not k.startswith("_")}))
     return e
 
 
@@ -152,8 +163,9 @@ def context(data: Export) -> GBenchContext:
     run = first_run(data.runs, data.results)
     env = run.get("env") or {}
     cal = run.get("calibration") or {}
+    exe = (env.get("gbench") or {}).get("executable")  # a Google Benchmark's run: its executable
     ctx: dict[str, str | int | None] = {"date": run.get("started_at"), "host_name": run.get("host"),
-                                        "executable": "cyclebench"}
+                                        "executable": exe or "cyclebench"}
     cpus = (env.get("cpu_info") or {}).get("logical_cpus")
     if isinstance(cpus, int):
         ctx["num_cpus"] = cpus

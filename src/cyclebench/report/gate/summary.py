@@ -4,7 +4,9 @@ gate failed (docs/ci.md, "Reading a failure"), and the sitting's facts collapsed
 
 from __future__ import annotations
 
+import re
 import shlex
+from pathlib import Path
 
 from cyclebench.gate import BOTH, BROKEN, COUNTS, FAIL, Gate, GateRow
 from cyclebench.report.gate.common import correction, counts, delta, headline, level, verdict
@@ -58,10 +60,17 @@ def _next_step(g: Gate) -> list[str]:
     in its record: the lines say so, they do not guess."""
     revs = f"--rev {g.base.sha} --rev {g.head.sha} -f FILE"
     span = f"--good {g.base.sha} --bad {g.head.sha} -f FILE"
-    timed = [r for r in g.ranked() if r.status == FAIL and r.time_status == FAIL]
+    # a Google Benchmark target's rows (EXECUTABLE/NAME): compare --gbench of the two builds reproduces them
+    targets = {Path(str(t.get("binary") or "")).name: str(t.get("binary")) for t in g.facts.get("gbench") or []}
+    target = [r for r in g.ranked() if r.status in (FAIL, BROKEN) and r.label.split("/", 1)[0] in targets]
+    timed = [r for r in g.ranked() if r.status == FAIL and r.time_status == FAIL and r not in target]
     counted = [r for r in g.ranked() if r.status == FAIL and r.time_status != FAIL and r.counts_status == FAIL]
-    broken = [r for r in g.ranked() if r.status == BROKEN]  # a side did not run: compare --rev shows why
+    broken = [r for r in g.ranked() if r.status == BROKEN and r not in target]  # compare --rev shows why
     commands = []
+    for exe in dict.fromkeys(r.label.split("/", 1)[0] for r in target):
+        names = "|".join(re.escape(r.label.split("/", 1)[1]) for r in target if r.label.split("/", 1)[0] == exe)
+        commands.append(f"cyclebench compare --gbench BASE/{targets[exe]} HEAD/{targets[exe]} --filter "
+                        f"{shlex.quote(f'^({names})$')}")
     if timed or broken:
         commands.append(f"cyclebench compare {revs} {_picks(timed + broken)}")
     for t in dict.fromkeys(r.threshold for r in timed):  # bisect takes one threshold: a line for each
@@ -74,8 +83,13 @@ def _next_step(g: Gate) -> list[str]:
     if not commands:
         return []
     then = ", then find the commit that made it slower" if timed or counted else ""
-    return [f"**Next step**: reproduce it locally{then} (docs/ci.md), with this job's `-f`, `--build`, "
-            "`--ldflags` and `-I` (or its `cyclebench.toml`'s) in place of `-f FILE`:",
+    where = []
+    if timed or counted or broken:
+        where.append("with this job's `-f`, `--build`, `--ldflags` and `-I` (or its `cyclebench.toml`'s) in place "
+                     "of `-f FILE`")
+    if target:
+        where.append("with BASE and HEAD checkouts of the two revisions built by the target's commands")
+    return [f"**Next step**: reproduce it locally{then} (docs/ci.md), {'; '.join(where)}:",
             "", "```sh", *commands, "```", ""]
 
 
