@@ -121,3 +121,9 @@ def test_a_target_whose_build_makes_no_executable_is_one_line_and_exit_2(repo: t
     assert "Traceback" not in r.output
     r = cli("ci", "--repo", str(work), "--base", shas[0], "--head", "HEAD", "--gate", "counts")
     assert r.exit_code == 2 and "timed, not counted" in r.output, r.output
+    (work / "cyclebench.toml").write_text(TOML + 'filter = "^nothing$"\n')
+    subprocess.run(["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q",
+                    "-am", "a filter of nothing"], check=True)
+    r = cli("ci", "--repo", str(work), "--base", shas[0], "--head", "HEAD", "--cpu", "1")
+    assert r.exit_code == 2 and "no benchmark of build/bench_chain in base or head matches its filter" in r.output, \
+        r.output

@@ -256,8 +256,10 @@ def run_gate(ws: Workspace, base: Revision, head: Revision, base_how: str, plan:
         in_head = {i.label: i for i in _items_or_none(ws, built[1], cpu)}
     common = [i for k, i in in_head.items() if k in in_base]
     pairs = [_gbench_pair(ws, t, base, head, cpu) for t in targets]
-    if files and not in_base and not in_head and not any(p.listed for p in pairs):
-        raise ExperimentError("no benchmark of the selection is in base or head")
+    if not in_base and not in_head and not any(p.listed for p in pairs):
+        raise ExperimentError("no benchmark of the selection is in base or head" if files else
+                              f"no benchmark of {', '.join(t.binary for t in targets)} in base or head"
+                              + (" matches its filter" if any(t.filter for t in targets) else ""))
     m = max(1, len(common) + sum(len(p.shared) for p in pairs))
     design = replace(plan.design, alpha=plan.design.alpha / m)
     load0 = _load()
