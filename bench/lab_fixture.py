@@ -25,9 +25,10 @@ left out with the reason.
     .venv/bin/python bench/lab_fixture.py --redo KIND # one step measured again, its run swapped in
 
 ``--redo KIND`` runs the step named KIND (its manifest "kind", one that makes one run) as a
-rebuild would (a step new to the fixture, the one after its last, is added so: its run the next id), in a private directory of its own, and puts the run it made in lab.db in place of
+rebuild would, in a private directory of its own, and puts the run it made in lab.db in place of
 the one it made before, under the same run id (its results replaced): one kind made by new code
-without measuring every other figure anew.
+without measuring every other figure anew. A step new to the fixture, the one after its last, is
+added so: its run the next id, as a rebuild would give it.
 
     .venv/bin/python bench/lab_fixture.py --rederive # the stored results analysed again, nothing measured
 
