@@ -3,7 +3,8 @@
     .venv/bin/python bench/chains.py [--runs 20] [--processes 3] [--sandbox] [--beside quiet,busy,neighbour]
 
 Runs the selftest chains (reg-reg add chains of 200/300/400/800, 100 imuls = 300 cycles,
-300 xors with a second register) ``--runs`` times as separate `cyclebench run`s and prints,
+300 xors with a second register; on x86-64 also 300 shifts, 100 crc32 = 300 and 100 FMAs = 400
+cycles, tabled apart) ``--runs`` times as separate `cyclebench run`s and prints,
 per chain: the mean bias in %, how many 95% CIs contain the true count, the median CI
 half-width, and the run-to-run sd. Goal: coverage ≥ 90%, |bias| ≤ 0.1%. The host is
 noisy (a KVM guest): say so with the figures. ``--sandbox``: every run twice in one sitting,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,10 @@ from scipy.stats import binomtest
 
 TRUTH = {"selftest/add200": 200, "selftest/add300": 300, "selftest/add400": 400, "selftest/add800": 800,
          "selftest/imul100": 300, "selftest/xor300": 300}
+# Truths beyond the selftest's, x86-64 only (suite/selftest/chains.c, docs/references.md): 300 shifts
+# by 1, 100 crc32 of 3 cycles, 100 scalar FMAs of 4 cycles on their accumulator. Tabled apart.
+MORE = {"selftest/shl300": 300, "selftest/crc100": 300, "selftest/fma100": 400} if platform.machine() == "x86_64" \
+    else {}
 
 
 def main() -> None:
@@ -49,14 +55,15 @@ def main() -> None:
     if bad := [b for b in beside if b not in ("quiet", "neighbour", *NEIGHBOUR)]:
         raise SystemExit(f"--beside: unknown condition {bad[0]!r}")
     places = [f"{b}/{p}" for b in beside for p in (["outside", "inside"] if a.sandbox else ["outside"])]
-    got: dict[str, dict[str, list[tuple[float, float, float]]]] = {p: {b: [] for b in TRUTH} for p in places}
+    chains = {**TRUTH, **MORE}
+    got: dict[str, dict[str, list[tuple[float, float, float]]]] = {p: {b: [] for b in chains} for p in places}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.runs):
             for place in places:
                 out = Path(tmp) / f"{i}-{place.replace('/', '-')}.json"
                 argv = [sys.executable, "-m", "cyclebench", "run", src, "--cpu", a.cpu, "-q", "--processes",
                         str(a.processes), "--db", a.db or f"sqlite:///{tmp}/c.db", "--json", str(out)]
-                for b in TRUTH:
+                for b in chains:
                     argv += ["-b", b]
                 if place.endswith("/inside"):  # the whole command in the room a revision's runner gets
                     from cyclebench.build.compile import cache_root
@@ -72,7 +79,7 @@ def main() -> None:
                 if r.returncode != 0:
                     raise SystemExit(f"run failed ({place}): {r.stderr.strip()}")
                 for row in json.loads(out.read_text())["results"]:
-                    if row["bench"] in TRUTH and row.get("cycles_per_op") is not None:
+                    if row["bench"] in chains and row.get("cycles_per_op") is not None:
                         got[place][row["bench"]].append((row["cycles_per_op"], row["cycles_ci_low"],
                                                          row["cycles_ci_high"]))
             print(f"run {i + 1}/{a.runs}", file=sys.stderr)
@@ -80,18 +87,24 @@ def main() -> None:
         if len(places) > 1:
             cond, where = place.split("/")
             print(f"\n{cond}" + (f", {where} the sandbox" if a.sandbox else ""))
-        table(got[place])
+        table({b: r for b, r in got[place].items() if b in TRUTH}, TRUTH)
+        if MORE:
+            print("beyond the selftest's chains:")
+            table({b: r for b, r in got[place].items() if b in MORE}, MORE)
 
 
-def table(got: dict[str, list[tuple[float, float, float]]]) -> None:
+def table(got: dict[str, list[tuple[float, float, float]]], truth: dict[str, int]) -> None:
     print(f"{'chain':18} {'truth':>6} {'mean':>9} {'bias %':>8} {'covered':>8} {'±CI med':>8} {'sd runs':>8}")
     for b, rows in got.items():
+        if not rows:  # its CB_REQUIRE gate skipped it on this CPU
+            print(f"{b:18} {truth[b]:6}  skipped here")
+            continue
         x = np.array(rows)
-        t = TRUTH[b]
+        t = truth[b]
         cov = int(np.sum((x[:, 1] <= t) & (t <= x[:, 2])))
         print(f"{b:18} {t:6} {x[:, 0].mean():9.2f} {100 * (x[:, 0].mean() / t - 1):+8.3f} "
               f"{cov:>4}/{len(x):<3} {np.median((x[:, 2] - x[:, 1]) / 2):8.2f} {x[:, 0].std(ddof=1):8.2f}")
-    held = sum(int(np.sum((np.array(r)[:, 1] <= TRUTH[b]) & (TRUTH[b] <= np.array(r)[:, 2])))
+    held = sum(int(np.sum((np.array(r)[:, 1] <= truth[b]) & (truth[b] <= np.array(r)[:, 2])))
                for b, r in got.items() if r)
     n = sum(len(r) for r in got.values())
     if n:

@@ -51,3 +51,37 @@ CB_BENCH(selftest, xor300) {
     for (uint64_t i = 0; i < cb_iters(s); i++) XORS(300);
     cb_do_not_optimize(x);
 }
+
+/* More truths, each of one published latency on every x86-64 core cyclebench meets (Agner Fog's
+ * "Instruction tables" and Granlund's "Instruction latencies and throughput for AMD and Intel x86
+ * processors", docs/references.md; llvm-mca's znver3/4/5 and sapphirerapids models agree): a shift
+ * by an immediate 1 cycle, crc32 3 cycles, a scalar double FMA on its accumulator 4 cycles (Zen 2's
+ * was 5: Zen 3 and later only). bench/chains.py measures them beside the add chains; they are not
+ * the selftest's (docs/method.md §3). */
+#if defined(__x86_64__)
+CB_BENCH(selftest, shl300) {
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < cb_iters(s); i++) __asm__ volatile(".rept 300\n\tshl $1, %0\n\t.endr" : "+r"(x));
+    cb_do_not_optimize(x);
+}
+
+CB_BENCH(selftest, crc100) {
+    uint64_t x = 1, y = 0x1234;
+    cb_do_not_optimize(y);
+    for (uint64_t i = 0; i < cb_iters(s); i++)
+        __asm__ volatile(".rept 100\n\tcrc32q %1, %0\n\t.endr" : "+r"(x) : "r"(y));
+    cb_do_not_optimize(x);
+}
+CB_REQUIRE(selftest, crc100, "sse4.2")
+
+/* x += 1.0 × 0.0 on the accumulator: its value never changes, nor leaves the normal range */
+CB_BENCH(selftest, fma100) {
+    double x = 1.0, a = 1.0, b = 0.0;
+    cb_do_not_optimize(a);
+    cb_do_not_optimize(b);
+    for (uint64_t i = 0; i < cb_iters(s); i++)
+        __asm__ volatile(".rept 100\n\tvfmadd231sd %1, %2, %0\n\t.endr" : "+x"(x) : "x"(a), "x"(b));
+    cb_do_not_optimize(x);
+}
+CB_REQUIRE(selftest, fma100, "avx2") /* every AVX2 core has FMA3 (Haswell, Zen and later) */
+#endif
