@@ -34,9 +34,12 @@ def run_of(o: Outcome) -> GbenchRun | None:
 
 
 def cost(o: Outcome) -> tuple[float, str]:
-    """An invocation's figure for revpair.measure: real ns per iteration."""
+    """An invocation's figure for revpair.measure: real ns per iteration; none (NaN: its pair is
+    not used) for one Side.run left out as off its CPU."""
     r = run_of(o)
-    return (r.real_ns, "ns") if o.status == OK and r is not None else (float("nan"), "")
+    if o.status != OK or r is None:
+        return float("nan"), ""
+    return (float("nan") if o.lines[0].get("off_cpu") else r.real_ns), "ns"
 
 
 @dataclass(frozen=True)
@@ -49,10 +52,24 @@ class Side:
     seen: dict[str, list[GbenchRun]] = field(default_factory=dict)
 
     def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float) -> Outcome:
+        """One invocation; marked ``off_cpu`` (cost: no figure) when its one thread ran less than
+        stats.invocations.ON_CPU_MIN of its real time on its CPU while at most half of this
+        benchmark's invocations so far did — as the engine drops a preempted batch (docs/method.md
+        §4) —, so another program's time on the CPU does not enter a pair; a benchmark off its
+        CPU in most (one that sleeps, a manual time above its cpu time) keeps every one."""
+        from cyclebench.stats.batches import DISTURBED_SHARE
+        from cyclebench.stats.invocations import off_cpu
+
         o = self.binary.run(bench, self.min_time)
         r = run_of(o)
-        if r is not None:
-            self.seen.setdefault(bench, []).append(r)
+        if r is None:
+            return o
+        runs = self.seen.setdefault(bench, [])
+        runs.append(r)
+        if o.status == OK:
+            off = off_cpu([x.real_ns for x in runs], [x.cpu_ns for x in runs], r.threads)
+            if off[-1] and off.sum() <= DISTURBED_SHARE * len(runs):
+                return replace(o, lines=[{**o.lines[0], "off_cpu": True}])  # type: ignore[list-item, dict-item]
         return o
 
 
@@ -103,7 +120,7 @@ def compare_binaries(old: Path, new: Path, pattern: str | None, design: Design, 
     how = (f"Google Benchmark executables {old.name} → {new.name}, paired invocations · CPU {cpu} · sequential "
            f"(budget {design.budget:g} s a benchmark, O'Brien–Fleming alpha spending, repeated CI, margin 0.5% of A, "
            f"equivalent within ±{100 * equivalence:g}%) · real time per iteration as the library measured it, "
-           f"{MIN_TIME:g} s an invocation")
+           f"{MIN_TIME:g} s an invocation, one run off its CPU (cpu < 90% of real) left out")
     return GbenchCompare(rows, removed, added, cpu, how)
 
 
