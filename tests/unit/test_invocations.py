@@ -50,3 +50,26 @@ def test_invocations_off_their_cpu_are_left_out_while_few_and_make_it_disturbed_
 def test_too_few_invocations_give_no_figure_and_say_so() -> None:
     r = invocation_fields(ROW, [100.0] * (MIN_INVOCATIONS - 1), [None] * (MIN_INVOCATIONS - 1))
     assert r.status == "error" and r.per_op is None and f"at least {MIN_INVOCATIONS}" in r.reason
+
+
+def test_compare_gbench_leaves_out_an_invocation_off_its_cpu_while_few_are() -> None:
+    """experiments.gbench.Side: an invocation whose thread ran under 90% of its real time has no
+    figure for its pair; when most have been off their CPU (a benchmark that sleeps), all count."""
+    from cyclebench.experiments.gbench import Side, cost
+    from cyclebench.model import OK, Outcome
+    from cyclebench.runner.gbench import GbenchRun
+
+    class Binary:
+        def __init__(self, shares: list[float]) -> None:
+            self.shares = iter(shares)
+
+        def run(self, name: str, min_time: float) -> Outcome:
+            share = next(self.shares)
+            got = GbenchRun(name, 100.0, 100.0 * share, 1000)
+            return Outcome(name, None, OK, None, lines=[{"gbench": got}])  # type: ignore[list-item]
+
+    side = Side(Binary([1.0, 1.0, 0.5, 1.0]))  # type: ignore[arg-type]
+    figures = [cost(side.run("BM_x", None, None, 1.0))[0] for _ in range(4)]  # type: ignore[arg-type]
+    assert figures[:2] == [100.0, 100.0] and np.isnan(figures[2]) and figures[3] == 100.0
+    sleeper = Side(Binary([0.5] * 4))  # type: ignore[arg-type]
+    assert [cost(sleeper.run("BM_x", None, None, 1.0))[0] for _ in range(4)] == [100.0] * 4  # type: ignore[arg-type]
