@@ -226,3 +226,36 @@ def test_threads_fixed_iterations_and_manual_time_are_judged_and_stored_with_wha
     assert stored["BM_threads/threads:2"].gbench["threads"] == 2
     assert set(stored["BM_fixed/iterations:20000"].gbench["iterations"]) == {20000}
     assert all(x.per_op and x.per_op > 0 for x in stored.values())
+
+
+def test_ctrl_c_during_run_gbench_keeps_the_benchmarks_measured(builds: dict[str, Path], db: str) -> None:
+    """BM_same measured and stored, then BM_hang never ends: Ctrl-C is exit 130, the run marked
+    interrupted, BM_same kept, no traceback."""
+    import signal
+    import time
+
+    from cyclebench.store import Store
+
+    from conftest import cli_subprocess
+
+    proc = cli_subprocess("run", "--gbench", str(builds["broken"]), "--filter", "BM_same|BM_hang", "--processes",
+                          "3", "--min-time", "0.01", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    store = None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            store = store or Store(db)
+            rid = store.last_run_id()
+            if rid is not None and store.results(rid):
+                break
+        except Exception:  # the database may not exist yet
+            continue
+    assert store is not None
+    time.sleep(0.5)  # into BM_hang's first invocation
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    rid = store.last_run_id()
+    assert store.get_run(rid)["status"] == "interrupted"
+    assert [r.bench for r in store.results(rid)] == ["BM_same"]
