@@ -135,7 +135,11 @@ def grid_median(x: ArrayLike, w: float) -> float:
     if w <= 0:
         return m
     lo = m - w / 2
-    below, inside = int(np.sum(a < lo)), int(np.sum((a >= lo) & (a < m + w / 2)))
+    # Where the two middle values of an even count lie a tick apart, the cell's edges fall on values:
+    # which side of an edge a value lies must not depend on the rounding of what was subtracted from it
+    # (grid_median(x − c) read 0.66 cycles~ off grid_median(x) − c in 84 of 5,000 draws of such x).
+    tol = 1e-9 * max(w, abs(m))
+    below, inside = int(np.sum(a < lo - tol)), int(np.sum((a >= lo - tol) & (a < m + w / 2 - tol)))
     return lo + w * (len(a) / 2 - below) / inside if inside else m
 
 
