@@ -52,9 +52,10 @@ def test_too_few_invocations_give_no_figure_and_say_so() -> None:
     assert r.status == "error" and r.per_op is None and f"at least {MIN_INVOCATIONS}" in r.reason
 
 
-def test_compare_gbench_leaves_out_an_invocation_off_its_cpu_while_few_are() -> None:
-    """experiments.gbench.Side: an invocation whose thread ran under 90% of its real time has no
-    figure for its pair; when most have been off their CPU (a benchmark that sleeps), all count."""
+def test_compare_gbench_takes_the_cpu_time_of_an_invocation_off_its_cpu_while_few_are() -> None:
+    """experiments.gbench.Side: an invocation whose thread ran under 90% of its real time gives its
+    pair its cpu time; when most have been off their CPU (a benchmark that sleeps), or the
+    benchmark asked for real time, the real time stands."""
     from cyclebench.experiments.gbench import Side, cost
     from cyclebench.model import OK, Outcome
     from cyclebench.runner.gbench import GbenchRun
@@ -70,6 +71,8 @@ def test_compare_gbench_leaves_out_an_invocation_off_its_cpu_while_few_are() -> 
 
     side = Side(Binary([1.0, 1.0, 0.5, 1.0]))  # type: ignore[arg-type]
     figures = [cost(side.run("BM_x", None, None, 1.0))[0] for _ in range(4)]  # type: ignore[arg-type]
-    assert figures[:2] == [100.0, 100.0] and np.isnan(figures[2]) and figures[3] == 100.0
+    assert figures == [100.0, 100.0, 50.0, 100.0]  # the third: the time its thread ran
     sleeper = Side(Binary([0.5] * 4))  # type: ignore[arg-type]
     assert [cost(sleeper.run("BM_x", None, None, 1.0))[0] for _ in range(4)] == [100.0] * 4  # type: ignore[arg-type]
+    asked = Side(Binary([1.0, 1.0, 0.5]))  # type: ignore[arg-type]
+    assert [cost(asked.run("BM_x/real_time", None, None, 1.0))[0] for _ in range(3)] == [100.0] * 3  # type: ignore[arg-type]
