@@ -2,7 +2,8 @@
 judges two revisions (experiments/revpair.py, docs/revisions.md): per benchmark they share,
 rounds of one invocation of each build in a freshly shuffled order, each invocation pinned and
 selecting exactly that benchmark for a short minimum time (runner/gbench.py), its figure the
-library's real time per iteration (ns); the per-round ratios judged with the sequential rule,
+library's time per iteration (ns: a one-thread benchmark's cpu time, the time its thread ran;
+real time where it asked for it, ran threads or sleeps: Side.run); the per-round ratios judged with the sequential rule,
 its repeated CI and alpha spending within ``--budget``, α split over the benchmarks (Bonferroni),
 the margin 0.5% of A (two builds differ in code layout: revcompare.margin_of).
 
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cyclebench.experiments.errors import ExperimentError
 from cyclebench.experiments.progress import SILENT, Progress
 from cyclebench.experiments.revcompare import compare_rule, margin_of
@@ -25,6 +28,7 @@ from cyclebench.runner.gbench import Gbench, GbenchError, GbenchRun
 from cyclebench.runner.plan import MeasureOptions
 
 MIN_TIME = 0.01  # seconds a benchmark runs per invocation (~10 ms: 3 invocations a second with its start)
+SLEEPS = 0.5  # a benchmark whose invocations ran less of their real time than this on the CPU sleeps by design
 
 
 def run_of(o: Outcome) -> GbenchRun | None:
@@ -52,26 +56,22 @@ class Side:
     seen: dict[str, list[GbenchRun]] = field(default_factory=dict)
 
     def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float) -> Outcome:
-        """One invocation; marked ``off_cpu`` (cost: its cpu time, the time its thread ran) when its
-        one thread ran less than stats.invocations.ON_CPU_MIN of its real time on its CPU while at
-        most half of this benchmark's invocations so far did, so another program's time on the CPU
-        does not enter a pair. Beside bench/ci_gate.py's neighbour (5 ms bursts in every 50 ms on
-        the measured CPU) most invocations overlap a burst: leaving them out instead found a +3%
-        build 0 times in 5 (AMD EPYC Zen 3 guest). Never for a benchmark that asked for real or
-        manual time (its name ends /real_time, /manual_time), nor one off its CPU in most
-        invocations (one that sleeps): their real time is the figure."""
-        from cyclebench.stats.batches import DISTURBED_SHARE
-        from cyclebench.stats.invocations import off_cpu
-
+        """One invocation; marked ``off_cpu`` (cost: its cpu time, the time its thread ran) for a
+        one-thread benchmark that did not ask for real or manual time (its name ends /real_time,
+        /manual_time) and does not sleep (its invocations so far ran, by the median, at least
+        SLEEPS of their real time on the CPU): another program's time on the CPU then never
+        enters a pair. Beside bench/ci_gate.py's neighbour (5 ms bursts in every 50 ms on the
+        measured CPU) real time found a +3% build 0 times in 5 with 3 s a benchmark, and leaving
+        out the invocations a burst had hit found it 0 in 5 too (AMD EPYC Zen 3 guest)."""
         o = self.binary.run(bench, self.min_time)
         r = run_of(o)
         if r is None:
             return o
         runs = self.seen.setdefault(bench, [])
         runs.append(r)
-        if o.status == OK and not bench.endswith(("/real_time", "/manual_time")):
-            off = off_cpu([x.real_ns for x in runs], [x.cpu_ns for x in runs], r.threads)
-            if off[-1] and off.sum() <= DISTURBED_SHARE * len(runs):
+        if o.status == OK and r.threads == 1 and not bench.endswith(("/real_time", "/manual_time")):
+            share = [x.cpu_ns / x.real_ns for x in runs if x.real_ns > 0]
+            if share and float(np.median(share)) >= SLEEPS:
                 return replace(o, lines=[{**o.lines[0], "off_cpu": True}])  # type: ignore[list-item, dict-item]
         return o
 
@@ -122,8 +122,8 @@ def compare_binaries(old: Path, new: Path, pattern: str | None, design: Design, 
     measure(runners, items, [(0, 1)], design, rule, progress, keep, timeout=timeout, cost=cost)
     how = (f"Google Benchmark executables {old.name} → {new.name}, paired invocations · CPU {cpu} · sequential "
            f"(budget {design.budget:g} s a benchmark, O'Brien–Fleming alpha spending, repeated CI, margin 0.5% of A, "
-           f"equivalent within ±{100 * equivalence:g}%) · real time per iteration as the library measured it, "
-           f"{MIN_TIME:g} s an invocation (its cpu time where it ran off its CPU: cpu < 90% of real)")
+           f"equivalent within ±{100 * equivalence:g}%) · time per iteration as the library measured it (a "
+           f"one-thread benchmark's cpu time, else real time), {MIN_TIME:g} s an invocation")
     return GbenchCompare(rows, removed, added, cpu, how)
 
 
@@ -219,8 +219,6 @@ def stored_row(name: str, got: Sequence[GbenchRun], bad: Outcome | None, executa
     """One benchmark's timing row (unit ns) from the invocations that ended OK (``got``, in order)
     and the first that did not (``bad``: its status and reason are the row's): the figures over
     invocations (stats.invocations) and what the library reported (model.GbenchCost)."""
-    import numpy as np
-
     from cyclebench.stats.invocations import invocation_fields, off_cpu
 
     threads = got[0].threads if got else 1
@@ -267,8 +265,6 @@ def _with_cycles(row: ComparisonRow, seen: list[list[GbenchRun]]) -> ComparisonR
     """The row with each side's median cycles~ per iteration in its note — the library's ns × the
     core clock measured around that invocation, in its own process (runner/gbench.py) — or why
     there is none; the verdict stays the ns's."""
-    import numpy as np
-
     cycles = [[c for r in runs if (c := r.cycles) is not None] for runs in seen]
     if all(cycles):
         text = (f"cycles~ (ns × the core clock around each invocation): {np.median(cycles[0]):.4g} → "
