@@ -1246,13 +1246,13 @@ class GbenchCost(TypedDict, total=False):
     """A Google Benchmark executable's benchmark as `run --gbench` stores it (experiments.gbench):
     the ``executable`` and its library's ``library_version`` ("1.7": one that prints none), the
     ``processes`` (one invocation each, pinned to ``cpu``, ``min_time`` seconds, selecting this
-    benchmark alone), per invocation the library's ``iterations`` and its cpu time per iteration
-    (``cpu_ns``), the ``threads`` (->Threads(n)), the median of each user counter over the
-    invocations (``user_counters``: items_per_second, bytes_per_second and the benchmark's own),
-    where cycles~ came from (``cycles_source``: the core clock in each invocation's own process)
-    or why there is none (``no_clock``), each invocation's core clock (``core_ghz``, GHz), and
-    which invocations were left out for running off their CPU (``left_out``; stats.invocations).
-    The lists are over every invocation that ended OK, in order."""
+    benchmark alone), per invocation the library's ``iterations``, its real and cpu time per
+    iteration (``real_ns``, ``cpu_ns``), the ``threads`` (->Threads(n)), which of the two times
+    the row's figures are and why (``figure``: experiments.gbench.figures), the median of each
+    user counter over the invocations (``user_counters``: items_per_second, bytes_per_second and
+    the benchmark's own), where cycles~ came from (``cycles_source``: the core clock in each
+    invocation's own process) or why there is none (``no_clock``), and each invocation's core
+    clock (``core_ghz``, GHz). The lists are over every invocation that ended OK, in order."""
 
     executable: str
     library_version: str
@@ -1260,13 +1260,14 @@ class GbenchCost(TypedDict, total=False):
     cpu: int | None
     min_time: float
     iterations: list[int]
+    real_ns: list[float]
     cpu_ns: list[float]
     threads: int
+    figure: str
     user_counters: dict[str, float]
     cycles_source: str
     no_clock: str
     core_ghz: list[float | None]
-    left_out: list[bool]
 
 
 class Emulated(TypedDict):

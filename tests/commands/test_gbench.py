@@ -124,17 +124,19 @@ def test_run_stores_each_benchmark_as_a_result_and_show_and_history_read_it(buil
                                                                             ) -> None:
     """Per benchmark one timing row in ns: the median of its invocations with their order-statistic
     CI, min the least of them; cycles~ from each invocation's own clock, or why not; the library's
-    counters carried; `show` and `history` print the stored figure. Holds beside a loaded CPU
-    too: invocations off their CPU are left out or, when most are, the row is disturbed."""
+    counters carried; `show` and `history` print the stored figure. The figure is the library's cpu
+    time, so another program on the CPU does not move it."""
     r = cli("run", "--gbench", str(builds["old"]), "--processes", "6", "--min-time", "0.01", "--cpu", "1",
             "--label", "build=base")
     assert r.exit_code == 0, r.output
     rows = {x.bench: x for x in _stored(db, 1)}
     assert set(rows) == {"BM_chain", "BM_same"}
     for x in rows.values():
-        assert x.kind == "timing" and x.unit == "ns" and x.status in ("ok", "disturbed"), x.reason
+        assert x.kind == "timing" and x.unit == "ns" and x.status == "ok", x.reason
         kept = np.asarray(x.per_invocation)
-        assert len(kept) + (x.n_disturbed or 0) == x.n_samples == 6 == x.gbench["processes"]
+        assert len(kept) == x.n_samples == 6 == x.gbench["processes"]
+        assert x.gbench["figure"].startswith("cpu time")  # one thread, asked for no real time, never sleeps
+        assert list(kept) == x.gbench["cpu_ns"]
         assert x.per_op == pytest.approx(np.median(kept)) and x.min == kept.min() <= x.per_op
         assert x.ci_low <= x.per_op <= x.ci_high and x.ns_per_op == x.per_op
         assert x.gbench["library_version"] and len(x.gbench["iterations"]) == 6
@@ -178,7 +180,7 @@ def test_run_bad_input_is_one_line_and_exit_2(builds: dict[str, Path], db: str, 
 
 def test_compare_py_reads_the_export_of_a_stored_gbench_run(tmp_path: Path) -> None:
     """The lab's `run --gbench` run (measured quiet, bench/lab_fixture.py), exported as Google
-    Benchmark JSON: the library's iterations and cpu time per invocation, and google/benchmark's
+    Benchmark JSON: the library's iterations per invocation, and google/benchmark's
     compare.py reads it."""
     import sys
 
@@ -224,6 +226,8 @@ def test_threads_fixed_iterations_and_manual_time_are_judged_and_stored_with_wha
     assert r.exit_code == 0, r.output
     stored = {x.bench: x for x in _stored(db, 1)}
     assert stored["BM_threads/threads:2"].gbench["threads"] == 2
+    assert stored["BM_threads/threads:2"].gbench["figure"] == "real time (several threads)"
+    assert stored["BM_manual/manual_time"].gbench["figure"].startswith("real time (the benchmark asked for manual")
     assert set(stored["BM_fixed/iterations:20000"].gbench["iterations"]) == {20000}
     assert all(x.per_op and x.per_op > 0 for x in stored.values())
 

@@ -9,7 +9,7 @@ import pytest
 
 from cyclebench.model import TIMING, Result
 from cyclebench.stats.estimators import median_ci
-from cyclebench.stats.invocations import MIN_INVOCATIONS, invocation_fields, off_cpu
+from cyclebench.stats.invocations import MIN_INVOCATIONS, invocation_fields
 
 ROW = Result(kind=TIMING, bench="BM_x")
 
@@ -17,7 +17,7 @@ ROW = Result(kind=TIMING, bench="BM_x")
 def test_the_median_invocation_its_ci_and_min_and_cycles_from_each_own_clock() -> None:
     ns = [100.0, 103.0, 99.0, 101.0, 140.0, 100.5, 102.0, 98.5, 100.2, 101.5]
     ghz = [3.0, 3.1, 2.9, 3.0, 3.0, 3.0, 3.05, 3.0, 2.95, 3.0]
-    r = invocation_fields(ROW, ns, ghz, cpu_ns=ns)
+    r = invocation_fields(ROW, ns, ghz)
     assert r.status == "ok" and r.unit == "ns" and r.method == "invocations"
     assert r.per_op == pytest.approx(np.median(ns)) and (r.ci_low, r.ci_high) == median_ci(np.asarray(ns))
     assert r.min == 98.5 <= r.ci_low <= r.per_op <= r.ci_high and r.n_samples == r.rounds == 10
@@ -34,45 +34,37 @@ def test_no_cycles_when_one_invocation_has_no_clock() -> None:
     assert r.per_op is not None and r.cycles_per_op is None and "cycles_per_op" not in (r.per_process or {})
 
 
-def test_invocations_off_their_cpu_are_left_out_while_few_and_make_it_disturbed_when_most() -> None:
-    ns = [100.0, 101.0, 150.0, 99.0, 100.5, 100.0]
-    cpu = [100.0, 101.0, 100.0, 99.0, 100.5, 100.0]  # the third ran 67% of its real time
-    assert list(off_cpu(ns, cpu)) == [False, False, True, False, False, False]
-    r = invocation_fields(ROW, ns, [None] * 6, cpu)
-    assert r.status == "ok" and r.n_disturbed == 1 and 150.0 not in r.per_invocation and r.n_samples == 6
-    most = invocation_fields(ROW, ns, [None] * 6, [v * 0.5 for v in ns])
-    assert most.status == "disturbed" and "6 of 6 invocations" in most.reason and most.n_disturbed == 0
-    assert most.per_op == pytest.approx(np.median(ns))
-    # several threads: the library's cpu time is theirs together, nothing is read from it
-    assert not off_cpu(ns, [v * 0.5 for v in ns], threads=4).any()
-
-
 def test_too_few_invocations_give_no_figure_and_say_so() -> None:
     r = invocation_fields(ROW, [100.0] * (MIN_INVOCATIONS - 1), [None] * (MIN_INVOCATIONS - 1))
     assert r.status == "error" and r.per_op is None and f"at least {MIN_INVOCATIONS}" in r.reason
 
 
-def test_compare_gbench_judges_the_cpu_time_of_a_one_thread_benchmark_that_does_not_sleep() -> None:
-    """experiments.gbench.Side: the time its thread ran (another program's time on the CPU left
-    out); a benchmark that sleeps (under half its real time on the CPU), or asked for real time,
-    is judged on its real time."""
-    from cyclebench.experiments.gbench import Side, cost
+def test_the_figure_is_a_one_thread_benchmarks_cpu_time_unless_it_asked_for_real_time_or_sleeps() -> None:
+    """experiments.gbench.figures, and Side.run handing it to each pair: the time its thread ran
+    (another program's time on the CPU left out); real time for ->Threads, /real_time,
+    /manual_time, and a benchmark under half its real time on the CPU."""
+    from cyclebench.experiments.gbench import Side, cost, figures
     from cyclebench.model import OK, Outcome
     from cyclebench.runner.gbench import GbenchRun
+
+    def runs(shares: list[float], threads: int = 1) -> list[GbenchRun]:
+        return [GbenchRun("BM_x", 100.0, 100.0 * s, 1000, threads) for s in shares]
+
+    assert figures("BM_x", runs([1.0, 0.8, 0.95])) == ([100.0, 80.0, 95.0], "cpu time (its thread's time on the CPU)")
+    assert figures("BM_x/threads:2", runs([1.0, 0.8], threads=2))[0] == [100.0, 100.0]
+    assert figures("BM_x/real_time", runs([1.0, 0.8]))[0] == [100.0, 100.0]
+    assert figures("exe/BM_x/manual_time", runs([1.0, 0.8]))[1].startswith("real time (the benchmark asked")
+    assert figures("BM_x", runs([0.3, 0.2, 0.9]))[1].startswith("real time (it sleeps")
 
     class Binary:
         def __init__(self, shares: list[float]) -> None:
             self.shares = iter(shares)
 
         def run(self, name: str, min_time: float) -> Outcome:
-            share = next(self.shares)
-            got = GbenchRun(name, 100.0, 100.0 * share, 1000)
+            got = GbenchRun(name, 100.0, 100.0 * next(self.shares), 1000)
             return Outcome(name, None, OK, None, lines=[{"gbench": got}])  # type: ignore[list-item]
 
     side = Side(Binary([1.0, 1.0, 0.5, 1.0]))  # type: ignore[arg-type]
-    figures = [cost(side.run("BM_x", None, None, 1.0))[0] for _ in range(4)]  # type: ignore[arg-type]
-    assert figures == [100.0, 100.0, 50.0, 100.0]  # the third: the time its thread ran
+    assert [cost(side.run("BM_x", None, None, 1.0))[0] for _ in range(4)] == [100.0, 100.0, 50.0, 100.0]  # type: ignore[arg-type]
     sleeper = Side(Binary([0.3] * 4))  # type: ignore[arg-type]
     assert [cost(sleeper.run("BM_x", None, None, 1.0))[0] for _ in range(4)] == [100.0] * 4  # type: ignore[arg-type]
-    asked = Side(Binary([1.0, 1.0, 0.5]))  # type: ignore[arg-type]
-    assert [cost(asked.run("BM_x/real_time", None, None, 1.0))[0] for _ in range(3)] == [100.0] * 3  # type: ignore[arg-type]

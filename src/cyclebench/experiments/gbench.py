@@ -37,13 +37,34 @@ def run_of(o: Outcome) -> GbenchRun | None:
     return got if isinstance(got, GbenchRun) else None
 
 
+def figures(name: str, runs: Sequence[GbenchRun]) -> tuple[list[float], str]:
+    """The figure of each invocation of benchmark ``name`` (ns per iteration, in order) and which
+    of the library's times it is. A one-thread benchmark's cpu time — the time its thread ran, so
+    another program's time on the CPU never enters it —, unless it asked for real or manual time
+    (its name ends /real_time, /manual_time), or sleeps (its invocations ran, by the median, under
+    SLEEPS of their real time on the CPU): then, as for ->Threads(n), its real time. Beside
+    bench/ci_gate.py's neighbour (5 ms bursts in every 50 ms on the measured CPU, overlapping every
+    10 ms invocation) real time found a +3% build 0 times in 5 at 3 s a benchmark, and leaving out
+    the invocations a burst had hit 0 in 5; the cpu time 4 in 5 (AMD EPYC Zen 3 guest)."""
+    real = [r.real_ns for r in runs]
+    if not runs or runs[0].threads != 1:
+        return real, "real time (several threads)"
+    if name.endswith(("/real_time", "/manual_time")):
+        return real, f"real time (the benchmark asked for {name.rsplit('/', 1)[1].replace('_', ' ')})"
+    share = [r.cpu_ns / r.real_ns for r in runs if r.real_ns > 0]
+    if share and float(np.median(share)) < SLEEPS:
+        return real, f"real time (it sleeps: {float(np.median(share)):.0%} of it on the CPU)"
+    return [r.cpu_ns for r in runs], "cpu time (its thread's time on the CPU)"
+
+
 def cost(o: Outcome) -> tuple[float, str]:
-    """An invocation's figure for revpair.measure: real ns per iteration; its cpu ns per iteration
-    for one Side.run found off its CPU (the time its thread ran)."""
+    """An invocation's figure for revpair.measure: ns per iteration, the time ``figures`` takes
+    (Side.run puts it in the outcome's line)."""
     r = run_of(o)
     if o.status != OK or r is None:
         return float("nan"), ""
-    return (r.cpu_ns if o.lines[0].get("off_cpu") else r.real_ns), "ns"
+    got = o.lines[0].get("figure")
+    return (float(got) if isinstance(got, (int, float)) else r.real_ns), "ns"
 
 
 @dataclass(frozen=True)
@@ -56,24 +77,17 @@ class Side:
     seen: dict[str, list[GbenchRun]] = field(default_factory=dict)
 
     def run(self, bench: str, param: int | None, opts: MeasureOptions, timeout: float) -> Outcome:
-        """One invocation; marked ``off_cpu`` (cost: its cpu time, the time its thread ran) for a
-        one-thread benchmark that did not ask for real or manual time (its name ends /real_time,
-        /manual_time) and does not sleep (its invocations so far ran, by the median, at least
-        SLEEPS of their real time on the CPU): another program's time on the CPU then never
-        enters a pair. Beside bench/ci_gate.py's neighbour (5 ms bursts in every 50 ms on the
-        measured CPU) real time found a +3% build 0 times in 5 with 3 s a benchmark, and leaving
-        out the invocations a burst had hit found it 0 in 5 too (AMD EPYC Zen 3 guest)."""
+        """One invocation, its figure (``figures`` over this benchmark's invocations so far) in the
+        outcome's line for ``cost``."""
         o = self.binary.run(bench, self.min_time)
         r = run_of(o)
         if r is None:
             return o
         runs = self.seen.setdefault(bench, [])
         runs.append(r)
-        if o.status == OK and r.threads == 1 and not bench.endswith(("/real_time", "/manual_time")):
-            share = [x.cpu_ns / x.real_ns for x in runs if x.real_ns > 0]
-            if share and float(np.median(share)) >= SLEEPS:
-                return replace(o, lines=[{**o.lines[0], "off_cpu": True}])  # type: ignore[list-item, dict-item]
-        return o
+        if o.status != OK:
+            return o
+        return replace(o, lines=[{**o.lines[0], "figure": figures(bench, runs)[0][-1]}])  # type: ignore[list-item, dict-item]
 
 
 @dataclass(frozen=True)
@@ -219,23 +233,23 @@ def stored_row(name: str, got: Sequence[GbenchRun], bad: Outcome | None, executa
     """One benchmark's timing row (unit ns) from the invocations that ended OK (``got``, in order)
     and the first that did not (``bad``: its status and reason are the row's): the figures over
     invocations (stats.invocations) and what the library reported (model.GbenchCost)."""
-    from cyclebench.stats.invocations import invocation_fields, off_cpu
+    from cyclebench.stats.invocations import invocation_fields
 
     threads = got[0].threads if got else 1
-    ns, cpu_ns = [r.real_ns for r in got], [r.cpu_ns for r in got]
+    ns, which = figures(name, got)  # by its name's end: the gate's EXECUTABLE/NAME reads as NAME
     row = Result(kind=TIMING, bench=name, variant=variant, status=bad.status if bad else OK,
                  reason=bad.reason if bad else None, wall_s=wall_s)
-    row = invocation_fields(row, ns, [r.ghz for r in got], cpu_ns, threads)
+    row = invocation_fields(row, ns, [r.ghz for r in got])
     counters = sorted({k for r in got for k in r.counters})
     cost: GbenchCost = {
         "executable": executable, "library_version": version, "processes": len(got), "cpu": cpu,
-        "min_time": min_time, "iterations": [r.iterations for r in got], "cpu_ns": cpu_ns, "threads": threads,
+        "min_time": min_time, "iterations": [r.iterations for r in got], "real_ns": [r.real_ns for r in got],
+        "cpu_ns": [r.cpu_ns for r in got], "threads": threads, "figure": which,
         "user_counters": {k: float(np.median([r.counters[k] for r in got if k in r.counters])) for k in counters},
-        "core_ghz": [r.ghz for r in got],
-        "left_out": [bool(b) for b in off_cpu(ns, cpu_ns, threads)] if row.n_disturbed else []}
+        "core_ghz": [r.ghz for r in got]}
     if row.cycles_per_op is not None:
-        cost["cycles_source"] = (f"the library's ns × the core clock timed by add chains before and after main in "
-                                 f"each invocation's own process, on CPU {cpu}")
+        cost["cycles_source"] = (f"the ns × the core clock timed by add chains before and after main in each "
+                                 f"invocation's own process, on CPU {cpu}")
     elif got:
         cost["no_clock"] = next((r.no_clock for r in got if r.no_clock), None) or \
             "the core clock was not measured in every invocation"
@@ -265,7 +279,8 @@ def _with_cycles(row: ComparisonRow, seen: list[list[GbenchRun]]) -> ComparisonR
     """The row with each side's median cycles~ per iteration in its note — the library's ns × the
     core clock measured around that invocation, in its own process (runner/gbench.py) — or why
     there is none; the verdict stays the ns's."""
-    cycles = [[c for r in runs if (c := r.cycles) is not None] for runs in seen]
+    cycles = [[f * r.ghz for f, r in zip(figures(row.a.split(" @ ")[0], runs)[0], runs, strict=True)
+               if r.ghz is not None] for runs in seen]
     if all(cycles):
         text = (f"cycles~ (ns × the core clock around each invocation): {np.median(cycles[0]):.4g} → "
                 f"{np.median(cycles[1]):.4g}")

@@ -75,6 +75,8 @@ def gbench_cost_lines(rows: Sequence[Result]) -> list[str]:
         its = g.get("iterations") or []
         parts = [f"{r.bench}: {g.get('processes', 0)} invocation(s)"
                  + (f" of {min(its):,}–{max(its):,} iterations" if its else "")]
+        if g.get("figure"):
+            parts.append(f"ns: the {g['figure']}")
         if (g.get("threads") or 1) > 1:
             parts.append(f"{g['threads']} threads")
         counters = g.get("user_counters") or {}

@@ -12,35 +12,17 @@ from typing import cast
 import numpy as np
 
 from cyclebench.model import PerProcess, Result
-from cyclebench.stats.batches import DISTURBED_SHARE
 from cyclebench.stats.estimators import median_ci
 from cyclebench.stats.result import Z_QUARTILE, with_calibration
 
 MIN_INVOCATIONS = 3  # fewer give no spread to speak of: the row says so instead of a CI
-# An invocation whose one thread ran less than this share of its real time was off its CPU the rest:
-# beside a parallel test run on a 2-vCPU guest, invocations read cpu 99.7 of real 311.5 ns (32%).
-ON_CPU_MIN = 0.9
 
 
-def off_cpu(ns: Sequence[float], cpu_ns: Sequence[float] | None, threads: int = 1) -> np.ndarray:
-    """True for each invocation whose thread ran less than ON_CPU_MIN of its real time (cpu
-    time per iteration ÷ real time per iteration): another program had its CPU, or it slept.
-    All False for several threads (the library's cpu time is theirs together) or without cpu
-    times. The limit: a benchmark timed with UseManualTime whose manual time exceeds its cpu
-    time (it waits on a device) reads as off its CPU in every invocation, which keeps all of
-    them (invocation_fields) and marks the row disturbed."""
-    if cpu_ns is None or threads != 1 or len(cpu_ns) != len(ns):
-        return np.zeros(len(ns), dtype=bool)
-    real, cpu = np.asarray(ns, dtype=float), np.asarray(cpu_ns, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(cpu / real < ON_CPU_MIN, dtype=bool)
-
-
-def invocation_fields(row: Result, ns: Sequence[float], ghz: Sequence[float | None],
-                      cpu_ns: Sequence[float] | None = None, threads: int = 1) -> Result:
+def invocation_fields(row: Result, ns: Sequence[float], ghz: Sequence[float | None]) -> Result:
     """``row`` (kind timing, unit ns) with its figures over invocations: ``ns`` (one per
-    invocation, ns per iteration as the program measured it) and ``ghz`` (that invocation's core
-    clock in GHz, None where it was not measured).
+    invocation, ns per iteration as the program measured it: experiments.gbench.figures says
+    which of its times) and ``ghz`` (that invocation's core clock in GHz, None where it was not
+    measured).
 
     per_op = median = the median invocation; its 95% CI the distribution-free one of the median
     (stats.estimators.median_ci: order statistics, ≥ 95% for i.i.d. invocations of any
@@ -49,24 +31,12 @@ def invocation_fields(row: Result, ns: Sequence[float], ghz: Sequence[float | No
     exports' replicates). cycles~, only when every invocation has its clock: each invocation's
     ns × its own GHz, summarised the same way, the CI widened by the calibration's floor
     (stats.result.with_calibration: the probe's add chains give no fixed part to estimate);
-    ``core_ghz`` their median. Invocations off their CPU (off_cpu, from ``cpu_ns`` and
-    ``threads``) are left out, counted in ``n_disturbed``, while at most half are and
-    MIN_INVOCATIONS remain; beyond, all are kept and the row's status is disturbed with the
-    reason (kept out of verdicts, as a run's). Fewer than MIN_INVOCATIONS finite figures:
-    status error, no figure, the reason said."""
-    good = np.asarray([np.isfinite(v) and v > 0 for v in ns], dtype=bool)
-    off = off_cpu(ns, cpu_ns, threads) & good
-    k, n = int(off.sum()), int(good.sum())
-    storm = k > DISTURBED_SHARE * n or n - k < MIN_INVOCATIONS
-    if storm and k and row.status == "ok":
-        row = replace(row, status="disturbed", reason=(
-            f"{k} of {n} invocations ran less than {ON_CPU_MIN:.0%} of their real time on their CPU: another "
-            "program had it; run `cyclebench check`, pin elsewhere (--cpu), and run again"))
-    use = good & ~off if not storm else good
-    ns = [v for v, u in zip(ns, use, strict=True) if u]
+    ``core_ghz`` their median. Fewer than MIN_INVOCATIONS finite figures: status error, no
+    figure, the reason said."""
+    use = [np.isfinite(v) and v > 0 for v in ns]
     ghz = [g for g, u in zip(ghz, use, strict=True) if u]
-    x = np.asarray(ns, dtype=float)
-    row = replace(row, unit="ns", n_samples=len(good), rounds=len(x), n_disturbed=0 if storm else k)
+    x = np.asarray([v for v, u in zip(ns, use, strict=True) if u], dtype=float)
+    row = replace(row, unit="ns", n_samples=len(ns), rounds=len(x))
     if len(x) < MIN_INVOCATIONS:
         if row.status == "ok":
             row = replace(row, status="error", reason=f"{len(x)} invocation(s) gave a time: at least "

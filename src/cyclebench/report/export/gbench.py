@@ -7,8 +7,9 @@ process's own estimate (``run_type: "iteration"``, ``repetitions``, ``repetition
 rows of the same benchmark from several runs adding repetitions — then, with two or more,
 the ``_mean``, ``_median`` and ``_stddev`` aggregates as Google Benchmark computes them.
 ``real_time`` = ``cpu_time`` = nanoseconds per operation, ``time_unit`` always ``ns``
-(a Google Benchmark's invocation stored by `run --gbench`: its library's own iterations,
-cpu time and threads, and its executable in the context)
+(a Google Benchmark's invocation stored by `run --gbench`: its figure, which of the library's
+times experiments.gbench.figures says, its library's own iterations and threads, and its
+executable in the context)
 (compare.py's geomean fails on other units); cycles~ per op in the user counter
 ``cycles_per_op``, the timer's own unit in ``ref_cycles_per_op`` (or ``ticks_per_op``).
 Stat rows in ms (wall, user, sys, task-clock) are times per run of the command.
@@ -117,15 +118,12 @@ def _replicates(g: Group, data: Export) -> list[dict[str, float]]:
         if g.kind == TIMING:
             unit = str(row.get("unit") or "")
             gb = row.gbench or {}
-            out_ = gb.get("left_out") or []
-            its, cpu_ns = ([[v for j, v in enumerate(gb.get(k) or []) if not (j < len(out_) and out_[j])]
-                            for k in ("iterations", "cpu_ns")])
+            its = gb.get("iterations") or []
             for i, rep in enumerate(timing_replicates(row, run_of(data.runs, row))):
                 values = {"ns": rep.ns}
-                if len(its) == len(cpu_ns) == len(row.per_invocation or ()) and i < len(its):
-                    # a Google Benchmark's invocation: the library's own iterations, cpu time, threads
-                    values.update(_iterations=float(its[i]), _cpu=float(cpu_ns[i]), _threads=float(gb.get("threads")
-                                                                                                   or 1))
+                if len(its) == len(row.per_invocation or ()) and i < len(its):
+                    # a Google Benchmark's invocation: the library's own iterations and threads
+                    values.update(_iterations=float(its[i]), _threads=float(gb.get("threads") or 1))
                 if rep.cycles is not None:
                     values["cycles_per_op"] = rep.cycles
                 if rep.timer is not None:
@@ -147,7 +145,7 @@ def _entry(name: str, index: int, values: dict[str, float], n: int, run_type: st
         e["aggregate_unit"] = "time"
     e.update(threads=int(values.get("_threads", 1)),
              iterations=int(values.get("_iterations", 1)) if aggregate is None else n,
-             real_time=values["ns"], cpu_time=values.get("_cpu", values["ns"]), time_unit="ns")
+             real_time=values["ns"], cpu_time=values["ns"], time_unit="ns")
     e.update(cast(GBenchCounters, {k: v for k, v in values.items() if k != "ns" and not k.startswith("_")}))
     return e
 
